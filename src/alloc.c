@@ -1,0 +1,47 @@
+/*
+ * alloc.c: every host allocation of the library, and the failure-injection
+ * hook the tests use to make the k-th allocation fail (host or device).
+ *
+ * The hook is process-wide and atomic; tests that arm it must not run other
+ * allocating calls concurrently.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static long fail_at;    /* 0: disarmed; else the allocation number that fails */
+static long alloc_seen; /* allocations since the hook was last armed */
+
+void tdm_test_alloc_fail_at(long k) {
+  __atomic_store_n(&alloc_seen, 0, __ATOMIC_SEQ_CST);
+  __atomic_store_n(&fail_at, k > 0 ? k : 0, __ATOMIC_SEQ_CST);
+}
+
+long tdm_test_alloc_count(void) { return __atomic_load_n(&alloc_seen, __ATOMIC_SEQ_CST); }
+
+int tdm__alloc_should_fail(void) {
+  long k = __atomic_load_n(&fail_at, __ATOMIC_RELAXED);
+  long seen = __atomic_add_fetch(&alloc_seen, 1, __ATOMIC_SEQ_CST);
+  return k > 0 && seen == k;
+}
+
+void *tdm__malloc(size_t bytes) {
+  if (bytes == 0 || tdm__alloc_should_fail()) return NULL;
+  return malloc(bytes);
+}
+
+void *tdm__calloc(size_t count, size_t size) {
+  size_t bytes;
+  if (!tdm__mul_ok(count, size, &bytes) || bytes == 0 || tdm__alloc_should_fail()) return NULL;
+  return calloc(count, size);
+}
+
+void *tdm__aligned_alloc(size_t bytes) {
+  void *p = NULL;
+  if (bytes == 0 || tdm__alloc_should_fail()) return NULL;
+  if (posix_memalign(&p, 64, bytes) != 0) return NULL;
+  return p;
+}
+
+void tdm__free(void *p) { free(p); }

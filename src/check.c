@@ -1,0 +1,26 @@
+/* check.c: argument checks shared by every public entry point. */
+#include "gpu_iface.h"
+#include "internal.h"
+
+tdm_status tdm__check_ctx(const tdm_ctx *ctx, const char *fn) {
+  if (!ctx) return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+  return TDM_OK;
+}
+
+tdm_status tdm__check_array(const tdm_ctx *ctx, const char *fn, const char *what, const void *p,
+                            size_t n, size_t elem, size_t *bytes_out) {
+  size_t bytes;
+  if (!tdm__mul_ok(n, elem, &bytes))
+    return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: %s: n = %zu elements of %zu bytes overflows size_t",
+                     fn, what, n, elem);
+  if (bytes_out) *bytes_out = bytes;
+  if (n == 0) return TDM_OK;
+  if (!p) return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: %s is NULL but n = %zu", fn, what, n);
+  if (ctx->backend == TDM_BACKEND_CPU && tdm__is_device_ptr(p))
+    return tdm__fail(TDM_ERR_INVALID_ARGUMENT,
+                     "%s: %s is CUDA device memory, but the context runs on the CPU; "
+                     "use a CUDA context or a host array", fn, what);
+  return TDM_OK;
+}
+
+int tdm__is_device_ptr(const void *p) { return p ? tdm__gpu_is_device_ptr(p) : 0; }

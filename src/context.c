@@ -1,0 +1,120 @@
+/*
+ * context.c: creating and destroying contexts, backend resolution, and the
+ * context's host scratch cache.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gpu_iface.h"
+#include "internal.h"
+
+int tdm_cuda_device_count(void) { return tdm__gpu_device_count(); }
+
+static int online_cores(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (int)n : 1;
+}
+
+tdm_status tdm_ctx_create(const tdm_ctx_opts *opts, tdm_ctx **out) {
+  tdm_ctx_opts o;
+  tdm_ctx *ctx;
+  tdm_status st;
+
+  if (!out) return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "tdm_ctx_create: out is NULL");
+  if (opts) o = *opts;
+  else memset(&o, 0, sizeof o);
+
+  if (o.backend != TDM_BACKEND_AUTO && o.backend != TDM_BACKEND_CPU && o.backend != TDM_BACKEND_CUDA)
+    return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "tdm_ctx_create: backend %d is not a tdm_backend",
+                     (int)o.backend);
+  if (o.cpu_threads < 0)
+    return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "tdm_ctx_create: cpu_threads is %d; use 0 for all cores",
+                     o.cpu_threads);
+  if (o.cuda_device < 0)
+    return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "tdm_ctx_create: cuda_device is %d, must be >= 0",
+                     o.cuda_device);
+
+  if (o.backend == TDM_BACKEND_AUTO) {
+    /* AUTO picks CUDA only when the requested device exists and works. */
+    o.backend = (tdm__gpu_device_count() > o.cuda_device) ? TDM_BACKEND_CUDA : TDM_BACKEND_CPU;
+  }
+
+  ctx = (tdm_ctx *)tdm__calloc(1, sizeof *ctx);
+  if (!ctx) return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "tdm_ctx_create: out of host memory for the context");
+  ctx->backend = o.backend;
+  ctx->threads = o.cpu_threads ? o.cpu_threads : online_cores();
+  ctx->device = o.cuda_device;
+  ctx->stream = o.cuda_stream;
+  pthread_mutex_init(&ctx->lock, NULL);
+
+  if (ctx->backend == TDM_BACKEND_CUDA) {
+    st = tdm__gpu_ctx_init(ctx);
+    if (st != TDM_OK) {
+      pthread_mutex_destroy(&ctx->lock);
+      tdm__free(ctx);
+      return st;
+    }
+  }
+  *out = ctx;
+  return TDM_OK;
+}
+
+void tdm_ctx_destroy(tdm_ctx *ctx) {
+  if (!ctx) return;
+  if (ctx->backend == TDM_BACKEND_CUDA) tdm__gpu_ctx_fini(ctx);
+  tdm__free(ctx->host_cache);
+  pthread_mutex_destroy(&ctx->lock);
+  tdm__free(ctx);
+}
+
+tdm_backend tdm_ctx_backend(const tdm_ctx *ctx) { return ctx ? ctx->backend : TDM_BACKEND_AUTO; }
+
+tdm_status tdm__host_scratch(tdm_ctx *ctx, size_t bytes, tdm__scratch *out) {
+  void *p;
+  memset(out, 0, sizeof *out);
+  if (bytes == 0) return TDM_OK;
+
+  pthread_mutex_lock(&ctx->lock);
+  if (!ctx->host_cache_busy) {
+    if (ctx->host_cache_bytes < bytes) {
+      /* Grow: free first so peak memory stays at the new size. */
+      tdm__free(ctx->host_cache);
+      ctx->host_cache = NULL;
+      ctx->host_cache_bytes = 0;
+      p = tdm__aligned_alloc(bytes);
+      if (!p) {
+        pthread_mutex_unlock(&ctx->lock);
+        return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "out of host memory: %zu bytes of scratch", bytes);
+      }
+      ctx->host_cache = p;
+      ctx->host_cache_bytes = bytes;
+    }
+    ctx->host_cache_busy = 1;
+    out->ptr = ctx->host_cache;
+    out->bytes = ctx->host_cache_bytes;
+    out->cached = 1;
+    pthread_mutex_unlock(&ctx->lock);
+    return TDM_OK;
+  }
+  pthread_mutex_unlock(&ctx->lock);
+
+  p = tdm__aligned_alloc(bytes);
+  if (!p) return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "out of host memory: %zu bytes of scratch", bytes);
+  out->ptr = p;
+  out->bytes = bytes;
+  out->cached = 0;
+  return TDM_OK;
+}
+
+void tdm__host_scratch_release(tdm_ctx *ctx, tdm__scratch *s) {
+  if (!s->ptr) return;
+  if (s->cached) {
+    pthread_mutex_lock(&ctx->lock);
+    ctx->host_cache_busy = 0;
+    pthread_mutex_unlock(&ctx->lock);
+  } else {
+    tdm__free(s->ptr);
+  }
+  s->ptr = NULL;
+}

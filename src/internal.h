@@ -1,0 +1,165 @@
+/*
+ * internal.h: what every part of the library shares and users never see:
+ * the context layout, error reporting, the allocation layer (with its
+ * failure-injection hook for tests), context scratch memory, overflow-checked
+ * size arithmetic and common argument checks.
+ *
+ * Conventions:
+ *  - Internal functions are prefixed tdm__ (double underscore).
+ *  - A failing internal function sets the thread's error text with tdm__fail
+ *    and returns the status; callers propagate the status unchanged so the
+ *    innermost, most precise message survives.
+ *  - Every allocation goes through tdm__malloc / tdm__gpu_malloc so tests can
+ *    make the k-th one fail.
+ */
+#ifndef TANDEM_INTERNAL_H
+#define TANDEM_INTERNAL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <pthread.h>
+
+#include "tandem/tandem.h"
+#include "keybits.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define TDM_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define TDM_INTERNAL __attribute__((visibility("hidden")))
+#else
+#define TDM_PRINTF(a, b)
+#define TDM_INTERNAL
+#endif
+
+/* ---- errors ------------------------------------------------------------ */
+
+/* Records a formatted message as this thread's last error and returns s. */
+TDM_INTERNAL tdm_status tdm__fail(tdm_status s, const char *fmt, ...) TDM_PRINTF(2, 3);
+
+/* ---- allocation -------------------------------------------------------- */
+
+/* Host allocation through the failure-injection hook. NULL on failure (and on
+ * size 0, which callers must not ask for). Does not set an error message. */
+TDM_INTERNAL void *tdm__malloc(size_t bytes);
+TDM_INTERNAL void *tdm__calloc(size_t count, size_t size);
+/* 64-byte aligned host allocation; free with tdm__free. */
+TDM_INTERNAL void *tdm__aligned_alloc(size_t bytes);
+TDM_INTERNAL void tdm__free(void *p);
+/* Returns 1 when the allocation being made now must fail (test hook); counts
+ * the allocation otherwise. Device allocators call it too. */
+TDM_INTERNAL int tdm__alloc_should_fail(void);
+
+/* Test-only hooks, exported for the test suite and not declared in the public
+ * headers: make the k-th allocation from now fail (k >= 1; 0 disarms), and
+ * read how many allocations have been made since the last arm. */
+TDM_API void tdm_test_alloc_fail_at(long k);
+TDM_API long tdm_test_alloc_count(void);
+
+/* ---- size arithmetic --------------------------------------------------- */
+
+/* *out = a * b; returns 0 on overflow. */
+static inline int tdm__mul_ok(size_t a, size_t b, size_t *out) {
+  return !__builtin_mul_overflow(a, b, out);
+}
+static inline int tdm__add_ok(size_t a, size_t b, size_t *out) {
+  return !__builtin_add_overflow(a, b, out);
+}
+
+/* ---- context ----------------------------------------------------------- */
+
+struct tdm_gpu_state; /* owned by gpu/, opaque here */
+
+/* A reusable scratch block. Only one call at a time can hold the context's
+ * cached block; a concurrent call gets a private allocation instead, so one
+ * context may be shared by threads doing read-only calls. */
+typedef struct tdm__scratch {
+  void *ptr;
+  size_t bytes;
+  int cached; /* 1: the context's cached block, 0: private allocation */
+} tdm__scratch;
+
+struct tdm_ctx {
+  tdm_backend backend; /* resolved: CPU or CUDA */
+  int threads;         /* CPU threads to use, >= 1 */
+  int device;          /* CUDA device ordinal */
+  void *stream;        /* cudaStream_t */
+  int own_stream;      /* the context created the stream */
+
+  pthread_mutex_t lock; /* guards the cached blocks below */
+  void *host_cache;
+  size_t host_cache_bytes;
+  int host_cache_busy;
+  void *dev_cache;
+  size_t dev_cache_bytes;
+  int dev_cache_busy;
+
+  struct tdm_gpu_state *gpu;
+};
+
+/* Host scratch of at least bytes, 64-byte aligned. Reuses the context's cache
+ * when free (growing it if needed), else allocates privately. */
+TDM_INTERNAL tdm_status tdm__host_scratch(tdm_ctx *ctx, size_t bytes, tdm__scratch *out);
+TDM_INTERNAL void tdm__host_scratch_release(tdm_ctx *ctx, tdm__scratch *s);
+
+/* Carves aligned sub-blocks out of one scratch block: call with base NULL to
+ * measure (returns the running size), then with the real base. */
+static inline size_t tdm__carve(size_t *offset, size_t bytes) {
+  size_t at = (*offset + 63u) & ~(size_t)63u;
+  *offset = at + bytes;
+  return at;
+}
+
+/* Number of threads for a CPU loop over n elements: fewer for small n so tiny
+ * calls do not pay the fork cost. */
+static inline int tdm__threads_for(const tdm_ctx *ctx, size_t n, size_t per_thread_min) {
+  size_t t = (size_t)ctx->threads;
+  size_t by_n = n / (per_thread_min ? per_thread_min : 1);
+  if (by_n < 1) by_n = 1;
+  return (int)(t < by_n ? t : by_n);
+}
+
+/* ---- argument checks ---------------------------------------------------- */
+
+/* 1 if t is a member of tdm_type. */
+static inline int tdm__type_valid(tdm_type t) { return t >= TDM_U32 && t <= TDM_F64; }
+
+/* Transform kind (keybits.h) of a key type. */
+static inline int tdm__key_kind(tdm_type t) {
+  switch (t) {
+  case TDM_I32: case TDM_I64: return TDM_KIND_SIGNED;
+  case TDM_F32: case TDM_F64: return TDM_KIND_FLOAT;
+  default: return TDM_KIND_UNSIGNED;
+  }
+}
+
+/* Checks ctx is non-NULL. fn names the public function in the message. */
+TDM_INTERNAL tdm_status tdm__check_ctx(const tdm_ctx *ctx, const char *fn);
+
+/* Checks one array argument of n elements of elem bytes: non-NULL when n > 0,
+ * n * elem does not overflow, and on a CPU context not a device pointer.
+ * *bytes_out receives n * elem. what names the argument ("keys"). */
+TDM_INTERNAL tdm_status tdm__check_array(const tdm_ctx *ctx, const char *fn, const char *what,
+                                         const void *p, size_t n, size_t elem, size_t *bytes_out);
+
+/* 1 if the byte ranges [a, a+na) and [b, b+nb) overlap. */
+static inline int tdm__overlap(const void *a, size_t na, const void *b, size_t nb) {
+  uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+  if (!na || !nb) return 0;
+  return x < y + nb && y < x + na;
+}
+
+/* ---- memory spaces ------------------------------------------------------ */
+
+/* 1 if p is device or managed memory of a usable CUDA device, 0 for host
+ * memory or when CUDA is not usable. */
+TDM_INTERNAL int tdm__is_device_ptr(const void *p);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TANDEM_INTERNAL_H */
