@@ -1,0 +1,76 @@
+/*
+ * bench.h: the framework of tandem-bench shared by its subcommands.
+ *
+ * Each structure registers a subcommand from its own file:
+ *   static bench_register reg_hash("hash", bench_hash);
+ * and measures with bench_measure, which runs a warm-up and then `reps` timed
+ * runs and reports the median, min and max rate. Rows go to the table on
+ * stdout and, with --csv, to the CSV whose columns the contract fixes:
+ *   structure,operation,impl,backend,key_type,value_type,n,queries,threads,reps,
+ *   median_mops,min_mops,max_mops
+ */
+#ifndef TANDEM_BENCH_H
+#define TANDEM_BENCH_H
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <tandem/tandem.h>
+
+struct bench_opts {
+  std::vector<std::string> backends; /* "cpu", "cuda" (cuda only when usable) */
+  std::string type;                  /* --type, "" when not given */
+  size_t n = 0;                      /* --n, 0 when not given */
+  size_t queries = 0;                /* --queries, 0 when not given */
+  std::vector<int> threads;          /* --threads K (one entry), default: 1 and all cores */
+  int reps = 5;                      /* --reps */
+  bool peers = false;                /* --peers */
+  uint64_t seed = 42;                /* --seed: inputs come from a fixed seed */
+};
+
+/* One measurement. value_type "" when none; queries 0 when not a query op. */
+struct bench_row {
+  std::string structure, operation, impl, backend, key_type, value_type;
+  size_t n = 0, queries = 0;
+  int threads = 1;
+  int reps = 0;
+  double median = 0, min = 0, max = 0; /* millions of elements or queries per second */
+};
+
+/* Runs setup() then run() once as a warm-up, then reps times timing only
+ * run(); elements is the count one run processes. Fills the rate fields of
+ * row and emits it. setup may be empty. Returns the row. */
+bench_row bench_measure(const bench_opts &o, bench_row row, double elements, const std::function<void()> &setup,
+                        const std::function<void()> &run);
+/* Prints a row to the table and the CSV (when open). */
+void bench_emit(const bench_row &row);
+
+/* A context for a backend name ("cpu"/"cuda") and thread count; exits with a
+ * message on failure. Destroy with tdm_ctx_destroy. */
+tdm_ctx *bench_ctx(const std::string &backend, int threads);
+
+/* Deterministic inputs: n uniform random 64-bit words from seed (splitmix64). */
+std::vector<uint64_t> bench_random_u64(size_t n, uint64_t seed);
+/* n distinct uniform random 64-bit keys (a bijective mix of 0..n-1 offset by
+ * the seed), so hit/miss sets can be built exactly. */
+std::vector<uint64_t> bench_unique_u64(size_t n, uint64_t seed);
+
+/* Aborts the benchmark with the status and tdm_last_error() if s != TDM_OK. */
+void bench_check(tdm_status s, const char *what);
+
+/* Stops the optimiser from discarding a result. */
+void bench_sink(uint64_t x);
+
+/* The n to use: --n when given, else dflt. */
+size_t bench_n(const bench_opts &o, size_t dflt);
+
+typedef int (*bench_fn)(const bench_opts &o);
+struct bench_register {
+  bench_register(const char *name, bench_fn fn);
+};
+
+#endif /* TANDEM_BENCH_H */
