@@ -62,6 +62,13 @@ std::vector<uint64_t> bench_unique_u64(size_t n, uint64_t seed);
 /* Aborts the benchmark with the status and tdm_last_error() if s != TDM_OK. */
 void bench_check(tdm_status s, const char *what);
 
+/* Machine ceilings, measured and emitted as rows of structure "limits":
+ * memcpy bandwidth in GB/s (operation memcpy_gbps, impl memcpy), and the rate
+ * of independent random 8-byte loads from a table of `bytes` bytes in millions
+ * per second (operation gather, impl gather) on `threads` threads. */
+double bench_limit_memcpy_gbps(const bench_opts &o);
+double bench_limit_gather_mops(const bench_opts &o, int threads, size_t bytes);
+
 /* Stops the optimiser from discarding a result. */
 void bench_sink(uint64_t x);
 
