@@ -1,0 +1,307 @@
+/*
+ * hash_cpu.c: the CPU backend of the hash table (C11 + OpenMP).
+ *
+ *  - The table is one array of slots (hash_layout.h). Tables of 2 MiB and more
+ *    are mapped from the OS, 2 MiB aligned, with MADV_HUGEPAGE: random probes
+ *    into a large table then miss the TLB far less, and fresh pages arrive
+ *    zeroed, which is exactly an empty table.
+ *  - find and erase split the batch into contiguous chunks, one per thread;
+ *    insert gives each thread the keys whose home slot lies in its region of
+ *    the table (hash_cpu_impl.h explains why this is deterministic).
+ *  - Growth allocates the new table first and frees the old one only once the
+ *    move is done, so running out of memory leaves the table as it was. After
+ *    the allocation nothing can fail.
+ */
+#include <omp.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "../src/hash_internal.h"
+
+enum {
+  PF = 16,                 /* prefetch distance, in keys; a power of two */
+  HC_MAX_THREADS = 256,    /* most threads one call uses */
+  HC_MIN_PER_THREAD = 1 << 14, /* keys (or slots) per thread worth a fork */
+};
+#define HC_HUGE ((size_t)2 << 20) /* huge page size, and the threshold for mapping */
+
+/* Outcome counters of one thread, padded to a cache line: [0..3] claim
+ * outcomes (TDM_HASH_FOUND, NEW_*), [4..7] erase outcomes (4 + TDM_HASH_ABSENT ...). */
+typedef struct hc_counts {
+  size_t n[8];
+} hc_counts;
+
+#define HS_K uint32_t
+#define HS_V uint32_t
+#define HS_KW 32
+#define HS_VW 32
+#define HS_SFX k32v32
+#include "hash_cpu_impl.h"
+#undef HS_V
+#undef HS_VW
+#undef HS_SFX
+#define HS_V uint64_t
+#define HS_VW 64
+#define HS_SFX k32v64
+#include "hash_cpu_impl.h"
+#undef HS_K
+#undef HS_V
+#undef HS_KW
+#undef HS_VW
+#undef HS_SFX
+#define HS_K uint64_t
+#define HS_V uint32_t
+#define HS_KW 64
+#define HS_VW 32
+#define HS_SFX k64v32
+#include "hash_cpu_impl.h"
+#undef HS_V
+#undef HS_VW
+#undef HS_SFX
+#define HS_V uint64_t
+#define HS_VW 64
+#define HS_SFX k64v64
+#include "hash_cpu_impl.h"
+#undef HS_K
+#undef HS_V
+#undef HS_KW
+#undef HS_VW
+#undef HS_SFX
+
+/* Index 0..3 of a table's instantiation: k32v32, k32v64, k64v32, k64v64. */
+static int inst(const tdm_hash *h) { return (h->ks == 8) * 2 + (h->vs == 8); }
+
+static unsigned threads_for(const tdm_hash *h, size_t n) {
+  int t = tdm__threads_for(h->ctx, n, HC_MIN_PER_THREAD);
+  return (unsigned)(t > HC_MAX_THREADS ? HC_MAX_THREADS : t);
+}
+
+/* Start of chunk t when n items are split into nt chunks. */
+static size_t chunk(size_t n, unsigned nt, unsigned t) {
+  return n / nt * t + n % nt * t / nt;
+}
+
+/* ---- table memory ---------------------------------------------------------- */
+
+/* A zeroed table of `bytes`; *mapped / *alloc_bytes say how to free it. NULL
+ * when out of memory (the allocation-failure hook counts it as one). */
+static void *table_alloc(size_t bytes, int *mapped, size_t *alloc_bytes) {
+  void *p;
+  if (bytes >= HC_HUGE) {
+    size_t len = (bytes + HC_HUGE - 1) & ~(HC_HUGE - 1), extra = len + HC_HUGE;
+    uintptr_t raw, at;
+    if (tdm__alloc_should_fail()) return NULL;
+    p = mmap(NULL, extra, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return NULL;
+    /* Trim to a 2 MiB aligned window so huge pages can back all of it. */
+    raw = (uintptr_t)p;
+    at = (raw + HC_HUGE - 1) & ~(uintptr_t)(HC_HUGE - 1);
+    if (at > raw) munmap(p, at - raw);
+    if (raw + extra > at + len) munmap((void *)(at + len), raw + extra - (at + len));
+    p = (void *)at;
+    (void)madvise(p, len, MADV_HUGEPAGE); /* a hint: without THP the table still works */
+    *mapped = 1;
+    *alloc_bytes = len;
+    return p;
+  }
+  p = tdm__aligned_alloc(bytes);
+  if (!p) return NULL;
+  memset(p, 0, bytes);
+  *mapped = 0;
+  *alloc_bytes = bytes;
+  return p;
+}
+
+static void table_free(void *p, int mapped, size_t alloc_bytes) {
+  if (!p) return;
+  if (mapped) munmap(p, alloc_bytes);
+  else tdm__free(p);
+}
+
+tdm_status tdm__cpu_hash_init(tdm_hash *h) {
+  size_t bytes = tdm__hash_table_bytes(h, h->log2cap);
+  h->slots = table_alloc(bytes, &h->mapped, &h->slots_bytes);
+  if (!h->slots)
+    return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "tdm_hash_create: out of host memory for a table of %zu bytes", bytes);
+  return TDM_OK;
+}
+
+void tdm__cpu_hash_fini(tdm_hash *h) {
+  table_free(h->slots, h->mapped, h->slots_bytes);
+  h->slots = NULL;
+}
+
+/* ---- rehash -------------------------------------------------------------- */
+
+/* Moves the table into a new one of 2^dl slots (dropping tombstones). Fails
+ * only for lack of memory, before anything changed. */
+static tdm_status rehash(tdm_hash *h, unsigned dl) {
+  size_t bytes = tdm__hash_table_bytes(h, dl), nbytes, sb = h->slot_bytes;
+  uint64_t dcap = (uint64_t)1 << dl;
+  int nmapped;
+  unsigned nt = threads_for(h, h->cap), t;
+  char *dst = (char *)table_alloc(bytes, &nmapped, &nbytes);
+  const char *src = (const char *)h->slots;
+  if (!dst)
+    return tdm__fail(TDM_ERR_OUT_OF_MEMORY,
+                     "tdm_hash_insert: out of host memory growing the table to %zu bytes; the table is unchanged",
+                     bytes);
+#pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
+  for (t = 0; t < nt; t++) {
+    size_t lo = chunk(h->cap, nt, t), hi = chunk(h->cap, nt, t + 1);
+    int atomic = nt > 1;
+    switch (inst(h)) {
+    case 0: rehash_range_k32v32((const tdm_hslot_k32v32 *)src, lo, hi, (tdm_hslot_k32v32 *)dst, dl, atomic); break;
+    case 1: rehash_range_k32v64((const tdm_hslot_k32v64 *)src, lo, hi, (tdm_hslot_k32v64 *)dst, dl, atomic); break;
+    case 2: rehash_range_k64v32((const tdm_hslot_k64v32 *)src, lo, hi, (tdm_hslot_k64v32 *)dst, dl, atomic); break;
+    default: rehash_range_k64v64((const tdm_hslot_k64v64 *)src, lo, hi, (tdm_hslot_k64v64 *)dst, dl, atomic); break;
+    }
+  }
+  /* The side slots move as they are. */
+  memcpy(dst + dcap * sb, src + h->cap * sb, 2u * sb);
+  table_free(h->slots, h->mapped, h->slots_bytes);
+  h->slots = dst;
+  h->mapped = nmapped;
+  h->slots_bytes = nbytes;
+  h->log2cap = dl;
+  h->cap = (size_t)dcap;
+  h->limit = (size_t)tdm_hash_limit(dl, h->max_load);
+  h->tombs = 0;
+  return TDM_OK;
+}
+
+/* ---- operations ------------------------------------------------------------ */
+
+tdm_status tdm__cpu_hash_insert(tdm_hash *h, const void *keys, const void *values, size_t n, unsigned grow_log2) {
+  hc_counts c[HC_MAX_THREADS];
+  unsigned nt, t;
+  size_t added = 0, side = 0, reused = 0;
+  tdm_status st;
+  if (grow_log2 && (st = rehash(h, grow_log2)) != TDM_OK) return st;
+  nt = threads_for(h, n);
+  memset(c, 0, nt * sizeof c[0]);
+#pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
+  for (t = 0; t < nt; t++) {
+    switch (inst(h)) {
+    case 0: insert_run_k32v32(h, (const uint32_t *)keys, (const uint32_t *)values, n, nt, t, &c[t]); break;
+    case 1: insert_run_k32v64(h, (const uint32_t *)keys, (const uint64_t *)values, n, nt, t, &c[t]); break;
+    case 2: insert_run_k64v32(h, (const uint64_t *)keys, (const uint32_t *)values, n, nt, t, &c[t]); break;
+    default: insert_run_k64v64(h, (const uint64_t *)keys, (const uint64_t *)values, n, nt, t, &c[t]); break;
+    }
+  }
+  for (t = 0; t < nt; t++) {
+    added += c[t].n[TDM_HASH_NEW_EMPTY] + c[t].n[TDM_HASH_NEW_TOMB] + c[t].n[TDM_HASH_NEW_SIDE];
+    side += c[t].n[TDM_HASH_NEW_SIDE];
+    reused += c[t].n[TDM_HASH_NEW_TOMB];
+  }
+  h->size += added;
+  h->side += side;
+  h->tombs -= reused;
+  return TDM_OK;
+}
+
+tdm_status tdm__cpu_hash_find(const tdm_hash *h, const void *keys, void *values_out, uint8_t *found_out, size_t n) {
+  unsigned nt = threads_for(h, n), t;
+#pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
+  for (t = 0; t < nt; t++) {
+    size_t lo = chunk(n, nt, t), hi = chunk(n, nt, t + 1);
+    switch (inst(h)) {
+    case 0: find_range_k32v32(h, (const uint32_t *)keys, (uint32_t *)values_out, found_out, lo, hi); break;
+    case 1: find_range_k32v64(h, (const uint32_t *)keys, (uint64_t *)values_out, found_out, lo, hi); break;
+    case 2: find_range_k64v32(h, (const uint64_t *)keys, (uint32_t *)values_out, found_out, lo, hi); break;
+    default: find_range_k64v64(h, (const uint64_t *)keys, (uint64_t *)values_out, found_out, lo, hi); break;
+    }
+  }
+  return TDM_OK;
+}
+
+tdm_status tdm__cpu_hash_erase(tdm_hash *h, const void *keys, size_t n, size_t *erased) {
+  hc_counts c[HC_MAX_THREADS];
+  unsigned nt = threads_for(h, n), t;
+  size_t gone = 0, tomb = 0, side = 0;
+  memset(c, 0, nt * sizeof c[0]);
+#pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
+  for (t = 0; t < nt; t++) {
+    size_t lo = chunk(n, nt, t), hi = chunk(n, nt, t + 1);
+    int atomic = nt > 1;
+    switch (inst(h)) {
+    case 0: erase_range_k32v32(h, (const uint32_t *)keys, lo, hi, atomic, &c[t]); break;
+    case 1: erase_range_k32v64(h, (const uint32_t *)keys, lo, hi, atomic, &c[t]); break;
+    case 2: erase_range_k64v32(h, (const uint64_t *)keys, lo, hi, atomic, &c[t]); break;
+    default: erase_range_k64v64(h, (const uint64_t *)keys, lo, hi, atomic, &c[t]); break;
+    }
+  }
+  for (t = 0; t < nt; t++) {
+    gone += c[t].n[4 + TDM_HASH_GONE_TOMB] + c[t].n[4 + TDM_HASH_GONE_EMPTY] + c[t].n[4 + TDM_HASH_GONE_SIDE];
+    tomb += c[t].n[4 + TDM_HASH_GONE_TOMB];
+    side += c[t].n[4 + TDM_HASH_GONE_SIDE];
+  }
+  h->size -= gone;
+  h->side -= side;
+  h->tombs += tomb;
+  *erased = gone;
+  return TDM_OK;
+}
+
+tdm_status tdm__cpu_hash_export(const tdm_hash *h, void *keys_out, void *values_out) {
+  size_t base[HC_MAX_THREADS + 1];
+  const void *s = h->slots;
+  unsigned nt = threads_for(h, h->cap), t;
+  size_t at;
+  switch (inst(h)) {
+  case 0: at = export_side_k32v32((const tdm_hslot_k32v32 *)s, h->cap, (uint32_t *)keys_out, (uint32_t *)values_out); break;
+  case 1: at = export_side_k32v64((const tdm_hslot_k32v64 *)s, h->cap, (uint32_t *)keys_out, (uint64_t *)values_out); break;
+  case 2: at = export_side_k64v32((const tdm_hslot_k64v32 *)s, h->cap, (uint64_t *)keys_out, (uint32_t *)values_out); break;
+  default: at = export_side_k64v64((const tdm_hslot_k64v64 *)s, h->cap, (uint64_t *)keys_out, (uint64_t *)values_out); break;
+  }
+  /* Count per chunk, then each chunk writes from its prefix: slot order. */
+#pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
+  for (t = 0; t < nt; t++) {
+    size_t lo = chunk(h->cap, nt, t), hi = chunk(h->cap, nt, t + 1);
+    switch (inst(h)) {
+    case 0: base[t + 1] = count_range_k32v32((const tdm_hslot_k32v32 *)s, lo, hi); break;
+    case 1: base[t + 1] = count_range_k32v64((const tdm_hslot_k32v64 *)s, lo, hi); break;
+    case 2: base[t + 1] = count_range_k64v32((const tdm_hslot_k64v32 *)s, lo, hi); break;
+    default: base[t + 1] = count_range_k64v64((const tdm_hslot_k64v64 *)s, lo, hi); break;
+    }
+  }
+  base[0] = at;
+  for (t = 0; t < nt; t++) base[t + 1] += base[t];
+#pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
+  for (t = 0; t < nt; t++) {
+    size_t lo = chunk(h->cap, nt, t), hi = chunk(h->cap, nt, t + 1);
+    switch (inst(h)) {
+    case 0: export_range_k32v32((const tdm_hslot_k32v32 *)s, lo, hi, (uint32_t *)keys_out, (uint32_t *)values_out, base[t]); break;
+    case 1: export_range_k32v64((const tdm_hslot_k32v64 *)s, lo, hi, (uint32_t *)keys_out, (uint64_t *)values_out, base[t]); break;
+    case 2: export_range_k64v32((const tdm_hslot_k64v32 *)s, lo, hi, (uint64_t *)keys_out, (uint32_t *)values_out, base[t]); break;
+    default: export_range_k64v64((const tdm_hslot_k64v64 *)s, lo, hi, (uint64_t *)keys_out, (uint64_t *)values_out, base[t]); break;
+    }
+  }
+  return TDM_OK;
+}
+
+tdm_status tdm__cpu_hash_clear(tdm_hash *h) {
+  size_t bytes = tdm__hash_table_bytes(h, h->log2cap);
+  /* A mapped table gets fresh zero pages from the OS: no pass over memory. */
+  if (!h->mapped || madvise(h->slots, h->slots_bytes, MADV_DONTNEED) != 0) memset(h->slots, 0, bytes);
+  h->size = 0;
+  h->side = 0;
+  h->tombs = 0;
+  return TDM_OK;
+}
+
+tdm_status tdm__hash_check_slots(const tdm_hash *h, const void *slots) {
+  if (h->log2cap < TDM_HASH_MIN_LOG2 || h->log2cap > TDM_HASH_MAX_LOG2 || h->cap != (size_t)1 << h->log2cap)
+    return tdm__fail(TDM_ERR_CORRUPT, "tdm_hash_validate: slot count %zu is not 2^%u", h->cap, h->log2cap);
+  if (h->limit != (size_t)tdm_hash_limit(h->log2cap, h->max_load) || h->limit >= h->cap)
+    return tdm__fail(TDM_ERR_CORRUPT, "tdm_hash_validate: load limit %zu does not match %zu slots at max_load %g",
+                     h->limit, h->cap, h->max_load);
+  switch (inst(h)) {
+  case 0: return check_k32v32(h, (const tdm_hslot_k32v32 *)slots);
+  case 1: return check_k32v64(h, (const tdm_hslot_k32v64 *)slots);
+  case 2: return check_k64v32(h, (const tdm_hslot_k64v32 *)slots);
+  default: return check_k64v64(h, (const tdm_hslot_k64v64 *)slots);
+  }
+}
+
+tdm_status tdm__cpu_hash_validate(const tdm_hash *h) { return tdm__hash_check_slots(h, h->slots); }

@@ -1,0 +1,261 @@
+/*
+ * hash_cpu_impl.h: the CPU loops of the hash table for one key and value
+ * width. Included by hash_cpu.c once per combination with HS_K, HS_V, HS_KW,
+ * HS_VW and HS_SFX defined (as for src/hash_slot_impl.h). No include guard on
+ * purpose.
+ *
+ * Every loop hides memory latency the same way: keys are hashed PF ahead of
+ * the one being probed and their start slots prefetched, so about PF cache
+ * misses are in flight per thread while the probes themselves hit the cache.
+ */
+
+#define HC_CAT2(a, b) a##_##b
+#define HC_CAT(a, b) HC_CAT2(a, b)
+#define HC_SLOT HC_CAT(tdm_hslot, HS_SFX)
+#define HC_FN(name) HC_CAT(name, HS_SFX)
+#define HC_WCAT2(a, b) a##b
+#define HC_WCAT(a, b) HC_WCAT2(a, b)
+#define HC_TOMB ((HS_K)HC_WCAT(TDM_HASH_TOMB, HS_KW))
+
+/* Inserts the keys of the batch owned by thread t of nt, in batch order.
+ * Ownership: a key belongs to the thread whose table region holds its home
+ * slot (marker keys, in the side slots, to thread 0). All copies of one key
+ * therefore meet in one thread, in batch order, and every duplicate policy
+ * gives exactly the sequential result whatever the schedule. Threads only
+ * share the key words of slots where a probe runs past a region's end, which
+ * the CAS of claim covers (atomic = nt > 1). */
+static void HC_FN(insert_run)(tdm_hash *h, const HS_K *keys, const HS_V *vals, size_t n, unsigned nt, unsigned t,
+                              hc_counts *c) {
+  HC_SLOT *s = (HC_SLOT *)h->slots;
+  unsigned l = h->log2cap;
+  uint64_t cap = h->cap;
+  int atomic = nt > 1, dup = (int)h->dup, vkind = h->vkind;
+  size_t ring_i[PF];
+  uint64_t ring_s[PF];
+  unsigned head = 0, cnt = 0;
+  size_t i;
+
+  for (i = 0;; i++) {
+    /* Take the next owned key into the ring, or drain the ring at the end. */
+    if (i < n) {
+      HS_K key = keys[i];
+      unsigned side = HC_WCAT(tdm_hash_side, HS_KW)(key);
+      uint64_t start;
+      if (side) {
+        if (t != 0) continue;
+        start = cap + side - 1u;
+      } else {
+        uint64_t hv = tdm_hash_mix(key);
+        if (atomic && tdm_hash_owner(hv, nt) != t) continue;
+        start = tdm_hash_home(hv, l);
+      }
+      __builtin_prefetch(&s[start], 1, 3);
+      if (cnt < PF) {
+        ring_i[(head + cnt) % PF] = i;
+        ring_s[(head + cnt) % PF] = start;
+        cnt++;
+        continue;
+      }
+      /* Ring full: process the oldest, put the new one in its place. */
+      {
+        size_t j = ring_i[head];
+        uint64_t st = ring_s[head];
+        int o;
+        uint64_t pos;
+        ring_i[head] = i;
+        ring_s[head] = start;
+        head = (head + 1) % PF;
+        pos = HC_FN(tdm_hs_claim)(s, l, keys[j], st, atomic, &o);
+        if (o == TDM_HASH_FOUND) {
+          if (dup != TDM_DUP_KEEP_FIRST) s[pos].v = HC_FN(tdm_hs_combine)(s[pos].v, vals[j], dup, vkind);
+        } else {
+          s[pos].v = vals[j];
+          c->n[o]++;
+        }
+      }
+      continue;
+    }
+    if (!cnt) break;
+    {
+      size_t j = ring_i[head];
+      uint64_t st = ring_s[head];
+      int o;
+      uint64_t pos;
+      head = (head + 1) % PF;
+      cnt--;
+      pos = HC_FN(tdm_hs_claim)(s, l, keys[j], st, atomic, &o);
+      if (o == TDM_HASH_FOUND) {
+        if (dup != TDM_DUP_KEEP_FIRST) s[pos].v = HC_FN(tdm_hs_combine)(s[pos].v, vals[j], dup, vkind);
+      } else {
+        s[pos].v = vals[j];
+        c->n[o]++;
+      }
+    }
+  }
+}
+
+/* Moves every live table key of old slots [lo, hi) into the table dst of
+ * 2^dl slots. Keys are distinct, so a claim always takes a new slot. Reading
+ * the old table in order writes the new one almost in order too (homes are
+ * the top hash bits, see tdm_hash_home), so no prefetching is needed. */
+static void HC_FN(rehash_range)(const HC_SLOT *src, size_t lo, size_t hi, HC_SLOT *dst, unsigned dl, int atomic) {
+  size_t i;
+  for (i = lo; i < hi; i++) {
+    HS_K k = src[i].k;
+    int o;
+    uint64_t pos;
+    if (k == (HS_K)TDM_HASH_EMPTY || k == HC_TOMB) continue;
+    pos = HC_FN(tdm_hs_claim)(dst, dl, k, tdm_hash_home(tdm_hash_mix(k), dl), atomic, &o);
+    dst[pos].v = src[i].v;
+  }
+}
+
+/* Finds keys [lo, hi). values_out / found_out may be NULL. */
+static void HC_FN(find_range)(const tdm_hash *h, const HS_K *keys, HS_V *vo, uint8_t *fo, size_t lo, size_t hi) {
+  const HC_SLOT *s = (const HC_SLOT *)h->slots;
+  unsigned l = h->log2cap;
+  uint64_t ring[PF];
+  size_t m = hi - lo, i;
+  for (i = 0; i < PF && i < m; i++) {
+    ring[i] = HC_FN(tdm_hs_start)(keys[lo + i], l);
+    __builtin_prefetch(&s[ring[i]], 0, 3);
+  }
+  for (i = 0; i < m; i++) {
+    uint64_t st = ring[i % PF], pos;
+    HS_K key = keys[lo + i];
+    if (i + PF < m) {
+      uint64_t ns = HC_FN(tdm_hs_start)(keys[lo + i + PF], l);
+      ring[i % PF] = ns;
+      __builtin_prefetch(&s[ns], 0, 3);
+    }
+    pos = HC_FN(tdm_hs_lookup)(s, l, key, st, 0);
+    if (pos != TDM_HASH_NONE) {
+      if (vo) vo[lo + i] = s[pos].v;
+      if (fo) fo[lo + i] = 1;
+    } else {
+      if (vo) vo[lo + i] = 0;
+      if (fo) fo[lo + i] = 0;
+    }
+  }
+}
+
+/* Erases keys [lo, hi); outcomes counted in c. */
+static void HC_FN(erase_range)(tdm_hash *h, const HS_K *keys, size_t lo, size_t hi, int atomic, hc_counts *c) {
+  HC_SLOT *s = (HC_SLOT *)h->slots;
+  unsigned l = h->log2cap;
+  uint64_t ring[PF];
+  size_t m = hi - lo, i;
+  for (i = 0; i < PF && i < m; i++) {
+    ring[i] = HC_FN(tdm_hs_start)(keys[lo + i], l);
+    __builtin_prefetch(&s[ring[i]], 1, 3);
+  }
+  for (i = 0; i < m; i++) {
+    uint64_t st = ring[i % PF];
+    HS_K key = keys[lo + i];
+    if (i + PF < m) {
+      uint64_t ns = HC_FN(tdm_hs_start)(keys[lo + i + PF], l);
+      ring[i % PF] = ns;
+      __builtin_prefetch(&s[ns], 1, 3);
+    }
+    c->n[4 + HC_FN(tdm_hs_erase)(s, l, key, st, atomic)]++;
+  }
+}
+
+/* Live table keys in slots [lo, hi). */
+static size_t HC_FN(count_range)(const HC_SLOT *s, size_t lo, size_t hi) {
+  size_t i, c = 0;
+  for (i = lo; i < hi; i++) c += s[i].k != (HS_K)TDM_HASH_EMPTY && s[i].k != HC_TOMB;
+  return c;
+}
+
+/* Writes the live table keys of slots [lo, hi) from output position at. */
+static void HC_FN(export_range)(const HC_SLOT *s, size_t lo, size_t hi, HS_K *ko, HS_V *vo, size_t at) {
+  size_t i;
+  for (i = lo; i < hi; i++) {
+    HS_K k = s[i].k;
+    if (k == (HS_K)TDM_HASH_EMPTY || k == HC_TOMB) continue;
+    ko[at] = k;
+    vo[at] = s[i].v;
+    at++;
+  }
+}
+
+/* Writes the present side-slot keys first; returns how many. */
+static size_t HC_FN(export_side)(const HC_SLOT *s, uint64_t cap, HS_K *ko, HS_V *vo) {
+  size_t at = 0;
+  if (s[cap].k) {
+    ko[at] = (HS_K)TDM_HASH_EMPTY;
+    vo[at++] = s[cap].v;
+  }
+  if (s[cap + 1].k) {
+    ko[at] = HC_TOMB;
+    vo[at++] = s[cap + 1].v;
+  }
+  return at;
+}
+
+/* The invariants of hash_layout.h on a host copy of the table. */
+static tdm_status HC_FN(check)(const tdm_hash *h, const HC_SLOT *s) {
+  static const char fn[] = "tdm_hash_validate";
+  unsigned l = h->log2cap;
+  uint64_t cap = (uint64_t)1 << l, mask = cap - 1u, i;
+  size_t live = 0, tombs = 0, side = 0;
+  for (i = 0; i < cap; i++) {
+    HS_K k = s[i].k;
+    uint64_t p, steps = 0;
+    if (k == (HS_K)TDM_HASH_EMPTY || k == HC_TOMB) {
+      if (s[i].v != 0)
+        return tdm__fail(TDM_ERR_CORRUPT, "%s: slot %llu is %s but its value bits are 0x%llx, not 0", fn,
+                         (unsigned long long)i, k == HC_TOMB ? "a tombstone" : "empty",
+                         (unsigned long long)s[i].v);
+      tombs += k == HC_TOMB;
+      continue;
+    }
+    live++;
+    for (p = tdm_hash_home(tdm_hash_mix(k), l); p != i; p = tdm_hash_next(p, mask)) {
+      if (s[p].k == (HS_K)TDM_HASH_EMPTY)
+        return tdm__fail(TDM_ERR_CORRUPT,
+                         "%s: slot %llu: key 0x%llx is unreachable from its home slot %llu, because slot %llu "
+                         "on its probe path is empty",
+                         fn, (unsigned long long)i, (unsigned long long)k,
+                         (unsigned long long)tdm_hash_home(tdm_hash_mix(k), l), (unsigned long long)p);
+      if (s[p].k == k)
+        return tdm__fail(TDM_ERR_CORRUPT, "%s: slot %llu: key 0x%llx is stored twice, also in slot %llu", fn,
+                         (unsigned long long)i, (unsigned long long)k, (unsigned long long)p);
+      if (++steps > cap)
+        return tdm__fail(TDM_ERR_CORRUPT, "%s: slot %llu: probe path of key 0x%llx does not end", fn,
+                         (unsigned long long)i, (unsigned long long)k);
+    }
+  }
+  for (i = cap; i < cap + 2u; i++) {
+    if (s[i].k > 1u)
+      return tdm__fail(TDM_ERR_CORRUPT, "%s: side slot %llu (key 0x%llx) has present flag 0x%llx, not 0 or 1", fn,
+                       (unsigned long long)i, (unsigned long long)(i == cap ? (HS_K)TDM_HASH_EMPTY : HC_TOMB),
+                       (unsigned long long)s[i].k);
+    if (!s[i].k && s[i].v != 0)
+      return tdm__fail(TDM_ERR_CORRUPT, "%s: side slot %llu is absent but its value bits are 0x%llx, not 0", fn,
+                       (unsigned long long)i, (unsigned long long)s[i].v);
+    side += s[i].k;
+  }
+  if (side != h->side)
+    return tdm__fail(TDM_ERR_CORRUPT, "%s: side slots (slots %llu, %llu) hold %zu keys, the table counts %zu", fn,
+                     (unsigned long long)cap, (unsigned long long)cap + 1u, side, h->side);
+  if (live + side != h->size)
+    return tdm__fail(TDM_ERR_CORRUPT, "%s: %zu live keys in slots 0..%llu and the side slots, but size is %zu", fn,
+                     live + side, (unsigned long long)cap + 1u, h->size);
+  if (tombs != h->tombs)
+    return tdm__fail(TDM_ERR_CORRUPT, "%s: %zu tombstones in slots 0..%llu, but the table counts %zu", fn, tombs,
+                     (unsigned long long)mask, h->tombs);
+  if (live + tombs > h->limit)
+    return tdm__fail(TDM_ERR_CORRUPT, "%s: %zu live keys + %zu tombstones in slots 0..%llu exceed the load limit %zu",
+                     fn, live, tombs, (unsigned long long)mask, h->limit);
+  return TDM_OK;
+}
+
+#undef HC_CAT2
+#undef HC_CAT
+#undef HC_SLOT
+#undef HC_FN
+#undef HC_WCAT2
+#undef HC_WCAT
+#undef HC_TOMB

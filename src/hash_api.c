@@ -1,0 +1,214 @@
+/*
+ * hash_api.c: the public hash table calls. Arguments are checked once here,
+ * growth is decided here (the same policy for both backends), then the call
+ * goes to the backend of the table's context.
+ *
+ * Growth policy: before an insert of n keys, if live table keys + tombstones
+ * + n could pass the limit (max_load * slots), the table is rehashed into the
+ * smallest power-of-two size whose limit holds live + n; a rehash only for
+ * tombstones that would leave the table more than 3/4 full doubles it instead,
+ * so reclaiming stays amortised O(1) per insert. A fixed-capacity table may be
+ * rehashed at its own size to drop tombstones, never grown. The check counts
+ * every key of the batch as new: a batch that might not fit is refused (fixed)
+ * or grown for (otherwise), before anything changes.
+ */
+#include <math.h>
+
+#include "hash_gpu_iface.h"
+#include "hash_internal.h"
+
+static int is_cuda(const tdm_hash *h) { return h->ctx->backend == TDM_BACKEND_CUDA; }
+
+static tdm_status check_h(const tdm_hash *h, const char *fn) {
+  if (!h) return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: table is NULL", fn);
+  return TDM_OK;
+}
+
+/* Smallest table size whose limit holds `need` keys, or 0 when it would
+ * exceed TDM_HASH_MAX_LOG2. */
+static unsigned log2_for(size_t need, double max_load, unsigned from) {
+  unsigned l = from < TDM_HASH_MIN_LOG2 ? TDM_HASH_MIN_LOG2 : from;
+  while (tdm_hash_limit(l, max_load) < (uint64_t)need) {
+    if (++l > TDM_HASH_MAX_LOG2) return 0;
+  }
+  return l;
+}
+
+tdm_status tdm_hash_create(tdm_ctx *ctx, const tdm_hash_opts *opts, tdm_hash **out) {
+  static const char fn[] = "tdm_hash_create";
+  tdm_hash *h;
+  double ml;
+  unsigned l;
+  tdm_status st;
+
+  if (!out) return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: out is NULL", fn);
+  if ((st = tdm__check_ctx(ctx, fn)) != TDM_OK) return st;
+  if (!opts) return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: opts is NULL; key and value types are needed", fn);
+  if (!tdm__type_valid(opts->key_type))
+    return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: key_type %d is not a tdm_type", fn, (int)opts->key_type);
+  if (!tdm__type_valid(opts->value_type))
+    return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: value_type %d is not a tdm_type", fn, (int)opts->value_type);
+  if ((unsigned)opts->on_duplicate > (unsigned)TDM_DUP_MAX)
+    return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: on_duplicate %d is not a tdm_dup", fn, (int)opts->on_duplicate);
+  if (isnan(opts->max_load) || opts->max_load < 0.0 || opts->max_load >= 1.0)
+    return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: max_load %g must be 0 (default) or in (0, 1)", fn,
+                     opts->max_load);
+  if (opts->key_type == TDM_F32 || opts->key_type == TDM_F64)
+    return tdm__fail(TDM_ERR_UNSUPPORTED, "%s: float keys (%s) are not supported; use an integer key type", fn,
+                     tdm_type_name(opts->key_type));
+  if (opts->on_duplicate == TDM_DUP_SUM && (opts->value_type == TDM_F32 || opts->value_type == TDM_F64))
+    return tdm__fail(TDM_ERR_UNSUPPORTED, "%s: TDM_DUP_SUM needs integer values, not %s", fn,
+                     tdm_type_name(opts->value_type));
+  ml = opts->max_load == 0.0 ? TDM_HASH_DEFAULT_MAX_LOAD : opts->max_load;
+  l = log2_for(opts->capacity, ml, TDM_HASH_MIN_LOG2);
+  if (!l)
+    return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: capacity %zu at max_load %g needs more than 2^%u slots", fn,
+                     opts->capacity, ml, TDM_HASH_MAX_LOG2);
+
+  h = (tdm_hash *)tdm__calloc(1, sizeof *h);
+  if (!h) return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "%s: out of host memory for the table object", fn);
+  h->ctx = ctx;
+  h->key_type = opts->key_type;
+  h->value_type = opts->value_type;
+  h->dup = opts->on_duplicate;
+  h->vkind = tdm__key_kind(opts->value_type);
+  h->fixed = opts->fixed_capacity != 0;
+  h->max_load = ml;
+  h->ks = (unsigned)tdm_type_size(opts->key_type);
+  h->vs = (unsigned)tdm_type_size(opts->value_type);
+  h->slot_bytes = (h->ks == 4 && h->vs == 4) ? 8u : 16u;
+  h->log2cap = l;
+  h->cap = (size_t)1 << l;
+  h->limit = (size_t)tdm_hash_limit(l, ml);
+  st = is_cuda(h) ? tdm__gpu_hash_init(h) : tdm__cpu_hash_init(h);
+  if (st != TDM_OK) {
+    tdm__free(h);
+    return st;
+  }
+  *out = h;
+  return TDM_OK;
+}
+
+void tdm_hash_destroy(tdm_hash *h) {
+  if (!h) return;
+  if (is_cuda(h)) tdm__gpu_hash_fini(h);
+  else tdm__cpu_hash_fini(h);
+  tdm__free(h);
+}
+
+/* Decides whether an insert of n keys needs a rehash first: *grow is 0 (no),
+ * or the log2 size of the new table. TDM_ERR_CAPACITY for a fixed table the
+ * batch might not fit. */
+static tdm_status plan_insert(const tdm_hash *h, size_t n, unsigned *grow) {
+  static const char fn[] = "tdm_hash_insert";
+  size_t live = h->size - h->side, need, used;
+  unsigned l;
+  *grow = 0;
+  if (!tdm__add_ok(live, n, &need) || !tdm__add_ok(need, h->tombs, &used))
+    return tdm__fail(h->fixed ? TDM_ERR_CAPACITY : TDM_ERR_INVALID_ARGUMENT,
+                     "%s: %zu keys plus a batch of %zu overflows size_t", fn, live, n);
+  if (used <= h->limit) return TDM_OK;
+  if (h->fixed) {
+    if (need > h->limit)
+      return tdm__fail(TDM_ERR_CAPACITY,
+                       "%s: fixed-capacity table holds %zu keys and takes at most %zu; a batch of %zu might "
+                       "not fit (create it with a larger capacity, or without fixed_capacity)",
+                       fn, h->size, h->limit, n);
+    *grow = h->log2cap; /* same size: only drop the tombstones */
+    return TDM_OK;
+  }
+  l = log2_for(need, h->max_load, h->log2cap);
+  if (!l)
+    return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "%s: %zu keys would need a table of more than 2^%u slots", fn, need,
+                     TDM_HASH_MAX_LOG2);
+  if (l == h->log2cap && need > h->limit / 4u * 3u && l < TDM_HASH_MAX_LOG2) l++;
+  *grow = l;
+  return TDM_OK;
+}
+
+tdm_status tdm_hash_insert(tdm_hash *h, const void *keys, const void *values, size_t n) {
+  static const char fn[] = "tdm_hash_insert";
+  unsigned grow;
+  tdm_status st;
+  if ((st = check_h(h, fn)) != TDM_OK) return st;
+  if ((st = tdm__check_array(h->ctx, fn, "keys", keys, n, h->ks, NULL)) != TDM_OK) return st;
+  if ((st = tdm__check_array(h->ctx, fn, "values", values, n, h->vs, NULL)) != TDM_OK) return st;
+  if (n == 0) return TDM_OK;
+  if ((st = plan_insert(h, n, &grow)) != TDM_OK) return st;
+  return is_cuda(h) ? tdm__gpu_hash_insert(h, keys, values, n, grow) : tdm__cpu_hash_insert(h, keys, values, n, grow);
+}
+
+tdm_status tdm_hash_find(const tdm_hash *h, const void *keys, void *values_out, uint8_t *found_out, size_t n) {
+  static const char fn[] = "tdm_hash_find";
+  size_t kb, vb = 0, fb = 0;
+  tdm_status st;
+  if ((st = check_h(h, fn)) != TDM_OK) return st;
+  if ((st = tdm__check_array(h->ctx, fn, "keys", keys, n, h->ks, &kb)) != TDM_OK) return st;
+  if (values_out && (st = tdm__check_array(h->ctx, fn, "values_out", values_out, n, h->vs, &vb)) != TDM_OK)
+    return st;
+  if (found_out && (st = tdm__check_array(h->ctx, fn, "found_out", found_out, n, 1, &fb)) != TDM_OK) return st;
+  if (tdm__overlap(keys, kb, values_out, vb))
+    return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: keys and values_out overlap", fn);
+  if (tdm__overlap(keys, kb, found_out, fb))
+    return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: keys and found_out overlap", fn);
+  if (tdm__overlap(values_out, vb, found_out, fb))
+    return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: values_out and found_out overlap", fn);
+  if (n == 0 || (!values_out && !found_out)) return TDM_OK;
+  return is_cuda(h) ? tdm__gpu_hash_find(h, keys, values_out, found_out, n)
+                    : tdm__cpu_hash_find(h, keys, values_out, found_out, n);
+}
+
+tdm_status tdm_hash_erase(tdm_hash *h, const void *keys, size_t n, size_t *erased_out) {
+  static const char fn[] = "tdm_hash_erase";
+  size_t kb, erased = 0;
+  tdm_status st;
+  if ((st = check_h(h, fn)) != TDM_OK) return st;
+  if ((st = tdm__check_array(h->ctx, fn, "keys", keys, n, h->ks, &kb)) != TDM_OK) return st;
+  if (erased_out && tdm__is_device_ptr(erased_out))
+    return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: erased_out must point to host memory", fn);
+  if (tdm__overlap(keys, kb, erased_out, erased_out ? sizeof *erased_out : 0))
+    return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: keys and erased_out overlap", fn);
+  if (n > 0) {
+    st = is_cuda(h) ? tdm__gpu_hash_erase(h, keys, n, &erased) : tdm__cpu_hash_erase(h, keys, n, &erased);
+    if (st != TDM_OK) return st;
+  }
+  if (erased_out) *erased_out = erased;
+  return TDM_OK;
+}
+
+size_t tdm_hash_size(const tdm_hash *h) { return h ? h->size : 0; }
+
+tdm_status tdm_hash_export(const tdm_hash *h, void *keys_out, void *values_out, size_t cap, size_t *n_out) {
+  static const char fn[] = "tdm_hash_export";
+  size_t kb, vb;
+  tdm_status st;
+  if ((st = check_h(h, fn)) != TDM_OK) return st;
+  if (n_out && tdm__is_device_ptr(n_out))
+    return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: n_out must point to host memory", fn);
+  if (n_out) *n_out = h->size;
+  if (cap < h->size)
+    return tdm__fail(TDM_ERR_CAPACITY, "%s: the table holds %zu keys but the output arrays take %zu", fn, h->size,
+                     cap);
+  if ((st = tdm__check_array(h->ctx, fn, "keys_out", keys_out, h->size, h->ks, &kb)) != TDM_OK) return st;
+  if ((st = tdm__check_array(h->ctx, fn, "values_out", values_out, h->size, h->vs, &vb)) != TDM_OK) return st;
+  if (tdm__overlap(keys_out, kb, values_out, vb))
+    return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: keys_out and values_out overlap", fn);
+  if (n_out && (tdm__overlap(n_out, sizeof *n_out, keys_out, kb) || tdm__overlap(n_out, sizeof *n_out, values_out, vb)))
+    return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: n_out overlaps an output array", fn);
+  if (h->size == 0) return TDM_OK;
+  return is_cuda(h) ? tdm__gpu_hash_export(h, keys_out, values_out) : tdm__cpu_hash_export(h, keys_out, values_out);
+}
+
+tdm_status tdm_hash_clear(tdm_hash *h) {
+  static const char fn[] = "tdm_hash_clear";
+  tdm_status st;
+  if ((st = check_h(h, fn)) != TDM_OK) return st;
+  return is_cuda(h) ? tdm__gpu_hash_clear(h) : tdm__cpu_hash_clear(h);
+}
+
+tdm_status tdm_hash_validate(const tdm_hash *h) {
+  static const char fn[] = "tdm_hash_validate";
+  tdm_status st;
+  if ((st = check_h(h, fn)) != TDM_OK) return st;
+  return is_cuda(h) ? tdm__gpu_hash_validate(h) : tdm__cpu_hash_validate(h);
+}

@@ -1,0 +1,231 @@
+/*
+ * hash_layout.h: the per-element logic of the hash table, shared by the CPU
+ * backend, the CUDA kernels and the tests. Everything here is TDM_HD, so the
+ * CPU runs exactly what the kernels run.
+ *
+ * Table: an array of cap = 2^log2cap slots (log2cap >= TDM_HASH_MIN_LOG2),
+ * followed by two side slots at indices cap and cap + 1. A slot is a struct
+ * { key; value; } in the key and value widths (hash_slot.h). Values are kept
+ * as raw bits of the value type.
+ *
+ * Markers: a table slot whose key word is TDM_HASH_EMPTY (0) is empty, one
+ * whose key word is the tombstone pattern (TDM_HASH_TOMB32/64) held a key that
+ * was erased. The user's keys equal to those two values never enter the table:
+ * they live in the side slots (EMPTY's key at cap, the tombstone's at cap + 1),
+ * whose key word is a present flag (0 or 1). So every key value is a valid key,
+ * and the empty marker being 0 lets a fresh table come zeroed from the OS.
+ *
+ * Invariants (checked by tdm_hash_validate):
+ *  - a slot that holds no key (empty, tombstone, absent side slot) has value 0;
+ *  - a live key sits at the end of a run of non-empty slots starting at its
+ *    home slot (linear probing), and appears once;
+ *  - live table keys + tombstones <= limit <= cap - 1, so an empty slot exists.
+ */
+#ifndef TANDEM_HASH_LAYOUT_H
+#define TANDEM_HASH_LAYOUT_H
+
+#include "hd.h"
+#include "keybits.h"
+
+#define TDM_HASH_EMPTY 0u
+#define TDM_HASH_TOMB32 0x9e3779b9u
+#define TDM_HASH_TOMB64 0x9e3779b97f4a7c15ull
+/* Smallest table: 16 slots. Keeps home() clear of a 64-bit shift. */
+#define TDM_HASH_MIN_LOG2 4u
+/* Largest table the library will try: 2^48 slots. */
+#define TDM_HASH_MAX_LOG2 48u
+/* "No slot" answer of the probe functions. */
+#define TDM_HASH_NONE (~(uint64_t)0)
+
+/* Claim outcomes. */
+enum {
+  TDM_HASH_FOUND = 0,      /* key was present: combine values */
+  TDM_HASH_NEW_EMPTY = 1,  /* key took an empty table slot */
+  TDM_HASH_NEW_TOMB = 2,   /* key took a tombstone (one fewer tombstone) */
+  TDM_HASH_NEW_SIDE = 3,   /* key is a marker value and took its side slot */
+};
+/* Erase outcomes. */
+enum {
+  TDM_HASH_ABSENT = 0,    /* key not present */
+  TDM_HASH_GONE_TOMB = 1, /* erased, left a tombstone */
+  TDM_HASH_GONE_EMPTY = 2,/* erased, slot became empty (the next slot was empty) */
+  TDM_HASH_GONE_SIDE = 3  /* erased from a side slot */
+};
+
+/* The hash: a 64-bit mixer (xor-shift / multiply, three rounds) with full
+ * avalanche, so the top bits used by home() depend on every key bit. Keys of
+ * 32 bits are zero-extended first. */
+TDM_HD uint64_t tdm_hash_mix(uint64_t x) {
+  x ^= x >> 32;
+  x *= 0xd6e8feb86659fd93ull;
+  x ^= x >> 32;
+  x *= 0xd6e8feb86659fd93ull;
+  x ^= x >> 32;
+  return x;
+}
+
+/* Home slot of a hash: its top log2cap bits. Top bits (not a mask of the low
+ * bits) keep the table ordered by hash, so doubling the table maps old slot i
+ * to new slots 2i and 2i + 1: a rehash streams through both arrays. */
+TDM_HD uint64_t tdm_hash_home(uint64_t h, unsigned log2cap) { return h >> (64u - log2cap); }
+
+/* The probe sequence: linear, wrapping at cap (a power of two).
+ *
+ * Termination: the sequence home, home+1, ... (mod cap) visits every slot of
+ * the table within cap steps. Every mutation keeps live keys + tombstones <=
+ * limit <= cap - 1 (inserts are refused or the table is rehashed before they
+ * could pass limit), so at least one slot is empty, and a probe that runs
+ * until it meets the key or an empty slot stops within cap steps. The probe
+ * loops still count steps and give up after cap, so even a corrupted table
+ * cannot hang a call. */
+TDM_HD uint64_t tdm_hash_next(uint64_t pos, uint64_t mask) { return (pos + 1u) & mask; }
+
+/* Which side slot a key needs: 0 for an ordinary key, 1 for the empty
+ * marker's value (slot cap), 2 for the tombstone's value (slot cap + 1). */
+TDM_HD unsigned tdm_hash_side32(uint32_t key) {
+  return key == TDM_HASH_EMPTY ? 1u : key == TDM_HASH_TOMB32 ? 2u : 0u;
+}
+TDM_HD unsigned tdm_hash_side64(uint64_t key) {
+  return key == TDM_HASH_EMPTY ? 1u : key == TDM_HASH_TOMB64 ? 2u : 0u;
+}
+
+/* Where a key's probe starts: its home slot, or its side slot (>= cap). */
+TDM_HD uint64_t tdm_hash_start64(uint64_t key, unsigned log2cap) {
+  unsigned side = tdm_hash_side64(key);
+  if (side) return ((uint64_t)1 << log2cap) + side - 1u;
+  return tdm_hash_home(tdm_hash_mix(key), log2cap);
+}
+TDM_HD uint64_t tdm_hash_start32(uint32_t key, unsigned log2cap) {
+  unsigned side = tdm_hash_side32(key);
+  if (side) return ((uint64_t)1 << log2cap) + side - 1u;
+  return tdm_hash_home(tdm_hash_mix(key), log2cap);
+}
+
+/* Largest number of live table keys + tombstones a table of 2^log2cap slots
+ * may hold at max_load: floor(max_load * cap), at most cap - 1. */
+TDM_HD uint64_t tdm_hash_limit(unsigned log2cap, double max_load) {
+  uint64_t cap = (uint64_t)1 << log2cap;
+  double l = max_load * (double)cap;
+  uint64_t lim = l >= (double)cap ? cap : (uint64_t)l;
+  return lim >= cap ? cap - 1u : lim;
+}
+
+/* Duplicate policy applied to one existing value old and one incoming value
+ * in (raw bits). dup is a tdm_dup, vkind the value type's keybits.h kind:
+ * MIN / MAX compare in the value type's key order (floats: totalOrder). SUM
+ * wraps; the public layer refuses it for float values. */
+TDM_HD uint64_t tdm_hash_combine64(uint64_t old, uint64_t in, int dup, int vkind) {
+  switch (dup) {
+  case 0: return old;                  /* KEEP_FIRST */
+  case 1: return in;                   /* KEEP_LAST */
+  case 2: return old + in;             /* SUM */
+  case 3: return tdm_bits64_from_key(in, vkind) < tdm_bits64_from_key(old, vkind) ? in : old;
+  default: return tdm_bits64_from_key(in, vkind) > tdm_bits64_from_key(old, vkind) ? in : old;
+  }
+}
+TDM_HD uint32_t tdm_hash_combine32(uint32_t old, uint32_t in, int dup, int vkind) {
+  switch (dup) {
+  case 0: return old;
+  case 1: return in;
+  case 2: return old + in;
+  case 3: return tdm_bits32_from_key(in, vkind) < tdm_bits32_from_key(old, vkind) ? in : old;
+  default: return tdm_bits32_from_key(in, vkind) > tdm_bits32_from_key(old, vkind) ? in : old;
+  }
+}
+
+/* Owner of a hash when t threads split the table into t contiguous regions
+ * (CPU insert): the region of its home slot, from the top 32 hash bits. */
+TDM_HD unsigned tdm_hash_owner(uint64_t h, unsigned threads) {
+  return (unsigned)(((h >> 32) * (uint64_t)threads) >> 32);
+}
+
+/* ---- word access: plain, or atomic where threads race ---------------------
+ * The key word of a slot is the only word several threads write at once (a
+ * claim or an erase); these wrappers give the CAS, and loads / stores that
+ * the compiler neither tears nor caches. On the host they are relaxed
+ * atomics: the end of the parallel region orders everything else. */
+TDM_HD uint32_t tdm_hash_load32(const uint32_t *p) {
+#if defined(__CUDA_ARCH__)
+  return *(const volatile uint32_t *)p;
+#else
+  return __atomic_load_n(p, __ATOMIC_RELAXED);
+#endif
+}
+TDM_HD uint64_t tdm_hash_load64(const uint64_t *p) {
+#if defined(__CUDA_ARCH__)
+  return *(const volatile uint64_t *)p;
+#else
+  return __atomic_load_n(p, __ATOMIC_RELAXED);
+#endif
+}
+TDM_HD void tdm_hash_store32(uint32_t *p, uint32_t v) {
+#if defined(__CUDA_ARCH__)
+  *(volatile uint32_t *)p = v;
+#else
+  __atomic_store_n(p, v, __ATOMIC_RELAXED);
+#endif
+}
+TDM_HD void tdm_hash_store64(uint64_t *p, uint64_t v) {
+#if defined(__CUDA_ARCH__)
+  *(volatile uint64_t *)p = v;
+#else
+  __atomic_store_n(p, v, __ATOMIC_RELAXED);
+#endif
+}
+/* Compare-and-swap; returns the word's previous value (== expect on success). */
+TDM_HD uint32_t tdm_hash_cas32(uint32_t *p, uint32_t expect, uint32_t desired) {
+#if defined(__CUDA_ARCH__)
+  return atomicCAS((unsigned int *)p, expect, desired);
+#else
+  __atomic_compare_exchange_n(p, &expect, desired, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+  return expect;
+#endif
+}
+TDM_HD uint64_t tdm_hash_cas64(uint64_t *p, uint64_t expect, uint64_t desired) {
+#if defined(__CUDA_ARCH__)
+  return (uint64_t)atomicCAS((unsigned long long *)p, (unsigned long long)expect, (unsigned long long)desired);
+#else
+  __atomic_compare_exchange_n(p, &expect, desired, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+  return expect;
+#endif
+}
+
+/* The slot types and probe functions for each key/value width. */
+#define HS_K uint32_t
+#define HS_V uint32_t
+#define HS_KW 32
+#define HS_VW 32
+#define HS_SFX k32v32
+#include "hash_slot_impl.h"
+#undef HS_V
+#undef HS_VW
+#undef HS_SFX
+#define HS_V uint64_t
+#define HS_VW 64
+#define HS_SFX k32v64
+#include "hash_slot_impl.h"
+#undef HS_K
+#undef HS_V
+#undef HS_KW
+#undef HS_VW
+#undef HS_SFX
+#define HS_K uint64_t
+#define HS_V uint32_t
+#define HS_KW 64
+#define HS_VW 32
+#define HS_SFX k64v32
+#include "hash_slot_impl.h"
+#undef HS_V
+#undef HS_VW
+#undef HS_SFX
+#define HS_V uint64_t
+#define HS_VW 64
+#define HS_SFX k64v64
+#include "hash_slot_impl.h"
+#undef HS_K
+#undef HS_V
+#undef HS_KW
+#undef HS_VW
+#undef HS_SFX
+
+#endif /* TANDEM_HASH_LAYOUT_H */

@@ -1,0 +1,168 @@
+/*
+ * hash_slot_impl.h: the slot type and the probe functions for one key width
+ * and one value width. Included by hash_layout.h once per combination, with
+ *   HS_K, HS_V    key and value words (uint32_t / uint64_t)
+ *   HS_KW, HS_VW  their widths in bits (32 / 64)
+ *   HS_SFX        name suffix (k64v64, ...)
+ * No include guard on purpose.
+ *
+ * The functions take `atomic`: nonzero when other threads may claim or erase
+ * slots at the same time (claims then use a CAS on the key word). A single
+ * thread passes 0 and gets plain stores for claims.
+ */
+
+#define HS_CAT2(a, b) a##_##b
+#define HS_CAT(a, b) HS_CAT2(a, b)
+#define HS_WCAT2(a, b) a##b
+#define HS_WCAT(a, b) HS_WCAT2(a, b)
+#define HS_SLOT HS_CAT(tdm_hslot, HS_SFX)
+#define HS_FN(name) HS_CAT(name, HS_SFX)
+#define HS_KFN(name) HS_WCAT(name, HS_KW)
+#define HS_VFN(name) HS_WCAT(name, HS_VW)
+
+/* One slot: the key word, then the value word. C's natural padding gives 8
+ * bytes for 32/32 and 16 bytes otherwise; a 64-byte aligned table never splits
+ * a slot across cache lines. */
+typedef struct HS_SLOT {
+  HS_K k;
+  HS_V v;
+} HS_SLOT;
+
+/* Reads a key word: an atomic / volatile read when other threads write. */
+TDM_HD HS_K HS_FN(tdm_hs_key)(const HS_SLOT *s, uint64_t i, int atomic) {
+#if defined(__CUDA_ARCH__)
+  return atomic ? HS_KFN(tdm_hash_load)(&s[i].k) : s[i].k;
+#else
+  (void)atomic;
+  return HS_KFN(tdm_hash_load)(&s[i].k);
+#endif
+}
+
+/* Index of key's slot (table or side), or TDM_HASH_NONE when it is absent.
+ * start is tdm_hash_start of the key. Stops at the first empty slot; gives
+ * up after cap steps (a corrupt, full table). */
+TDM_HD uint64_t HS_FN(tdm_hs_lookup)(const HS_SLOT *s, unsigned log2cap, HS_K key, uint64_t start,
+                                     int atomic) {
+  uint64_t cap = (uint64_t)1 << log2cap, mask = cap - 1u, pos = start, steps;
+  if (start >= cap) return HS_FN(tdm_hs_key)(s, start, atomic) ? start : TDM_HASH_NONE;
+  for (steps = 0; steps < cap; steps++) {
+    HS_K cur = HS_FN(tdm_hs_key)(s, pos, atomic);
+    if (cur == key) return pos;
+    if (cur == (HS_K)TDM_HASH_EMPTY) return TDM_HASH_NONE;
+    pos = tdm_hash_next(pos, mask);
+  }
+  return TDM_HASH_NONE;
+}
+
+/* Finds key's slot or claims one for it; *outcome receives a TDM_HASH_FOUND /
+ * NEW_* code. The probe runs to the key or the first empty slot, remembering
+ * the first tombstone; a new key takes that tombstone, else the empty slot.
+ *
+ * Concurrent claims (atomic): a slot only ever goes from free (empty or
+ * tombstone) to a key during an insert, never back. A failed CAS means another
+ * thread took the slot first: if it wrote the same key, that is our key's
+ * slot; otherwise the probe restarts and sees the new key in its path. Two
+ * threads with the same key compute the same sequence and the same first free
+ * slot, so at most one of them can claim and the other finds it.
+ * Returns TDM_HASH_NONE only when no free slot exists (a corrupt table). */
+TDM_HD uint64_t HS_FN(tdm_hs_claim)(HS_SLOT *s, unsigned log2cap, HS_K key, uint64_t start, int atomic,
+                                    int *outcome) {
+  uint64_t cap = (uint64_t)1 << log2cap, mask = cap - 1u;
+  if (start >= cap) {
+    /* Side slot: its key word is the present flag. */
+    if (HS_FN(tdm_hs_key)(s, start, atomic)) {
+      *outcome = TDM_HASH_FOUND;
+    } else if (!atomic) {
+      HS_KFN(tdm_hash_store)(&s[start].k, 1u);
+      *outcome = TDM_HASH_NEW_SIDE;
+    } else {
+      *outcome = HS_KFN(tdm_hash_cas)(&s[start].k, 0u, 1u) == 0u ? TDM_HASH_NEW_SIDE : TDM_HASH_FOUND;
+    }
+    return start;
+  }
+  for (;;) {
+    uint64_t pos = start, tomb = TDM_HASH_NONE, steps, target;
+    HS_K expect, prev;
+    for (steps = 0; steps < cap; steps++) {
+      HS_K cur = HS_FN(tdm_hs_key)(s, pos, atomic);
+      if (cur == key) {
+        *outcome = TDM_HASH_FOUND;
+        return pos;
+      }
+      if (cur == (HS_K)TDM_HASH_EMPTY) break;
+      if (cur == (HS_K)HS_KFN(TDM_HASH_TOMB) && tomb == TDM_HASH_NONE) tomb = pos;
+      pos = tdm_hash_next(pos, mask);
+    }
+    if (tomb != TDM_HASH_NONE) {
+      target = tomb;
+      expect = (HS_K)HS_KFN(TDM_HASH_TOMB);
+    } else if (steps < cap) {
+      target = pos;
+      expect = (HS_K)TDM_HASH_EMPTY;
+    } else {
+      return TDM_HASH_NONE;
+    }
+    if (!atomic) {
+      HS_KFN(tdm_hash_store)(&s[target].k, key);
+      prev = expect;
+    } else {
+      prev = HS_KFN(tdm_hash_cas)(&s[target].k, expect, key);
+    }
+    if (prev == expect) {
+      *outcome = expect == (HS_K)TDM_HASH_EMPTY ? TDM_HASH_NEW_EMPTY : TDM_HASH_NEW_TOMB;
+      return target;
+    }
+    if (prev == key) {
+      *outcome = TDM_HASH_FOUND;
+      return target;
+    }
+    /* Another key took the slot: probe again from the start. */
+  }
+}
+
+/* Erases key; returns a TDM_HASH_ABSENT / GONE_* code. The freed slot's value
+ * is zeroed (the invariant). When the next slot is empty no probe can pass the
+ * freed slot, so it becomes empty instead of a tombstone. With atomic set,
+ * the CAS makes exactly one of several threads erasing one key succeed. */
+TDM_HD int HS_FN(tdm_hs_erase)(HS_SLOT *s, unsigned log2cap, HS_K key, uint64_t start, int atomic) {
+  uint64_t cap = (uint64_t)1 << log2cap, mask = cap - 1u;
+  uint64_t pos = HS_FN(tdm_hs_lookup)(s, log2cap, key, start, atomic);
+  if (pos == TDM_HASH_NONE) return TDM_HASH_ABSENT;
+  if (pos >= cap) {
+    if (atomic) {
+      if (HS_KFN(tdm_hash_cas)(&s[pos].k, 1u, 0u) != 1u) return TDM_HASH_ABSENT;
+    } else {
+      HS_KFN(tdm_hash_store)(&s[pos].k, 0u);
+    }
+    s[pos].v = 0;
+    return TDM_HASH_GONE_SIDE;
+  }
+  if (atomic) {
+    if (HS_KFN(tdm_hash_cas)(&s[pos].k, key, (HS_K)HS_KFN(TDM_HASH_TOMB)) != key) return TDM_HASH_ABSENT;
+  } else {
+    HS_KFN(tdm_hash_store)(&s[pos].k, (HS_K)HS_KFN(TDM_HASH_TOMB));
+  }
+  s[pos].v = 0;
+  if (HS_FN(tdm_hs_key)(s, tdm_hash_next(pos, mask), atomic) == (HS_K)TDM_HASH_EMPTY) {
+    HS_KFN(tdm_hash_store)(&s[pos].k, (HS_K)TDM_HASH_EMPTY);
+    return TDM_HASH_GONE_EMPTY;
+  }
+  return TDM_HASH_GONE_TOMB;
+}
+
+/* Where key's probe starts (home or side slot). */
+TDM_HD uint64_t HS_FN(tdm_hs_start)(HS_K key, unsigned log2cap) { return HS_KFN(tdm_hash_start)(key, log2cap); }
+
+/* Duplicate policy on this value width. */
+TDM_HD HS_V HS_FN(tdm_hs_combine)(HS_V old, HS_V in, int dup, int vkind) {
+  return HS_VFN(tdm_hash_combine)(old, in, dup, vkind);
+}
+
+#undef HS_CAT2
+#undef HS_CAT
+#undef HS_WCAT2
+#undef HS_WCAT
+#undef HS_SLOT
+#undef HS_FN
+#undef HS_KFN
+#undef HS_VFN
