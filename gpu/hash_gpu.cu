@@ -1,0 +1,541 @@
+/*
+ * hash_gpu.cu: the CUDA backend of the hash table.
+ *
+ * The table lives in device memory in the layout of src/hash_layout.h, and the
+ * kernels are thin loops (one thread per key) around the same probe functions
+ * the CPU runs. Claims are a CAS on the slot's key word; values follow the
+ * duplicate policy deterministically:
+ *  - SUM: atomicAdd into the value (a free slot's value is 0, the invariant),
+ *    in the claim pass itself.
+ *  - MIN / MAX: after the claim pass, each claimer writes its own value, then
+ *    the other copies fold in with a CAS loop (the result is order-free).
+ *  - KEEP_LAST: an election per slot in a scratch word: atomicMax(i + 1), and
+ *    the batch index that wins writes its value.
+ *  - KEEP_FIRST: the same on the slots claimed in this batch only (the
+ *    claimer marks them), with the lowest index winning; keys that were
+ *    present before the batch keep their value.
+ * Batches are cut into chunks of 2^31 keys so indices fit the 32-bit scratch
+ * words; consecutive chunks are consecutive inserts, so the results are the
+ * same.
+ *
+ * Everything that can fail for lack of memory (staging, scratch, the grown
+ * table) is taken before the table changes.
+ */
+#include <string.h>
+
+#include "../src/hash_gpu_iface.h"
+#include "gpu_common.cuh"
+
+/* Per-width access to the shared functions, so the kernels can be templates. */
+template <typename K, typename V> struct hs;
+#define HS_TRAITS(KT, VT, SFX)                                                                                 \
+  template <> struct hs<KT, VT> {                                                                              \
+    typedef tdm_hslot_##SFX S;                                                                                 \
+    static __device__ __forceinline__ uint64_t start(KT k, unsigned l) { return tdm_hs_start_##SFX(k, l); }    \
+    static __device__ __forceinline__ uint64_t lookup(const S *s, unsigned l, KT k, uint64_t st, int at) {     \
+      return tdm_hs_lookup_##SFX(s, l, k, st, at);                                                             \
+    }                                                                                                          \
+    static __device__ __forceinline__ uint64_t claim(S *s, unsigned l, KT k, uint64_t st, int *o) {            \
+      return tdm_hs_claim_##SFX(s, l, k, st, 1, o);                                                            \
+    }                                                                                                          \
+    static __device__ __forceinline__ int erase(S *s, unsigned l, KT k, uint64_t st) {                         \
+      return tdm_hs_erase_##SFX(s, l, k, st, 1);                                                               \
+    }                                                                                                          \
+    static __device__ __forceinline__ VT combine(VT a, VT b, int dup, int vk) {                                \
+      return tdm_hs_combine_##SFX(a, b, dup, vk);                                                              \
+    }                                                                                                          \
+  };
+HS_TRAITS(uint32_t, uint32_t, k32v32)
+HS_TRAITS(uint32_t, uint64_t, k32v64)
+HS_TRAITS(uint64_t, uint32_t, k64v32)
+HS_TRAITS(uint64_t, uint64_t, k64v64)
+#undef HS_TRAITS
+
+static __device__ __forceinline__ void atomic_add_v(uint32_t *p, uint32_t v) { atomicAdd((unsigned int *)p, v); }
+static __device__ __forceinline__ void atomic_add_v(uint64_t *p, uint64_t v) {
+  atomicAdd((unsigned long long *)p, (unsigned long long)v);
+}
+static __device__ __forceinline__ uint32_t cas_v(uint32_t *p, uint32_t e, uint32_t d) { return tdm_hash_cas32(p, e, d); }
+static __device__ __forceinline__ uint64_t cas_v(uint64_t *p, uint64_t e, uint64_t d) { return tdm_hash_cas64(p, e, d); }
+static __device__ __forceinline__ uint32_t load_v(const uint32_t *p) { return tdm_hash_load32(p); }
+static __device__ __forceinline__ uint64_t load_v(const uint64_t *p) { return tdm_hash_load64(p); }
+
+/* pos[] entries: slot index, with this bit set when the key claimed the slot. */
+#define NEW_BIT ((uint64_t)1 << 63)
+/* Counters: [0..3] claim outcomes, [4..7] erase outcomes, as on the CPU. */
+enum { NCOUNT = 8, BLOCK = 256 };
+/* Keys per kernel chunk, so batch indices fit 31 bits. */
+#define CHUNK ((size_t)1 << 31)
+
+#define GRID_STRIDE(i, n) \
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (n); i += (size_t)gridDim.x * blockDim.x)
+
+/* Block-local counters, flushed with one global atomic each. */
+struct block_counts {
+  unsigned long long *c;
+  __device__ void init(unsigned long long *sh) {
+    c = sh;
+    if (threadIdx.x < NCOUNT) c[threadIdx.x] = 0;
+    __syncthreads();
+  }
+  __device__ void add(int i) { atomicAdd(&c[i], 1ull); }
+  __device__ void flush(unsigned long long *global) {
+    __syncthreads();
+    if (threadIdx.x < NCOUNT && c[threadIdx.x]) atomicAdd(&global[threadIdx.x], c[threadIdx.x]);
+  }
+};
+
+template <typename K, typename V>
+__global__ void find_kernel(const typename hs<K, V>::S *s, unsigned l, const K *keys, V *vo, uint8_t *fo, size_t n) {
+  GRID_STRIDE(i, n) {
+    K key = keys[i];
+    uint64_t pos = hs<K, V>::lookup(s, l, key, hs<K, V>::start(key, l), 0);
+    int hit = pos != TDM_HASH_NONE;
+    if (vo) vo[i] = hit ? s[pos].v : (V)0;
+    if (fo) fo[i] = (uint8_t)hit;
+  }
+}
+
+/* Pass 1 of an insert: find or claim every key's slot. SUM adds right here;
+ * the other policies record the slot (and whether this thread claimed it). */
+template <typename K, typename V>
+__global__ void claim_kernel(typename hs<K, V>::S *s, unsigned l, const K *keys, const V *vals, size_t n, int dup,
+                             uint64_t *pos_out, unsigned long long *cnt) {
+  __shared__ unsigned long long sh[NCOUNT];
+  block_counts bc;
+  bc.init(sh);
+  GRID_STRIDE(i, n) {
+    K key = keys[i];
+    int o;
+    uint64_t pos = hs<K, V>::claim(s, l, key, hs<K, V>::start(key, l), &o);
+    if (pos == TDM_HASH_NONE) { /* no free slot: cannot happen below the load limit */
+      bc.add(TDM_HASH_FOUND);
+      if (pos_out) pos_out[i] = TDM_HASH_NONE;
+      continue;
+    }
+    if (o != TDM_HASH_FOUND) bc.add(o);
+    if (dup == TDM_DUP_SUM) atomic_add_v(&s[pos].v, vals[i]);
+    else pos_out[i] = pos | (o != TDM_HASH_FOUND ? NEW_BIT : 0);
+  }
+  bc.flush(cnt);
+}
+
+/* MIN / MAX, pass 2: each claimer stores its own value into its new slot. */
+template <typename K, typename V>
+__global__ void minmax_init_kernel(typename hs<K, V>::S *s, const V *vals, const uint64_t *pos, size_t n) {
+  GRID_STRIDE(i, n) {
+    uint64_t p = pos[i];
+    if (p != TDM_HASH_NONE && (p & NEW_BIT)) s[p & ~NEW_BIT].v = vals[i];
+  }
+}
+
+/* MIN / MAX, pass 3: every other copy folds in with a CAS loop. */
+template <typename K, typename V>
+__global__ void minmax_fold_kernel(typename hs<K, V>::S *s, const V *vals, const uint64_t *pos, size_t n, int dup,
+                                   int vkind) {
+  GRID_STRIDE(i, n) {
+    uint64_t p = pos[i];
+    if (p == TDM_HASH_NONE || (p & NEW_BIT)) continue;
+    V *dst = &s[p].v, in = vals[i], old = load_v(dst);
+    for (;;) {
+      V want = hs<K, V>::combine(old, in, dup, vkind), seen;
+      if (want == old) break;
+      seen = cas_v(dst, old, want);
+      if (seen == old) break;
+      old = seen;
+    }
+  }
+}
+
+/* Election, pass 2: clear the scratch word of every touched slot. */
+__global__ void elect_clear_kernel(uint32_t *w, const uint64_t *pos, size_t n) {
+  GRID_STRIDE(i, n) {
+    uint64_t p = pos[i];
+    if (p != TDM_HASH_NONE) w[p & ~NEW_BIT] = 0;
+  }
+}
+
+/* KEEP_FIRST, pass 3: the claimer marks its slot as new in this batch. */
+__global__ void elect_mark_kernel(uint32_t *w, const uint64_t *pos, size_t n) {
+  GRID_STRIDE(i, n) {
+    uint64_t p = pos[i];
+    if (p != TDM_HASH_NONE && (p & NEW_BIT)) w[p & ~NEW_BIT] = 1;
+  }
+}
+
+/* Ballot value of batch index i: the largest one wins. KEEP_LAST: i + 1 (the
+ * highest index); KEEP_FIRST: 2^32 - 1 - i (the lowest), always >= 2 so it
+ * beats the "new" mark 1 and never equals the "old slot" 0. */
+static __device__ __forceinline__ uint32_t ballot(size_t i, int first) {
+  return first ? 0xffffffffu - (uint32_t)i : (uint32_t)i + 1u;
+}
+
+/* Election, pass 4: vote. KEEP_FIRST votes only on slots marked new. */
+__global__ void elect_vote_kernel(uint32_t *w, const uint64_t *pos, size_t n, int first) {
+  GRID_STRIDE(i, n) {
+    uint64_t p = pos[i];
+    if (p == TDM_HASH_NONE) continue;
+    p &= ~NEW_BIT;
+    if (first && w[p] == 0) continue; /* present before this batch: keeps its value */
+    atomicMax(&w[p], ballot(i, first));
+  }
+}
+
+/* Election, pass 5: the winner writes its value. */
+template <typename K, typename V>
+__global__ void elect_write_kernel(typename hs<K, V>::S *s, const V *vals, const uint32_t *w, const uint64_t *pos,
+                                   size_t n, int first) {
+  GRID_STRIDE(i, n) {
+    uint64_t p = pos[i];
+    if (p == TDM_HASH_NONE) continue;
+    p &= ~NEW_BIT;
+    if (w[p] == ballot(i, first)) s[p].v = vals[i];
+  }
+}
+
+template <typename K, typename V>
+__global__ void erase_kernel(typename hs<K, V>::S *s, unsigned l, const K *keys, size_t n, unsigned long long *cnt) {
+  __shared__ unsigned long long sh[NCOUNT];
+  block_counts bc;
+  bc.init(sh);
+  GRID_STRIDE(i, n) {
+    K key = keys[i];
+    bc.add(4 + hs<K, V>::erase(s, l, key, hs<K, V>::start(key, l)));
+  }
+  bc.flush(cnt);
+}
+
+/* Moves the live keys of the old table (cap slots) into dst (2^dl slots). */
+template <typename K, typename V>
+__global__ void rehash_kernel(const typename hs<K, V>::S *src, size_t cap, typename hs<K, V>::S *dst, unsigned dl) {
+  const K tomb = (K)(sizeof(K) == 4 ? (uint64_t)TDM_HASH_TOMB32 : TDM_HASH_TOMB64);
+  GRID_STRIDE(i, cap) {
+    K k = src[i].k;
+    int o;
+    uint64_t pos;
+    if (k == (K)TDM_HASH_EMPTY || k == tomb) continue;
+    pos = hs<K, V>::claim(dst, dl, k, tdm_hash_home(tdm_hash_mix(k), dl), &o);
+    if (pos != TDM_HASH_NONE) dst[pos].v = src[i].v;
+  }
+}
+
+/* Writes every live key (side slots included) at an index from a counter.
+ * The loop runs the same number of rounds in every lane so the warp ballot
+ * sees all 32 lanes. */
+template <typename K, typename V>
+__global__ void export_kernel(const typename hs<K, V>::S *s, size_t cap, K *ko, V *vo, unsigned long long *cnt) {
+  const K tomb = (K)(sizeof(K) == 4 ? (uint64_t)TDM_HASH_TOMB32 : TDM_HASH_TOMB64);
+  size_t total = cap + 2u, stride = (size_t)gridDim.x * blockDim.x;
+  size_t rounds = (total + stride - 1) / stride;
+  unsigned lane = threadIdx.x & 31u;
+  for (size_t r = 0; r < rounds; r++) {
+    size_t i = r * stride + blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    int live = 0;
+    K key = 0;
+    if (i < cap) {
+      key = s[i].k;
+      live = key != (K)TDM_HASH_EMPTY && key != tomb;
+    } else if (i < total) {
+      live = s[i].k != 0;
+      key = i == cap ? (K)TDM_HASH_EMPTY : tomb;
+    }
+    unsigned mask = __ballot_sync(0xffffffffu, live);
+    unsigned long long base = 0;
+    if (lane == 0 && mask) base = atomicAdd(cnt, (unsigned long long)__popc(mask));
+    base = __shfl_sync(0xffffffffu, base, 0);
+    if (live) {
+      size_t at = (size_t)base + __popc(mask & ((1u << lane) - 1u));
+      ko[at] = key;
+      vo[at] = s[i].v;
+    }
+  }
+}
+
+/* ---- host side ---------------------------------------------------------------- */
+
+static int inst(const tdm_hash *h) { return (h->ks == 8) * 2 + (h->vs == 8); }
+
+/* Runs F<K, V> for the table's widths. */
+#define DISPATCH(h, F, ...)                                        \
+  do {                                                             \
+    switch (inst(h)) {                                             \
+    case 0: F<uint32_t, uint32_t>(__VA_ARGS__); break;             \
+    case 1: F<uint32_t, uint64_t>(__VA_ARGS__); break;             \
+    case 2: F<uint64_t, uint32_t>(__VA_ARGS__); break;             \
+    default: F<uint64_t, uint64_t>(__VA_ARGS__); break;            \
+    }                                                              \
+  } while (0)
+
+extern "C" tdm_status tdm__gpu_hash_init(tdm_hash *h) {
+  tdm_ctx *ctx = h->ctx;
+  size_t bytes = tdm__hash_table_bytes(h, h->log2cap);
+  tdm_status st;
+  if ((st = tdm__gpu_enter(ctx)) != TDM_OK) return st;
+  if ((st = tdm__gpu_malloc(ctx, bytes, &h->slots)) != TDM_OK) return st;
+  TDM_CUDA_TRY(cudaMemsetAsync(h->slots, 0, bytes, tdm__stream(ctx)), (tdm__gpu_free(ctx, h->slots), h->slots = NULL));
+  if ((st = tdm__gpu_sync(ctx, "tdm_hash_create")) != TDM_OK) {
+    tdm__gpu_free(ctx, h->slots);
+    h->slots = NULL;
+    return st;
+  }
+  h->slots_bytes = bytes;
+  h->mapped = 0;
+  return TDM_OK;
+}
+
+extern "C" void tdm__gpu_hash_fini(tdm_hash *h) {
+  if (!h->slots) return;
+  if (tdm__gpu_enter(h->ctx) == TDM_OK) {
+    tdm__gpu_free(h->ctx, h->slots);
+    (void)cudaStreamSynchronize(tdm__stream(h->ctx));
+    (void)cudaGetLastError();
+  }
+  h->slots = NULL;
+}
+
+template <typename K, typename V>
+static void launch_rehash(tdm_ctx *ctx, const void *src, size_t cap, void *dst, unsigned dl) {
+  rehash_kernel<K, V><<<tdm__grid(cap, BLOCK), BLOCK, 0, tdm__stream(ctx)>>>(
+      (const typename hs<K, V>::S *)src, cap, (typename hs<K, V>::S *)dst, dl);
+}
+
+/* Moves the table into a freshly allocated one of 2^dl slots. Fails (table
+ * unchanged) only if the allocation does; later CUDA errors are device errors. */
+static tdm_status rehash(tdm_hash *h, unsigned dl) {
+  tdm_ctx *ctx = h->ctx;
+  size_t bytes = tdm__hash_table_bytes(h, dl), sb = h->slot_bytes;
+  size_t dcap = (size_t)1 << dl;
+  void *dst;
+  tdm_status st = tdm__gpu_malloc(ctx, bytes, &dst);
+  if (st != TDM_OK) return st;
+  TDM_CUDA_TRY(cudaMemsetAsync(dst, 0, bytes, tdm__stream(ctx)), tdm__gpu_free(ctx, dst));
+  DISPATCH(h, launch_rehash, ctx, h->slots, h->cap, dst, dl);
+  TDM_CUDA_TRY(cudaGetLastError(), tdm__gpu_free(ctx, dst));
+  TDM_CUDA_TRY(cudaMemcpyAsync((char *)dst + dcap * sb, (const char *)h->slots + h->cap * sb, 2u * sb,
+                               cudaMemcpyDeviceToDevice, tdm__stream(ctx)),
+               tdm__gpu_free(ctx, dst));
+  tdm__gpu_free(ctx, h->slots);
+  h->slots = dst;
+  h->slots_bytes = bytes;
+  h->log2cap = dl;
+  h->cap = dcap;
+  h->limit = (size_t)tdm_hash_limit(dl, h->max_load);
+  h->tombs = 0;
+  return TDM_OK;
+}
+
+template <typename K, typename V>
+static void launch_insert(tdm_hash *h, const void *keys, const void *vals, size_t n, uint64_t *pos, uint32_t *w,
+                          unsigned long long *cnt) {
+  typedef typename hs<K, V>::S S;
+  cudaStream_t st = tdm__stream(h->ctx);
+  unsigned g = tdm__grid(n, BLOCK);
+  S *s = (S *)h->slots;
+  const K *k = (const K *)keys;
+  const V *v = (const V *)vals;
+  int dup = (int)h->dup;
+  claim_kernel<K, V><<<g, BLOCK, 0, st>>>(s, h->log2cap, k, v, n, dup, pos, cnt);
+  switch (h->dup) {
+  case TDM_DUP_SUM: break;
+  case TDM_DUP_MIN:
+  case TDM_DUP_MAX:
+    minmax_init_kernel<K, V><<<g, BLOCK, 0, st>>>(s, v, pos, n);
+    minmax_fold_kernel<K, V><<<g, BLOCK, 0, st>>>(s, v, pos, n, dup, h->vkind);
+    break;
+  default: {
+    int first = h->dup == TDM_DUP_KEEP_FIRST;
+    elect_clear_kernel<<<g, BLOCK, 0, st>>>(w, pos, n);
+    if (first) elect_mark_kernel<<<g, BLOCK, 0, st>>>(w, pos, n);
+    elect_vote_kernel<<<g, BLOCK, 0, st>>>(w, pos, n, first);
+    elect_write_kernel<K, V><<<g, BLOCK, 0, st>>>(s, v, w, pos, n, first);
+    break;
+  }
+  }
+}
+
+extern "C" tdm_status tdm__gpu_hash_insert(tdm_hash *h, const void *keys, const void *values, size_t n,
+                                           unsigned grow_log2) {
+  tdm_ctx *ctx = h->ctx;
+  tdm__dev_array dk, dv;
+  void *pos = NULL, *w = NULL, *cnt = NULL;
+  unsigned long long hc[NCOUNT];
+  size_t chunk = n < CHUNK ? n : CHUNK, final_cap = grow_log2 ? (size_t)1 << grow_log2 : h->cap, off;
+  tdm_status st;
+
+  if ((st = tdm__gpu_enter(ctx)) != TDM_OK) return st;
+  memset(&dk, 0, sizeof dk);
+  memset(&dv, 0, sizeof dv);
+#define CLEANUP                                                                                              \
+  do {                                                                                                       \
+    tdm__gpu_release(ctx, &dk);                                                                              \
+    tdm__gpu_release(ctx, &dv);                                                                              \
+    tdm__gpu_free(ctx, pos);                                                                                 \
+    tdm__gpu_free(ctx, w);                                                                                   \
+    tdm__gpu_free(ctx, cnt);                                                                                 \
+  } while (0)
+  /* Everything that can run out of memory, before the table changes. */
+  if ((st = tdm__gpu_in(ctx, keys, n * h->ks, &dk)) != TDM_OK ||
+      (st = tdm__gpu_in(ctx, values, n * h->vs, &dv)) != TDM_OK ||
+      (st = tdm__gpu_malloc(ctx, NCOUNT * sizeof(unsigned long long), &cnt)) != TDM_OK ||
+      (h->dup != TDM_DUP_SUM && (st = tdm__gpu_malloc(ctx, chunk * sizeof(uint64_t), &pos)) != TDM_OK) ||
+      ((h->dup == TDM_DUP_KEEP_FIRST || h->dup == TDM_DUP_KEEP_LAST) &&
+       (st = tdm__gpu_malloc(ctx, (final_cap + 2u) * sizeof(uint32_t), &w)) != TDM_OK)) {
+    CLEANUP;
+    return st;
+  }
+  TDM_CUDA_TRY(cudaMemsetAsync(cnt, 0, NCOUNT * sizeof(unsigned long long), tdm__stream(ctx)), CLEANUP);
+  if (grow_log2 && (st = rehash(h, grow_log2)) != TDM_OK) {
+    CLEANUP;
+    return st;
+  }
+  for (off = 0; off < n; off += chunk) {
+    size_t m = n - off < chunk ? n - off : chunk;
+    DISPATCH(h, launch_insert, h, (const char *)dk.d + off * h->ks, (const char *)dv.d + off * h->vs, m,
+             (uint64_t *)pos, (uint32_t *)w, (unsigned long long *)cnt);
+    TDM_CUDA_TRY(cudaGetLastError(), CLEANUP);
+  }
+  TDM_CUDA_TRY(cudaMemcpyAsync(hc, cnt, sizeof hc, cudaMemcpyDeviceToHost, tdm__stream(ctx)), CLEANUP);
+  st = tdm__gpu_sync(ctx, "tdm_hash_insert");
+  CLEANUP;
+#undef CLEANUP
+  if (st != TDM_OK) return st;
+  h->size += (size_t)(hc[TDM_HASH_NEW_EMPTY] + hc[TDM_HASH_NEW_TOMB] + hc[TDM_HASH_NEW_SIDE]);
+  h->side += (size_t)hc[TDM_HASH_NEW_SIDE];
+  h->tombs -= (size_t)hc[TDM_HASH_NEW_TOMB];
+  if (hc[TDM_HASH_FOUND])
+    return tdm__fail(TDM_ERR_DEVICE, "tdm_hash_insert: %llu keys found no free slot; the table is corrupt",
+                     hc[TDM_HASH_FOUND]);
+  return TDM_OK;
+}
+
+template <typename K, typename V>
+static void launch_find(const tdm_hash *h, const void *keys, void *vo, uint8_t *fo, size_t n) {
+  find_kernel<K, V><<<tdm__grid(n, BLOCK), BLOCK, 0, tdm__stream(h->ctx)>>>(
+      (const typename hs<K, V>::S *)h->slots, h->log2cap, (const K *)keys, (V *)vo, fo, n);
+}
+
+extern "C" tdm_status tdm__gpu_hash_find(const tdm_hash *h, const void *keys, void *values_out, uint8_t *found_out,
+                                         size_t n) {
+  tdm_ctx *ctx = h->ctx;
+  tdm__dev_array dk, dv, df;
+  tdm_status st;
+  if ((st = tdm__gpu_enter(ctx)) != TDM_OK) return st;
+  memset(&dk, 0, sizeof dk);
+  memset(&dv, 0, sizeof dv);
+  memset(&df, 0, sizeof df);
+#define CLEANUP (tdm__gpu_release(ctx, &dk), tdm__gpu_release(ctx, &dv), tdm__gpu_release(ctx, &df))
+  if ((st = tdm__gpu_in(ctx, keys, n * h->ks, &dk)) != TDM_OK ||
+      (values_out && (st = tdm__gpu_out(ctx, values_out, n * h->vs, &dv)) != TDM_OK) ||
+      (found_out && (st = tdm__gpu_out(ctx, found_out, n, &df)) != TDM_OK)) {
+    CLEANUP;
+    return st;
+  }
+  DISPATCH(h, launch_find, h, dk.d, dv.d, (uint8_t *)df.d, n);
+  TDM_CUDA_TRY(cudaGetLastError(), CLEANUP);
+  if ((values_out && (st = tdm__gpu_out_finish(ctx, &dv)) != TDM_OK) ||
+      (found_out && (st = tdm__gpu_out_finish(ctx, &df)) != TDM_OK)) {
+    CLEANUP;
+    return st;
+  }
+  st = tdm__gpu_sync(ctx, "tdm_hash_find");
+  CLEANUP;
+#undef CLEANUP
+  return st;
+}
+
+template <typename K, typename V>
+static void launch_erase(tdm_hash *h, const void *keys, size_t n, unsigned long long *cnt) {
+  erase_kernel<K, V><<<tdm__grid(n, BLOCK), BLOCK, 0, tdm__stream(h->ctx)>>>(
+      (typename hs<K, V>::S *)h->slots, h->log2cap, (const K *)keys, n, cnt);
+}
+
+extern "C" tdm_status tdm__gpu_hash_erase(tdm_hash *h, const void *keys, size_t n, size_t *erased) {
+  tdm_ctx *ctx = h->ctx;
+  tdm__dev_array dk;
+  void *cnt = NULL;
+  unsigned long long hc[NCOUNT];
+  tdm_status st;
+  if ((st = tdm__gpu_enter(ctx)) != TDM_OK) return st;
+  memset(&dk, 0, sizeof dk);
+#define CLEANUP (tdm__gpu_release(ctx, &dk), tdm__gpu_free(ctx, cnt))
+  if ((st = tdm__gpu_in(ctx, keys, n * h->ks, &dk)) != TDM_OK ||
+      (st = tdm__gpu_malloc(ctx, NCOUNT * sizeof(unsigned long long), &cnt)) != TDM_OK) {
+    CLEANUP;
+    return st;
+  }
+  TDM_CUDA_TRY(cudaMemsetAsync(cnt, 0, NCOUNT * sizeof(unsigned long long), tdm__stream(ctx)), CLEANUP);
+  DISPATCH(h, launch_erase, h, dk.d, n, (unsigned long long *)cnt);
+  TDM_CUDA_TRY(cudaGetLastError(), CLEANUP);
+  TDM_CUDA_TRY(cudaMemcpyAsync(hc, cnt, sizeof hc, cudaMemcpyDeviceToHost, tdm__stream(ctx)), CLEANUP);
+  st = tdm__gpu_sync(ctx, "tdm_hash_erase");
+  CLEANUP;
+#undef CLEANUP
+  if (st != TDM_OK) return st;
+  *erased = (size_t)(hc[4 + TDM_HASH_GONE_TOMB] + hc[4 + TDM_HASH_GONE_EMPTY] + hc[4 + TDM_HASH_GONE_SIDE]);
+  h->size -= *erased;
+  h->side -= (size_t)hc[4 + TDM_HASH_GONE_SIDE];
+  h->tombs += (size_t)hc[4 + TDM_HASH_GONE_TOMB];
+  return TDM_OK;
+}
+
+template <typename K, typename V>
+static void launch_export(const tdm_hash *h, void *ko, void *vo, unsigned long long *cnt) {
+  export_kernel<K, V><<<tdm__grid(h->cap + 2u, BLOCK), BLOCK, 0, tdm__stream(h->ctx)>>>(
+      (const typename hs<K, V>::S *)h->slots, h->cap, (K *)ko, (V *)vo, cnt);
+}
+
+extern "C" tdm_status tdm__gpu_hash_export(const tdm_hash *h, void *keys_out, void *values_out) {
+  tdm_ctx *ctx = h->ctx;
+  tdm__dev_array dk, dv;
+  void *cnt = NULL;
+  tdm_status st;
+  if ((st = tdm__gpu_enter(ctx)) != TDM_OK) return st;
+  memset(&dk, 0, sizeof dk);
+  memset(&dv, 0, sizeof dv);
+#define CLEANUP (tdm__gpu_release(ctx, &dk), tdm__gpu_release(ctx, &dv), tdm__gpu_free(ctx, cnt))
+  if ((st = tdm__gpu_out(ctx, keys_out, h->size * h->ks, &dk)) != TDM_OK ||
+      (st = tdm__gpu_out(ctx, values_out, h->size * h->vs, &dv)) != TDM_OK ||
+      (st = tdm__gpu_malloc(ctx, sizeof(unsigned long long), &cnt)) != TDM_OK) {
+    CLEANUP;
+    return st;
+  }
+  TDM_CUDA_TRY(cudaMemsetAsync(cnt, 0, sizeof(unsigned long long), tdm__stream(ctx)), CLEANUP);
+  DISPATCH(h, launch_export, h, dk.d, dv.d, (unsigned long long *)cnt);
+  TDM_CUDA_TRY(cudaGetLastError(), CLEANUP);
+  if ((st = tdm__gpu_out_finish(ctx, &dk)) != TDM_OK || (st = tdm__gpu_out_finish(ctx, &dv)) != TDM_OK) {
+    CLEANUP;
+    return st;
+  }
+  st = tdm__gpu_sync(ctx, "tdm_hash_export");
+  CLEANUP;
+#undef CLEANUP
+  return st;
+}
+
+extern "C" tdm_status tdm__gpu_hash_clear(tdm_hash *h) {
+  tdm_ctx *ctx = h->ctx;
+  tdm_status st;
+  if ((st = tdm__gpu_enter(ctx)) != TDM_OK) return st;
+  TDM_CUDA_TRY(cudaMemsetAsync(h->slots, 0, tdm__hash_table_bytes(h, h->log2cap), tdm__stream(ctx)), (void)0);
+  if ((st = tdm__gpu_sync(ctx, "tdm_hash_clear")) != TDM_OK) return st;
+  h->size = 0;
+  h->side = 0;
+  h->tombs = 0;
+  return TDM_OK;
+}
+
+/* Validates a host copy with the same checker the CPU backend uses. */
+extern "C" tdm_status tdm__gpu_hash_validate(const tdm_hash *h) {
+  tdm_ctx *ctx = h->ctx;
+  size_t bytes = tdm__hash_table_bytes(h, h->log2cap);
+  void *copy;
+  tdm_status st;
+  if ((st = tdm__gpu_enter(ctx)) != TDM_OK) return st;
+  copy = tdm__aligned_alloc(bytes);
+  if (!copy)
+    return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "tdm_hash_validate: out of host memory for a %zu-byte table copy", bytes);
+  TDM_CUDA_TRY(cudaMemcpyAsync(copy, h->slots, bytes, cudaMemcpyDeviceToHost, tdm__stream(ctx)), tdm__free(copy));
+  if ((st = tdm__gpu_sync(ctx, "tdm_hash_validate")) == TDM_OK) st = tdm__hash_check_slots(h, copy);
+  tdm__free(copy);
+  return st;
+}
