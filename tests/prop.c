@@ -59,7 +59,13 @@ uint64_t prop_next(prop_rng *r) {
 }
 
 uint64_t prop_below(prop_rng *r, uint64_t bound) {
-  return bound ? (uint64_t)(((unsigned __int128)prop_next(r) * bound) >> 64) : 0;
+  uint64_t x, limit;
+  if (bound == 0) return 0;
+  /* Rejection keeps the draw unbiased. */
+  limit = UINT64_MAX - UINT64_MAX % bound;
+  do x = prop_next(r);
+  while (x >= limit);
+  return x % bound;
 }
 
 const char *prop_dist_name(prop_dist d) {
