@@ -28,6 +28,7 @@ enum {
   RS_MSD_MAX_B = 1 << 11,     /* buckets of the widest partition digit */
   RS_MAX_DEPTH = 9,           /* partition levels: each takes >= 8 of 64 bits */
   RS_INSERTION_MAX = 24,      /* buckets this small use insertion sort */
+  RS_LOCAL_DIGIT_BITS = 8,     /* widest digit of the in-cache LSD passes */
   RS_MIN_PER_TASK = 1 << 15,  /* elements per thread worth a fork */
 };
 /* Bytes of the three arrays (bucket, destination, private buffer) a bucket
@@ -68,6 +69,26 @@ static inline void rs_stream_line(void *dst, const void *src, size_t bytes) {
   size_t i;
   for (i = 0; i < bytes; i += 16)
     _mm_stream_si128((__m128i *)((char *)dst + i), _mm_load_si128((const __m128i *)((const char *)src + i)));
+#else
+  memcpy(dst, src, bytes);
+#endif
+}
+
+/* Copies bytes to a destination that is not in cache, streaming the aligned
+ * middle so no line is read for ownership first. */
+static inline void rs_stream_copy(void *dst, const void *src, size_t bytes) {
+#if defined(__SSE2__)
+  char *d = (char *)dst;
+  const char *s = (const char *)src;
+  size_t head = (16 - ((uintptr_t)d & 15)) & 15, i;
+  if (bytes < 64) {
+    memcpy(d, s, bytes);
+    return;
+  }
+  memcpy(d, s, head);
+  for (i = head; i + 16 <= bytes; i += 16)
+    _mm_stream_si128((__m128i *)(d + i), _mm_loadu_si128((const __m128i *)(s + i)));
+  memcpy(d + i, s + i, bytes - i);
 #else
   memcpy(dst, src, bytes);
 #endif
