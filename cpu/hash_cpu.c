@@ -19,7 +19,7 @@
 #include "../src/hash_internal.h"
 
 enum {
-  PF = 16,                 /* prefetch distance, in keys; a power of two */
+  PF = 32,                 /* prefetch distance, in keys; a power of two */
   HC_MAX_THREADS = 256,    /* most threads one call uses */
   HC_MIN_PER_THREAD = 1 << 14, /* keys (or slots) per thread worth a fork */
 };

@@ -47,7 +47,7 @@ static void HC_FN(insert_run)(tdm_hash *h, const HS_K *keys, const HS_V *vals, s
       } else {
         uint64_t hv = tdm_hash_mix(key);
         if (atomic && tdm_hash_owner(hv, nt) != t) continue;
-        start = tdm_hash_home(hv, l);
+        start = tdm_hash_home(hv, l, (unsigned)(64u / sizeof(HC_SLOT)));
       }
       __builtin_prefetch(&s[start], 1, 3);
       if (cnt < PF) {
@@ -105,7 +105,7 @@ static void HC_FN(rehash_range)(const HC_SLOT *src, size_t lo, size_t hi, HC_SLO
     int o;
     uint64_t pos;
     if (k == (HS_K)TDM_HASH_EMPTY || k == HC_TOMB) continue;
-    pos = HC_FN(tdm_hs_claim)(dst, dl, k, tdm_hash_home(tdm_hash_mix(k), dl), atomic, &o);
+    pos = HC_FN(tdm_hs_claim)(dst, dl, k, HC_FN(tdm_hs_home)(k, dl), atomic, &o);
     dst[pos].v = src[i].v;
   }
 }
@@ -212,13 +212,13 @@ static tdm_status HC_FN(check)(const tdm_hash *h, const HC_SLOT *s) {
       continue;
     }
     live++;
-    for (p = tdm_hash_home(tdm_hash_mix(k), l); p != i; p = tdm_hash_next(p, mask)) {
+    for (p = HC_FN(tdm_hs_home)(k, l); p != i; p = tdm_hash_next(p, mask)) {
       if (s[p].k == (HS_K)TDM_HASH_EMPTY)
         return tdm__fail(TDM_ERR_CORRUPT,
                          "%s: slot %llu: key 0x%llx is unreachable from its home slot %llu, because slot %llu "
                          "on its probe path is empty",
                          fn, (unsigned long long)i, (unsigned long long)k,
-                         (unsigned long long)tdm_hash_home(tdm_hash_mix(k), l), (unsigned long long)p);
+                         (unsigned long long)HC_FN(tdm_hs_home)(k, l), (unsigned long long)p);
       if (s[p].k == k)
         return tdm__fail(TDM_ERR_CORRUPT, "%s: slot %llu: key 0x%llx is stored twice, also in slot %llu", fn,
                          (unsigned long long)i, (unsigned long long)k, (unsigned long long)p);

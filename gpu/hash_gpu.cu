@@ -32,6 +32,7 @@ template <typename K, typename V> struct hs;
   template <> struct hs<KT, VT> {                                                                              \
     typedef tdm_hslot_##SFX S;                                                                                 \
     static __device__ __forceinline__ uint64_t start(KT k, unsigned l) { return tdm_hs_start_##SFX(k, l); }    \
+    static __device__ __forceinline__ uint64_t home(KT k, unsigned l) { return tdm_hs_home_##SFX(k, l); }      \
     static __device__ __forceinline__ uint64_t lookup(const S *s, unsigned l, KT k, uint64_t st, int at) {     \
       return tdm_hs_lookup_##SFX(s, l, k, st, at);                                                             \
     }                                                                                                          \
@@ -214,7 +215,7 @@ __global__ void rehash_kernel(const typename hs<K, V>::S *src, size_t cap, typen
     int o;
     uint64_t pos;
     if (k == (K)TDM_HASH_EMPTY || k == tomb) continue;
-    pos = hs<K, V>::claim(dst, dl, k, tdm_hash_home(tdm_hash_mix(k), dl), &o);
+    pos = hs<K, V>::claim(dst, dl, k, hs<K, V>::home(k, dl), &o);
     if (pos != TDM_HASH_NONE) dst[pos].v = src[i].v;
   }
 }

@@ -28,6 +28,23 @@ typedef struct HS_SLOT {
   HS_V v;
 } HS_SLOT;
 
+/* Slots per 64-byte line: the probe bucket of tdm_hash_home. */
+#define HS_GROUP ((unsigned)(64u / sizeof(HS_SLOT)))
+
+/* Where a key's probe starts: its home slot, or its side slot (>= cap) for
+ * the two marker values: slot cap for the empty marker's value, cap + 1 for
+ * the tombstone's. */
+TDM_HD uint64_t HS_FN(tdm_hs_start)(HS_K key, unsigned log2cap) {
+  unsigned side = HS_WCAT(tdm_hash_side, HS_KW)(key);
+  if (side) return ((uint64_t)1 << log2cap) + side - 1u;
+  return tdm_hash_home(tdm_hash_mix(key), log2cap, HS_GROUP);
+}
+
+/* Home slot of a table key (not a marker value). */
+TDM_HD uint64_t HS_FN(tdm_hs_home)(HS_K key, unsigned log2cap) {
+  return tdm_hash_home(tdm_hash_mix(key), log2cap, HS_GROUP);
+}
+
 /* Reads a key word: an atomic / volatile read when other threads write. */
 TDM_HD HS_K HS_FN(tdm_hs_key)(const HS_SLOT *s, uint64_t i, int atomic) {
 #if defined(__CUDA_ARCH__)
@@ -38,18 +55,46 @@ TDM_HD HS_K HS_FN(tdm_hs_key)(const HS_SLOT *s, uint64_t i, int atomic) {
 #endif
 }
 
+/* One probe bucket (the HS_GROUP slots of a line, from pos): bit j of *eq /
+ * *em / *tm is set when slot pos + j holds key / is empty / is a tombstone.
+ * Comparing the whole line at once leaves no branch on where in the line the
+ * key sits, which a slot-by-slot loop would mispredict about once a probe. */
+TDM_HD void HS_FN(tdm_hs_scan)(const HS_SLOT *s, uint64_t pos, HS_K key, int atomic, unsigned *eq, unsigned *em,
+                               unsigned *tm) {
+  unsigned j, e = 0, m = 0, t = 0;
+  for (j = 0; j < HS_GROUP; j++) {
+    HS_K c = HS_FN(tdm_hs_key)(s, pos + j, atomic);
+    e |= (unsigned)(c == key) << j;
+    m |= (unsigned)(c == (HS_K)TDM_HASH_EMPTY) << j;
+    t |= (unsigned)(c == (HS_K)HS_KFN(TDM_HASH_TOMB)) << j;
+  }
+  *eq = e;
+  *em = m;
+  *tm = t;
+}
+
+/* Bits of the slots before the first empty one of a bucket (all when none):
+ * a probe reads a bucket's slots in order and stops at an empty one. */
+TDM_HD unsigned HS_FN(tdm_hs_before_empty)(unsigned em) {
+  return em ? (em & (0u - em)) - 1u : (1u << HS_GROUP) - 1u;
+}
+
 /* Index of key's slot (table or side), or TDM_HASH_NONE when it is absent.
- * start is tdm_hash_start of the key. Stops at the first empty slot; gives
- * up after cap steps (a corrupt, full table). */
+ * start is tdm_hs_start of the key (a bucket's first slot, or a side slot).
+ * Reads bucket after bucket; stops at the first empty slot; gives up after
+ * the whole table (a corrupt, full table). The same result as reading slot by
+ * slot from start. */
 TDM_HD uint64_t HS_FN(tdm_hs_lookup)(const HS_SLOT *s, unsigned log2cap, HS_K key, uint64_t start,
                                      int atomic) {
-  uint64_t cap = (uint64_t)1 << log2cap, mask = cap - 1u, pos = start, steps;
+  uint64_t cap = (uint64_t)1 << log2cap, mask = cap - 1u, pos = start, g;
   if (start >= cap) return HS_FN(tdm_hs_key)(s, start, atomic) ? start : TDM_HASH_NONE;
-  for (steps = 0; steps < cap; steps++) {
-    HS_K cur = HS_FN(tdm_hs_key)(s, pos, atomic);
-    if (cur == key) return pos;
-    if (cur == (HS_K)TDM_HASH_EMPTY) return TDM_HASH_NONE;
-    pos = tdm_hash_next(pos, mask);
+  for (g = 0; g < cap / HS_GROUP; g++) {
+    unsigned eq, em, tm, hit;
+    HS_FN(tdm_hs_scan)(s, pos, key, atomic, &eq, &em, &tm);
+    hit = eq & HS_FN(tdm_hs_before_empty)(em);
+    if (hit) return pos + tdm_hash_ctz(hit);
+    if (em) return TDM_HASH_NONE;
+    pos = (pos + HS_GROUP) & mask;
   }
   return TDM_HASH_NONE;
 }
@@ -81,23 +126,28 @@ TDM_HD uint64_t HS_FN(tdm_hs_claim)(HS_SLOT *s, unsigned log2cap, HS_K key, uint
     return start;
   }
   for (;;) {
-    uint64_t pos = start, tomb = TDM_HASH_NONE, steps, target;
+    uint64_t pos = start, tomb = TDM_HASH_NONE, empty = TDM_HASH_NONE, g, target;
     HS_K expect, prev;
-    for (steps = 0; steps < cap; steps++) {
-      HS_K cur = HS_FN(tdm_hs_key)(s, pos, atomic);
-      if (cur == key) {
+    for (g = 0; g < cap / HS_GROUP; g++) {
+      unsigned eq, em, tm, before;
+      HS_FN(tdm_hs_scan)(s, pos, key, atomic, &eq, &em, &tm);
+      before = HS_FN(tdm_hs_before_empty)(em);
+      if (eq & before) {
         *outcome = TDM_HASH_FOUND;
-        return pos;
+        return pos + tdm_hash_ctz(eq & before);
       }
-      if (cur == (HS_K)TDM_HASH_EMPTY) break;
-      if (cur == (HS_K)HS_KFN(TDM_HASH_TOMB) && tomb == TDM_HASH_NONE) tomb = pos;
-      pos = tdm_hash_next(pos, mask);
+      if (tomb == TDM_HASH_NONE && (tm & before)) tomb = pos + tdm_hash_ctz(tm & before);
+      if (em) {
+        empty = pos + tdm_hash_ctz(em);
+        break;
+      }
+      pos = (pos + HS_GROUP) & mask;
     }
     if (tomb != TDM_HASH_NONE) {
       target = tomb;
       expect = (HS_K)HS_KFN(TDM_HASH_TOMB);
-    } else if (steps < cap) {
-      target = pos;
+    } else if (empty != TDM_HASH_NONE) {
+      target = empty;
       expect = (HS_K)TDM_HASH_EMPTY;
     } else {
       return TDM_HASH_NONE;
@@ -150,9 +200,6 @@ TDM_HD int HS_FN(tdm_hs_erase)(HS_SLOT *s, unsigned log2cap, HS_K key, uint64_t 
   return TDM_HASH_GONE_TOMB;
 }
 
-/* Where key's probe starts (home or side slot). */
-TDM_HD uint64_t HS_FN(tdm_hs_start)(HS_K key, unsigned log2cap) { return HS_KFN(tdm_hash_start)(key, log2cap); }
-
 /* Duplicate policy on this value width. */
 TDM_HD HS_V HS_FN(tdm_hs_combine)(HS_V old, HS_V in, int dup, int vkind) {
   return HS_VFN(tdm_hash_combine)(old, in, dup, vkind);
@@ -166,3 +213,4 @@ TDM_HD HS_V HS_FN(tdm_hs_combine)(HS_V old, HS_V in, int dup, int vkind) {
 #undef HS_FN
 #undef HS_KFN
 #undef HS_VFN
+#undef HS_GROUP

@@ -99,7 +99,7 @@ Test(hash_unit, colliding_keys) {
   int m = 0;
   cr_assert_eq(h->log2cap, 4u, "a table for 8 keys at load 0.8 has 16 slots");
   for (k = 1; m < 5; k++)
-    if (tdm_hash_start64(k, 4) == 3) keys[m++] = k; /* all five start at slot 3 */
+    if (tdm_hs_start_k64v64(k, 4) == 4) keys[m++] = k; /* all five start at slot 4 */
   for (m = 0; m < 5; m++) insert1(h, keys[m], keys[m] * 10);
   VALID(h);
   for (m = 0; m < 5; m++) cr_assert(find1(h, keys[m], &v) && v == keys[m] * 10);
@@ -484,7 +484,7 @@ Test(hash_unit, validate_names_the_broken_slot) {
   tdm_hslot_k64v64 *s = (tdm_hslot_k64v64 *)h->slots;
   uint64_t k = 12345, pos;
   insert1(h, k, 1);
-  pos = tdm_hs_lookup_k64v64(s, h->log2cap, k, tdm_hash_start64(k, h->log2cap), 0);
+  pos = tdm_hs_lookup_k64v64(s, h->log2cap, k, tdm_hs_start_k64v64(k, h->log2cap), 0);
   cr_assert_neq(pos, TDM_HASH_NONE);
   s[pos].k = TDM_HASH_EMPTY; /* lose the key: size no longer matches */
   cr_assert_eq(tdm_hash_validate(h), TDM_ERR_CORRUPT);
