@@ -20,6 +20,7 @@
 
 enum {
   PF = 32,                 /* prefetch distance, in keys; a power of two */
+  HB = 512,                /* keys per block of the insert loop */
   HC_MAX_THREADS = 256,    /* most threads one call uses */
   HC_MIN_PER_THREAD = 1 << 14, /* keys (or slots) per thread worth a fork */
 };

@@ -23,71 +23,42 @@
  * therefore meet in one thread, in batch order, and every duplicate policy
  * gives exactly the sequential result whatever the schedule. Threads only
  * share the key words of slots where a probe runs past a region's end, which
- * the CAS of claim covers (atomic = nt > 1). */
+ * the CAS of claim covers (atomic = nt > 1).
+ * The batch goes in blocks of HB keys: first the owned keys of a block are
+ * listed without a branch (a thread owns a random half of the keys, a branch
+ * on it would mispredict every other key), then the list is inserted with
+ * the usual prefetch-ahead loop. */
 static void HC_FN(insert_run)(tdm_hash *h, const HS_K *keys, const HS_V *vals, size_t n, unsigned nt, unsigned t,
                               hc_counts *c) {
   HC_SLOT *s = (HC_SLOT *)h->slots;
   unsigned l = h->log2cap;
   uint64_t cap = h->cap;
   int atomic = nt > 1, dup = (int)h->dup, vkind = h->vkind;
-  size_t ring_i[PF];
-  uint64_t ring_s[PF];
-  unsigned head = 0, cnt = 0;
-  size_t i;
+  size_t idx[HB], b;
+  uint64_t st[HB];
 
-  for (i = 0;; i++) {
-    /* Take the next owned key into the ring, or drain the ring at the end. */
-    if (i < n) {
+  for (b = 0; b < n; b += HB) {
+    size_t e = n - b < HB ? n : b + HB, i, j, m = 0;
+    for (i = b; i < e; i++) {
       HS_K key = keys[i];
       unsigned side = HC_WCAT(tdm_hash_side, HS_KW)(key);
-      uint64_t start;
-      if (side) {
-        if (t != 0) continue;
-        start = cap + side - 1u;
-      } else {
-        uint64_t hv = tdm_hash_mix(key);
-        if (atomic && tdm_hash_owner(hv, nt) != t) continue;
-        start = tdm_hash_home(hv, l, (unsigned)(64u / sizeof(HC_SLOT)));
-      }
-      __builtin_prefetch(&s[start], 1, 3);
-      if (cnt < PF) {
-        ring_i[(head + cnt) % PF] = i;
-        ring_s[(head + cnt) % PF] = start;
-        cnt++;
-        continue;
-      }
-      /* Ring full: process the oldest, put the new one in its place. */
-      {
-        size_t j = ring_i[head];
-        uint64_t st = ring_s[head];
-        int o;
-        uint64_t pos;
-        ring_i[head] = i;
-        ring_s[head] = start;
-        head = (head + 1) % PF;
-        pos = HC_FN(tdm_hs_claim)(s, l, keys[j], st, atomic, &o);
-        if (o == TDM_HASH_FOUND) {
-          if (dup != TDM_DUP_KEEP_FIRST) s[pos].v = HC_FN(tdm_hs_combine)(s[pos].v, vals[j], dup, vkind);
-        } else {
-          s[pos].v = vals[j];
-          c->n[o]++;
-        }
-      }
-      continue;
+      uint64_t hv = tdm_hash_mix(key);
+      int own = side ? t == 0 : (!atomic || tdm_hash_owner(hv, nt) == t);
+      idx[m] = i;
+      st[m] = side ? cap + side - 1u : tdm_hash_home(hv, l, (unsigned)(64u / sizeof(HC_SLOT)));
+      m += (size_t)own;
     }
-    if (!cnt) break;
-    {
-      size_t j = ring_i[head];
-      uint64_t st = ring_s[head];
-      int o;
+    for (j = 0; j < m && j < PF; j++) __builtin_prefetch(&s[st[j]], 1, 3);
+    for (j = 0; j < m; j++) {
+      size_t k = idx[j];
       uint64_t pos;
-      head = (head + 1) % PF;
-      cnt--;
-      pos = HC_FN(tdm_hs_claim)(s, l, keys[j], st, atomic, &o);
+      int o;
+      if (j + PF < m) __builtin_prefetch(&s[st[j + PF]], 1, 3);
+      pos = HC_FN(tdm_hs_claim)(s, l, keys[k], st[j], atomic, &o);
       if (o == TDM_HASH_FOUND) {
-        if (dup != TDM_DUP_KEEP_FIRST) s[pos].v = HC_FN(tdm_hs_combine)(s[pos].v, vals[j], dup, vkind);
+        if (dup != TDM_DUP_KEEP_FIRST) s[pos].v = HC_FN(tdm_hs_combine)(s[pos].v, vals[k], dup, vkind);
       } else {
-        s[pos].v = vals[j];
+        s[pos].v = vals[k];
         c->n[o]++;
       }
     }
