@@ -39,7 +39,7 @@
 /* Offset of the values in a private buffer: after the keys, 64-byte aligned. */
 #define RS_PRIV_VOFF(w) (((w)->local_max * sizeof(RS_K) + 63) & ~(size_t)63)
 /* Elements per write-combining line: one cache line of the wider array. */
-#define RS_E ((size_t)(64 / (RS_HAS_V && sizeof(RS_V) > sizeof(RS_K) ? sizeof(RS_V) : sizeof(RS_K))))
+#define RS_E rs_line_elems(sizeof(RS_K), RS_HAS_V ? sizeof(RS_V) : 0)
 
 /* Copies n elements from src to dst (which may be the same array), applying
  * the inverse key transform. */
