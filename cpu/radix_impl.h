@@ -36,8 +36,10 @@
 #define RS_CAT(a, b) RS_CAT2(a, b)
 #define RS_FN(name) RS_CAT(name, RS_SFX)
 #define RS_KBITS ((int)(sizeof(RS_K) * 8))
+/* Offset of the values in a private buffer: after the keys, 64-byte aligned. */
+#define RS_PRIV_VOFF(w) (((w)->local_max * sizeof(RS_K) + 63) & ~(size_t)63)
 /* Elements per write-combining line: one cache line of the wider array. */
-#define RS_E ((size_t)(64 / (RS_HAS_V && sizeof(RS_V) > sizeof(RS_K) ? sizeof(RS_V) : sizeof(RS_K))))
+#define RS_E rs_line_elems(sizeof(RS_K), RS_HAS_V ? sizeof(RS_V) : 0)
 
 /* Copies n elements from src to dst (which may be the same array), applying
  * the inverse key transform. */
@@ -262,7 +264,7 @@ static void RS_FN(sort_rec)(rs_work *w, RS_K *src, RS_V *srcv, RS_K *alt, RS_V *
 
     if (n <= w->local_max || bit_hi <= bit_lo) {
       RS_K *T = (RS_K *)w->priv;
-      RS_V *Tv = (RS_V *)(w->priv + w->local_max * sizeof(RS_K));
+      RS_V *Tv = (RS_V *)(w->priv + RS_PRIV_VOFF(w));
       if (final_in_alt) RS_FN(local_sort)(src, srcv, alt, altv, NULL, NULL, T, Tv, n, bit_hi, bit_lo, o);
       else RS_FN(local_sort)(src, srcv, src, srcv, alt, altv, T, Tv, n, bit_hi, bit_lo, o);
       return;
@@ -308,7 +310,7 @@ static void RS_FN(sort_rec)(rs_work *w, RS_K *src, RS_V *srcv, RS_K *alt, RS_V *
       size_t s = bstart[bb], m = bstart[bb + 1] - s;
       char *priv = w->priv + (size_t)rs_thread_num() * w->priv_stride;
       RS_K *T = (RS_K *)priv;
-      RS_V *Tv = (RS_V *)(priv + w->local_max * sizeof(RS_K));
+      RS_V *Tv = (RS_V *)(priv + RS_PRIV_VOFF(w));
       RS_K *a = alt + s, *x = src + s;
       RS_V *av = RS_HAS_V ? altv + s : NULL, *xv = RS_HAS_V ? srcv + s : NULL;
       if (m == 0 || m > w->local_max) continue;
@@ -388,3 +390,4 @@ static void RS_FN(sort_bits)(rs_work *w, RS_K *keys, RS_V *values, RS_K *tmp, RS
 #undef RS_FN
 #undef RS_KBITS
 #undef RS_E
+#undef RS_PRIV_VOFF
