@@ -26,8 +26,9 @@ enum {
 };
 #define HC_HUGE ((size_t)2 << 20) /* huge page size, and the threshold for mapping */
 
-/* Outcome counters of one thread, padded to a cache line: [0..3] claim
- * outcomes (TDM_HASH_FOUND, NEW_*), [4..7] erase outcomes (4 + TDM_HASH_ABSENT ...). */
+/* Outcome counters of one thread, one cache line: [1..3] claim outcomes
+ * (TDM_HASH_NEW_*), [0] claims that found no free slot (a corrupt table),
+ * [4..7] erase outcomes (4 + TDM_HASH_ABSENT ...). */
 typedef struct hc_counts {
   size_t n[8];
 } hc_counts;
@@ -89,17 +90,18 @@ static size_t chunk(size_t n, unsigned nt, unsigned t) {
 static void *table_alloc(size_t bytes, int *mapped, size_t *alloc_bytes) {
   void *p;
   if (bytes >= HC_HUGE) {
-    size_t len = (bytes + HC_HUGE - 1) & ~(HC_HUGE - 1), extra = len + HC_HUGE;
-    uintptr_t raw, at;
+    size_t len = (bytes + HC_HUGE - 1) & ~(HC_HUGE - 1), extra = len + HC_HUGE, head, tail;
+    char *raw;
     if (tdm__alloc_should_fail()) return NULL;
     p = mmap(NULL, extra, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return NULL;
     /* Trim to a 2 MiB aligned window so huge pages can back all of it. */
-    raw = (uintptr_t)p;
-    at = (raw + HC_HUGE - 1) & ~(uintptr_t)(HC_HUGE - 1);
-    if (at > raw) munmap(p, at - raw);
-    if (raw + extra > at + len) munmap((void *)(at + len), raw + extra - (at + len));
-    p = (void *)at;
+    raw = (char *)p;
+    head = (HC_HUGE - ((uintptr_t)raw & (HC_HUGE - 1))) & (HC_HUGE - 1);
+    tail = extra - head - len;
+    if (head) munmap(raw, head);
+    if (tail) munmap(raw + head + len, tail);
+    p = raw + head;
     (void)madvise(p, len, MADV_HUGEPAGE); /* a hint: without THP the table still works */
     *mapped = 1;
     *alloc_bytes = len;
@@ -176,7 +178,7 @@ static tdm_status rehash(tdm_hash *h, unsigned dl) {
 tdm_status tdm__cpu_hash_insert(tdm_hash *h, const void *keys, const void *values, size_t n, unsigned grow_log2) {
   hc_counts c[HC_MAX_THREADS];
   unsigned nt, t;
-  size_t added = 0, side = 0, reused = 0;
+  size_t added = 0, side = 0, reused = 0, lost = 0;
   tdm_status st;
   if (grow_log2 && (st = rehash(h, grow_log2)) != TDM_OK) return st;
   nt = threads_for(h, n);
@@ -191,6 +193,7 @@ tdm_status tdm__cpu_hash_insert(tdm_hash *h, const void *keys, const void *value
     }
   }
   for (t = 0; t < nt; t++) {
+    lost += c[t].n[TDM_HASH_FOUND];
     added += c[t].n[TDM_HASH_NEW_EMPTY] + c[t].n[TDM_HASH_NEW_TOMB] + c[t].n[TDM_HASH_NEW_SIDE];
     side += c[t].n[TDM_HASH_NEW_SIDE];
     reused += c[t].n[TDM_HASH_NEW_TOMB];
@@ -198,6 +201,9 @@ tdm_status tdm__cpu_hash_insert(tdm_hash *h, const void *keys, const void *value
   h->size += added;
   h->side += side;
   h->tombs -= reused;
+  if (lost)
+    return tdm__fail(TDM_ERR_CORRUPT, "tdm_hash_insert: %zu keys found no free slot; the table is corrupt "
+                     "(tdm_hash_validate names the broken invariant)", lost);
   return TDM_OK;
 }
 

@@ -55,7 +55,9 @@ static void HC_FN(insert_run)(tdm_hash *h, const HS_K *keys, const HS_V *vals, s
       int o;
       if (j + PF < m) __builtin_prefetch(&s[st[j + PF]], 1, 3);
       pos = HC_FN(tdm_hs_claim)(s, l, keys[k], st[j], atomic, &o);
-      if (o == TDM_HASH_FOUND) {
+      if (pos == TDM_HASH_NONE) {
+        c->n[TDM_HASH_FOUND]++; /* no free slot: only in a corrupt table */
+      } else if (o == TDM_HASH_FOUND) {
         if (dup != TDM_DUP_KEEP_FIRST) s[pos].v = HC_FN(tdm_hs_combine)(s[pos].v, vals[k], dup, vkind);
       } else {
         s[pos].v = vals[k];
@@ -77,7 +79,7 @@ static void HC_FN(rehash_range)(const HC_SLOT *src, size_t lo, size_t hi, HC_SLO
     uint64_t pos;
     if (k == (HS_K)TDM_HASH_EMPTY || k == HC_TOMB) continue;
     pos = HC_FN(tdm_hs_claim)(dst, dl, k, HC_FN(tdm_hs_home)(k, dl), atomic, &o);
-    dst[pos].v = src[i].v;
+    if (pos != TDM_HASH_NONE) dst[pos].v = src[i].v; /* always: the new table has room */
   }
 }
 

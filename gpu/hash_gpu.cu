@@ -404,7 +404,9 @@ extern "C" tdm_status tdm__gpu_hash_insert(tdm_hash *h, const void *keys, const 
   h->side += (size_t)hc[TDM_HASH_NEW_SIDE];
   h->tombs -= (size_t)hc[TDM_HASH_NEW_TOMB];
   if (hc[TDM_HASH_FOUND])
-    return tdm__fail(TDM_ERR_DEVICE, "tdm_hash_insert: %llu keys found no free slot; the table is corrupt",
+    return tdm__fail(TDM_ERR_CORRUPT,
+                     "tdm_hash_insert: %llu keys found no free slot; the table is corrupt (tdm_hash_validate names "
+                     "the broken invariant)",
                      hc[TDM_HASH_FOUND]);
   return TDM_OK;
 }

@@ -113,6 +113,7 @@ TDM_HD uint64_t HS_FN(tdm_hs_lookup)(const HS_SLOT *s, unsigned log2cap, HS_K ke
 TDM_HD uint64_t HS_FN(tdm_hs_claim)(HS_SLOT *s, unsigned log2cap, HS_K key, uint64_t start, int atomic,
                                     int *outcome) {
   uint64_t cap = (uint64_t)1 << log2cap, mask = cap - 1u;
+  *outcome = TDM_HASH_FOUND;
   if (start >= cap) {
     /* Side slot: its key word is the present flag. */
     if (HS_FN(tdm_hs_key)(s, start, atomic)) {
