@@ -1,4 +1,4 @@
-/*
+/** @file
  * tandem/common.h: status codes, backends, types and the execution context.
  *
  * Every tandem operation returns a tdm_status. Rules that hold for every call:
