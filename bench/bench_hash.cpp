@@ -234,11 +234,14 @@ void bench_cpu(const bench_opts &o, size_t n) {
 }
 
 #ifdef TANDEM_BENCH_HAVE_CUDA
-/* Device-resident u64 -> u64 at load 0.8: n keys in a table created with
- * capacity n and max_load 0.8 (n = 0.8 * 2^27 by default fills 2^27 slots to
- * exactly 0.8). */
+/* Device-resident u64 -> u64 at load 0.8. Tables have a power-of-two slot
+ * count, so --n N (default 2^27) means a table of 2^floor(log2 N) slots
+ * filled to load 0.8: 0.8 * 2^27 = 107374182 keys for N = 2^27. */
 void bench_cuda_hash(const bench_opts &o) {
-  size_t n = bench_n(o, (size_t)((double)(1ull << 27) * 0.8));
+  size_t want = bench_n(o, (size_t)1 << 27), slots = 16;
+  while (slots * 2 <= want) slots *= 2;
+  size_t n = (size_t)((double)slots * 0.8);
+  printf("hash cuda: %zu keys in a table of %zu slots (load 0.8), device-resident arrays\n", n, slots);
   inputs in = make_inputs(n, o.seed);
   size_t bytes = n * 8;
   void *dk = bench_dev_alloc(bytes), *dv = bench_dev_alloc(bytes), *dh = bench_dev_alloc(bytes);
