@@ -21,6 +21,10 @@
 enum {
   PF = 32,                 /* prefetch distance, in keys; a power of two */
   HB = 512,                /* keys per block of the insert loop */
+  PART_REGION_LOG2 = 14,   /* partitioned insert: table region per partition, in slots (at least) */
+  PART_MAX_LOG2 = 10,      /* ... at most 2^10 partitions */
+  PART_MIN = 1 << 15,      /* ... for batches of at least this many keys */
+  PART_DENSITY = 8,        /* ... and at least one key per this many slots */
   HC_MAX_THREADS = 256,    /* most threads one call uses */
   HC_MIN_PER_THREAD = 1 << 14, /* keys (or slots) per thread worth a fork */
 };
@@ -175,21 +179,109 @@ static tdm_status rehash(tdm_hash *h, unsigned dl) {
 
 /* ---- operations ------------------------------------------------------------ */
 
-tdm_status tdm__cpu_hash_insert(tdm_hash *h, const void *keys, const void *values, size_t n, unsigned grow_log2) {
-  hc_counts c[HC_MAX_THREADS];
-  unsigned nt, t;
-  size_t added = 0, side = 0, reused = 0, lost = 0;
-  tdm_status st;
-  if (grow_log2 && (st = rehash(h, grow_log2)) != TDM_OK) return st;
-  nt = threads_for(h, n);
-  memset(c, 0, nt * sizeof c[0]);
+/* Dense-batch insert through partitions (hash_cpu_impl.h): count, scatter,
+ * then insert region by region. base is scratch laid out by part_layout. */
+typedef struct part_layout {
+  size_t rec, cnt, b, total;
+} part_layout;
+
+static part_layout part_plan(const tdm_hash *h, size_t n, size_t np, unsigned nt) {
+  part_layout pl;
+  size_t off = 0;
+  pl.rec = tdm__carve(&off, n * h->slot_bytes); /* (key, value) records in the slot layout */
+  pl.cnt = tdm__carve(&off, (size_t)nt * (np + 1) * sizeof(size_t));
+  pl.b = tdm__carve(&off, (np + 2) * sizeof(size_t));
+  pl.total = off;
+  return pl;
+}
+
+static void part_run(tdm_hash *h, const void *keys, const void *values, size_t n, unsigned nt, unsigned pbits,
+                     const part_layout *pl, char *base, hc_counts *c) {
+  size_t np = (size_t)1 << pbits, p, run = 0;
+  size_t *cnt = (size_t *)(base + pl->cnt), *b = (size_t *)(base + pl->b);
+  void *rec = base + pl->rec;
+  unsigned t;
+  memset(cnt, 0, (size_t)nt * (np + 1) * sizeof(size_t));
 #pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
   for (t = 0; t < nt; t++) {
+    size_t lo = chunk(n, nt, t), hi = chunk(n, nt, t + 1), *ct = cnt + (size_t)t * (np + 1);
     switch (inst(h)) {
-    case 0: insert_run_k32v32(h, (const uint32_t *)keys, (const uint32_t *)values, n, nt, t, &c[t]); break;
-    case 1: insert_run_k32v64(h, (const uint32_t *)keys, (const uint64_t *)values, n, nt, t, &c[t]); break;
-    case 2: insert_run_k64v32(h, (const uint64_t *)keys, (const uint32_t *)values, n, nt, t, &c[t]); break;
-    default: insert_run_k64v64(h, (const uint64_t *)keys, (const uint64_t *)values, n, nt, t, &c[t]); break;
+    case 0: part_count_k32v32((const uint32_t *)keys, lo, hi, pbits, np, ct); break;
+    case 1: part_count_k32v64((const uint32_t *)keys, lo, hi, pbits, np, ct); break;
+    case 2: part_count_k64v32((const uint64_t *)keys, lo, hi, pbits, np, ct); break;
+    default: part_count_k64v64((const uint64_t *)keys, lo, hi, pbits, np, ct); break;
+    }
+  }
+  /* Partition-major, chunk-minor offsets: each partition keeps batch order. */
+  for (p = 0; p <= np; p++) {
+    b[p] = run;
+    for (t = 0; t < nt; t++) {
+      size_t k = cnt[(size_t)t * (np + 1) + p];
+      cnt[(size_t)t * (np + 1) + p] = run;
+      run += k;
+    }
+  }
+  b[np + 1] = run;
+#pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
+  for (t = 0; t < nt; t++) {
+    size_t lo = chunk(n, nt, t), hi = chunk(n, nt, t + 1), *at = cnt + (size_t)t * (np + 1);
+    switch (inst(h)) {
+    case 0: part_scatter_k32v32((const uint32_t *)keys, (const uint32_t *)values, lo, hi, pbits, np, at, (tdm_hslot_k32v32 *)rec); break;
+    case 1: part_scatter_k32v64((const uint32_t *)keys, (const uint64_t *)values, lo, hi, pbits, np, at, (tdm_hslot_k32v64 *)rec); break;
+    case 2: part_scatter_k64v32((const uint64_t *)keys, (const uint32_t *)values, lo, hi, pbits, np, at, (tdm_hslot_k64v32 *)rec); break;
+    default: part_scatter_k64v64((const uint64_t *)keys, (const uint64_t *)values, lo, hi, pbits, np, at, (tdm_hslot_k64v64 *)rec); break;
+    }
+  }
+  /* Each thread takes a contiguous run of regions; keys probing past its
+   * last region meet the next thread's claims, hence atomic with nt > 1. */
+#pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
+  for (t = 0; t < nt; t++) {
+    size_t plo = np * t / nt, phi = np * (t + 1) / nt;
+    int side = t == 0, atomic = nt > 1;
+    switch (inst(h)) {
+    case 0: part_insert_k32v32(h, (const tdm_hslot_k32v32 *)rec, b, plo, phi, np, side, atomic, &c[t]); break;
+    case 1: part_insert_k32v64(h, (const tdm_hslot_k32v64 *)rec, b, plo, phi, np, side, atomic, &c[t]); break;
+    case 2: part_insert_k64v32(h, (const tdm_hslot_k64v32 *)rec, b, plo, phi, np, side, atomic, &c[t]); break;
+    default: part_insert_k64v64(h, (const tdm_hslot_k64v64 *)rec, b, plo, phi, np, side, atomic, &c[t]); break;
+    }
+  }
+}
+
+tdm_status tdm__cpu_hash_insert(tdm_hash *h, const void *keys, const void *values, size_t n, unsigned grow_log2) {
+  hc_counts c[HC_MAX_THREADS];
+  unsigned nt = threads_for(h, n), t, fl = grow_log2 ? grow_log2 : h->log2cap, pbits = 0;
+  size_t added = 0, side = 0, reused = 0, lost = 0;
+  tdm__scratch sc;
+  part_layout pl;
+  tdm_status st;
+
+  /* A dense batch goes through partitions when scratch for them is to be
+   * had (taken before the table changes); otherwise, or for a sparse batch,
+   * straight in. */
+  memset(&sc, 0, sizeof sc);
+  if (n >= PART_MIN && n >= ((size_t)1 << fl) / PART_DENSITY) {
+    pbits = fl > PART_REGION_LOG2 ? fl - PART_REGION_LOG2 : 0;
+    if (pbits > PART_MAX_LOG2) pbits = PART_MAX_LOG2;
+    pl = part_plan(h, n, (size_t)1 << pbits, nt);
+    if (tdm__host_scratch(h->ctx, pl.total, &sc) != TDM_OK) memset(&sc, 0, sizeof sc);
+  }
+  if (grow_log2 && (st = rehash(h, grow_log2)) != TDM_OK) {
+    tdm__host_scratch_release(h->ctx, &sc);
+    return st;
+  }
+  memset(c, 0, nt * sizeof c[0]);
+  if (sc.ptr) {
+    part_run(h, keys, values, n, nt, pbits, &pl, (char *)sc.ptr, c);
+    tdm__host_scratch_release(h->ctx, &sc);
+  } else {
+#pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
+    for (t = 0; t < nt; t++) {
+      switch (inst(h)) {
+      case 0: insert_run_k32v32(h, (const uint32_t *)keys, (const uint32_t *)values, n, nt, t, &c[t]); break;
+      case 1: insert_run_k32v64(h, (const uint32_t *)keys, (const uint64_t *)values, n, nt, t, &c[t]); break;
+      case 2: insert_run_k64v32(h, (const uint64_t *)keys, (const uint32_t *)values, n, nt, t, &c[t]); break;
+      default: insert_run_k64v64(h, (const uint64_t *)keys, (const uint64_t *)values, n, nt, t, &c[t]); break;
+      }
     }
   }
   for (t = 0; t < nt; t++) {

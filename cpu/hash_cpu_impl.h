@@ -17,6 +17,21 @@
 #define HC_WCAT(a, b) HC_WCAT2(a, b)
 #define HC_TOMB ((HS_K)HC_WCAT(TDM_HASH_TOMB, HS_KW))
 
+/* Inserts one key at its start slot under the table's policy. */
+static inline void HC_FN(put)(HC_SLOT *s, unsigned l, HS_K key, HS_V val, uint64_t start, int atomic, int dup,
+                              int vkind, hc_counts *c) {
+  int o;
+  uint64_t pos = HC_FN(tdm_hs_claim)(s, l, key, start, atomic, &o);
+  if (pos == TDM_HASH_NONE) {
+    c->n[TDM_HASH_FOUND]++; /* no free slot: only in a corrupt table */
+  } else if (o == TDM_HASH_FOUND) {
+    if (dup != TDM_DUP_KEEP_FIRST) s[pos].v = HC_FN(tdm_hs_combine)(s[pos].v, val, dup, vkind);
+  } else {
+    s[pos].v = val;
+    c->n[o]++;
+  }
+}
+
 /* Inserts the keys of the batch owned by thread t of nt, in batch order.
  * Ownership: a key belongs to the thread whose table region holds its home
  * slot (marker keys, in the side slots, to thread 0). All copies of one key
@@ -51,20 +66,64 @@ static void HC_FN(insert_run)(tdm_hash *h, const HS_K *keys, const HS_V *vals, s
     for (j = 0; j < m && j < PF; j++) __builtin_prefetch(&s[st[j]], 1, 3);
     for (j = 0; j < m; j++) {
       size_t k = idx[j];
-      uint64_t pos;
-      int o;
       if (j + PF < m) __builtin_prefetch(&s[st[j + PF]], 1, 3);
-      pos = HC_FN(tdm_hs_claim)(s, l, keys[k], st[j], atomic, &o);
-      if (pos == TDM_HASH_NONE) {
-        c->n[TDM_HASH_FOUND]++; /* no free slot: only in a corrupt table */
-      } else if (o == TDM_HASH_FOUND) {
-        if (dup != TDM_DUP_KEEP_FIRST) s[pos].v = HC_FN(tdm_hs_combine)(s[pos].v, vals[k], dup, vkind);
-      } else {
-        s[pos].v = vals[k];
-        c->n[o]++;
-      }
+      HC_FN(put)(s, l, keys[k], vals[k], st[j], atomic, dup, vkind, c);
     }
   }
+}
+
+/* ---- partitioned insert (dense batches) ------------------------------------
+ * A batch about as large as the table would cost one random memory access
+ * per key. Instead the batch is first split, stably, into partitions by the
+ * table region of each key's home slot (the top bits of its hash; marker keys
+ * get partition np), then each region is streamed into cache and its keys
+ * inserted there: sequential memory traffic instead of random misses. All
+ * copies of a key land in one partition in batch order, so the duplicate
+ * policies see them exactly as a sequential insert would. */
+
+/* Partition of a key: region of its home slot, or np for a marker key. */
+static inline size_t HC_FN(part_of)(HS_K key, unsigned pbits, size_t np) {
+  if (HC_WCAT(tdm_hash_side, HS_KW)(key)) return np;
+  return pbits ? (size_t)(tdm_hash_mix(key) >> (64u - pbits)) : 0u;
+}
+
+/* Counts the keys [lo, hi) per partition into cnt[0..np]. */
+static void HC_FN(part_count)(const HS_K *keys, size_t lo, size_t hi, unsigned pbits, size_t np, size_t *cnt) {
+  size_t i;
+  for (i = lo; i < hi; i++) cnt[HC_FN(part_of)(keys[i], pbits, np)]++;
+}
+
+/* Copies keys / values [lo, hi) to their partitions; at[p] is where this
+ * chunk's next entry of partition p goes (advanced). */
+static void HC_FN(part_scatter)(const HS_K *keys, const HS_V *vals, size_t lo, size_t hi, unsigned pbits, size_t np,
+                                size_t *at, HC_SLOT *rec) {
+  size_t i;
+  for (i = lo; i < hi; i++) {
+    size_t d = at[HC_FN(part_of)(keys[i], pbits, np)]++;
+    rec[d].k = keys[i];
+    rec[d].v = vals[i];
+  }
+}
+
+/* Inserts partitions [plo, phi) (partition p is rec[b[p], b[p+1])), and
+ * partition np (the marker keys) too when side is set. */
+static void HC_FN(part_insert)(tdm_hash *h, const HC_SLOT *rec, const size_t *b, size_t plo, size_t phi, size_t np,
+                               int side, int atomic, hc_counts *c) {
+  HC_SLOT *s = (HC_SLOT *)h->slots;
+  unsigned l = h->log2cap;
+  int dup = (int)h->dup, vkind = h->vkind;
+  size_t region = h->cap / np, p, j;
+  for (p = plo; p < phi; p++) {
+    const char *r = (const char *)(s + p * region), *end = (const char *)(s + (p + 1) * region);
+    /* Stream the region in (the hardware prefetcher follows a sequential
+     * sweep), so the random probes below hit the cache. */
+    for (; r < end; r += 64) __builtin_prefetch(r, 1, 2);
+    for (j = b[p]; j < b[p + 1]; j++)
+      HC_FN(put)(s, l, rec[j].k, rec[j].v, HC_FN(tdm_hs_start)(rec[j].k, l), atomic, dup, vkind, c);
+  }
+  if (side)
+    for (j = b[np]; j < b[np + 1]; j++)
+      HC_FN(put)(s, l, rec[j].k, rec[j].v, HC_FN(tdm_hs_start)(rec[j].k, l), atomic, dup, vkind, c);
 }
 
 /* Moves every live table key of old slots [lo, hi) into the table dst of
