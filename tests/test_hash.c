@@ -387,6 +387,43 @@ Test(hash_unit, out_of_memory_during_growth_leaves_table_intact) {
   tdm_ctx_destroy(c);
 }
 
+/* A dense batch takes scratch for its partitions, then the grown table:
+ * whichever allocation fails, the insert either completes (without scratch it
+ * takes the plain path) or fails with the table as it was. */
+Test(hash_unit, out_of_memory_anywhere_in_a_dense_insert) {
+  size_t n = 100000, i, nb, na;
+  uint64_t *k = (uint64_t *)malloc(n * 8), *v = (uint64_t *)malloc(n * 8), *before, *after;
+  long fail;
+  int saw_oom = 0;
+  for (i = 0; i < n; i++) k[i] = i * 0x9e3779b97f4a7c15ull + 7, v[i] = i;
+  for (fail = 1; fail <= 4; fail++) {
+    tdm_ctx *c = prop_ctx(TDM_BACKEND_CPU, 2);
+    tdm_hash *h = make(c, TDM_U64, TDM_U64, 0, TDM_DUP_KEEP_FIRST, 0);
+    tdm_status s;
+    OK(tdm_hash_insert(h, k, v, 10));
+    before = snapshot(h, &nb);
+    tdm_test_alloc_fail_at(fail);
+    s = tdm_hash_insert(h, k, v, n);
+    tdm_test_alloc_fail_at(0);
+    if (s == TDM_ERR_OUT_OF_MEMORY) {
+      saw_oom = 1;
+      after = snapshot(h, &na);
+      assert_same(before, nb, after, na, "after out of memory");
+      free(after);
+    } else {
+      cr_assert_eq(s, TDM_OK, "allocation %ld failing: %s", fail, tdm_status_name(s));
+      cr_assert_eq(tdm_hash_size(h), n);
+    }
+    VALID(h);
+    free(before);
+    tdm_hash_destroy(h);
+    tdm_ctx_destroy(c);
+  }
+  cr_assert(saw_oom, "some failing allocation must surface as TDM_ERR_OUT_OF_MEMORY");
+  free(k);
+  free(v);
+}
+
 Test(hash_unit, out_of_memory_at_create) {
   tdm_ctx *c = cpu1();
   tdm_hash_opts o = {TDM_U64, TDM_U64, 1000, 0, 0, TDM_DUP_KEEP_FIRST};
@@ -763,40 +800,59 @@ Test(hash_model, u64_i32) { run_model(TDM_U64, TDM_I32, 10, 400); }
 
 /* ---- multi-threaded paths ------------------------------------------------------ */
 
-/* Big batches with many duplicates: 2 threads give exactly what 1 thread
- * gives, for every policy, through growth, erase and tombstone reuse. */
-Test(hash_parallel, threads_agree_with_one_thread) {
+/* Inserts k / v [0, n) in calls of at most `batch` keys, erases the first
+ * third, re-inserts the second half: one fixed call sequence. */
+static void run_sequence(tdm_hash *h, const uint64_t *k, const uint64_t *v, size_t n, size_t batch, size_t *erased) {
+  size_t i, e;
+  for (i = 0; i < n; i += batch) OK(tdm_hash_insert(h, k + i, v + i, n - i < batch ? n - i : batch));
+  *erased = 0;
+  for (i = 0; i < n / 3; i += batch) {
+    OK(tdm_hash_erase(h, k + i, n / 3 - i < batch ? n / 3 - i : batch, &e));
+    *erased += e;
+  }
+  for (i = 0; i < n / 2; i += batch) OK(tdm_hash_insert(h, k + n / 2 + i, v + i, n / 2 - i < batch ? n / 2 - i : batch));
+}
+
+/* Big batches with many duplicates (and both marker values among the keys):
+ * 1 and 2 threads, which take the partitioned insert path, give exactly what
+ * small batches give (the plain path, one thread), for every policy, through
+ * growth, erase and tombstone reuse. */
+Test(hash_parallel, big_batches_agree_with_small_batches) {
   static const tdm_dup dups[5] = {TDM_DUP_KEEP_FIRST, TDM_DUP_KEEP_LAST, TDM_DUP_SUM, TDM_DUP_MIN, TDM_DUP_MAX};
-  size_t n = 300000, i, na, nb;
+  size_t n = 300000, i, na, nb, nc;
   uint64_t *k = (uint64_t *)malloc(n * 8), *v = (uint64_t *)malloc(n * 8);
   prop_rng r;
   int d;
   prop_rng_init(&r, 0x7a11);
   for (i = 0; i < n; i++) {
-    k[i] = prop_below(&r, 60000) * 0x9e3779b97f4a7c15ull; /* ~5 copies of each key; includes 0 */
+    /* ~5 copies of each key; 0 and 1 * 0x9e37... (the tombstone value) included */
+    k[i] = prop_below(&r, 60000) * 0x9e3779b97f4a7c15ull;
     v[i] = prop_next(&r) >> (prop_below(&r, 64));
   }
   for (d = 0; d < 5; d++) {
     tdm_ctx *c1 = prop_ctx(TDM_BACKEND_CPU, 1), *c2 = prop_ctx(TDM_BACKEND_CPU, 2);
     tdm_hash *h1 = make(c1, TDM_U64, TDM_U64, 0, dups[d], 0), *h2 = make(c2, TDM_U64, TDM_U64, 0, dups[d], 0);
-    uint64_t *a, *b;
-    size_t e1, e2;
-    OK(tdm_hash_insert(h1, k, v, n));
-    OK(tdm_hash_insert(h2, k, v, n));
-    OK(tdm_hash_erase(h1, k, n / 3, &e1));
-    OK(tdm_hash_erase(h2, k, n / 3, &e2));
-    cr_assert_eq(e1, e2);
-    OK(tdm_hash_insert(h1, k + n / 2, v, n / 2));
-    OK(tdm_hash_insert(h2, k + n / 2, v, n / 2));
+    tdm_hash *h3 = make(c1, TDM_U64, TDM_U64, 0, dups[d], 0);
+    uint64_t *a, *b, *ref;
+    size_t e1, e2, e3;
+    run_sequence(h1, k, v, n, n, &e1);
+    run_sequence(h2, k, v, n, n, &e2);
+    run_sequence(h3, k, v, n, 1000, &e3);
+    cr_assert(e1 == e3 && e2 == e3, "erase counts %zu %zu %zu", e1, e2, e3);
     VALID(h1);
     VALID(h2);
+    VALID(h3);
     a = snapshot(h1, &na);
     b = snapshot(h2, &nb);
-    assert_same(a, na, b, nb, "2 threads vs 1 thread");
+    ref = snapshot(h3, &nc);
+    assert_same(a, na, ref, nc, "1 thread, big batches vs small batches");
+    assert_same(b, nb, ref, nc, "2 threads, big batches vs small batches");
     free(a);
     free(b);
+    free(ref);
     tdm_hash_destroy(h1);
     tdm_hash_destroy(h2);
+    tdm_hash_destroy(h3);
     tdm_ctx_destroy(c1);
     tdm_ctx_destroy(c2);
   }
