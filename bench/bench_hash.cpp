@@ -17,6 +17,8 @@
  * and to that ceiling. Memory per entry (resident bytes / keys) is printed
  * for tandem and the peers.
  */
+#include <malloc.h>
+
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -114,8 +116,11 @@ void bench_peer(const bench_opts &o, const char *name, const inputs &in, size_t 
                     [&] { for (size_t i = 0; i < n; i++) (*m)[in.keys[i]] = in.vals[i]; });
   if (rt) rt->absl_grow = r.median;
   {
+    /* m holds the map grown without reserve; free it, and hand freed heap
+     * back to the OS so the resident-size difference shows its footprint. */
     size_t before = rss_bytes();
     m.reset();
+    malloc_trim(0);
     size_t freed = before - rss_bytes();
     m.reset(new Map());
     size_t at = rss_bytes();
@@ -196,6 +201,7 @@ void bench_cpu(const bench_opts &o, size_t n) {
     if (ti == 0) {
       size_t before = rss_bytes();
       tdm_hash_destroy(h);
+      malloc_trim(0);
       size_t freed = before - rss_bytes();
       size_t at = rss_bytes();
       h = make_table(c, n, 0);
