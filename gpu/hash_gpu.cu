@@ -177,7 +177,7 @@ __global__ void elect_vote_kernel(uint32_t *w, const uint64_t *pos, size_t n, in
     uint64_t p = pos[i];
     if (p == TDM_HASH_NONE) continue;
     p &= ~NEW_BIT;
-    if (first && w[p] == 0) continue; /* present before this batch: keeps its value */
+    if (first && *(volatile uint32_t *)&w[p] == 0) continue; /* present before this batch: keeps its value */
     atomicMax(&w[p], ballot(i, first));
   }
 }
