@@ -860,6 +860,58 @@ Test(hash_parallel, big_batches_agree_with_small_batches) {
   free(v);
 }
 
+/* Sorted (key, value) pairs of any table, widened to u64, for comparisons. */
+static uint64_t *snapshot_any(const tdm_hash *h, size_t ks, size_t vs, size_t *n) {
+  size_t sz = tdm_hash_size(h), i, got;
+  char *k = (char *)malloc(sz * ks + 8), *v = (char *)malloc(sz * vs + 8);
+  uint64_t *pairs = (uint64_t *)malloc(sz * 16 + 16);
+  OK(tdm_hash_export(h, k, v, sz, &got));
+  for (i = 0; i < sz; i++) pairs[2 * i] = get(k, i, ks), pairs[2 * i + 1] = get(v, i, vs);
+  qsort(pairs, sz, 16, cmp_pair);
+  free(k);
+  free(v);
+  *n = sz;
+  return pairs;
+}
+
+/* The partitioned path on the other key / value widths (marker keys
+ * included): one big call on 2 threads equals small calls on 1 thread. */
+Test(hash_parallel, big_batches_all_widths) {
+  static const tdm_type kts[3] = {TDM_U32, TDM_U32, TDM_I64}, vts[3] = {TDM_U32, TDM_F64, TDM_I32};
+  static const tdm_dup dups[3] = {TDM_DUP_SUM, TDM_DUP_MAX, TDM_DUP_KEEP_FIRST};
+  size_t n = 200000, i, j, na, nb;
+  prop_rng r;
+  int c;
+  prop_rng_init(&r, 0x3a3a);
+  for (c = 0; c < 3; c++) {
+    size_t ks = tdm_type_size(kts[c]), vs = tdm_type_size(vts[c]);
+    char *k = (char *)malloc(n * ks), *v = (char *)malloc(n * vs);
+    tdm_ctx *c1 = prop_ctx(TDM_BACKEND_CPU, 1), *c2 = prop_ctx(TDM_BACKEND_CPU, 2);
+    tdm_hash *big = make(c2, kts[c], vts[c], 0, dups[c], 0), *small = make(c1, kts[c], vts[c], 0, dups[c], 0);
+    uint64_t *a, *b;
+    for (i = 0; i < n; i++) {
+      uint64_t x = prop_below(&r, 40000);
+      put(k, i, ks, ks == 4 ? (uint64_t)(uint32_t)(x * 0x9e3779b9u) : x * 0x9e3779b97f4a7c15ull);
+      put(v, i, vs, mix_value(prop_next(&r) & 0x1fffffff, vts[c]));
+    }
+    OK(tdm_hash_insert(big, k, v, n));
+    for (j = 0; j < n; j += 999) OK(tdm_hash_insert(small, k + j * ks, v + j * vs, n - j < 999 ? n - j : 999));
+    VALID(big);
+    VALID(small);
+    a = snapshot_any(big, ks, vs, &na);
+    b = snapshot_any(small, ks, vs, &nb);
+    assert_same(a, na, b, nb, "one big call on 2 threads vs small calls");
+    free(a);
+    free(b);
+    free(k);
+    free(v);
+    tdm_hash_destroy(big);
+    tdm_hash_destroy(small);
+    tdm_ctx_destroy(c1);
+    tdm_ctx_destroy(c2);
+  }
+}
+
 typedef struct finder {
   const tdm_hash *h;
   const uint64_t *k;
