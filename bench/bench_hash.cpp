@@ -118,6 +118,7 @@ void bench_peer(const bench_opts &o, const char *name, const inputs &in, size_t 
   {
     /* m holds the map grown without reserve; free it, and hand freed heap
      * back to the OS so the resident-size difference shows its footprint. */
+    malloc_trim(0);
     size_t before = rss_bytes();
     m.reset();
     malloc_trim(0);
@@ -199,6 +200,7 @@ void bench_cpu(const bench_opts &o, size_t n) {
                       });
     print_ratio(r, rt.absl_grow, 0);
     if (ti == 0) {
+      malloc_trim(0);
       size_t before = rss_bytes();
       tdm_hash_destroy(h);
       malloc_trim(0);
