@@ -182,7 +182,7 @@ static tdm_status rehash(tdm_hash *h, unsigned dl) {
 /* Dense-batch insert through partitions (hash_cpu_impl.h): count, scatter,
  * then insert region by region. base is scratch laid out by part_layout. */
 typedef struct part_layout {
-  size_t rec, cnt, b, total;
+  size_t rec, cnt, b, dfr, total;
 } part_layout;
 
 static part_layout part_plan(const tdm_hash *h, size_t n, size_t np, unsigned nt) {
@@ -191,6 +191,7 @@ static part_layout part_plan(const tdm_hash *h, size_t n, size_t np, unsigned nt
   pl.rec = tdm__carve(&off, n * h->slot_bytes); /* (key, value) records in the slot layout */
   pl.cnt = tdm__carve(&off, (size_t)nt * (np + 1) * sizeof(size_t));
   pl.b = tdm__carve(&off, (np + 2) * sizeof(size_t));
+  pl.dfr = tdm__carve(&off, nt > 1 ? n : 0); /* deferred flags, one per record */
   pl.total = off;
   return pl;
 }
@@ -200,6 +201,7 @@ static void part_run(tdm_hash *h, const void *keys, const void *values, size_t n
   size_t np = (size_t)1 << pbits, p, run = 0;
   size_t *cnt = (size_t *)(base + pl->cnt), *b = (size_t *)(base + pl->b);
   void *rec = base + pl->rec;
+  uint8_t *dfr = nt > 1 ? (uint8_t *)(base + pl->dfr) : NULL;
   unsigned t;
   memset(cnt, 0, (size_t)nt * (np + 1) * sizeof(size_t));
 #pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
@@ -232,17 +234,26 @@ static void part_run(tdm_hash *h, const void *keys, const void *values, size_t n
     default: part_scatter_k64v64((const uint64_t *)keys, (const uint64_t *)values, lo, hi, pbits, np, at, (tdm_hslot_k64v64 *)rec); break;
     }
   }
-  /* Each thread takes a contiguous run of regions; keys probing past its
-   * last region meet the next thread's claims, hence atomic with nt > 1. */
+  /* Each thread takes a contiguous run of regions and writes only there;
+   * keys whose probe runs past its last region wait for the sequential pass. */
+  if (dfr) memset(dfr, 0, n);
 #pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
   for (t = 0; t < nt; t++) {
     size_t plo = np * t / nt, phi = np * (t + 1) / nt;
-    int side = t == 0, atomic = nt > 1;
+    int side = t == 0;
     switch (inst(h)) {
-    case 0: part_insert_k32v32(h, (const tdm_hslot_k32v32 *)rec, b, plo, phi, np, side, atomic, &c[t]); break;
-    case 1: part_insert_k32v64(h, (const tdm_hslot_k32v64 *)rec, b, plo, phi, np, side, atomic, &c[t]); break;
-    case 2: part_insert_k64v32(h, (const tdm_hslot_k64v32 *)rec, b, plo, phi, np, side, atomic, &c[t]); break;
-    default: part_insert_k64v64(h, (const tdm_hslot_k64v64 *)rec, b, plo, phi, np, side, atomic, &c[t]); break;
+    case 0: part_insert_k32v32(h, (const tdm_hslot_k32v32 *)rec, b, plo, phi, np, side, dfr, &c[t]); break;
+    case 1: part_insert_k32v64(h, (const tdm_hslot_k32v64 *)rec, b, plo, phi, np, side, dfr, &c[t]); break;
+    case 2: part_insert_k64v32(h, (const tdm_hslot_k64v32 *)rec, b, plo, phi, np, side, dfr, &c[t]); break;
+    default: part_insert_k64v64(h, (const tdm_hslot_k64v64 *)rec, b, plo, phi, np, side, dfr, &c[t]); break;
+    }
+  }
+  if (dfr) {
+    switch (inst(h)) {
+    case 0: part_deferred_k32v32(h, (const tdm_hslot_k32v32 *)rec, dfr, n, &c[0]); break;
+    case 1: part_deferred_k32v64(h, (const tdm_hslot_k32v64 *)rec, dfr, n, &c[0]); break;
+    case 2: part_deferred_k64v32(h, (const tdm_hslot_k64v32 *)rec, dfr, n, &c[0]); break;
+    default: part_deferred_k64v64(h, (const tdm_hslot_k64v64 *)rec, dfr, n, &c[0]); break;
     }
   }
 }
@@ -251,39 +262,53 @@ tdm_status tdm__cpu_hash_insert(tdm_hash *h, const void *keys, const void *value
   hc_counts c[HC_MAX_THREADS];
   unsigned nt = threads_for(h, n), t, fl = grow_log2 ? grow_log2 : h->log2cap, pbits = 0;
   size_t added = 0, side = 0, reused = 0, lost = 0;
+  int part = 0;
   tdm__scratch sc;
   part_layout pl;
   tdm_status st;
 
   /* A dense batch goes through partitions when scratch for them is to be
-   * had (taken before the table changes); otherwise, or for a sparse batch,
-   * straight in. */
+   * had; otherwise, or for a sparse batch, straight in, with flags for the
+   * deferred keys when several threads share the work (without scratch for
+   * them: CAS claims). All scratch is taken before the table changes. */
   memset(&sc, 0, sizeof sc);
   if (n >= PART_MIN && n >= ((size_t)1 << fl) / PART_DENSITY) {
     pbits = fl > PART_REGION_LOG2 ? fl - PART_REGION_LOG2 : 0;
     if (pbits > PART_MAX_LOG2) pbits = PART_MAX_LOG2;
     pl = part_plan(h, n, (size_t)1 << pbits, nt);
-    if (tdm__host_scratch(h->ctx, pl.total, &sc) != TDM_OK) memset(&sc, 0, sizeof sc);
+    if (tdm__host_scratch(h->ctx, pl.total, &sc) == TDM_OK) part = 1;
+    else memset(&sc, 0, sizeof sc);
   }
+  if (!part && nt > 1 && tdm__host_scratch(h->ctx, n, &sc) != TDM_OK) memset(&sc, 0, sizeof sc);
   if (grow_log2 && (st = rehash(h, grow_log2)) != TDM_OK) {
     tdm__host_scratch_release(h->ctx, &sc);
     return st;
   }
   memset(c, 0, nt * sizeof c[0]);
-  if (sc.ptr) {
+  if (part) {
     part_run(h, keys, values, n, nt, pbits, &pl, (char *)sc.ptr, c);
-    tdm__host_scratch_release(h->ctx, &sc);
   } else {
+    uint8_t *dfr = (uint8_t *)sc.ptr;
+    if (dfr) memset(dfr, 0, n);
 #pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
     for (t = 0; t < nt; t++) {
       switch (inst(h)) {
-      case 0: insert_run_k32v32(h, (const uint32_t *)keys, (const uint32_t *)values, n, nt, t, &c[t]); break;
-      case 1: insert_run_k32v64(h, (const uint32_t *)keys, (const uint64_t *)values, n, nt, t, &c[t]); break;
-      case 2: insert_run_k64v32(h, (const uint64_t *)keys, (const uint32_t *)values, n, nt, t, &c[t]); break;
-      default: insert_run_k64v64(h, (const uint64_t *)keys, (const uint64_t *)values, n, nt, t, &c[t]); break;
+      case 0: insert_run_k32v32(h, (const uint32_t *)keys, (const uint32_t *)values, n, nt, t, dfr, &c[t]); break;
+      case 1: insert_run_k32v64(h, (const uint32_t *)keys, (const uint64_t *)values, n, nt, t, dfr, &c[t]); break;
+      case 2: insert_run_k64v32(h, (const uint64_t *)keys, (const uint32_t *)values, n, nt, t, dfr, &c[t]); break;
+      default: insert_run_k64v64(h, (const uint64_t *)keys, (const uint64_t *)values, n, nt, t, dfr, &c[t]); break;
+      }
+    }
+    if (dfr) {
+      switch (inst(h)) {
+      case 0: insert_deferred_k32v32(h, (const uint32_t *)keys, (const uint32_t *)values, dfr, n, &c[0]); break;
+      case 1: insert_deferred_k32v64(h, (const uint32_t *)keys, (const uint64_t *)values, dfr, n, &c[0]); break;
+      case 2: insert_deferred_k64v32(h, (const uint64_t *)keys, (const uint32_t *)values, dfr, n, &c[0]); break;
+      default: insert_deferred_k64v64(h, (const uint64_t *)keys, (const uint64_t *)values, dfr, n, &c[0]); break;
       }
     }
   }
+  tdm__host_scratch_release(h->ctx, &sc);
   for (t = 0; t < nt; t++) {
     lost += c[t].n[TDM_HASH_FOUND];
     added += c[t].n[TDM_HASH_NEW_EMPTY] + c[t].n[TDM_HASH_NEW_TOMB] + c[t].n[TDM_HASH_NEW_SIDE];

@@ -17,13 +17,15 @@
 #define HC_WCAT(a, b) HC_WCAT2(a, b)
 #define HC_TOMB ((HS_K)HC_WCAT(TDM_HASH_TOMB, HS_KW))
 
-/* Inserts one key at its start slot under the table's policy. */
-static inline void HC_FN(put)(HC_SLOT *s, unsigned l, HS_K key, HS_V val, uint64_t start, int atomic, int dup,
-                              int vkind, hc_counts *c) {
+/* Inserts one key at its start slot under the table's policy; a probe that
+ * would pass stop (see tdm_hs_claim) sets *deferred and changes nothing. */
+static inline void HC_FN(put)(HC_SLOT *s, unsigned l, HS_K key, HS_V val, uint64_t start, int atomic, uint64_t stop,
+                              int dup, int vkind, hc_counts *c, uint8_t *deferred) {
   int o;
-  uint64_t pos = HC_FN(tdm_hs_claim)(s, l, key, start, atomic, &o);
+  uint64_t pos = HC_FN(tdm_hs_claim)(s, l, key, start, atomic, stop, &o);
   if (pos == TDM_HASH_NONE) {
-    c->n[TDM_HASH_FOUND]++; /* no free slot: only in a corrupt table */
+    if (o == TDM_HASH_DEFER) *deferred = 1;
+    else c->n[TDM_HASH_FOUND]++; /* no free slot: only in a corrupt table */
   } else if (o == TDM_HASH_FOUND) {
     if (dup != TDM_DUP_KEEP_FIRST) s[pos].v = HC_FN(tdm_hs_combine)(s[pos].v, val, dup, vkind);
   } else {
@@ -33,43 +35,74 @@ static inline void HC_FN(put)(HC_SLOT *s, unsigned l, HS_K key, HS_V val, uint64
 }
 
 /* Inserts the keys of the batch owned by thread t of nt, in batch order.
- * Ownership: a key belongs to the thread whose table region holds its home
- * slot (marker keys, in the side slots, to thread 0). All copies of one key
- * therefore meet in one thread, in batch order, and every duplicate policy
- * gives exactly the sequential result whatever the schedule. Threads only
- * share the key words of slots where a probe runs past a region's end, which
- * the CAS of claim covers (atomic = nt > 1).
+ * Ownership: a key belongs to the thread whose run of buckets holds its home
+ * slot (tdm_hash_owner; marker keys, in the side slots, to thread 0). All
+ * copies of one key therefore meet in one thread, in batch order, and every
+ * duplicate policy gives exactly the sequential result whatever the schedule.
+ * With dfr non-NULL a thread writes only inside its run, without atomics: a
+ * key whose probe would leave the run is flagged in dfr[i] and left for the
+ * caller's sequential pass (such keys are rare: a probe must run off the end
+ * of the run). With dfr NULL and nt > 1, claims use the CAS instead.
  * The batch goes in blocks of HB keys: first the owned keys of a block are
- * listed without a branch (a thread owns a random half of the keys, a branch
- * on it would mispredict every other key), then the list is inserted with
- * the usual prefetch-ahead loop. */
+ * listed without a branch (a thread owns a random share of the keys, a
+ * branch on it would mispredict), then the list is inserted with the usual
+ * prefetch-ahead loop. */
 static void HC_FN(insert_run)(tdm_hash *h, const HS_K *keys, const HS_V *vals, size_t n, unsigned nt, unsigned t,
-                              hc_counts *c) {
+                              uint8_t *dfr, hc_counts *c) {
   HC_SLOT *s = (HC_SLOT *)h->slots;
-  unsigned l = h->log2cap;
+  unsigned l = h->log2cap, group = (unsigned)(64u / sizeof(HC_SLOT));
   uint64_t cap = h->cap;
-  int atomic = nt > 1, dup = (int)h->dup, vkind = h->vkind;
+  int atomic = nt > 1 && !dfr, dup = (int)h->dup, vkind = h->vkind;
+  uint64_t stop = nt > 1 && dfr ? tdm_hash_run_start(t + 1, l, group, nt) : TDM_HASH_NONE;
   size_t idx[HB], b;
   uint64_t st[HB];
+  uint8_t none = 0;
 
   for (b = 0; b < n; b += HB) {
     size_t e = n - b < HB ? n : b + HB, i, j, m = 0;
     for (i = b; i < e; i++) {
       HS_K key = keys[i];
       unsigned side = HC_WCAT(tdm_hash_side, HS_KW)(key);
-      uint64_t hv = tdm_hash_mix(key);
-      int own = side ? t == 0 : (!atomic || tdm_hash_owner(hv, nt) == t);
+      uint64_t home = tdm_hash_home(tdm_hash_mix(key), l, group);
+      int own = side ? t == 0 : (nt == 1 || tdm_hash_owner(home, l, group, nt) == t);
       idx[m] = i;
-      st[m] = side ? cap + side - 1u : tdm_hash_home(hv, l, (unsigned)(64u / sizeof(HC_SLOT)));
+      st[m] = side ? cap + side - 1u : home;
       m += (size_t)own;
     }
     for (j = 0; j < m && j < PF; j++) __builtin_prefetch(&s[st[j]], 1, 3);
     for (j = 0; j < m; j++) {
       size_t k = idx[j];
       if (j + PF < m) __builtin_prefetch(&s[st[j + PF]], 1, 3);
-      HC_FN(put)(s, l, keys[k], vals[k], st[j], atomic, dup, vkind, c);
+      HC_FN(put)(s, l, keys[k], vals[k], st[j], atomic, st[j] >= cap ? TDM_HASH_NONE : stop, dup, vkind, c,
+                 dfr ? &dfr[k] : &none);
     }
   }
+}
+
+/* The sequential pass after insert_run / part_insert: the flagged keys, in
+ * order, with no window. */
+static void HC_FN(insert_deferred)(tdm_hash *h, const HS_K *keys, const HS_V *vals, const uint8_t *dfr, size_t n,
+                                   hc_counts *c) {
+  HC_SLOT *s = (HC_SLOT *)h->slots;
+  unsigned l = h->log2cap;
+  size_t i;
+  uint8_t none = 0;
+  for (i = 0; i < n; i++)
+    if (dfr[i])
+      HC_FN(put)(s, l, keys[i], vals[i], HC_FN(tdm_hs_start)(keys[i], l), 0, TDM_HASH_NONE, (int)h->dup, h->vkind, c,
+                 &none);
+}
+
+/* insert_deferred over partition records. */
+static void HC_FN(part_deferred)(tdm_hash *h, const HC_SLOT *rec, const uint8_t *dfr, size_t n, hc_counts *c) {
+  HC_SLOT *s = (HC_SLOT *)h->slots;
+  unsigned l = h->log2cap;
+  size_t i;
+  uint8_t none = 0;
+  for (i = 0; i < n; i++)
+    if (dfr[i])
+      HC_FN(put)(s, l, rec[i].k, rec[i].v, HC_FN(tdm_hs_start)(rec[i].k, l), 0, TDM_HASH_NONE, (int)h->dup, h->vkind,
+                 c, &none);
 }
 
 /* ---- partitioned insert (dense batches) ------------------------------------
@@ -106,24 +139,30 @@ static void HC_FN(part_scatter)(const HS_K *keys, const HS_V *vals, size_t lo, s
 }
 
 /* Inserts partitions [plo, phi) (partition p is rec[b[p], b[p+1])), and
- * partition np (the marker keys) too when side is set. */
+ * partition np (the marker keys) too when side is set. Writes stay inside
+ * the regions [plo, phi): a probe that would leave them is flagged in dfr
+ * (indexed like rec) for the sequential pass; dfr NULL: no window (one
+ * thread). */
 static void HC_FN(part_insert)(tdm_hash *h, const HC_SLOT *rec, const size_t *b, size_t plo, size_t phi, size_t np,
-                               int side, int atomic, hc_counts *c) {
+                               int side, uint8_t *dfr, hc_counts *c) {
   HC_SLOT *s = (HC_SLOT *)h->slots;
   unsigned l = h->log2cap;
   int dup = (int)h->dup, vkind = h->vkind;
   size_t region = h->cap / np, p, j;
+  uint64_t stop = dfr ? (uint64_t)(phi * region) : TDM_HASH_NONE;
+  uint8_t none = 0;
   for (p = plo; p < phi; p++) {
     const char *r = (const char *)(s + p * region), *end = (const char *)(s + (p + 1) * region);
     /* Stream the region in (the hardware prefetcher follows a sequential
      * sweep), so the random probes below hit the cache. */
     for (; r < end; r += 64) __builtin_prefetch(r, 1, 2);
     for (j = b[p]; j < b[p + 1]; j++)
-      HC_FN(put)(s, l, rec[j].k, rec[j].v, HC_FN(tdm_hs_start)(rec[j].k, l), atomic, dup, vkind, c);
+      HC_FN(put)(s, l, rec[j].k, rec[j].v, HC_FN(tdm_hs_start)(rec[j].k, l), 0, stop, dup, vkind, c,
+                 dfr ? &dfr[j] : &none);
   }
   if (side)
     for (j = b[np]; j < b[np + 1]; j++)
-      HC_FN(put)(s, l, rec[j].k, rec[j].v, HC_FN(tdm_hs_start)(rec[j].k, l), atomic, dup, vkind, c);
+      HC_FN(put)(s, l, rec[j].k, rec[j].v, HC_FN(tdm_hs_start)(rec[j].k, l), 0, TDM_HASH_NONE, dup, vkind, c, &none);
 }
 
 /* Moves every live table key of old slots [lo, hi) into the table dst of
@@ -137,7 +176,7 @@ static void HC_FN(rehash_range)(const HC_SLOT *src, size_t lo, size_t hi, HC_SLO
     int o;
     uint64_t pos;
     if (k == (HS_K)TDM_HASH_EMPTY || k == HC_TOMB) continue;
-    pos = HC_FN(tdm_hs_claim)(dst, dl, k, HC_FN(tdm_hs_home)(k, dl), atomic, &o);
+    pos = HC_FN(tdm_hs_claim)(dst, dl, k, HC_FN(tdm_hs_home)(k, dl), atomic, TDM_HASH_NONE, &o);
     if (pos != TDM_HASH_NONE) dst[pos].v = src[i].v; /* always: the new table has room */
   }
 }

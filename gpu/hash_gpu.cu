@@ -37,7 +37,7 @@ template <typename K, typename V> struct hs;
       return tdm_hs_lookup_##SFX(s, l, k, st, at);                                                             \
     }                                                                                                          \
     static __device__ __forceinline__ uint64_t claim(S *s, unsigned l, KT k, uint64_t st, int *o) {            \
-      return tdm_hs_claim_##SFX(s, l, k, st, 1, o);                                                            \
+      return tdm_hs_claim_##SFX(s, l, k, st, 1, TDM_HASH_NONE, o);                                             \
     }                                                                                                          \
     static __device__ __forceinline__ int erase(S *s, unsigned l, KT k, uint64_t st) {                         \
       return tdm_hs_erase_##SFX(s, l, k, st, 1);                                                               \

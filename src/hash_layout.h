@@ -43,6 +43,7 @@ enum {
   TDM_HASH_NEW_EMPTY = 1,  /* key took an empty table slot */
   TDM_HASH_NEW_TOMB = 2,   /* key took a tombstone (one fewer tombstone) */
   TDM_HASH_NEW_SIDE = 3,   /* key is a marker value and took its side slot */
+  TDM_HASH_DEFER = 4,      /* probe would leave the caller's window (tdm_hs_claim's stop) */
 };
 /* Erase outcomes. */
 enum {
@@ -141,10 +142,16 @@ TDM_HD uint32_t tdm_hash_combine32(uint32_t old, uint32_t in, int dup, int vkind
   }
 }
 
-/* Owner of a hash when t threads split the table into t contiguous regions
- * (CPU insert): the region of its home slot, from the top 32 hash bits. */
-TDM_HD unsigned tdm_hash_owner(uint64_t h, unsigned threads) {
-  return (unsigned)(((h >> 32) * (uint64_t)threads) >> 32);
+/* Owner of a bucket-aligned home slot when t threads split the table into t
+ * runs of whole buckets (CPU insert): thread floor(bucket * t / buckets).
+ * Thread t's run starts at slot tdm_hash_run_start(t, ...). */
+TDM_HD unsigned tdm_hash_owner(uint64_t home, unsigned log2cap, unsigned group, unsigned threads) {
+  uint64_t buckets = ((uint64_t)1 << log2cap) / group;
+  return (unsigned)(home / group * threads / buckets);
+}
+TDM_HD uint64_t tdm_hash_run_start(unsigned t, unsigned log2cap, unsigned group, unsigned threads) {
+  uint64_t buckets = ((uint64_t)1 << log2cap) / group;
+  return (t * buckets + threads - 1u) / threads * group; /* first bucket b with b * threads / buckets >= t */
 }
 
 /* ---- word access: plain, or atomic where threads race ---------------------

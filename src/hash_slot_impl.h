@@ -109,9 +109,16 @@ TDM_HD uint64_t HS_FN(tdm_hs_lookup)(const HS_SLOT *s, unsigned log2cap, HS_K ke
  * slot; otherwise the probe restarts and sees the new key in its path. Two
  * threads with the same key compute the same sequence and the same first free
  * slot, so at most one of them can claim and the other finds it.
- * Returns TDM_HASH_NONE only when no free slot exists (a corrupt table). */
+ * Window: a probe that would go on to the bucket starting at slot stop (cap
+ * for a wrap to slot 0) gives up before reading it: *outcome =
+ * TDM_HASH_DEFER, TDM_HASH_NONE returned, nothing written. A thread that
+ * owns the slots [start's window, stop) can then claim without atomics, and
+ * leaves keys whose probe leaves its window for later. stop = TDM_HASH_NONE:
+ * no window.
+ * Returns TDM_HASH_NONE otherwise only when no free slot exists (a corrupt
+ * table). */
 TDM_HD uint64_t HS_FN(tdm_hs_claim)(HS_SLOT *s, unsigned log2cap, HS_K key, uint64_t start, int atomic,
-                                    int *outcome) {
+                                    uint64_t stop, int *outcome) {
   uint64_t cap = (uint64_t)1 << log2cap, mask = cap - 1u;
   *outcome = TDM_HASH_FOUND;
   if (start >= cap) {
@@ -141,6 +148,10 @@ TDM_HD uint64_t HS_FN(tdm_hs_claim)(HS_SLOT *s, unsigned log2cap, HS_K key, uint
       if (em) {
         empty = pos + tdm_hash_ctz(em);
         break;
+      }
+      if (pos + HS_GROUP == stop) {
+        *outcome = TDM_HASH_DEFER;
+        return TDM_HASH_NONE;
       }
       pos = (pos + HS_GROUP) & mask;
     }
