@@ -912,6 +912,43 @@ Test(hash_parallel, big_batches_all_widths) {
   }
 }
 
+/* Near load 0.9 probe runs are long, so with 8 threads many probes run off
+ * the end of a thread's part of the table and are finished by the sequential
+ * pass: dense batches (partitioned path) and sparse ones (plain path) still
+ * equal one thread in small calls, for an order-sensitive policy. */
+Test(hash_parallel, high_load_deferred_probes) {
+  tdm_hash_opts o = {TDM_U64, TDM_U64, 950000, 0.95, 1, TDM_DUP_KEEP_LAST};
+  size_t n = 950000, i, j, na, nb;
+  uint64_t *k = (uint64_t *)malloc(n * 8), *v = (uint64_t *)malloc(n * 8), *a, *b;
+  tdm_ctx *c1 = prop_ctx(TDM_BACKEND_CPU, 1), *c2 = prop_ctx(TDM_BACKEND_CPU, 8);
+  tdm_hash *h1 = NULL, *h2 = NULL;
+  prop_rng r;
+  prop_rng_init(&r, 0x95);
+  for (i = 0; i < n; i++) k[i] = prop_below(&r, 10000000) * 0x9e3779b97f4a7c15ull + 1, v[i] = prop_next(&r);
+  OK(tdm_hash_create(c1, &o, &h1));
+  OK(tdm_hash_create(c2, &o, &h2));
+  OK(tdm_hash_insert(h2, k, v, 600000));               /* dense: partitions */
+  OK(tdm_hash_insert(h2, k + 600000, v + 600000, 250000)); /* dense again, at load ~0.6 -> ~0.8 */
+  for (j = 0; j < 850000; j += 5000) OK(tdm_hash_insert(h1, k + j, v + j, 5000));
+  for (i = 850000; i < n; i += 50000) { /* sparse: the plain path */
+    OK(tdm_hash_insert(h2, k + i, v + i, 50000));
+    for (j = i; j < i + 50000; j += 5000) OK(tdm_hash_insert(h1, k + j, v + j, 5000));
+  }
+  VALID(h1);
+  VALID(h2);
+  a = snapshot(h1, &na);
+  b = snapshot(h2, &nb);
+  assert_same(a, na, b, nb, "8 threads near load 0.9 vs 1 thread");
+  free(a);
+  free(b);
+  free(k);
+  free(v);
+  tdm_hash_destroy(h1);
+  tdm_hash_destroy(h2);
+  tdm_ctx_destroy(c1);
+  tdm_ctx_destroy(c2);
+}
+
 typedef struct finder {
   const tdm_hash *h;
   const uint64_t *k;
