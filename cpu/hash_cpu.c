@@ -5,12 +5,19 @@
  *    are mapped from the OS, 2 MiB aligned, with MADV_HUGEPAGE: random probes
  *    into a large table then miss the TLB far less, and fresh pages arrive
  *    zeroed, which is exactly an empty table.
- *  - find and erase split the batch into contiguous chunks, one per thread;
- *    insert gives each thread the keys whose home slot lies in its region of
- *    the table (hash_cpu_impl.h explains why this is deterministic).
+ *  - find and erase split the batch into contiguous chunks, one per thread,
+ *    and keep PF probes in flight per thread by prefetching ahead.
+ *  - insert gives each thread the keys whose home slot lies in its part of
+ *    the table, so all copies of a key meet in one thread in batch order
+ *    (deterministic duplicate policies). A dense batch (at least one key per
+ *    PART_DENSITY slots) is first partitioned by table region and inserted
+ *    region by region, streaming the table instead of missing on every key.
+ *    Threads write only inside their own part, without atomics; the few keys
+ *    whose probe would run into the next part are finished afterwards by one
+ *    thread, in batch order (hash_cpu_impl.h).
  *  - Growth allocates the new table first and frees the old one only once the
- *    move is done, so running out of memory leaves the table as it was. After
- *    the allocation nothing can fail.
+ *    move is done, so running out of memory leaves the table as it was. All
+ *    scratch is taken before the table changes; after that nothing can fail.
  */
 #include <omp.h>
 #include <string.h>

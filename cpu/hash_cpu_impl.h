@@ -4,9 +4,10 @@
  * HS_VW and HS_SFX defined (as for src/hash_slot_impl.h). No include guard on
  * purpose.
  *
- * Every loop hides memory latency the same way: keys are hashed PF ahead of
- * the one being probed and their start slots prefetched, so about PF cache
- * misses are in flight per thread while the probes themselves hit the cache.
+ * The random-access loops hide memory latency the same way: keys are hashed
+ * PF ahead of the one being probed and their start slots prefetched, so about
+ * PF cache misses are in flight per thread while the probes themselves hit
+ * the cache. The partitioned insert streams each table region instead.
  */
 
 #define HC_CAT2(a, b) a##_##b
