@@ -63,17 +63,43 @@ std::vector<uint64_t> bench_unique_u64(size_t n, uint64_t seed);
 void bench_check(tdm_status s, const char *what);
 
 /* Machine ceilings, measured and emitted as rows of structure "limits":
- * memcpy bandwidth in GB/s (operation memcpy_gbps, impl memcpy), and the rate
+ * memcpy bandwidth in GB/s on `threads` threads (operation memcpy_gbps, impl
+ * memcpy; bytes copied per second), and the rate
  * of independent random 8-byte loads from a table of `bytes` bytes in millions
  * per second (operation gather, impl gather) on `threads` threads. */
-double bench_limit_memcpy_gbps(const bench_opts &o);
+double bench_limit_memcpy_gbps(const bench_opts &o, int threads);
 double bench_limit_gather_mops(const bench_opts &o, int threads, size_t bytes);
+
+/* Progress on stderr for long runs; silent when stderr is not a terminal. */
+void bench_progress(const char *fmt, ...);
+
+/* Thread counts to run for a backend: {1} for cuda, --threads or {1, cores}
+ * for cpu. */
+std::vector<int> bench_thread_list(const bench_opts &o, const std::string &backend);
 
 /* Stops the optimiser from discarding a result. */
 void bench_sink(uint64_t x);
 
 /* The n to use: --n when given, else dflt. */
 size_t bench_n(const bench_opts &o, size_t dflt);
+
+#ifdef TANDEM_BENCH_HAVE_CUDA
+/* Device memory for device-resident measurements (bench_cuda.cu); each exits
+ * with a message on a CUDA error. */
+void *bench_dev_alloc(size_t bytes);
+void bench_dev_free(void *d);
+void bench_h2d(void *d, const void *h, size_t bytes);
+void bench_d2h(void *h, const void *d, size_t bytes);
+void bench_d2d(void *dst, const void *src, size_t bytes);
+void bench_dev_sync();
+/* Raw cub::DeviceRadixSort on device-resident unsigned keys of key_bytes (4
+ * or 8) with optional 8-byte values (d_vals NULL for keys only), sorting from
+ * d_keys/d_vals using the alternate buffers; temp storage preallocated by the
+ * caller through bench_cub_temp_bytes. */
+size_t bench_cub_temp_bytes(size_t n, int key_bytes, bool values);
+void bench_cub_sort(void *d_temp, size_t temp_bytes, void *d_keys, void *d_keys_alt, void *d_vals,
+                    void *d_vals_alt, size_t n, int key_bytes);
+#endif
 
 typedef int (*bench_fn)(const bench_opts &o);
 struct bench_register {

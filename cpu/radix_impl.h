@@ -8,27 +8,36 @@
  *   RS_SFX    suffix for the generated function names
  *   RS_UNSORT(b, o)  inverse of the key transform (keybits.h)
  *
- * Algorithm (stable; keys are already mapped to order-preserving bits):
- *  1. sort_rec partitions by the most significant varying digit (MSD, 8 to 12
- *     bits wide, chosen so that buckets fit in the L2 cache), all threads
- *     scattering their own chunk, which keeps the pass stable.
- *  2. Each bucket is then sorted on its remaining low bits by local_sort, a
- *     least-significant-digit radix sort of up to 11-bit digits that runs
- *     entirely in cache; buckets are spread over threads. A bucket too large
- *     for the cache (skewed keys) recurses into sort_rec instead.
- *  3. Digits that are constant (globally, or within a bucket) are skipped: the
- *     top level works only on the bit range where keys differ, and every
- *     level checks its histogram for a digit that holds all elements.
- *  4. The last write of each element applies the inverse transform, so the
+ * Algorithm (stable; keys are mapped to order-preserving bits first):
+ *  1. One read pass finds the bits where keys differ (OR ^ AND over all keys)
+ *     and, speculatively, counts the top digit.
+ *  2. sort_rec partitions on the most significant varying digit (MSD, 8 to 11
+ *     bits, chosen so buckets fit in L2), every thread scattering its own
+ *     chunk, which keeps the pass stable. The scatter goes through per-bucket
+ *     write-combining buffers flushed a cache line at a time with
+ *     non-temporal stores, so the pass streams to memory instead of paying a
+ *     read-for-ownership miss per element.
+ *  3. Each bucket is sorted on its remaining low bits by local_sort, an LSD
+ *     radix sort of up to 8-bit digits that runs in cache; buckets are spread
+ *     over threads. local_sort uses a thread-private buffer as a third array,
+ *     so its last pass always lands in the final place without a copy, and
+ *     counts the next digit while scattering the current one.
+ *  4. Constant digits are skipped: the top level works only on the bit range
+ *     where keys differ, and every level checks its histogram for a digit
+ *     that holds all elements. A bucket too big for the cache (skewed keys)
+ *     recurses into sort_rec.
+ *  5. The last write of each element applies the inverse transform, so the
  *     output holds the caller's original bit patterns.
- * Main memory is read about three times and written twice, whatever the key
- * width; the remaining passes run in L2.
+ * Main memory sees about two reads and two writes per element whatever the key
+ * width; the remaining passes run in cache.
  */
 
 #define RS_CAT2(a, b) a##_##b
 #define RS_CAT(a, b) RS_CAT2(a, b)
 #define RS_FN(name) RS_CAT(name, RS_SFX)
 #define RS_KBITS ((int)(sizeof(RS_K) * 8))
+/* Elements per write-combining line: one cache line of the wider array. */
+#define RS_E ((size_t)(64 / (RS_HAS_V && sizeof(RS_V) > sizeof(RS_K) ? sizeof(RS_V) : sizeof(RS_K))))
 
 /* Copies n elements from src to dst (which may be the same array), applying
  * the inverse key transform. */
@@ -61,16 +70,26 @@ static void RS_FN(insertion)(RS_K *a, RS_V *av, size_t n) {
   }
 }
 
-/* One stable counting-sort pass on the digit at shift, src -> dst. off holds
- * the exclusive prefix sums of the digit histogram and is consumed. */
-static void RS_FN(scatter)(const RS_K *src, const RS_V *srcv, RS_K *dst, RS_V *dstv, size_t n,
-                           int shift, RS_K mask, uint32_t *off, const rs_out *o) {
+/* One stable counting-sort pass on the digit at shift, src -> dst, with the
+ * inverse transform when o is non-NULL. off holds the exclusive prefix sums of
+ * the digit's histogram and is consumed. When next is non-NULL it receives the
+ * histogram of the digit at next_shift (the next pass's digit). */
+static void RS_FN(scatter)(const RS_K *src, const RS_V *srcv, RS_K *dst, RS_V *dstv, size_t n, int shift,
+                           RS_K mask, uint32_t *off, uint32_t *next, int next_shift, const rs_out *o) {
   size_t i;
   if (o) {
     for (i = 0; i < n; i++) {
       RS_K b = src[i];
       uint32_t d = off[(b >> shift) & mask]++;
       dst[d] = RS_UNSORT(b, o);
+      if (RS_HAS_V) dstv[d] = srcv[i];
+    }
+  } else if (next) {
+    for (i = 0; i < n; i++) {
+      RS_K b = src[i];
+      uint32_t d = off[(b >> shift) & mask]++;
+      next[(b >> next_shift) & mask]++;
+      dst[d] = b;
       if (RS_HAS_V) dstv[d] = srcv[i];
     }
   } else {
@@ -83,57 +102,69 @@ static void RS_FN(scatter)(const RS_K *src, const RS_V *srcv, RS_K *dst, RS_V *d
   }
 }
 
-/* Sorts n (< 2^32) elements on bits [bit_lo, bit_hi), the bits above being
- * equal, serially and in cache. Data starts in src; the result, untransformed,
- * ends in alt when final_in_alt, else in src. */
-static void RS_FN(local_sort)(RS_K *src, RS_V *srcv, RS_K *alt, RS_V *altv, size_t n, int bit_hi,
-                              int bit_lo, int final_in_alt, const rs_out *o) {
-  enum { MAXD = 6, MAXW = RS_LOCAL_DIGIT_BITS };
-  uint32_t hist[MAXD][1u << MAXW];
-  int p, dw, d, live[MAXD], nlive = 0, k;
-  RS_K mask;
-  RS_K *cur = src, *oth = alt, *want = final_in_alt ? alt : src;
-  RS_V *curv = srcv, *othv = altv, *wantv = final_in_alt ? altv : srcv;
+/* Sorts n (<= local_max) elements on bits [bit_lo, bit_hi), the bits above
+ * being equal, serially and in cache. Data starts in A; the result,
+ * untransformed, ends in D (D == A allowed). X is a free region of n elements
+ * (its content is dead) and T the calling thread's private buffer. */
+static void RS_FN(local_sort)(RS_K *A, RS_V *Av, RS_K *D, RS_V *Dv, RS_K *X, RS_V *Xv, RS_K *T, RS_V *Tv,
+                              size_t n, int bit_hi, int bit_lo, const rs_out *o) {
+  uint32_t hist[2][256];
+  int p, dw, d, cur_h = 0, done = 0;
+  RS_K mask, *cur = A, *spare = (D != A) ? A : X;
+  RS_V *curv = Av, *sparev = (D != A) ? Av : Xv;
   size_t i;
 
   if (n <= RS_INSERTION_MAX || bit_hi <= bit_lo) {
-    if (bit_hi > bit_lo) RS_FN(insertion)(src, srcv, n);
-    RS_FN(final_copy)(src, srcv, want, wantv, n, o);
+    if (bit_hi > bit_lo) RS_FN(insertion)(A, Av, n);
+    RS_FN(final_copy)(A, Av, D, Dv, n, o);
     return;
   }
-  p = (bit_hi - bit_lo + MAXW - 1) / MAXW;
+  p = (bit_hi - bit_lo + 7) / 8;
   dw = (bit_hi - bit_lo + p - 1) / p;
   mask = (RS_K)((1u << dw) - 1);
-  memset(hist, 0, sizeof(hist[0]) * (size_t)p);
-  for (i = 0; i < n; i++) {
-    RS_K b = src[i];
-    for (d = 0; d < p; d++) hist[d][(b >> (bit_lo + d * dw)) & mask]++;
-  }
+  memset(hist[0], 0, sizeof hist[0]);
+  for (i = 0; i < n; i++) hist[0][(A[i] >> bit_lo) & mask]++;
+
   for (d = 0; d < p; d++) {
-    uint32_t first = hist[d][(src[0] >> (bit_lo + d * dw)) & mask];
-    if (first != (uint32_t)n) live[nlive++] = d;
-  }
-  for (k = 0; k < nlive; k++) {
-    uint32_t *h = hist[live[k]], sum = 0, c;
-    RS_K *tk;
-    RS_V *tv;
+    uint32_t *h = hist[cur_h], *nh = NULL, sum = 0, c;
+    int shift = bit_lo + d * dw, last = (d == p - 1);
+    RS_K *tgt;
+    RS_V *tgtv;
     size_t b;
-    /* The last pass untransforms when it writes to where the result belongs. */
-    int last_here = (k == nlive - 1) && oth == want;
+    if (h[(cur[0] >> shift) & mask] == (uint32_t)n) { /* constant digit: skip */
+      if (!last) {
+        memset(hist[cur_h ^ 1], 0, sizeof hist[0]);
+        for (i = 0; i < n; i++) hist[cur_h ^ 1][(cur[i] >> (shift + dw)) & mask]++;
+        cur_h ^= 1;
+      }
+      continue;
+    }
     for (b = 0; b <= mask; b++) {
       c = h[b];
       h[b] = sum;
       sum += c;
     }
-    RS_FN(scatter)(cur, curv, oth, othv, n, bit_lo + live[k] * dw, mask, h, last_here ? o : NULL);
-    tk = cur; cur = oth; oth = tk;
-    tv = curv; curv = othv; othv = tv;
-    if (last_here) return;
+    if (!last) {
+      nh = hist[cur_h ^ 1];
+      memset(nh, 0, sizeof hist[0]);
+    }
+    if (last && cur != D) {
+      tgt = D;
+      tgtv = Dv;
+    } else {
+      tgt = (cur == T) ? spare : T;
+      tgtv = (cur == T) ? sparev : Tv;
+    }
+    RS_FN(scatter)(cur, curv, tgt, tgtv, n, shift, mask, h, nh, shift + dw, tgt == D ? o : NULL);
+    done = (tgt == D);
+    cur = tgt;
+    curv = tgtv;
+    cur_h ^= 1;
   }
-  RS_FN(final_copy)(cur, curv, want, wantv, n, o);
+  if (!done) RS_FN(final_copy)(cur, curv, D, Dv, n, o);
 }
 
-/* Width of the MSD digit for n elements: the smallest in [8, 12] whose
+/* Width of the MSD digit for n elements: the smallest in [8, max] whose
  * average bucket fits local_max. */
 static int RS_FN(msd_width)(size_t n, size_t local_max) {
   int w = 8;
@@ -141,45 +172,110 @@ static int RS_FN(msd_width)(size_t n, size_t local_max) {
   return w;
 }
 
+/* Counts, per task, the digit at shift: cnt[t * B + d]. */
+static void RS_FN(count_digit)(const rs_work *w, const RS_K *src, size_t n, int P, int shift, size_t B) {
+  int t;
+  RS_K mask = (RS_K)(B - 1);
+#pragma omp parallel for num_threads(w->threads) schedule(static, 1) if (P > 1)
+  for (t = 0; t < P; t++) {
+    size_t lo = rs_chunk(n, P, t), hi = rs_chunk(n, P, t + 1), i;
+    size_t *c = w->cnt + (size_t)t * B;
+    memset(c, 0, B * sizeof *c);
+    for (i = lo; i < hi; i++) c[(src[i] >> shift) & mask]++;
+  }
+}
+
+/* Flushes the write-combining line of bucket d: slots [head, fill) of the
+ * buffer go to elements line + head ... of dst. A whole, aligned line goes
+ * out with non-temporal stores. */
+static inline void RS_FN(wc_flush)(RS_K *dst, RS_V *dstv, const RS_K *kb, const RS_V *vb, size_t line,
+                                   uint32_t head, uint32_t fill, int nt) {
+  if (head == 0 && fill == RS_E && nt) {
+    rs_stream_line(dst + line, kb, RS_E * sizeof(RS_K));
+    if (RS_HAS_V) rs_stream_line(dstv + line, vb, RS_E * sizeof(RS_V));
+  } else {
+    memcpy(dst + line + head, kb + head, (fill - head) * sizeof(RS_K));
+    if (RS_HAS_V) memcpy(dstv + line + head, vb + head, (fill - head) * sizeof(RS_V));
+  }
+}
+
+/* The partition pass: task t moves its chunk of src into alt at the offsets
+ * in cnt (task t's first slot per bucket), through write-combining buffers. */
+static void RS_FN(partition)(const rs_work *w, const RS_K *src, const RS_V *srcv, RS_K *alt, RS_V *altv,
+                             size_t n, int P, int shift, size_t B) {
+  int t;
+  RS_K mask = (RS_K)(B - 1);
+  int nt = ((uintptr_t)alt % (RS_E * sizeof(RS_K)) == 0) &&
+           (!RS_HAS_V || (uintptr_t)altv % (RS_E * sizeof(RS_V)) == 0);
+#pragma omp parallel for num_threads(w->threads) schedule(static, 1) if (P > 1)
+  for (t = 0; t < P; t++) {
+    size_t lo = rs_chunk(n, P, t), hi = rs_chunk(n, P, t + 1), i, b;
+    size_t *line = w->cnt + (size_t)t * B; /* becomes the line start of each bucket */
+    char *wc = w->wc + (size_t)t * w->wc_stride;
+    RS_K *kbuf = (RS_K *)wc;
+    RS_V *vbuf = (RS_V *)(wc + B * RS_E * sizeof(RS_K));
+    uint32_t *fill = w->fill + (size_t)t * 2 * RS_MSD_MAX_B, *head = fill + RS_MSD_MAX_B;
+    for (b = 0; b < B; b++) {
+      size_t off = line[b];
+      head[b] = fill[b] = (uint32_t)(off % RS_E);
+      line[b] = off - off % RS_E;
+    }
+    for (i = lo; i < hi; i++) {
+      RS_K k = src[i];
+      size_t d = (size_t)((k >> shift) & mask);
+      uint32_t f = fill[d];
+      kbuf[d * RS_E + f] = k;
+      if (RS_HAS_V) vbuf[d * RS_E + f] = srcv[i];
+      if (++f == RS_E) {
+        RS_FN(wc_flush)(alt, altv, kbuf + d * RS_E, vbuf + d * RS_E, line[d], head[d], f, nt);
+        line[d] += RS_E;
+        head[d] = 0;
+        f = 0;
+      }
+      fill[d] = f;
+    }
+    for (b = 0; b < B; b++)
+      if (fill[b] > head[b]) RS_FN(wc_flush)(alt, altv, kbuf + b * RS_E, vbuf + b * RS_E, line[b], head[b], fill[b], 0);
+    rs_stream_fence();
+  }
+}
+
 /* Sorts n elements on bits [bit_lo, bit_hi) (higher bits equal) using all
  * threads for the partition. Data starts in src; the result, untransformed,
  * ends in alt when final_in_alt, else in src. depth indexes the per-level
- * bucket-boundary array of the workspace. */
-static void RS_FN(sort_rec)(rs_work *w, RS_K *src, RS_V *srcv, RS_K *alt, RS_V *altv, size_t n,
-                            int bit_hi, int bit_lo, int final_in_alt, const rs_out *o, int depth) {
+ * bucket-boundary array of the workspace; counted means w->cnt already holds
+ * the per-task counts of the digit this level will use (from the first pass). */
+static void RS_FN(sort_rec)(rs_work *w, RS_K *src, RS_V *srcv, RS_K *alt, RS_V *altv, size_t n, int bit_hi,
+                            int bit_lo, int final_in_alt, const rs_out *o, int depth, int counted) {
   for (;;) {
     int width, shift, P, t;
-    size_t B, b, *cnt, *bstart, run;
-    RS_K mask;
+    size_t B, b, *cnt = w->cnt, *bstart, run;
     int constant = 0;
+    long bb;
 
     if (n <= w->local_max || bit_hi <= bit_lo) {
-      RS_FN(local_sort)(src, srcv, alt, altv, n, bit_hi, bit_lo, final_in_alt, o);
+      RS_K *T = (RS_K *)w->priv;
+      RS_V *Tv = (RS_V *)(w->priv + w->local_max * sizeof(RS_K));
+      if (final_in_alt) RS_FN(local_sort)(src, srcv, alt, altv, NULL, NULL, T, Tv, n, bit_hi, bit_lo, o);
+      else RS_FN(local_sort)(src, srcv, src, srcv, alt, altv, T, Tv, n, bit_hi, bit_lo, o);
       return;
     }
     width = RS_FN(msd_width)(n, w->local_max);
     if (width > bit_hi - bit_lo) width = bit_hi - bit_lo;
     shift = bit_hi - width;
     B = (size_t)1 << width;
-    mask = (RS_K)(B - 1);
     P = rs_tasks(w, n);
-    cnt = w->cnt;
     bstart = w->bstart + (size_t)depth * (RS_MSD_MAX_B + 1);
 
-#pragma omp parallel for num_threads(w->threads) schedule(static, 1) if (P > 1)
-    for (t = 0; t < P; t++) {
-      size_t lo = rs_chunk(n, P, t), hi = rs_chunk(n, P, t + 1), i;
-      size_t *c = cnt + (size_t)t * B;
-      memset(c, 0, B * sizeof *c);
-      for (i = lo; i < hi; i++) c[(src[i] >> shift) & mask]++;
-    }
-    /* Bucket totals, and the constant-digit check. */
+    if (!counted) RS_FN(count_digit)(w, src, n, P, shift, B);
+    counted = 0;
+    /* Bucket totals, each task's first slot per bucket, constant check. */
     run = 0;
     for (b = 0; b < B; b++) {
       size_t tot = 0;
       for (t = 0; t < P; t++) {
         size_t c = cnt[(size_t)t * B + b];
-        cnt[(size_t)t * B + b] = run + tot; /* task t's first slot in bucket b */
+        cnt[(size_t)t * B + b] = run + tot;
         tot += c;
       }
       bstart[b] = run;
@@ -191,52 +287,62 @@ static void RS_FN(sort_rec)(rs_work *w, RS_K *src, RS_V *srcv, RS_K *alt, RS_V *
       bit_hi = shift;
       continue;
     }
-
-#pragma omp parallel for num_threads(w->threads) schedule(static, 1) if (P > 1)
-    for (t = 0; t < P; t++) {
-      size_t lo = rs_chunk(n, P, t), hi = rs_chunk(n, P, t + 1), i;
-      size_t *off = cnt + (size_t)t * B;
-      for (i = lo; i < hi; i++) {
-        RS_K k = src[i];
-        size_t d = off[(k >> shift) & mask]++;
-        alt[d] = k;
-        if (RS_HAS_V) altv[d] = srcv[i];
-      }
-    }
+    RS_FN(partition)(w, src, srcv, alt, altv, n, P, shift, B);
 
     /* Oversized buckets (skewed keys) get all threads, one after another. */
     for (b = 0; b < B; b++) {
       size_t s = bstart[b], m = bstart[b + 1] - s;
       if (m > w->local_max)
-        RS_FN(sort_rec)(w, alt + s, RS_HAS_V ? altv + s : NULL, src + s, RS_HAS_V ? srcv + s : NULL, m,
-                        shift, bit_lo, !final_in_alt, o, depth + 1);
+        RS_FN(sort_rec)(w, alt + s, RS_HAS_V ? altv + s : NULL, src + s, RS_HAS_V ? srcv + s : NULL, m, shift,
+                        bit_lo, !final_in_alt, o, depth + 1, 0);
     }
-    {
-      long bb;
 #pragma omp parallel for num_threads(w->threads) schedule(dynamic, 1) if (P > 1)
-      for (bb = 0; bb < (long)B; bb++) {
-        size_t s = bstart[bb], m = bstart[bb + 1] - s;
-        if (m > 0 && m <= w->local_max)
-          RS_FN(local_sort)(alt + s, RS_HAS_V ? altv + s : NULL, src + s, RS_HAS_V ? srcv + s : NULL, m,
-                            shift, bit_lo, !final_in_alt, o);
-      }
+    for (bb = 0; bb < (long)B; bb++) {
+      size_t s = bstart[bb], m = bstart[bb + 1] - s;
+      char *priv = w->priv + (size_t)rs_thread_num() * w->priv_stride;
+      RS_K *T = (RS_K *)priv;
+      RS_V *Tv = (RS_V *)(priv + w->local_max * sizeof(RS_K));
+      RS_K *a = alt + s, *x = src + s;
+      RS_V *av = RS_HAS_V ? altv + s : NULL, *xv = RS_HAS_V ? srcv + s : NULL;
+      if (m == 0 || m > w->local_max) continue;
+      /* The bucket is in alt; the result belongs in alt or in src. */
+      if (final_in_alt) RS_FN(local_sort)(a, av, a, av, x, xv, T, Tv, m, shift, bit_lo, o);
+      else RS_FN(local_sort)(a, av, x, xv, NULL, NULL, T, Tv, m, shift, bit_lo, o);
     }
     return;
   }
 }
 
-/* Reduces the bits of n elements to (OR, AND) so that OR ^ AND marks the bits
- * where keys differ. */
-static void RS_FN(varying)(const rs_work *w, const RS_K *a, size_t n, RS_K *or_out, RS_K *and_out) {
-  int P = rs_tasks(w, n), t;
+/* The first pass over the caller's keys: maps them to sort bits in place
+ * (unless the map is the identity), reduces OR and AND of the bits, and counts
+ * the digit of width W at the top of the key per task into w->cnt. */
+static void RS_FN(first_pass)(const rs_work *w, RS_K *a, size_t n, int W, RS_K *or_out, RS_K *and_out,
+                              const rs_out *o) {
+  int P = rs_tasks(w, n), t, shift = RS_KBITS - W;
+  size_t B = (size_t)1 << W;
   RS_K ors[RS_MAX_TASKS], ands[RS_MAX_TASKS], o_ = 0, a_ = (RS_K)~(RS_K)0;
 #pragma omp parallel for num_threads(w->threads) schedule(static, 1) if (P > 1)
   for (t = 0; t < P; t++) {
     size_t lo = rs_chunk(n, P, t), hi = rs_chunk(n, P, t + 1), i;
+    size_t *c = w->cnt + (size_t)t * B;
     RS_K x = 0, y = (RS_K)~(RS_K)0;
-    for (i = lo; i < hi; i++) {
-      x |= a[i];
-      y &= a[i];
+    memset(c, 0, B * sizeof *c);
+    if (o->identity) {
+      for (i = lo; i < hi; i++) {
+        RS_K b = a[i];
+        x |= b;
+        y &= b;
+        c[b >> shift]++;
+      }
+    } else {
+      for (i = lo; i < hi; i++) {
+        RS_K b = (RS_K)(sizeof(RS_K) == 4 ? tdm_sortbits32((uint32_t)a[i], o->kind, o->desc)
+                                          : tdm_sortbits64((uint64_t)a[i], o->kind, o->desc));
+        a[i] = b;
+        x |= b;
+        y &= b;
+        c[b >> shift]++;
+      }
     }
     ors[t] = x;
     ands[t] = y;
@@ -249,26 +355,29 @@ static void RS_FN(varying)(const rs_work *w, const RS_K *a, size_t n, RS_K *or_o
   *and_out = a_;
 }
 
-/* Sorts the bits in keys (values alongside) given the range of bits where
- * they differ; tmp/tmpv are scratch of n elements. The result is
+/* Sorts keys (caller's raw keys, or sort bits when o is the identity) with
+ * values alongside; tmp/tmpv are scratch of n elements. The result is
  * untransformed into keys/values. */
 static void RS_FN(sort_bits)(rs_work *w, RS_K *keys, RS_V *values, RS_K *tmp, RS_V *tmpv, size_t n,
                              const rs_out *o) {
   RS_K ors, ands, diff;
-  int hi, lo;
-  RS_FN(varying)(w, keys, n, &ors, &ands);
+  int hi, lo, W = RS_FN(msd_width)(n, w->local_max);
+  RS_FN(first_pass)(w, keys, n, W, &ors, &ands, o);
   diff = ors ^ ands;
   if (diff == 0) { /* all keys equal: already sorted */
     RS_FN(final_copy)(keys, values, keys, values, n, o);
     return;
   }
-  hi = RS_KBITS - (sizeof(RS_K) == 8 ? __builtin_clzll((unsigned long long)diff)
-                                     : __builtin_clz((unsigned)diff));
+  hi = RS_KBITS - (sizeof(RS_K) == 8 ? __builtin_clzll((unsigned long long)diff) : __builtin_clz((unsigned)diff));
   lo = sizeof(RS_K) == 8 ? __builtin_ctzll((unsigned long long)diff) : __builtin_ctz((unsigned)diff);
-  RS_FN(sort_rec)(w, keys, values, tmp, tmpv, n, hi, lo, 0, o, 0);
+  /* The speculative count is the first level's when the top bit varies and
+   * the digit lies within the varying range. */
+  RS_FN(sort_rec)(w, keys, values, tmp, tmpv, n, hi, lo, 0, o, 0,
+                  hi == RS_KBITS && n > w->local_max && W <= hi - lo);
 }
 
 #undef RS_CAT2
 #undef RS_CAT
 #undef RS_FN
 #undef RS_KBITS
+#undef RS_E

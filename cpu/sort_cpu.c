@@ -7,7 +7,11 @@
  * arrays changes, so a failure (out of memory) leaves them as they were, and
  * nothing after that point can fail.
  */
+#include <omp.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "cpu_backend.h"
 
@@ -19,22 +23,28 @@ typedef struct rs_out {
 } rs_out;
 
 enum {
-  RS_MAX_TASKS = 256,        /* upper bound on threads used by one call */
-  RS_MSD_MAX_BITS = 12,      /* widest partition digit */
-  RS_MSD_MAX_B = 1 << 12,    /* buckets of the widest partition digit */
-  RS_MAX_DEPTH = 9,          /* partition levels: each takes >= 8 of 64 bits */
-  RS_LOCAL_DIGIT_BITS = 11,  /* widest digit of the in-cache LSD sort */
-  RS_INSERTION_MAX = 24,     /* buckets this small use insertion sort */
-  RS_CACHE_BUDGET = 1 << 20, /* bytes of src + alt a bucket may use in cache */
-  RS_MIN_PER_TASK = 1 << 15, /* elements per thread worth a fork */
+  RS_MAX_TASKS = 256,         /* upper bound on threads used by one call */
+  RS_MSD_MAX_BITS = 11,       /* widest partition digit */
+  RS_MSD_MAX_B = 1 << 11,     /* buckets of the widest partition digit */
+  RS_MAX_DEPTH = 9,           /* partition levels: each takes >= 8 of 64 bits */
+  RS_INSERTION_MAX = 24,      /* buckets this small use insertion sort */
+  RS_MIN_PER_TASK = 1 << 15,  /* elements per thread worth a fork */
 };
+/* Bytes of the three arrays (bucket, destination, private buffer) a bucket
+ * may occupy while local_sort works on it: most of a 2 MiB L2. */
+#define RS_CACHE_BUDGET ((size_t)3 << 19)
 
 /* Per-call workspace, allocated before anything is modified. */
 typedef struct rs_work {
-  int threads;      /* threads of the context, capped at RS_MAX_TASKS */
-  size_t local_max; /* largest bucket sorted in cache by one thread */
-  size_t *cnt;      /* threads x RS_MSD_MAX_B counters */
-  size_t *bstart;   /* RS_MAX_DEPTH x (RS_MSD_MAX_B + 1) bucket boundaries */
+  int threads;        /* threads this call uses */
+  size_t local_max;   /* largest bucket sorted in cache by one thread */
+  size_t *cnt;        /* threads x RS_MSD_MAX_B counters / offsets */
+  size_t *bstart;     /* RS_MAX_DEPTH x (RS_MSD_MAX_B + 1) bucket boundaries */
+  uint32_t *fill;     /* threads x 2 x RS_MSD_MAX_B write-combining fill/head */
+  char *wc;           /* threads x wc_stride write-combining lines */
+  size_t wc_stride;
+  char *priv;         /* threads x priv_stride private local_sort buffers */
+  size_t priv_stride;
 } rs_work;
 
 static int rs_tasks(const rs_work *w, size_t n) {
@@ -46,6 +56,27 @@ static int rs_tasks(const rs_work *w, size_t n) {
 /* Start of task t's chunk when n elements are split into P chunks. */
 static size_t rs_chunk(size_t n, int P, int t) {
   return n / (size_t)P * (size_t)t + n % (size_t)P * (size_t)t / (size_t)P;
+}
+
+static int rs_thread_num(void) { return omp_get_thread_num(); }
+
+/* Writes one 64-byte-aligned line (or half line) with non-temporal stores:
+ * a partition pass writes every line exactly once, so fetching the lines into
+ * the cache first (read-for-ownership) would only double the traffic. */
+static inline void rs_stream_line(void *dst, const void *src, size_t bytes) {
+#if defined(__SSE2__)
+  size_t i;
+  for (i = 0; i < bytes; i += 16)
+    _mm_stream_si128((__m128i *)((char *)dst + i), _mm_load_si128((const __m128i *)((const char *)src + i)));
+#else
+  memcpy(dst, src, bytes);
+#endif
+}
+
+static inline void rs_stream_fence(void) {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
 }
 
 #define RS_UNSORT32(b, o) tdm_unsortbits32((b), (o)->kind, (o)->desc)
@@ -97,41 +128,47 @@ static size_t rs_chunk(size_t n, int P, int t) {
 
 /* Layout of one call's scratch block. */
 typedef struct rs_layout {
-  size_t bits, tmp, tmpv, cnt, bstart, total;
+  size_t bits, tmp, tmpv, cnt, bstart, fill, wc, priv, total;
+  size_t wc_stride, priv_stride, local_max;
+  int threads;
 } rs_layout;
 
-static rs_layout rs_plan(size_t bits_bytes, size_t tmp_bytes, size_t tmpv_bytes, int threads) {
+/* Plans the scratch of a sort of n elements of ks-byte keys and vs-byte
+ * values (0: none); bits_bytes is an extra key array (argsort's key copy). */
+static rs_layout rs_plan(const tdm_ctx *ctx, size_t n, size_t ks, size_t vs, size_t bits_bytes) {
   rs_layout l;
-  size_t off = 0;
+  size_t off = 0, e = 64 / (vs > ks ? vs : ks), by_n = n / RS_MIN_PER_TASK;
+  size_t t = (size_t)ctx->threads;
+  if (t > RS_MAX_TASKS) t = RS_MAX_TASKS;
+  if (by_n < 1) by_n = 1;
+  if (t > by_n) t = by_n;
+  l.threads = (int)t;
+  l.local_max = RS_CACHE_BUDGET / (3 * (ks + vs));
+  if (l.local_max > n) l.local_max = n;
+  l.wc_stride = ((size_t)RS_MSD_MAX_B * e * (ks + vs) + 63) & ~(size_t)63;
+  l.priv_stride = (l.local_max * (ks + vs) + 64 + 63) & ~(size_t)63;
   l.bits = tdm__carve(&off, bits_bytes);
-  l.tmp = tdm__carve(&off, tmp_bytes);
-  l.tmpv = tdm__carve(&off, tmpv_bytes);
-  l.cnt = tdm__carve(&off, (size_t)threads * RS_MSD_MAX_B * sizeof(size_t));
+  l.tmp = tdm__carve(&off, n * ks);
+  l.tmpv = tdm__carve(&off, n * vs);
+  l.cnt = tdm__carve(&off, t * RS_MSD_MAX_B * sizeof(size_t));
   l.bstart = tdm__carve(&off, (size_t)RS_MAX_DEPTH * (RS_MSD_MAX_B + 1) * sizeof(size_t));
+  l.fill = tdm__carve(&off, t * 2 * RS_MSD_MAX_B * sizeof(uint32_t));
+  l.wc = tdm__carve(&off, t * l.wc_stride);
+  l.priv = tdm__carve(&off, t * l.priv_stride);
   l.total = off;
   return l;
 }
 
-static void rs_work_init(rs_work *w, const tdm_ctx *ctx, const rs_layout *l, char *base, size_t elem_bytes) {
-  w->threads = ctx->threads < RS_MAX_TASKS ? ctx->threads : RS_MAX_TASKS;
-  w->local_max = RS_CACHE_BUDGET / (2 * elem_bytes);
+static void rs_work_init(rs_work *w, const rs_layout *l, char *base) {
+  w->threads = l->threads;
+  w->local_max = l->local_max;
   w->cnt = (size_t *)(base + l->cnt);
   w->bstart = (size_t *)(base + l->bstart);
-}
-
-/* Maps keys to sort bits in place (skipped when the map is the identity). */
-static void rs_transform(const rs_work *w, void *keys, size_t n, size_t ks, const rs_out *o) {
-  long i;
-  if (o->identity) return;
-  if (ks == 4) {
-    uint32_t *k = (uint32_t *)keys;
-#pragma omp parallel for num_threads(w->threads) schedule(static) if (n > RS_MIN_PER_TASK)
-    for (i = 0; i < (long)n; i++) k[i] = tdm_sortbits32(k[i], o->kind, o->desc);
-  } else {
-    uint64_t *k = (uint64_t *)keys;
-#pragma omp parallel for num_threads(w->threads) schedule(static) if (n > RS_MIN_PER_TASK)
-    for (i = 0; i < (long)n; i++) k[i] = tdm_sortbits64(k[i], o->kind, o->desc);
-  }
+  w->fill = (uint32_t *)(base + l->fill);
+  w->wc = base + l->wc;
+  w->wc_stride = l->wc_stride;
+  w->priv = base + l->priv;
+  w->priv_stride = l->priv_stride;
 }
 
 tdm_status tdm__cpu_sort(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type value_type, void *values,
@@ -148,13 +185,11 @@ tdm_status tdm__cpu_sort(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type v
   o.desc = desc;
   o.identity = (o.kind == TDM_KIND_UNSIGNED && !desc);
   /* n * (ks + vs) cannot overflow: the caller checked both arrays exist. */
-  l = rs_plan(0, n * ks, n * vs, ctx->threads < RS_MAX_TASKS ? ctx->threads : RS_MAX_TASKS);
+  l = rs_plan(ctx, n, ks, vs, 0);
   st = tdm__host_scratch(ctx, l.total, &s);
   if (st != TDM_OK) return st;
   base = (char *)s.ptr;
-  rs_work_init(&w, ctx, &l, base, ks + vs);
-
-  rs_transform(&w, keys, n, ks, &o);
+  rs_work_init(&w, &l, base);
   if (ks == 4) {
     uint32_t *k = (uint32_t *)keys, *t = (uint32_t *)(base + l.tmp);
     if (!vs) sort_bits_k32(&w, k, NULL, t, NULL, n, &o);
@@ -182,11 +217,11 @@ tdm_status tdm__cpu_argsort(tdm_ctx *ctx, tdm_type key_type, const void *keys, t
   tdm_status st;
   long i;
 
-  l = rs_plan(n * ks, n * ks, n * is, ctx->threads < RS_MAX_TASKS ? ctx->threads : RS_MAX_TASKS);
+  l = rs_plan(ctx, n, ks, is, n * ks);
   st = tdm__host_scratch(ctx, l.total, &s);
   if (st != TDM_OK) return st;
   base = (char *)s.ptr;
-  rs_work_init(&w, ctx, &l, base, ks + is);
+  rs_work_init(&w, &l, base);
 
 #define ARG_FILL(KT, SB, IT)                                                                        \
   do {                                                                                              \

@@ -7,6 +7,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "internal.h"
 
@@ -37,9 +38,23 @@ void *tdm__calloc(size_t count, size_t size) {
   return calloc(count, size);
 }
 
+/* Blocks this large are the big arrays of a bulk operation (sort scratch,
+ * tables, node arrays): they are aligned to 2 MiB and offered to the kernel
+ * for transparent huge pages, which cuts TLB misses on random access and
+ * makes first touch fault once per 2 MiB instead of once per 4 KiB. */
+#define TDM_HUGE_MIN ((size_t)4 << 20)
+#define TDM_HUGE_ALIGN ((size_t)2 << 20)
+
 void *tdm__aligned_alloc(size_t bytes) {
   void *p = NULL;
   if (bytes == 0 || tdm__alloc_should_fail()) return NULL;
+  if (bytes >= TDM_HUGE_MIN) {
+    if (posix_memalign(&p, TDM_HUGE_ALIGN, bytes) != 0) return NULL;
+#ifdef MADV_HUGEPAGE
+    (void)madvise(p, bytes, MADV_HUGEPAGE); /* advisory: failure only costs speed */
+#endif
+    return p;
+  }
   if (posix_memalign(&p, 64, bytes) != 0) return NULL;
   return p;
 }

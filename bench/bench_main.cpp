@@ -1,0 +1,280 @@
+/*
+ * bench_main.cpp: tandem-bench's command line, timing, table and CSV output,
+ * deterministic inputs and the machine ceilings (memcpy, random gather).
+ */
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cmath>
+#include <cstdarg>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <thread>
+#include <unistd.h>
+
+#include <omp.h>
+
+#include "bench.h"
+
+namespace {
+
+std::map<std::string, bench_fn> &registry() {
+  static std::map<std::string, bench_fn> r;
+  return r;
+}
+
+FILE *csv_file;
+bool table_header_done;
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+uint64_t splitmix(uint64_t &x) {
+  uint64_t z = (x += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+[[noreturn]] void usage(const char *msg) {
+  if (msg) fprintf(stderr, "tandem-bench: %s\n", msg);
+  fprintf(stderr,
+          "usage: tandem-bench {sort|hash|btree|all} [--backend cpu|cuda|all] [--type T] [--n N]\n"
+          "                    [--queries Q] [--threads K] [--reps R] [--peers] [--csv FILE] [--seed S]\n"
+          "  N and Q accept 1e7-style numbers. Default backend: all usable; default threads: 1 and all cores.\n");
+  exit(2);
+}
+
+size_t parse_count(const char *s) {
+  char *end;
+  double v = strtod(s, &end);
+  if (*end || !(v >= 0) || v > 1e15) usage("bad number");
+  return (size_t)std::llround(v);
+}
+
+} // namespace
+
+bench_register::bench_register(const char *name, bench_fn fn) { registry()[name] = fn; }
+
+void bench_check(tdm_status s, const char *what) {
+  if (s != TDM_OK) {
+    fprintf(stderr, "tandem-bench: %s failed: %s: %s\n", what, tdm_status_name(s), tdm_last_error());
+    exit(1);
+  }
+}
+
+static volatile uint64_t sink_word;
+void bench_sink(uint64_t x) { sink_word = sink_word + x; }
+
+size_t bench_n(const bench_opts &o, size_t dflt) { return o.n ? o.n : dflt; }
+
+void bench_progress(const char *fmt, ...) {
+  static int tty = -1;
+  if (tty < 0) tty = isatty(2);
+  if (!tty) return;
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "\r\033[K");
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fflush(stderr);
+}
+
+std::vector<int> bench_thread_list(const bench_opts &o, const std::string &backend) {
+  if (backend == "cuda") return {1};
+  if (!o.threads.empty()) return o.threads;
+  int cores = (int)std::thread::hardware_concurrency();
+  if (cores <= 1) return {1};
+  return {1, cores};
+}
+
+tdm_ctx *bench_ctx(const std::string &backend, int threads) {
+  tdm_ctx_opts opts;
+  memset(&opts, 0, sizeof opts);
+  opts.backend = backend == "cuda" ? TDM_BACKEND_CUDA : TDM_BACKEND_CPU;
+  opts.cpu_threads = threads;
+  tdm_ctx *c = nullptr;
+  bench_check(tdm_ctx_create(&opts, &c), "tdm_ctx_create");
+  return c;
+}
+
+std::vector<uint64_t> bench_random_u64(size_t n, uint64_t seed) {
+  std::vector<uint64_t> v(n);
+  uint64_t x = seed;
+  for (auto &e : v) e = splitmix(x);
+  return v;
+}
+
+std::vector<uint64_t> bench_unique_u64(size_t n, uint64_t seed) {
+  /* splitmix's finaliser is a bijection of 64-bit words, so distinct inputs
+   * give distinct keys. */
+  std::vector<uint64_t> v(n);
+  uint64_t base = seed * 0x632be59bd9b4e019ull;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t x = base + i * 0x9e3779b97f4a7c15ull - 0x9e3779b97f4a7c15ull;
+    v[i] = splitmix(x);
+  }
+  return v;
+}
+
+void bench_emit(const bench_row &r) {
+  if (!table_header_done) {
+    printf("%-10s %-12s %-22s %-7s %-4s %-4s %12s %9s %3s %4s %10s %10s %10s\n", "structure", "operation", "impl",
+           "backend", "key", "val", "n", "queries", "thr", "reps", "median", "min", "max");
+    table_header_done = true;
+  }
+  bench_progress("");
+  printf("%-10s %-12s %-22s %-7s %-4s %-4s %12zu %9zu %3d %4d %10.2f %10.2f %10.2f\n", r.structure.c_str(),
+         r.operation.c_str(), r.impl.c_str(), r.backend.c_str(), r.key_type.c_str(),
+         r.value_type.empty() ? "-" : r.value_type.c_str(), r.n, r.queries, r.threads, r.reps, r.median, r.min,
+         r.max);
+  fflush(stdout);
+  if (csv_file) {
+    fprintf(csv_file, "%s,%s,%s,%s,%s,%s,%zu,%zu,%d,%d,%.4f,%.4f,%.4f\n", r.structure.c_str(),
+            r.operation.c_str(), r.impl.c_str(), r.backend.c_str(), r.key_type.c_str(), r.value_type.c_str(), r.n,
+            r.queries, r.threads, r.reps, r.median, r.min, r.max);
+    fflush(csv_file);
+  }
+}
+
+bench_row bench_measure(const bench_opts &o, bench_row row, double elements, const std::function<void()> &setup,
+                        const std::function<void()> &run) {
+  std::vector<double> rates;
+  int reps = o.reps > 0 ? o.reps : 1;
+  for (int i = -1; i < reps; i++) { /* i = -1 is the warm-up */
+    bench_progress("%s %s %s %s %s t=%d: run %d/%d", row.structure.c_str(), row.operation.c_str(),
+                   row.impl.c_str(), row.backend.c_str(), row.key_type.c_str(), row.threads, i + 1, reps);
+    if (setup) setup();
+    double t0 = now_s();
+    run();
+    double t = now_s() - t0;
+    if (i >= 0) rates.push_back(elements / (t > 0 ? t : 1e-12) / 1e6);
+  }
+  std::sort(rates.begin(), rates.end());
+  size_t m = rates.size();
+  row.reps = reps;
+  row.median = m % 2 ? rates[m / 2] : 0.5 * (rates[m / 2 - 1] + rates[m / 2]);
+  row.min = rates.front();
+  row.max = rates.back();
+  bench_emit(row);
+  return row;
+}
+
+double bench_limit_memcpy_gbps(const bench_opts &o, int threads) {
+  size_t bytes = (size_t)256 << 20;
+  std::vector<char> a(bytes, 1), b(bytes, 2);
+  bench_row row;
+  row.structure = "limits";
+  row.operation = "memcpy_gbps";
+  row.impl = "memcpy";
+  row.backend = "cpu";
+  row.key_type = "u8";
+  row.n = bytes;
+  row.threads = threads;
+  /* The rate is reported in GB/s: elements = bytes / 1e3 makes the
+   * "millions per second" of bench_measure read as GB/s. */
+  row = bench_measure(o, row, (double)bytes / 1e3, nullptr, [&] {
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int t = 0; t < threads; t++) {
+      size_t lo = bytes / threads * t, hi = t == threads - 1 ? bytes : bytes / threads * (t + 1);
+      memcpy(b.data() + lo, a.data() + lo, hi - lo);
+    }
+  });
+  bench_sink((uint64_t)b[bytes / 2]);
+  return row.median;
+}
+
+double bench_limit_gather_mops(const bench_opts &o, int threads, size_t bytes) {
+  size_t words = bytes / 8, q = 1u << 24;
+  std::vector<uint64_t> table = bench_random_u64(words, 7);
+  std::vector<uint64_t> idx = bench_random_u64(q, 11);
+  for (auto &e : idx) e %= words;
+  bench_row row;
+  row.structure = "limits";
+  row.operation = "gather";
+  row.impl = "gather";
+  row.backend = "cpu";
+  row.key_type = "u64";
+  row.n = words;
+  row.queries = q;
+  row.threads = threads;
+  uint64_t total = 0;
+  /* Independent loads (addresses do not depend on earlier loads), summed so
+   * none can be skipped: the memory system's random-access throughput. */
+  row = bench_measure(o, row, (double)q, nullptr, [&] {
+    uint64_t s = 0;
+#pragma omp parallel for num_threads(threads) reduction(+ : s) schedule(static)
+    for (long i = 0; i < (long)q; i++) s += table[idx[i]];
+    total += s;
+  });
+  bench_sink(total);
+  return row.median;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) usage(nullptr);
+  std::string what = argv[1];
+  if (what == "-h" || what == "--help") usage(nullptr);
+  bench_opts o;
+  std::string backend = "all", csv;
+  for (int i = 2; i < argc; i++) {
+    std::string a = argv[i];
+    auto val = [&](void) -> const char * {
+      if (i + 1 >= argc) usage(("missing value after " + a).c_str());
+      return argv[++i];
+    };
+    if (a == "--backend") backend = val();
+    else if (a == "--type") o.type = val();
+    else if (a == "--n") o.n = parse_count(val());
+    else if (a == "--queries") o.queries = parse_count(val());
+    else if (a == "--threads") o.threads = {(int)parse_count(val())};
+    else if (a == "--reps") o.reps = (int)parse_count(val());
+    else if (a == "--seed") o.seed = parse_count(val());
+    else if (a == "--peers") o.peers = true;
+    else if (a == "--csv") csv = val();
+    else usage(("unknown option " + a).c_str());
+  }
+  if (!o.threads.empty() && o.threads[0] < 1) usage("--threads must be >= 1");
+  if (backend == "cpu" || backend == "all") o.backends.push_back("cpu");
+  if (backend == "cuda" || backend == "all") {
+    tdm_ctx_opts co;
+    memset(&co, 0, sizeof co);
+    co.backend = TDM_BACKEND_CUDA;
+    tdm_ctx *c = nullptr;
+    tdm_status s = tdm_ctx_create(&co, &c);
+    if (s == TDM_OK) {
+      o.backends.push_back("cuda");
+      tdm_ctx_destroy(c);
+    } else {
+      fprintf(stderr, "tandem-bench: skipping cuda: %s\n", tdm_last_error());
+      if (backend == "cuda") return 3;
+    }
+  }
+  if (o.backends.empty()) usage("--backend must be cpu, cuda or all");
+
+  std::vector<std::string> todo;
+  if (what == "all") {
+    for (auto &kv : registry()) todo.push_back(kv.first);
+  } else if (registry().count(what)) {
+    todo.push_back(what);
+  } else {
+    usage(("unknown benchmark " + what).c_str());
+  }
+  if (!csv.empty()) {
+    csv_file = fopen(csv.c_str(), "w");
+    if (!csv_file) {
+      perror(csv.c_str());
+      return 1;
+    }
+    fprintf(csv_file, "structure,operation,impl,backend,key_type,value_type,n,queries,threads,reps,median_mops,"
+                      "min_mops,max_mops\n");
+  }
+  printf("tandem-bench %s: tandem %s, CUDA devices: %d, cores: %u, reps: %d\n", what.c_str(), tdm_version(),
+         tdm_cuda_device_count(), std::thread::hardware_concurrency(), o.reps);
+  int rc = 0;
+  for (auto &name : todo) rc |= registry()[name](o);
+  if (csv_file) fclose(csv_file);
+  return rc;
+}

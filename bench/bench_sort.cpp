@@ -1,0 +1,284 @@
+/*
+ * bench_sort.cpp: the "sort" subcommand: tandem's sort, sort_pairs and
+ * argsort against std::sort and vqsort (both of its x86 paths) on the CPU,
+ * and against raw CUB on device-resident data on a GPU. Inputs are uniform
+ * random keys from a fixed seed; the memcpy ceiling is printed first, and each
+ * tandem row is followed by its fraction of that ceiling.
+ */
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+
+#include "bench.h"
+
+#ifdef TANDEM_BENCH_HAVE_HWY
+#include <hwy/contrib/sort/vqsort.h>
+#include <hwy/targets.h>
+#endif
+
+namespace {
+
+tdm_type parse_type(const std::string &t) {
+  if (t == "u32") return TDM_U32;
+  if (t == "u64") return TDM_U64;
+  if (t == "i32") return TDM_I32;
+  if (t == "i64") return TDM_I64;
+  if (t == "f32") return TDM_F32;
+  if (t == "f64") return TDM_F64;
+  fprintf(stderr, "tandem-bench sort: unknown type %s\n", t.c_str());
+  exit(2);
+}
+
+/* Keys of type t from random words: floats are finite values of random sign. */
+std::vector<char> make_keys(tdm_type t, size_t n, uint64_t seed) {
+  std::vector<uint64_t> w = bench_random_u64(n, seed);
+  size_t ks = tdm_type_size(t);
+  std::vector<char> out(n * ks);
+  for (size_t i = 0; i < n; i++) {
+    if (t == TDM_F32) {
+      float f = (float)((double)(int64_t)w[i] / 9.2e15);
+      memcpy(&out[i * 4], &f, 4);
+    } else if (t == TDM_F64) {
+      double f = (double)(int64_t)w[i] / 9.2e15;
+      memcpy(&out[i * 8], &f, 8);
+    } else if (ks == 4) {
+      uint32_t x = (uint32_t)w[i];
+      memcpy(&out[i * 4], &x, 4);
+    } else {
+      memcpy(&out[i * 8], &w[i], 8);
+    }
+  }
+  return out;
+}
+
+struct ceiling {
+  double gbps = 0; /* memcpy bandwidth at this thread count */
+};
+
+/* Bytes one element moves at the least (read once, written once: a copy). */
+void print_fraction(const bench_row &r, double elem_bytes, double gbps) {
+  if (gbps <= 0) return;
+  double bound = gbps * 1e9 / elem_bytes / 1e6; /* M elements/s if sorting cost one copy */
+  printf("%-10s   -> %.1f%% of the memcpy bound (%.0f M/s for %.0f-byte elements at %.2f GB/s)\n", "",
+         100.0 * r.median / bound, bound, elem_bytes, gbps);
+}
+
+bench_row base_row(const std::string &op, const std::string &impl, const std::string &backend, tdm_type kt,
+                   const char *vt, size_t n, int threads) {
+  bench_row r;
+  r.structure = "sort";
+  r.operation = op;
+  r.impl = impl;
+  r.backend = backend;
+  r.key_type = tdm_type_name(kt);
+  r.value_type = vt ? vt : "";
+  r.n = n;
+  r.threads = threads;
+  return r;
+}
+
+#ifdef TANDEM_BENCH_HAVE_HWY
+/* vqsort on unsigned/signed/float keys of type t. */
+void vq_keys(const hwy::Sorter &s, tdm_type t, void *k, size_t n) {
+  switch (t) {
+  case TDM_U32: s((uint32_t *)k, n, hwy::SortAscending()); break;
+  case TDM_U64: s((uint64_t *)k, n, hwy::SortAscending()); break;
+  case TDM_I32: s((int32_t *)k, n, hwy::SortAscending()); break;
+  case TDM_I64: s((int64_t *)k, n, hwy::SortAscending()); break;
+  case TDM_F32: s((float *)k, n, hwy::SortAscending()); break;
+  case TDM_F64: s((double *)k, n, hwy::SortAscending()); break;
+  }
+}
+#endif
+
+void std_sort_keys(tdm_type t, void *k, size_t n) {
+  switch (t) {
+  case TDM_U32: std::sort((uint32_t *)k, (uint32_t *)k + n); break;
+  case TDM_U64: std::sort((uint64_t *)k, (uint64_t *)k + n); break;
+  case TDM_I32: std::sort((int32_t *)k, (int32_t *)k + n); break;
+  case TDM_I64: std::sort((int64_t *)k, (int64_t *)k + n); break;
+  case TDM_F32: std::sort((float *)k, (float *)k + n); break;
+  case TDM_F64: std::sort((double *)k, (double *)k + n); break;
+  }
+}
+
+void bench_keys_cpu(const bench_opts &o, tdm_type t, size_t n, const std::vector<char> &input,
+                    const std::vector<int> &threads, const std::vector<double> &gbps) {
+  size_t ks = tdm_type_size(t);
+  std::vector<char> work(input.size());
+  auto reset = [&] { memcpy(work.data(), input.data(), input.size()); };
+  for (size_t ti = 0; ti < threads.size(); ti++) {
+    tdm_ctx *c = bench_ctx("cpu", threads[ti]);
+    bench_row r = bench_measure(o, base_row("sort", "tandem", "cpu", t, nullptr, n, threads[ti]), (double)n,
+                                reset, [&] { bench_check(tdm_sort(c, t, work.data(), n, 0), "tdm_sort"); });
+    print_fraction(r, (double)ks, gbps[ti]);
+    tdm_ctx_destroy(c);
+  }
+  if (!o.peers) return;
+  if (n <= 100000000) /* std::sort is ~15x slower; skip it where it would take minutes */
+    bench_measure(o, base_row("sort", "std::sort", "cpu", t, nullptr, n, 1), (double)n, reset,
+                  [&] { std_sort_keys(t, work.data(), n); });
+#ifdef TANDEM_BENCH_HAVE_HWY
+  {
+    hwy::Sorter sorter;
+    bench_measure(o, base_row("sort", "vqsort", "cpu", t, nullptr, n, 1), (double)n, reset,
+                  [&] { vq_keys(sorter, t, work.data(), n); });
+    /* Highway's AVX-512 path is slow on some chips (AMD Zen 4); time the AVX2
+     * path too and compare against the faster of the two. */
+    hwy::DisableTargets(HWY_AVX3 | HWY_AVX3_DL);
+    bench_measure(o, base_row("sort", "vqsort-avx2", "cpu", t, nullptr, n, 1), (double)n, reset,
+                  [&] { vq_keys(sorter, t, work.data(), n); });
+    hwy::DisableTargets(0);
+  }
+#endif
+}
+
+void bench_pairs_cpu(const bench_opts &o, tdm_type t, size_t n, const std::vector<char> &input,
+                     const std::vector<int> &threads, const std::vector<double> &gbps) {
+  size_t ks = tdm_type_size(t);
+  std::vector<char> work(input.size());
+  std::vector<uint64_t> vals(n), vwork(n);
+  for (size_t i = 0; i < n; i++) vals[i] = i;
+  auto reset = [&] {
+    memcpy(work.data(), input.data(), input.size());
+    memcpy(vwork.data(), vals.data(), n * 8);
+  };
+  for (size_t ti = 0; ti < threads.size(); ti++) {
+    tdm_ctx *c = bench_ctx("cpu", threads[ti]);
+    bench_row r = bench_measure(o, base_row("sort_pairs", "tandem", "cpu", t, "u64", n, threads[ti]), (double)n,
+                                reset, [&] {
+                                  bench_check(tdm_sort_pairs(c, t, work.data(), TDM_U64, vwork.data(), n, 0),
+                                              "tdm_sort_pairs");
+                                });
+    print_fraction(r, (double)(ks + 8), gbps[ti]);
+    std::vector<uint64_t> perm(n);
+    r = bench_measure(o, base_row("argsort", "tandem", "cpu", t, "u64", n, threads[ti]), (double)n, nullptr, [&] {
+      bench_check(tdm_argsort(c, t, input.data(), TDM_U64, perm.data(), n, 0), "tdm_argsort");
+    });
+    tdm_ctx_destroy(c);
+  }
+  if (!o.peers) return;
+#ifdef TANDEM_BENCH_HAVE_HWY
+  if (t == TDM_U64) {
+    hwy::Sorter sorter;
+    std::vector<hwy::K64V64> kv(n);
+    auto fill = [&] {
+      const uint64_t *k = (const uint64_t *)input.data();
+      for (size_t i = 0; i < n; i++) {
+        kv[i].key = k[i];
+        kv[i].value = i;
+      }
+    };
+    bench_measure(o, base_row("sort_pairs", "vqsort", "cpu", t, "u64", n, 1), (double)n, fill,
+                  [&] { sorter(kv.data(), n, hwy::SortAscending()); });
+    hwy::DisableTargets(HWY_AVX3 | HWY_AVX3_DL);
+    bench_measure(o, base_row("sort_pairs", "vqsort-avx2", "cpu", t, "u64", n, 1), (double)n, fill,
+                  [&] { sorter(kv.data(), n, hwy::SortAscending()); });
+    hwy::DisableTargets(0);
+  }
+#endif
+  if (n <= 100000000) {
+    std::vector<std::pair<uint64_t, uint64_t>> kv(n);
+    auto fill = [&] {
+      for (size_t i = 0; i < n; i++) {
+        uint64_t k = 0;
+        memcpy(&k, &input[i * ks], ks);
+        kv[i] = {k, i};
+      }
+    };
+    bench_measure(o, base_row("sort_pairs", "std::stable_sort", "cpu", t, "u64", n, 1), (double)n, fill,
+                  [&] {
+                    std::stable_sort(kv.begin(), kv.end(),
+                                     [](const std::pair<uint64_t, uint64_t> &a, const std::pair<uint64_t, uint64_t> &b) {
+                                       return a.first < b.first;
+                                     });
+                  });
+  }
+}
+
+#ifdef TANDEM_BENCH_HAVE_CUDA
+void bench_cuda(const bench_opts &o, tdm_type t, size_t n, const std::vector<char> &input) {
+  size_t ks = tdm_type_size(t);
+  void *dk = bench_dev_alloc(n * ks), *dk0 = bench_dev_alloc(n * ks);
+  void *dv = bench_dev_alloc(n * 8), *dv0 = bench_dev_alloc(n * 8);
+  std::vector<uint64_t> vals(n);
+  for (size_t i = 0; i < n; i++) vals[i] = i;
+  bench_h2d(dk0, input.data(), n * ks);
+  bench_h2d(dv0, vals.data(), n * 8);
+  tdm_ctx *c = bench_ctx("cuda", 0);
+  auto reset = [&] {
+    bench_d2d(dk, dk0, n * ks);
+    bench_d2d(dv, dv0, n * 8);
+    bench_dev_sync();
+  };
+  bench_measure(o, base_row("sort", "tandem", "cuda", t, nullptr, n, 1), (double)n, reset,
+                [&] { bench_check(tdm_sort(c, t, dk, n, 0), "tdm_sort (cuda)"); });
+  bench_measure(o, base_row("sort_pairs", "tandem", "cuda", t, "u64", n, 1), (double)n, reset,
+                [&] { bench_check(tdm_sort_pairs(c, t, dk, TDM_U64, dv, n, 0), "tdm_sort_pairs (cuda)"); });
+  bench_measure(o, base_row("argsort", "tandem", "cuda", t, "u64", n, 1), (double)n, reset,
+                [&] { bench_check(tdm_argsort(c, t, dk0, TDM_U64, dv, n, 0), "tdm_argsort (cuda)"); });
+  /* Host arrays: staging included, for users who pass host memory. */
+  {
+    std::vector<char> work(input.size());
+    bench_measure(o, base_row("sort", "tandem(host-arrays)", "cuda", t, nullptr, n, 1), (double)n,
+                  [&] { memcpy(work.data(), input.data(), input.size()); },
+                  [&] { bench_check(tdm_sort(c, t, work.data(), n, 0), "tdm_sort (cuda, host)"); });
+  }
+  tdm_ctx_destroy(c);
+  if (o.peers && (t == TDM_U32 || t == TDM_U64)) {
+    void *alt = bench_dev_alloc(n * ks), *valt = bench_dev_alloc(n * 8);
+    size_t tb = bench_cub_temp_bytes(n, (int)ks, true);
+    void *temp = bench_dev_alloc(tb);
+    bench_measure(o, base_row("sort", "cub", "cuda", t, nullptr, n, 1), (double)n, reset,
+                  [&] { bench_cub_sort(temp, tb, dk, alt, nullptr, nullptr, n, (int)ks); });
+    bench_measure(o, base_row("sort_pairs", "cub", "cuda", t, "u64", n, 1), (double)n, reset,
+                  [&] { bench_cub_sort(temp, tb, dk, alt, dv, valt, n, (int)ks); });
+    bench_dev_free(alt);
+    bench_dev_free(valt);
+    bench_dev_free(temp);
+  }
+  bench_dev_free(dk);
+  bench_dev_free(dk0);
+  bench_dev_free(dv);
+  bench_dev_free(dv0);
+}
+#endif
+
+int bench_sort(const bench_opts &o) {
+  std::vector<std::string> types;
+  if (o.type.empty()) types = {"u32", "u64"};
+  else if (o.type == "all") types = {"u32", "u64", "i32", "i64", "f32", "f64"};
+  else {
+    std::stringstream ss(o.type);
+    std::string item;
+    while (std::getline(ss, item, ',')) types.push_back(item);
+  }
+  size_t n = bench_n(o, 10000000);
+  for (auto &backend : o.backends) {
+    if (backend == "cpu") {
+      std::vector<int> threads = bench_thread_list(o, "cpu");
+      std::vector<double> gbps;
+      for (int t : threads) gbps.push_back(bench_limit_memcpy_gbps(o, t));
+      for (auto &ts : types) {
+        tdm_type t = parse_type(ts);
+        std::vector<char> input = make_keys(t, n, o.seed);
+        bench_keys_cpu(o, t, n, input, threads, gbps);
+        /* Pairs carry u64 values (the vqsort K64V64 comparison for u64 keys). */
+        if (t == TDM_U64 || o.type == "all" || !o.type.empty()) bench_pairs_cpu(o, t, n, input, threads, gbps);
+      }
+    }
+#ifdef TANDEM_BENCH_HAVE_CUDA
+    if (backend == "cuda") {
+      for (auto &ts : types) {
+        tdm_type t = parse_type(ts);
+        bench_cuda(o, t, n, make_keys(t, n, o.seed));
+      }
+    }
+#endif
+  }
+  return 0;
+}
+
+bench_register reg_sort("sort", bench_sort);
+
+} // namespace

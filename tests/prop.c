@@ -1,0 +1,348 @@
+/* prop.c: the property-testing layer (see prop.h). */
+#include <criterion/criterion.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../src/keybits.h"
+#include "prop.h"
+
+static uint64_t splitmix(uint64_t *x) {
+  uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+uint64_t prop_seed(void) {
+  static int have;
+  static uint64_t seed;
+  if (!have) {
+    const char *env = getenv("TANDEM_SEED");
+    if (env && *env) {
+      seed = strtoull(env, NULL, 0);
+    } else {
+      struct timespec ts;
+      uint64_t x;
+      clock_gettime(CLOCK_REALTIME, &ts);
+      x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ ((uint64_t)getpid() << 40);
+      seed = splitmix(&x) % 1000000000ull;
+    }
+    have = 1;
+    fprintf(stderr, "prop: TANDEM_SEED=%" PRIu64 " (set it to replay this run)\n", seed);
+  }
+  return seed;
+}
+
+void prop_rng_init(prop_rng *r, uint64_t case_id) {
+  uint64_t x = prop_seed() * 0x100000001b3ull ^ case_id;
+  int i;
+  for (i = 0; i < 4; i++) r->s[i] = splitmix(&x);
+}
+
+static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+uint64_t prop_next(prop_rng *r) {
+  uint64_t *s = r->s;
+  uint64_t result = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+  s[2] ^= s[0];
+  s[3] ^= s[1];
+  s[1] ^= s[2];
+  s[0] ^= s[3];
+  s[2] ^= t;
+  s[3] = rotl(s[3], 45);
+  return result;
+}
+
+uint64_t prop_below(prop_rng *r, uint64_t bound) {
+  uint64_t x, limit;
+  if (bound == 0) return 0;
+  /* Rejection keeps the draw unbiased. */
+  limit = UINT64_MAX - UINT64_MAX % bound;
+  do x = prop_next(r);
+  while (x >= limit);
+  return x % bound;
+}
+
+const char *prop_dist_name(prop_dist d) {
+  static const char *names[] = {"uniform",     "few_distinct", "all_equal", "sorted",
+                                "reverse",     "organ_pipe",   "zipf",      "boundary"};
+  return (unsigned)d < PROP_DIST_COUNT ? names[d] : "?";
+}
+
+/* Boundary values of each type, as raw bits. */
+static size_t boundary_values(tdm_type t, uint64_t *out) {
+  size_t k = 0;
+  switch (t) {
+  case TDM_U32:
+    out[k++] = 0; out[k++] = 1; out[k++] = 0x7fffffffu; out[k++] = 0x80000000u; out[k++] = 0xffffffffu;
+    out[k++] = 0xfffffffeu;
+    break;
+  case TDM_I32:
+    out[k++] = 0; out[k++] = 1; out[k++] = 0xffffffffu /* -1 */; out[k++] = 0x80000000u /* INT_MIN */;
+    out[k++] = 0x7fffffffu /* INT_MAX */; out[k++] = 0x80000001u;
+    break;
+  case TDM_U64:
+    out[k++] = 0; out[k++] = 1; out[k++] = ~0ull; out[k++] = ~0ull - 1; out[k++] = 1ull << 63;
+    out[k++] = (1ull << 63) - 1; out[k++] = 0xffffffffull;
+    break;
+  case TDM_I64:
+    out[k++] = 0; out[k++] = 1; out[k++] = ~0ull /* -1 */; out[k++] = 1ull << 63 /* INT64_MIN */;
+    out[k++] = (1ull << 63) - 1; out[k++] = (1ull << 63) + 1;
+    break;
+  case TDM_F32:
+    out[k++] = 0x00000000u; /* +0.0 */
+    out[k++] = 0x80000000u; /* -0.0 */
+    out[k++] = 0x7f800000u; /* +inf */
+    out[k++] = 0xff800000u; /* -inf */
+    out[k++] = 0x7fc00000u; /* +qNaN */
+    out[k++] = 0xffc00000u; /* -qNaN */
+    out[k++] = 0x7f800001u; /* +sNaN, payload 1 */
+    out[k++] = 0xffbfffffu; /* -NaN, big payload */
+    out[k++] = 0x00000001u; /* smallest denormal */
+    out[k++] = 0x80000001u;
+    out[k++] = 0x3f800000u; /* 1.0 */
+    out[k++] = 0xbf800000u; /* -1.0 */
+    out[k++] = 0x7f7fffffu; /* FLT_MAX */
+    break;
+  case TDM_F64:
+    out[k++] = 0; out[k++] = 1ull << 63;
+    out[k++] = 0x7ff0000000000000ull; out[k++] = 0xfff0000000000000ull;
+    out[k++] = 0x7ff8000000000000ull; out[k++] = 0xfff8000000000000ull;
+    out[k++] = 0x7ff0000000000001ull; out[k++] = 0xfff7ffffffffffffull;
+    out[k++] = 1; out[k++] = (1ull << 63) | 1;
+    out[k++] = 0x3ff0000000000000ull; out[k++] = 0xbff0000000000000ull;
+    out[k++] = 0x7fefffffffffffffull;
+    break;
+  }
+  return k;
+}
+
+static void put(tdm_type t, void *out, size_t i, uint64_t v) {
+  if (tdm_type_size(t) == 4) ((uint32_t *)out)[i] = (uint32_t)v;
+  else ((uint64_t *)out)[i] = v;
+}
+
+/* A random value of type t; for floats, a finite number most of the time and
+ * occasionally a special. */
+static uint64_t random_value(prop_rng *r, tdm_type t) {
+  uint64_t x = prop_next(r);
+  if (t == TDM_F32) {
+    float f = (float)((double)(int64_t)x / 9.2e12);
+    uint32_t b;
+    memcpy(&b, &f, 4);
+    return b;
+  }
+  if (t == TDM_F64) {
+    double f = (double)(int64_t)x / 9.2e12;
+    uint64_t b;
+    memcpy(&b, &f, 8);
+    return b;
+  }
+  return x;
+}
+
+static int cmp_u64_bits(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+void prop_fill(prop_rng *r, tdm_type t, void *out, size_t n, prop_dist d) {
+  size_t i;
+  uint64_t pool[16], bnd[16];
+  size_t nb = boundary_values(t, bnd), k;
+  int kind = (t == TDM_I32 || t == TDM_I64) ? TDM_KIND_SIGNED
+             : (t == TDM_F32 || t == TDM_F64) ? TDM_KIND_FLOAT : TDM_KIND_UNSIGNED;
+  int w4 = tdm_type_size(t) == 4;
+  uint64_t *tmp;
+
+  if (n == 0) return;
+  for (k = 0; k < 16; k++) pool[k] = random_value(r, t);
+  switch (d) {
+  case PROP_UNIFORM:
+    for (i = 0; i < n; i++) put(t, out, i, random_value(r, t));
+    return;
+  case PROP_FEW_DISTINCT:
+    for (i = 0; i < n; i++) put(t, out, i, pool[prop_below(r, 5)]);
+    return;
+  case PROP_ALL_EQUAL:
+    for (i = 0; i < n; i++) put(t, out, i, pool[0]);
+    return;
+  case PROP_ZIPF:
+    /* Value k with probability ~ 1/(k+1): draw a uniform u, take k = 1/u - 1. */
+    for (i = 0; i < n; i++) {
+      double u = ((double)(prop_next(r) >> 11) + 1.0) / 9007199254740993.0;
+      uint64_t rank = (uint64_t)(1.0 / u) - 1;
+      put(t, out, i, rank < 16 ? pool[rank] : random_value(r, t));
+    }
+    return;
+  case PROP_BOUNDARY:
+    for (i = 0; i < n; i++)
+      put(t, out, i, prop_below(r, 4) ? bnd[prop_below(r, nb)] : random_value(r, t));
+    return;
+  case PROP_SORTED:
+  case PROP_REVERSE:
+  case PROP_ORGAN_PIPE:
+  default:
+    break;
+  }
+  /* Ordered shapes: sort random values by key order through their bits. */
+  tmp = (uint64_t *)malloc(n * sizeof *tmp);
+  cr_assert(tmp != NULL, "prop_fill: out of memory");
+  for (i = 0; i < n; i++) {
+    uint64_t v = random_value(r, t);
+    if (prop_below(r, 8) == 0) v = bnd[prop_below(r, nb)];
+    tmp[i] = w4 ? tdm_bits32_from_key((uint32_t)v, kind) : tdm_bits64_from_key(v, kind);
+  }
+  qsort(tmp, n, sizeof *tmp, cmp_u64_bits);
+  for (i = 0; i < n; i++) {
+    size_t src = i;
+    if (d == PROP_REVERSE) src = n - 1 - i;
+    else if (d == PROP_ORGAN_PIPE) src = (i < (n + 1) / 2) ? 2 * i : 2 * (n - 1 - i) + 1;
+    if (src >= n) src = n - 1;
+    put(t, out, i, w4 ? tdm_key_from_bits32((uint32_t)tmp[src], kind) : tdm_key_from_bits64(tmp[src], kind));
+  }
+  free(tmp);
+}
+
+size_t prop_sizes(prop_rng *r, size_t *out, size_t cap, size_t max) {
+  size_t k = 0, p;
+  static const size_t fixed[] = {0, 1, 2, 3};
+  for (p = 0; p < 4 && k < cap; p++)
+    if (fixed[p] <= max) out[k++] = fixed[p];
+  for (p = 2; p <= max && k + 3 <= cap; p <<= 1) {
+    if (p - 1 > 3) out[k++] = p - 1;
+    if (p > 3) out[k++] = p;
+    if (p + 1 <= max && p + 1 > 3) out[k++] = p + 1;
+  }
+  while (k < cap && max > 0) out[k++] = (size_t)prop_below(r, max) + 1;
+  return k;
+}
+
+int prop_cuda_usable(const char **why) {
+  static int probed, usable;
+  static char reason[256];
+  if (!probed) {
+    tdm_ctx_opts o = {TDM_BACKEND_CUDA, 0, 0, NULL};
+    tdm_ctx *c = NULL;
+    tdm_status s = tdm_ctx_create(&o, &c);
+    usable = (s == TDM_OK);
+    if (!usable) snprintf(reason, sizeof reason, "%s: %s", tdm_status_name(s), tdm_last_error());
+    tdm_ctx_destroy(c);
+    probed = 1;
+  }
+  if (why) *why = reason;
+  return usable;
+}
+
+int prop_backends(tdm_backend out[2]) {
+  static int warned;
+  const char *why;
+  int k = 0;
+  out[k++] = TDM_BACKEND_CPU;
+  if (prop_cuda_usable(&why)) out[k++] = TDM_BACKEND_CUDA;
+  else if (!warned) {
+    fprintf(stderr, "prop: skipping CUDA runs: %s\n", why);
+    warned = 1;
+  }
+  return k;
+}
+
+tdm_ctx *prop_ctx(tdm_backend b, int threads) {
+  tdm_ctx_opts o = {b, threads, 0, NULL};
+  tdm_ctx *c = NULL;
+  tdm_status s = tdm_ctx_create(&o, &c);
+  cr_assert(s == TDM_OK, "tdm_ctx_create(backend %d) failed: %s: %s", (int)b, tdm_status_name(s),
+            tdm_last_error());
+  return c;
+}
+
+int prop_cmp_keys(tdm_type t, const void *a, const void *b) {
+  int kind = (t == TDM_I32 || t == TDM_I64) ? TDM_KIND_SIGNED
+             : (t == TDM_F32 || t == TDM_F64) ? TDM_KIND_FLOAT : TDM_KIND_UNSIGNED;
+  if (tdm_type_size(t) == 4) {
+    uint32_t x, y;
+    memcpy(&x, a, 4);
+    memcpy(&y, b, 4);
+    return tdm_cmp_raw32(x, y, kind);
+  } else {
+    uint64_t x, y;
+    memcpy(&x, a, 8);
+    memcpy(&y, b, 8);
+    return tdm_cmp_raw64(x, y, kind);
+  }
+}
+
+void prop_format(tdm_type t, const void *a, size_t n, char *buf, size_t len) {
+  size_t i, used = 0;
+  buf[0] = 0;
+  for (i = 0; i < n && i < 12 && used + 40 < len; i++) {
+    char one[48];
+    switch (t) {
+    case TDM_U32: snprintf(one, sizeof one, "%" PRIu32, ((const uint32_t *)a)[i]); break;
+    case TDM_I32: snprintf(one, sizeof one, "%" PRId32, ((const int32_t *)a)[i]); break;
+    case TDM_U64: snprintf(one, sizeof one, "%" PRIu64, ((const uint64_t *)a)[i]); break;
+    case TDM_I64: snprintf(one, sizeof one, "%" PRId64, ((const int64_t *)a)[i]); break;
+    case TDM_F32: snprintf(one, sizeof one, "%a(0x%08" PRIx32 ")", (double)((const float *)a)[i],
+                           ((const uint32_t *)a)[i]); break;
+    case TDM_F64: snprintf(one, sizeof one, "%a(0x%016" PRIx64 ")", ((const double *)a)[i],
+                           ((const uint64_t *)a)[i]); break;
+    default: snprintf(one, sizeof one, "?"); break;
+    }
+    used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "", one);
+  }
+  if (n > 12 && used + 8 < len) snprintf(buf + used, len - used, ", ...");
+}
+
+/* Removes [at, at + len) from a copy of (in, n). */
+static void *without(const void *in, size_t n, size_t elem, size_t at, size_t len) {
+  char *out = (char *)malloc((n - len) * elem + 1);
+  cr_assert(out != NULL, "prop: out of memory while shrinking");
+  memcpy(out, in, at * elem);
+  memcpy(out + at * elem, (const char *)in + (at + len) * elem, (n - at - len) * elem);
+  return out;
+}
+
+int prop_check(const char *name, uint64_t case_id, tdm_type t, size_t elem, const void *input, size_t n,
+               prop_fn f, void *env) {
+  char why[512], shown[768];
+  char *cur;
+  size_t cn = n, chunk;
+  int steps = 0;
+
+  if (f(env, input, n, why, sizeof why)) return 1;
+  /* Shrink: try deleting chunks of decreasing size; keep any deletion after
+   * which the property still fails. */
+  cur = (char *)malloc(n * elem + 1);
+  cr_assert(cur != NULL, "prop: out of memory while shrinking");
+  memcpy(cur, input, n * elem);
+  for (chunk = cn / 2; chunk >= 1 && steps < 2000; chunk = chunk > 1 ? chunk / 2 : 0) {
+    size_t at = 0;
+    while (at + chunk <= cn && steps < 2000) {
+      char w2[512];
+      void *cand = without(cur, cn, elem, at, chunk);
+      steps++;
+      if (!f(env, cand, cn - chunk, w2, sizeof w2)) {
+        free(cur);
+        cur = (char *)cand;
+        cn -= chunk;
+        memcpy(why, w2, sizeof why);
+      } else {
+        free(cand);
+        at += chunk;
+      }
+    }
+    if (chunk == 1) break;
+  }
+  prop_format(t, cur, cn, shown, sizeof shown);
+  cr_log_error("property '%s' failed (TANDEM_SEED=%" PRIu64 ", case %" PRIu64 "): n = %zu, shrunk to n = %zu: "
+               "[%s]: %s", name, prop_seed(), case_id, n, cn, shown, why);
+  free(cur);
+  cr_assert_fail("property '%s' failed: %s (TANDEM_SEED=%" PRIu64 ", case %" PRIu64 ")", name, why,
+                 prop_seed(), case_id);
+  return 0;
+}

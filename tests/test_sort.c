@@ -1,0 +1,332 @@
+/*
+ * test_sort.c: properties of tdm_sort, tdm_sort_pairs and tdm_argsort on every
+ * key type, value type, distribution, size and direction, on each available
+ * backend, against a stable reference sort (qsort of (key, index) under the
+ * contract's order).
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "prop.h"
+
+static const tdm_type all_types[] = {TDM_U32, TDM_U64, TDM_I32, TDM_I64, TDM_F32, TDM_F64};
+
+/* ---- the reference: stable sort by (key order, input index) -------------- */
+
+typedef struct ref_item {
+  tdm_type t;
+  int desc;
+  size_t idx;
+  const char *key;
+} ref_item;
+
+static int ref_cmp(const void *pa, const void *pb) {
+  const ref_item *a = (const ref_item *)pa, *b = (const ref_item *)pb;
+  int c = prop_cmp_keys(a->t, a->key, b->key);
+  if (a->desc) c = -c;
+  if (c) return c;
+  return (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+/* perm[i] = input index of the i-th element of the stable sorted order. */
+static size_t *reference_perm(tdm_type t, const void *keys, size_t n, int desc) {
+  size_t ks = tdm_type_size(t), i;
+  ref_item *items = (ref_item *)malloc((n + 1) * sizeof *items);
+  size_t *perm = (size_t *)malloc((n + 1) * sizeof *perm);
+  cr_assert(items && perm);
+  for (i = 0; i < n; i++) {
+    items[i].t = t;
+    items[i].desc = desc;
+    items[i].idx = i;
+    items[i].key = (const char *)keys + i * ks;
+  }
+  qsort(items, n, sizeof *items, ref_cmp);
+  for (i = 0; i < n; i++) perm[i] = items[i].idx;
+  free(items);
+  return perm;
+}
+
+/* ---- the properties ------------------------------------------------------ */
+
+typedef struct sort_env {
+  tdm_ctx *ctx;
+  tdm_type key_type;
+  tdm_type value_type; /* for pairs and argsort indices */
+  int desc;
+  int op; /* 0 sort, 1 sort_pairs, 2 argsort */
+} sort_env;
+
+static const char *op_name(int op) { return op == 0 ? "sort" : op == 1 ? "sort_pairs" : "argsort"; }
+
+/* Value i of a pairs run: the index in the value type's width, so stability
+ * is visible in the output. */
+static void put_value(tdm_type vt, void *values, size_t i) {
+  if (tdm_type_size(vt) == 4) ((uint32_t *)values)[i] = (uint32_t)(i * 2654435761u);
+  else ((uint64_t *)values)[i] = (uint64_t)i * 0x9e3779b97f4a7c15ull;
+}
+
+static int sort_property(void *penv, const void *input, size_t n, char *why, size_t wl) {
+  sort_env *e = (sort_env *)penv;
+  size_t ks = tdm_type_size(e->key_type), vs = tdm_type_size(e->value_type), i;
+  unsigned flags = e->desc ? TDM_SORT_DESCENDING : 0;
+  size_t *perm = reference_perm(e->key_type, input, n, e->desc);
+  char *keys = (char *)malloc(n * ks + 8), *vals = (char *)malloc(n * vs + 8);
+  char *expect_vals = (char *)malloc(n * vs + 8);
+  tdm_status s;
+  int ok = 1;
+
+  cr_assert(keys && vals && expect_vals);
+  memcpy(keys, input, n * ks);
+  for (i = 0; i < n; i++) {
+    put_value(e->value_type, expect_vals, i);
+  }
+  if (e->op == 0) {
+    s = tdm_sort(e->ctx, e->key_type, keys, n, flags);
+  } else if (e->op == 1) {
+    memcpy(vals, expect_vals, n * vs);
+    s = tdm_sort_pairs(e->ctx, e->key_type, keys, e->value_type, vals, n, flags);
+  } else {
+    s = tdm_argsort(e->ctx, e->key_type, input, e->value_type, vals, n, flags);
+  }
+  if (s != TDM_OK) {
+    snprintf(why, wl, "%s returned %s: %s", op_name(e->op), tdm_status_name(s), tdm_last_error());
+    ok = 0;
+  }
+  for (i = 0; ok && i < n; i++) {
+    const char *want = (const char *)input + perm[i] * ks;
+    if (e->op != 2 && memcmp(keys + i * ks, want, ks) != 0) {
+      snprintf(why, wl, "%s: key at position %zu differs from the stable reference (input index %zu)",
+               op_name(e->op), i, perm[i]);
+      ok = 0;
+    }
+    if (ok && e->op == 1 && memcmp(vals + i * vs, expect_vals + perm[i] * vs, vs) != 0) {
+      snprintf(why, wl, "sort_pairs: value at position %zu is not the one of input index %zu (unstable?)", i,
+               perm[i]);
+      ok = 0;
+    }
+    if (ok && e->op == 2) {
+      uint64_t got = vs == 4 ? ((uint32_t *)vals)[i] : ((uint64_t *)vals)[i];
+      if (got != perm[i]) {
+        snprintf(why, wl, "argsort: perm[%zu] = %llu, stable reference says %zu", i, (unsigned long long)got,
+                 perm[i]);
+        ok = 0;
+      }
+    }
+  }
+  if (ok && e->op == 2 && memcmp(keys, input, n * ks) != 0) {
+    snprintf(why, wl, "argsort modified its keys");
+    ok = 0;
+  }
+  free(perm);
+  free(keys);
+  free(vals);
+  free(expect_vals);
+  return ok;
+}
+
+/* Runs every property for one key type over sizes and distributions. */
+static void run_sort_properties(tdm_type t, size_t max_n) {
+  tdm_backend backends[2];
+  int nb = prop_backends(backends), b, op, desc;
+  size_t sizes[64], ns, si, ks = tdm_type_size(t);
+  prop_rng r;
+  uint64_t case_id = (uint64_t)t << 32;
+
+  prop_rng_init(&r, case_id);
+  ns = prop_sizes(&r, sizes, 40, max_n);
+  for (b = 0; b < nb; b++) {
+    tdm_ctx *ctx = prop_ctx(backends[b], 0);
+    for (si = 0; si < ns; si++) {
+      prop_dist d;
+      for (d = 0; d < PROP_DIST_COUNT; d++) {
+        size_t n = sizes[si];
+        void *in = malloc(n * ks + 8);
+        prop_rng cr;
+        case_id++;
+        prop_rng_init(&cr, case_id);
+        prop_fill(&cr, t, in, n, d);
+        for (op = 0; op < 3; op++) {
+          for (desc = 0; desc < 2; desc++) {
+            sort_env e;
+            char name[128];
+            e.ctx = ctx;
+            e.key_type = t;
+            /* Cycle the value/index types with the case so all are covered. */
+            e.value_type = op == 2 ? ((case_id + desc) & 1 ? TDM_U64 : TDM_U32)
+                                   : all_types[(case_id + (uint64_t)desc) % 6];
+            e.desc = desc;
+            e.op = op;
+            snprintf(name, sizeof name, "%s %s %s %s values %s backend %s n=%zu", op_name(op),
+                     tdm_type_name(t), desc ? "desc" : "asc", prop_dist_name(d), tdm_type_name(e.value_type),
+                     backends[b] == TDM_BACKEND_CPU ? "cpu" : "cuda", n);
+            prop_check(name, case_id, t, ks, in, n, sort_property, &e);
+          }
+        }
+        free(in);
+      }
+    }
+    tdm_ctx_destroy(ctx);
+  }
+}
+
+Test(sort_props, u32) { run_sort_properties(TDM_U32, 1u << 17); }
+Test(sort_props, u64) { run_sort_properties(TDM_U64, 1u << 17); }
+Test(sort_props, i32) { run_sort_properties(TDM_I32, 1u << 16); }
+Test(sort_props, i64) { run_sort_properties(TDM_I64, 1u << 16); }
+Test(sort_props, f32) { run_sort_properties(TDM_F32, 1u << 16); }
+Test(sort_props, f64) { run_sort_properties(TDM_F64, 1u << 16); }
+
+/* Large inputs exercise the partitioned path and threads (buckets larger
+ * than the cache budget, skewed keys that recurse). */
+Test(sort_props, large_inputs) {
+  size_t i;
+  for (i = 0; i < 6; i++) {
+    tdm_type t = all_types[i];
+    size_t ks = tdm_type_size(t);
+    prop_rng r;
+    prop_dist dists[] = {PROP_UNIFORM, PROP_ZIPF, PROP_FEW_DISTINCT};
+    size_t di;
+    tdm_ctx *ctx = prop_ctx(TDM_BACKEND_CPU, 2);
+    for (di = 0; di < 3; di++) {
+      size_t n;
+      void *in;
+      sort_env e = {ctx, t, all_types[(i + di) % 6], (int)(di & 1), 1};
+      prop_rng_init(&r, 0xB16000 + i * 8 + di);
+      n = 300000 + (size_t)prop_below(&r, 700000);
+      in = malloc(n * ks);
+      prop_fill(&r, t, in, n, dists[di]);
+      prop_check("large sort_pairs", 0xB16000 + i * 8 + di, t, ks, in, n, sort_property, &e);
+      e.op = 0;
+      prop_check("large sort", 0xB16000 + i * 8 + di, t, ks, in, n, sort_property, &e);
+      free(in);
+    }
+    tdm_ctx_destroy(ctx);
+  }
+}
+
+/* Keys that agree on their high bits and differ only in a few low ones, and
+ * keys differing only in the top bit: the constant-digit skipping paths. */
+Test(sort_props, constant_digits) {
+  tdm_ctx *ctx = prop_ctx(TDM_BACKEND_CPU, 2);
+  size_t n = 200000, i;
+  uint64_t *k = (uint64_t *)malloc(n * 8);
+  prop_rng r;
+  int pattern;
+  prop_rng_init(&r, 0xC0457);
+  for (pattern = 0; pattern < 4; pattern++) {
+    sort_env e = {ctx, TDM_U64, TDM_U32, pattern & 1, pattern < 2 ? 0 : 2};
+    for (i = 0; i < n; i++) {
+      uint64_t x = prop_next(&r);
+      switch (pattern) {
+      case 0: k[i] = 0xABCD000000000000ull | (x & 0xff); break;             /* only low byte varies */
+      case 1: k[i] = (x & 1ull << 63) | 0x1234; break;                         /* only top bit varies */
+      case 2: k[i] = 0x5555000000000000ull | ((x & 0xf) << 20) | (x >> 60); break; /* two sparse digits */
+      default: k[i] = (x & 0xffff000000000000ull) | 7; break;                  /* only the top 16 bits */
+      }
+    }
+    prop_check("constant digits", 0xC0457 + (uint64_t)pattern, TDM_U64, 8, k, n, sort_property, &e);
+  }
+  free(k);
+  tdm_ctx_destroy(ctx);
+}
+
+/* Results must not depend on the thread count. */
+Test(sort_props, thread_counts_agree) {
+  size_t n = 400000, i;
+  uint32_t *a = (uint32_t *)malloc(n * 4), *b = (uint32_t *)malloc(n * 4);
+  uint32_t *va = (uint32_t *)malloc(n * 4), *vb = (uint32_t *)malloc(n * 4);
+  prop_rng r;
+  int threads[] = {1, 2, 3, 7};
+  int ti;
+  prop_rng_init(&r, 0x7777);
+  prop_fill(&r, TDM_F32, a, n, PROP_BOUNDARY);
+  for (i = 0; i < n; i++) va[i] = (uint32_t)i;
+  for (ti = 0; ti < 4; ti++) {
+    tdm_ctx *ctx = prop_ctx(TDM_BACKEND_CPU, threads[ti]);
+    memcpy(b, a, n * 4);
+    memcpy(vb, va, n * 4);
+    cr_assert_eq(tdm_sort_pairs(ctx, TDM_F32, b, TDM_U32, vb, n, TDM_SORT_DESCENDING), TDM_OK);
+    if (ti == 0) {
+      memcpy(a, b, n * 4);
+      memcpy(va, vb, n * 4);
+    } else {
+      cr_assert(memcmp(a, b, n * 4) == 0 && memcmp(va, vb, n * 4) == 0,
+                "sort_pairs with %d threads differs from 1 thread (TANDEM_SEED=%llu)", threads[ti],
+                (unsigned long long)prop_seed());
+    }
+    tdm_ctx_destroy(ctx);
+  }
+  free(a); free(b); free(va); free(vb);
+}
+
+/* The float order of the contract, spelled out. */
+Test(sort_unit, float_total_order) {
+  tdm_ctx *ctx = prop_ctx(TDM_BACKEND_CPU, 1);
+  /* -NaN, -inf, -1, -0.0, +0.0, denormal, 1, +inf, +NaN (bit patterns) */
+  uint32_t want[] = {0xffc00000u, 0xff800000u, 0xbf800000u, 0x80000000u, 0x00000000u,
+                     0x00000001u, 0x3f800000u, 0x7f800000u, 0x7fc00000u};
+  uint32_t in[] = {0x7fc00000u, 0x00000000u, 0xbf800000u, 0xff800000u, 0x3f800000u,
+                   0x80000000u, 0x7f800000u, 0xffc00000u, 0x00000001u};
+  cr_assert_eq(tdm_sort(ctx, TDM_F32, in, 9, 0), TDM_OK);
+  cr_assert_arr_eq(in, want, sizeof want);
+  tdm_ctx_destroy(ctx);
+}
+
+Test(sort_unit, descending_is_stable_not_reversed) {
+  tdm_ctx *ctx = prop_ctx(TDM_BACKEND_CPU, 1);
+  int32_t k[] = {1, 3, 1, 3, 2};
+  uint32_t v[] = {0, 1, 2, 3, 4};
+  int32_t wk[] = {3, 3, 2, 1, 1};
+  uint32_t wv[] = {1, 3, 4, 0, 2};
+  cr_assert_eq(tdm_sort_pairs(ctx, TDM_I32, k, TDM_U32, v, 5, TDM_SORT_DESCENDING), TDM_OK);
+  cr_assert_arr_eq(k, wk, sizeof wk);
+  cr_assert_arr_eq(v, wv, sizeof wv);
+  tdm_ctx_destroy(ctx);
+}
+
+Test(sort_unit, signed_order) {
+  tdm_ctx *ctx = prop_ctx(TDM_BACKEND_CPU, 1);
+  int64_t k[] = {5, INT64_MIN, -1, INT64_MAX, 0, -5};
+  int64_t w[] = {INT64_MIN, -5, -1, 0, 5, INT64_MAX};
+  uint64_t perm[6];
+  uint64_t wp[] = {1, 5, 2, 4, 0, 3};
+  cr_assert_eq(tdm_argsort(ctx, TDM_I64, k, TDM_U64, perm, 6, 0), TDM_OK);
+  cr_assert_arr_eq(perm, wp, sizeof wp);
+  cr_assert_eq(tdm_sort(ctx, TDM_I64, k, 6, 0), TDM_OK);
+  cr_assert_arr_eq(k, w, sizeof w);
+  tdm_ctx_destroy(ctx);
+}
+
+/* CUDA and CPU agree bit for bit (skipped with the reason when no device). */
+Test(sort_cuda, matches_cpu) {
+  const char *why;
+  size_t ti;
+  if (!prop_cuda_usable(&why)) {
+    cr_skip_test("no usable CUDA device: %s", why);
+  }
+  for (ti = 0; ti < 6; ti++) {
+    tdm_type t = all_types[ti];
+    size_t ks = tdm_type_size(t), n = 1u << 20;
+    char *a = (char *)malloc(n * ks), *b = (char *)malloc(n * ks);
+    uint64_t *va = (uint64_t *)malloc(n * 8), *vb = (uint64_t *)malloc(n * 8);
+    tdm_ctx *cpu = prop_ctx(TDM_BACKEND_CPU, 0), *gpu = prop_ctx(TDM_BACKEND_CUDA, 0);
+    prop_rng r;
+    size_t i;
+    int desc;
+    prop_rng_init(&r, 0xC0DA + ti);
+    prop_fill(&r, t, a, n, PROP_BOUNDARY);
+    for (desc = 0; desc < 2; desc++) {
+      memcpy(b, a, n * ks);
+      for (i = 0; i < n; i++) va[i] = vb[i] = i;
+      cr_assert_eq(tdm_sort_pairs(cpu, t, a, TDM_U64, va, n, desc), TDM_OK);
+      cr_assert_eq(tdm_sort_pairs(gpu, t, b, TDM_U64, vb, n, desc), TDM_OK, "%s", tdm_last_error());
+      cr_assert(memcmp(a, b, n * ks) == 0 && memcmp(va, vb, n * 8) == 0, "CUDA differs from CPU for %s",
+                tdm_type_name(t));
+    }
+    tdm_ctx_destroy(cpu);
+    tdm_ctx_destroy(gpu);
+    free(a); free(b); free(va); free(vb);
+  }
+}
