@@ -350,7 +350,7 @@ tdm_status tdm__bt_cpu_range(const tdm_btree *t, const void *lo, const void *hi,
     const tdm_bt_node *x;
     if (at == end) continue;
     load_bits(t, lo, (size_t)qi, 1, &q);
-    search_group(t, &q, 1, &node, &pos, NULL, 0);
+    (void)tdm_bt_descend(t->nodes, t->root, t->height, q, &node, &pos);
     x = &t->nodes[node];
     for (; at < end; at++, pos++) {
       if (pos >= x->count) {

@@ -107,6 +107,25 @@ TDM_HD int tdm_bt_leaf_hit(const tdm_bt_node *leaf, uint32_t pos, uint64_t q) {
   return q != TDM_BT_PAD || pos < leaf->count;
 }
 
+/* Takes key bits q from the root to its leaf: *leaf receives the leaf, *pos
+ * the lower-bound slot in it; returns the rank of q (keys < q). The tree is
+ * non-empty and height >= 1. The one-query form of the CPU's grouped search;
+ * the CUDA kernels run it per thread. */
+TDM_HD uint64_t tdm_bt_descend(const tdm_bt_node *nodes, uint32_t root, uint32_t height, uint64_t q,
+                               uint32_t *leaf, uint32_t *pos) {
+  uint64_t rank = 0;
+  uint32_t n = root, l, c;
+  for (l = height; l > 1; l--) {
+    const tdm_bt_node *x = &nodes[n];
+    c = tdm_bt_lower(x->key, q);
+    rank += tdm_bt_left_size(x->u.in.csize, c);
+    n = x->u.in.child[c];
+  }
+  *leaf = n;
+  *pos = tdm_bt_lower(nodes[n].key, q);
+  return rank + *pos;
+}
+
 /* Key bits of a raw key of ks bytes (4 or 8) read from p, widened to 64. */
 TDM_HD uint64_t tdm_bt_key_bits(const void *p, uint64_t i, uint32_t ks, int kind) {
   if (ks == 4) return (uint64_t)tdm_bits32_from_key(((const uint32_t *)p)[i], kind);
