@@ -31,39 +31,57 @@ _Static_assert(sizeof(tdm_bt_node) == 384, "a node is six cache lines");
 
 /* ---- node storage --------------------------------------------------------- */
 
-/* Allocates room for cap nodes. Big arrays are 2 MiB aligned and advised as
- * huge pages: lookups touch random nodes, and 4 KiB pages would make nearly
- * every one a TLB miss. */
-static tdm_bt_node *nodes_alloc(uint32_t cap, void **raw) {
-  size_t bytes = (size_t)cap * sizeof(tdm_bt_node), align = bytes >= HUGE_PAGE ? HUGE_PAGE : 64;
-  uintptr_t a;
-  *raw = tdm__malloc(bytes + align);
-  if (!*raw) return NULL;
-  a = ((uintptr_t)*raw + align - 1) & ~(uintptr_t)(align - 1);
-  if (align == HUGE_PAGE) (void)madvise((void *)a, (bytes + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1), MADV_HUGEPAGE);
-  return (tdm_bt_node *)a;
+/* Node storage is an anonymous mapping: pages are committed only when first
+ * touched, so capacity reserved ahead costs address space, not memory, and
+ * growing moves the pages (mremap) instead of copying them. Mappings of 8 MiB
+ * and more are 2 MiB aligned and advised as huge pages: lookups touch random
+ * nodes, and with 4 KiB pages nearly every one would also miss the TLB. */
+#define BIG_MAP ((size_t)8 << 20)
+
+static size_t map_len(uint64_t cap) {
+  size_t bytes = (size_t)cap * sizeof(tdm_bt_node), unit = bytes >= BIG_MAP ? HUGE_PAGE : 4096;
+  return (bytes + unit - 1) & ~(unit - 1);
+}
+
+/* Maps len bytes (from map_len); NULL on failure (or an injected one). */
+static void *map_nodes(size_t len) {
+  char *p, *a;
+  size_t extra = len >= BIG_MAP ? HUGE_PAGE : 0;
+  if (tdm__alloc_should_fail()) return NULL;
+  p = (char *)mmap(NULL, len + extra, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == (char *)MAP_FAILED) return NULL;
+  if (!extra) return p;
+  a = (char *)(((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
+  if (a > p) munmap(p, (size_t)(a - p));
+  if (a + len < p + len + extra) munmap(a + len, (size_t)(p + len + extra - (a + len)));
+  (void)madvise(a, len, MADV_HUGEPAGE);
+  return a;
 }
 
 /* Makes room for at least need node slots, keeping the contents. Fails only
  * before anything changed. */
 static tdm_status nodes_reserve(tdm_btree *t, uint64_t need, const char *fn) {
   uint64_t cap;
-  void *raw;
-  tdm_bt_node *nn;
+  size_t len;
+  void *nn;
   if (need <= t->cap) return TDM_OK;
-  cap = (uint64_t)t->cap + t->cap / 2;
+  cap = 2 * (uint64_t)t->cap;
   if (cap < need) cap = need;
   if (cap >= TDM_BT_NIL) cap = TDM_BT_NIL - 1;
   if (need > cap) return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "%s: the tree would need more than 2^32 - 1 nodes", fn);
-  nn = nodes_alloc((uint32_t)cap, &raw);
+  len = map_len(cap);
+  nn = map_nodes(len);
   if (!nn)
-    return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "%s: out of host memory for %llu tree nodes", fn,
-                     (unsigned long long)cap);
-  if (t->used) memcpy(nn, t->nodes, (size_t)t->used * sizeof(tdm_bt_node));
-  tdm__free(t->nodes_raw);
-  t->nodes_raw = raw;
-  t->nodes = nn;
-  t->cap = (uint32_t)cap;
+    return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "%s: out of memory for %llu tree nodes", fn, (unsigned long long)cap);
+  if (t->nodes_raw &&
+      mremap(t->nodes_raw, t->map_bytes, t->map_bytes, MREMAP_MAYMOVE | MREMAP_FIXED, nn) == MAP_FAILED) {
+    munmap(nn, len);
+    return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "%s: could not move %zu bytes of tree nodes", fn, t->map_bytes);
+  }
+  t->nodes_raw = nn;
+  t->nodes = (tdm_bt_node *)nn;
+  t->map_bytes = len;
+  t->cap = (uint32_t)(len / sizeof(tdm_bt_node) < TDM_BT_NIL - 1 ? len / sizeof(tdm_bt_node) : TDM_BT_NIL - 1);
   return TDM_OK;
 }
 
@@ -91,19 +109,22 @@ static void node_release(tdm_btree *t, uint32_t i) {
 }
 
 void tdm__bt_cpu_free(tdm_btree *t) {
-  tdm__free(t->nodes_raw);
+  if (t->nodes_raw) munmap(t->nodes_raw, t->map_bytes);
   t->nodes_raw = NULL;
   t->nodes = NULL;
 }
 
 /* ---- batch preparation ---------------------------------------------------- */
 
-/* A sorted, duplicate-free batch: key bits ascending and the value each key
- * gets under the policy. */
+/* A batch copied and sorted (raw keys kraw, values vraw), then reduced to a
+ * duplicate-free run of 64-bit key bits kb and values vb (vb NULL for
+ * key-only batches). For 8-byte types kb / vb share the raw arrays:
+ * widening in place is safe and compaction only moves elements left. */
 typedef struct batch {
   void *block;
-  uint64_t *kb, *vb; /* vb NULL for key-only batches */
-  size_t m;
+  void *kraw, *vraw;
+  uint64_t *kb, *vb;
+  size_t n, m;
 } batch;
 
 static void batch_free(batch *b) {
@@ -111,16 +132,13 @@ static void batch_free(batch *b) {
   b->block = NULL;
 }
 
-/* Copies n keys (and values when non-NULL), sorts them stably and reduces runs
- * of equal keys under the tree's policy. For 8-byte types the 64-bit arrays
- * are the sorted copies themselves (compaction only moves elements left). */
-static tdm_status batch_make(const tdm_btree *t, const void *keys, const void *values, size_t n, batch *b,
+/* Copies n keys (and values when non-NULL) and sorts them stably; equal keys
+ * stay in input order. */
+static tdm_status batch_sort(const tdm_btree *t, const void *keys, const void *values, size_t n, batch *b,
                              const char *fn) {
-  size_t ks = t->ks, vs = values ? t->vs : 0, off = 0, o_k, o_v, o_kb, o_vb, i, s, w;
+  size_t ks = t->ks, vs = values ? t->vs : 0, off = 0, o_k, o_v, o_kb, o_vb;
   char *base;
-  void *kraw, *vraw;
   tdm_status st;
-
   memset(b, 0, sizeof *b);
   o_k = tdm__carve(&off, n * ks);
   o_v = tdm__carve(&off, n * vs);
@@ -130,25 +148,30 @@ static tdm_status batch_make(const tdm_btree *t, const void *keys, const void *v
   if (!b->block)
     return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "%s: out of host memory for a %zu-byte copy of the batch", fn, off);
   base = (char *)b->block;
-  kraw = base + o_k;
-  vraw = vs ? base + o_v : NULL;
-  memcpy(kraw, keys, n * ks);
-  if (vs) memcpy(vraw, values, n * vs);
+  b->n = n;
+  b->kraw = base + o_k;
+  b->vraw = vs ? base + o_v : NULL;
+  b->kb = (uint64_t *)(base + o_kb);
+  b->vb = vs ? (uint64_t *)(base + o_vb) : NULL;
+  memcpy(b->kraw, keys, n * ks);
+  if (vs) memcpy(b->vraw, values, n * vs);
   if (n > 1) {
-    st = tdm__cpu_sort(t->ctx, t->key_type, kraw, t->value_type, vraw, n, 0);
+    st = tdm__cpu_sort(t->ctx, t->key_type, b->kraw, t->value_type, b->vraw, n, 0);
     if (st != TDM_OK) {
       batch_free(b);
       return st;
     }
   }
-  b->kb = (uint64_t *)(base + o_kb);
-  b->vb = vs ? (uint64_t *)(base + o_vb) : NULL;
-  /* To 64-bit key bits and values (in place for 8-byte types), so the
-   * reduction below and the tree see one representation. */
-  for (i = 0; i < n; i++) b->kb[i] = tdm_bt_key_bits(kraw, i, (uint32_t)ks, t->kind);
-  if (vs == 4)
-    for (i = 0; i < n; i++) b->vb[i] = ((const uint32_t *)vraw)[i];
-  /* Reduce runs of equal keys (adjacent, in input order: the sort is stable). */
+  return TDM_OK;
+}
+
+/* Widens a sorted batch to 64-bit key bits and values and reduces each run of
+ * equal keys under the tree's policy. */
+static void batch_reduce(const tdm_btree *t, batch *b) {
+  size_t n = b->n, i, s, w;
+  for (i = 0; i < n; i++) b->kb[i] = tdm_bt_key_bits(b->kraw, i, t->ks, t->kind);
+  if (b->vb && t->vs == 4)
+    for (i = 0; i < n; i++) b->vb[i] = ((const uint32_t *)b->vraw)[i];
   for (s = 0, w = 0; s < n; w++) {
     size_t e = s + 1;
     uint64_t k = b->kb[s];
@@ -158,20 +181,30 @@ static tdm_status batch_make(const tdm_btree *t, const void *keys, const void *v
     s = e;
   }
   b->m = w;
-  return TDM_OK;
+}
+
+static tdm_status batch_make(const tdm_btree *t, const void *keys, const void *values, size_t n, batch *b,
+                             const char *fn) {
+  tdm_status st = batch_sort(t, keys, values, n, b, fn);
+  if (st == TDM_OK) batch_reduce(t, b);
+  return st;
 }
 
 /* ---- build ---------------------------------------------------------------- */
 
-/* Fills a tree's nodes in bulk-load layout from a sorted unique batch. */
-static void bulk_fill(tdm_btree *t, const tdm_bt_geom *g, const uint64_t *kb, const uint64_t *vb) {
+/* Fills a tree's nodes in bulk-load layout from sorted keys (raw as
+ * tdm_bt_fill_leaf takes them). Returns 0 when the keys hold duplicates; the
+ * nodes are then garbage and the caller refills from a reduced batch. */
+static int bulk_fill(tdm_btree *t, const tdm_bt_geom *g, const void *keys, const void *vals, uint32_t ks,
+                     uint32_t vs, int kind) {
   long i;
   uint32_t l;
-  int th = tdm__threads_for(t->ctx, g->cnt[0], 4096);
-#pragma omp parallel for num_threads(th) schedule(static)
-  for (i = 0; i < (long)g->cnt[0]; i++) tdm_bt_fill_leaf(t->nodes, g, kb, vb, (uint64_t)i);
+  int ok = 1, th = tdm__threads_for(t->ctx, g->cnt[0], 4096);
+#pragma omp parallel for num_threads(th) schedule(static) reduction(& : ok)
+  for (i = 0; i < (long)g->cnt[0]; i++) ok &= tdm_bt_fill_leaf(t->nodes, g, keys, vals, ks, vs, kind, (uint64_t)i);
+  if (!ok) return 0;
   for (l = 1; l < g->h; l++)
-    for (i = 0; i < (long)g->cnt[l]; i++) tdm_bt_fill_inner(t->nodes, g, kb, l, (uint64_t)i);
+    for (i = 0; i < (long)g->cnt[l]; i++) tdm_bt_fill_inner(t->nodes, g, keys, ks, kind, l, (uint64_t)i);
   t->size = g->m;
   t->height = g->h;
   t->root = (uint32_t)(g->nodes - 1);
@@ -179,8 +212,13 @@ static void bulk_fill(tdm_btree *t, const tdm_bt_geom *g, const uint64_t *kb, co
   t->last_leaf = g->cnt[0] - 1;
   t->used = t->live = (uint32_t)g->nodes;
   t->free_head = TDM_BT_NIL;
+  return 1;
 }
 
+/* Sort, then one pass that fills the leaves straight from the sorted copy
+ * (checking for duplicates on the way); only input with duplicates pays a
+ * reduction pass and a second fill. Capacity is reserved with slack so that
+ * later inserts rarely need to grow the mapping. */
 tdm_status tdm__bt_cpu_build(tdm_btree *t, const void *keys, const void *values, size_t n) {
   static const char fn[] = "tdm_btree_build";
   batch b;
@@ -189,11 +227,15 @@ tdm_status tdm__bt_cpu_build(tdm_btree *t, const void *keys, const void *values,
   t->root = t->first_leaf = t->last_leaf = TDM_BT_NIL;
   t->free_head = TDM_BT_NIL;
   if (n == 0) return TDM_OK;
-  st = batch_make(t, keys, values, n, &b, fn);
+  st = batch_sort(t, keys, values, n, &b, fn);
   if (st != TDM_OK) return st;
-  tdm_bt_geom_init(&g, b.m);
-  st = nodes_reserve(t, g.nodes, fn);
-  if (st == TDM_OK) bulk_fill(t, &g, b.kb, b.vb);
+  tdm_bt_geom_init(&g, n);
+  st = nodes_reserve(t, g.nodes + g.nodes / 2 + 16, fn);
+  if (st == TDM_OK && !bulk_fill(t, &g, b.kraw, b.vraw, t->ks, t->vs, t->kind)) {
+    batch_reduce(t, &b);
+    tdm_bt_geom_init(&g, b.m);
+    (void)bulk_fill(t, &g, b.kb, b.vb, 8, 8, TDM_KIND_UNSIGNED);
+  }
   batch_free(&b);
   return st;
 }

@@ -65,11 +65,11 @@ __global__ void k_reduce(const uint64_t *kb, const uint64_t *vb, const uint64_t 
 }
 
 __global__ void k_fill_leaves(tdm_bt_node *nodes, tdm_bt_geom g, const uint64_t *ukb, const uint64_t *uvb) {
-  GRID_LOOP(i, (uint64_t)g.cnt[0]) tdm_bt_fill_leaf(nodes, &g, ukb, uvb, i);
+  GRID_LOOP(i, (uint64_t)g.cnt[0]) (void)tdm_bt_fill_leaf(nodes, &g, ukb, uvb, 8, 8, TDM_KIND_UNSIGNED, i);
 }
 
 __global__ void k_fill_inner(tdm_bt_node *nodes, tdm_bt_geom g, const uint64_t *ukb, uint32_t l) {
-  GRID_LOOP(i, (uint64_t)g.cnt[l]) tdm_bt_fill_inner(nodes, &g, ukb, l, i);
+  GRID_LOOP(i, (uint64_t)g.cnt[l]) tdm_bt_fill_inner(nodes, &g, ukb, 8, TDM_KIND_UNSIGNED, l, i);
 }
 
 /* Key index i of a bulk-layout tree -> its leaf and slot. */

@@ -33,7 +33,8 @@ struct tdm_btree {
 
   /* CPU trees: node storage. */
   tdm_bt_node *nodes;  /* cap slots; [0, used) have been handed out */
-  void *nodes_raw;     /* allocation holding nodes (nodes is aligned inside) */
+  void *nodes_raw;     /* the mapping holding nodes */
+  size_t map_bytes;    /* its length */
   uint32_t cap, used;  /* slots allocated / slots ever handed out */
   uint32_t live;       /* nodes in the tree (used minus free) */
   uint32_t free_head;  /* free list through next; TDM_BT_NIL when empty */

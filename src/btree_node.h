@@ -225,32 +225,46 @@ TDM_HD uint64_t tdm_bt_geom_key_start(const tdm_bt_geom *g, uint32_t l, uint64_t
   return tdm_bt_even_start(g->m, g->cnt[0], i);
 }
 
-/* Fills leaf i from the sorted unique key bits / values. */
-TDM_HD void tdm_bt_fill_leaf(tdm_bt_node *nodes, const tdm_bt_geom *g, const uint64_t *kbits,
-                             const uint64_t *vals, uint64_t i) {
+/* Fills leaf i from sorted keys (raw, ks bytes, keybits kind) and values (vs
+ * bytes); the CUDA build passes 64-bit bits with kind UNSIGNED. Returns 1
+ * when the leaf's keys strictly increase starting from the key before its
+ * first, so 1 from every leaf proves the input free of duplicates. */
+TDM_HD int tdm_bt_fill_leaf(tdm_bt_node *nodes, const tdm_bt_geom *g, const void *keys, const void *vals,
+                            uint32_t ks, uint32_t vs, int kind, uint64_t i) {
   tdm_bt_node *x = &nodes[g->base[0] + i];
   uint64_t s = tdm_bt_even_start(g->m, g->cnt[0], i), e = tdm_bt_even_start(g->m, g->cnt[0], i + 1);
+  uint64_t prev = s > 0 ? tdm_bt_key_bits(keys, s - 1, ks, kind) : 0, k;
   uint32_t j, c = (uint32_t)(e - s);
+  int ok = 1;
   for (j = 0; j < 16; j++) {
-    x->key[j] = j < c ? kbits[s + j] : TDM_BT_PAD;
-    x->u.val[j] = j < c ? vals[s + j] : 0;
+    if (j < c) {
+      k = tdm_bt_key_bits(keys, s + j, ks, kind);
+      ok &= (s + j == 0) | (k > prev);
+      prev = k;
+      x->key[j] = k;
+      x->u.val[j] = tdm_bt_load_val(vals, s + j, vs);
+    } else {
+      x->key[j] = TDM_BT_PAD;
+      x->u.val[j] = 0;
+    }
   }
   x->count = c;
   x->level = 0;
   x->next = i + 1 < g->cnt[0] ? (uint32_t)(i + 1) : TDM_BT_NIL;
   x->prev = i > 0 ? (uint32_t)(i - 1) : TDM_BT_NIL;
   for (j = 0; j < 48; j++) x->pad[j] = 0;
+  return ok;
 }
 
 /* Fills inner node i of level l >= 1: separators are the last key under each
- * child but the last. */
-TDM_HD void tdm_bt_fill_inner(tdm_bt_node *nodes, const tdm_bt_geom *g, const uint64_t *kbits, uint32_t l,
-                              uint64_t i) {
+ * child but the last. Keys as for tdm_bt_fill_leaf. */
+TDM_HD void tdm_bt_fill_inner(tdm_bt_node *nodes, const tdm_bt_geom *g, const void *keys, uint32_t ks, int kind,
+                              uint32_t l, uint64_t i) {
   tdm_bt_node *x = &nodes[g->base[l] + i];
   uint64_t cs = tdm_bt_even_start(g->cnt[l - 1], g->cnt[l], i);
   uint64_t ce = tdm_bt_even_start(g->cnt[l - 1], g->cnt[l], i + 1);
   uint32_t j, c = (uint32_t)(ce - cs);
-  uint64_t ks = tdm_bt_geom_key_start(g, l - 1, cs), ke;
+  uint64_t kst = tdm_bt_geom_key_start(g, l - 1, cs), ke;
   for (j = 0; j < 16; j++) {
     x->key[j] = TDM_BT_PAD;
     x->u.in.child[j] = TDM_BT_NIL;
@@ -259,9 +273,9 @@ TDM_HD void tdm_bt_fill_inner(tdm_bt_node *nodes, const tdm_bt_geom *g, const ui
   for (j = 0; j < c; j++) {
     ke = tdm_bt_geom_key_start(g, l - 1, cs + j + 1);
     x->u.in.child[j] = g->base[l - 1] + (uint32_t)(cs + j);
-    x->u.in.csize[j] = ke - ks;
-    if (j + 1 < c) x->key[j] = kbits[ke - 1];
-    ks = ke;
+    x->u.in.csize[j] = ke - kst;
+    if (j + 1 < c) x->key[j] = tdm_bt_key_bits(keys, ke - 1, ks, kind);
+    kst = ke;
   }
   x->count = c;
   x->level = l;
