@@ -16,14 +16,14 @@
  *         +---------------+-------------------------+---------------+-----+-----+
  *   leaf  | key[0..15]    | val[0..15]                              | hdr | pad |
  *         +---------------+-------------------------+---------------+-----+-----+
- *   inner | key[0..15]    | child[0..15] (u32)      | csize[0..15]  | hdr | pad |
+ *   inner | key[0..15]    | child[0..15] (u32)      | cum[0..15]    | hdr | pad |
  *         |  separators   |                         |  (u64)        |     |     |
  *         +---------------+-------------------------+---------------+-----+-----+
  *   hdr = count, level, next, prev (u32 each)
  *
  * A search touches key lines 0-1 and then one more line: the child line of an
- * inner node (line 2) or the value line of a leaf; rank adds the two csize
- * lines. The header sits out of the way because searches never need it (the
+ * inner node (line 2) or the value line of a leaf; rank adds one load from
+ * the two cum lines (prefix counts make a node's share of a rank one load). The header sits out of the way because searches never need it (the
  * padding sentinel below makes the node search count-free).
  *
  * Invariants (checked by tdm_btree_validate, in this order of naming):
@@ -33,14 +33,14 @@
  *    but the root holds at least 8 (TDM_BT_MIN).
  *  - "padding": key slots at and after `count` (leaf) or `count - 1` (inner:
  *    count children have count - 1 separators) hold TDM_BT_PAD (all ones);
- *    unused child slots hold TDM_BT_NIL and unused csize slots 0.
+ *    unused child slots hold TDM_BT_NIL and unused cum slots 0.
  *  - "key order": keys (leaf) and separators (inner) strictly increase.
  *  - "separator bounds": child i of an inner node holds only keys k with
  *    key[i-1] < k <= key[i] (the bounds of the first and last child come from
  *    the ancestors). A separator is thus an upper bound of its left child, so
  *    erasing keys never needs to touch a separator.
- *  - "subtree count": csize[i] is the number of keys under child i; the root's
- *    total is the tree's size.
+ *  - "subtree count": cum[i] is the number of keys under children 0..i; the
+ *    root's cum[count - 1] is the tree's size.
  *  - "leaf chain": next/prev link the leaves in key order, the first leaf has
  *    prev NIL, the last next NIL, and the chain visits exactly the leaves.
  *  - "reachable twice": every node is reachable from the root exactly once,
@@ -68,7 +68,7 @@
 
 typedef struct tdm_bt_inner {
   uint32_t child[16]; /* node index of each child; TDM_BT_NIL when unused */
-  uint64_t csize[16]; /* keys under each child; 0 when unused */
+  uint64_t cum[16];   /* keys under children 0..i (inclusive prefix); 0 when unused */
 } tdm_bt_inner;
 
 typedef struct tdm_bt_node {
@@ -92,12 +92,10 @@ TDM_HD uint32_t tdm_bt_lower(const uint64_t *key, uint64_t q) {
   return c;
 }
 
-/* Sum of csize[0..c-1]: keys under the children left of child c. */
-TDM_HD uint64_t tdm_bt_left_size(const uint64_t *csize, uint32_t c) {
-  uint64_t s = 0;
-  uint32_t i;
-  for (i = 0; i < 16; i++) s += csize[i] & (0 - (uint64_t)(i < c));
-  return s;
+/* Keys under the children left of child c: one load from the prefix counts
+ * (0 for c == 0, without a branch). */
+TDM_HD uint64_t tdm_bt_left_size(const uint64_t *cum, uint32_t c) {
+  return cum[(c - 1) & 15] & (0 - (uint64_t)(c != 0));
 }
 
 /* 1 if leaf slot pos (from tdm_bt_lower) holds q. Padding equals q only when q
@@ -118,7 +116,7 @@ TDM_HD uint64_t tdm_bt_descend(const tdm_bt_node *nodes, uint32_t root, uint32_t
   for (l = height; l > 1; l--) {
     const tdm_bt_node *x = &nodes[n];
     c = tdm_bt_lower(x->key, q);
-    rank += tdm_bt_left_size(x->u.in.csize, c);
+    rank += tdm_bt_left_size(x->u.in.cum, c);
     n = x->u.in.child[c];
   }
   *leaf = n;
@@ -264,16 +262,17 @@ TDM_HD void tdm_bt_fill_inner(tdm_bt_node *nodes, const tdm_bt_geom *g, const vo
   uint64_t cs = tdm_bt_even_start(g->cnt[l - 1], g->cnt[l], i);
   uint64_t ce = tdm_bt_even_start(g->cnt[l - 1], g->cnt[l], i + 1);
   uint32_t j, c = (uint32_t)(ce - cs);
-  uint64_t kst = tdm_bt_geom_key_start(g, l - 1, cs), ke;
+  uint64_t kst = tdm_bt_geom_key_start(g, l - 1, cs), ke, kfirst;
   for (j = 0; j < 16; j++) {
     x->key[j] = TDM_BT_PAD;
     x->u.in.child[j] = TDM_BT_NIL;
-    x->u.in.csize[j] = 0;
+    x->u.in.cum[j] = 0;
   }
+  kfirst = kst;
   for (j = 0; j < c; j++) {
     ke = tdm_bt_geom_key_start(g, l - 1, cs + j + 1);
     x->u.in.child[j] = g->base[l - 1] + (uint32_t)(cs + j);
-    x->u.in.csize[j] = ke - kst;
+    x->u.in.cum[j] = ke - kfirst;
     if (j + 1 < c) x->key[j] = tdm_bt_key_bits(keys, ke - 1, ks, kind);
     kst = ke;
   }
