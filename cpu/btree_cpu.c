@@ -18,6 +18,7 @@
  *    worst-case node capacity) is made before the first node changes; after
  *    that nothing can fail.
  */
+#include <immintrin.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <omp.h>
@@ -256,11 +257,42 @@ static inline void prefetch_lines(const tdm_bt_node *x, int lines) {
   }
 }
 
+/* The in-node search runs as tdm_bt_lower (btree_node.h, the code the
+ * kernels and tests share) or, where the CPU has them, as the same count in
+ * AVX2 or AVX-512 compares. The query loops below are compiled once per
+ * variant (target attributes, picked at run time), with the search inlined. */
+typedef uint32_t (*lower_fn)(const uint64_t *key, uint64_t q);
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+#define ISA_AVX2 __attribute__((target("avx2,popcnt")))
+#define ISA_AVX512 __attribute__((target("avx512f,popcnt")))
+
+ALWAYS_INLINE uint32_t lower_scalar(const uint64_t *key, uint64_t q) { return tdm_bt_lower(key, q); }
+
+/* Unsigned key < q as a signed compare after flipping the sign bits. */
+ISA_AVX2 ALWAYS_INLINE uint32_t lower_avx2(const uint64_t *key, uint64_t q) {
+  const __m256i sign = _mm256_set1_epi64x((long long)0x8000000000000000ull);
+  const __m256i qv = _mm256_xor_si256(_mm256_set1_epi64x((long long)q), sign);
+  uint32_t m = 0;
+  int i;
+  for (i = 0; i < 4; i++) {
+    __m256i k = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(key + 4 * i)), sign);
+    m |= (uint32_t)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(qv, k))) << (4 * i);
+  }
+  return (uint32_t)__builtin_popcount(m);
+}
+
+ISA_AVX512 ALWAYS_INLINE uint32_t lower_avx512(const uint64_t *key, uint64_t q) {
+  const __m512i qv = _mm512_set1_epi64((long long)q);
+  uint32_t a = _mm512_cmplt_epu64_mask(_mm512_loadu_si512(key), qv);
+  uint32_t b = _mm512_cmplt_epu64_mask(_mm512_loadu_si512(key + 8), qv);
+  return (uint32_t)__builtin_popcount(a | (b << 8));
+}
+
 /* Takes g <= 2 * GROUP queries (key bits q) down the tree: node[j] receives the
  * leaf, pos[j] the lower-bound slot in it and, when want_rank, rank[j] the
  * number of keys < q[j]. The tree is non-empty. */
-static inline void search_group(const tdm_btree *t, const uint64_t *q, int g, uint32_t *node, uint32_t *pos,
-                                uint64_t *rank, int want_rank) {
+ALWAYS_INLINE void search_group(const tdm_btree *t, const uint64_t *q, int g, uint32_t *node, uint32_t *pos,
+                                uint64_t *rank, int want_rank, lower_fn lower) {
   const tdm_bt_node *nodes = t->nodes;
   unsigned lvl;
   int j;
@@ -272,20 +304,20 @@ static inline void search_group(const tdm_btree *t, const uint64_t *q, int g, ui
     int lines = lvl > 1 ? (want_rank ? 5 : 3) : 2;
     for (j = 0; j < g; j++) {
       const tdm_bt_node *x = &nodes[node[j]];
-      uint32_t c = tdm_bt_lower(x->key, q[j]);
+      uint32_t c = lower(x->key, q[j]);
       if (want_rank) rank[j] += tdm_bt_left_size(x->u.in.cum, c);
       node[j] = x->u.in.child[c];
       prefetch_lines(&nodes[node[j]], lines);
     }
   }
   for (j = 0; j < g; j++) {
-    uint32_t p = tdm_bt_lower(nodes[node[j]].key, q[j]);
+    uint32_t p = lower(nodes[node[j]].key, q[j]);
     pos[j] = p;
     if (want_rank) rank[j] += p;
   }
 }
 
-static inline void load_bits(const tdm_btree *t, const void *keys, size_t at, int g, uint64_t *q) {
+ALWAYS_INLINE void load_bits(const tdm_btree *t, const void *keys, size_t at, int g, uint64_t *q) {
   int j;
   if (t->ks == 4)
     for (j = 0; j < g; j++) q[j] = tdm_bits32_from_key(((const uint32_t *)keys)[at + (size_t)j], t->kind);
@@ -295,80 +327,179 @@ static inline void load_bits(const tdm_btree *t, const void *keys, size_t at, in
 
 static int query_threads(const tdm_btree *t, size_t n) { return tdm__threads_for(t->ctx, n, 8192); }
 
+/* Group gi of a find: the leaf search, then a prefetch of every value line
+ * before the values are read. */
+ALWAYS_INLINE void find_group(const tdm_btree *t, const void *keys, void *values_out, uint8_t *found_out, size_t n,
+                              long gi, lower_fn lower) {
+  uint64_t q[GROUP];
+  uint32_t node[GROUP], pos[GROUP];
+  size_t at = (size_t)gi * GROUP;
+  int j, g = (int)(n - at < GROUP ? n - at : GROUP);
+  load_bits(t, keys, at, g, q);
+  search_group(t, q, g, node, pos, NULL, 0, lower);
+  for (j = 0; j < g; j++) __builtin_prefetch(&t->nodes[node[j]].u.val[pos[j] & 15]);
+  for (j = 0; j < g; j++) {
+    const tdm_bt_node *x = &t->nodes[node[j]];
+    int hit = tdm_bt_leaf_hit(x, pos[j], q[j]);
+    if (found_out) found_out[at + (size_t)j] = (uint8_t)hit;
+    if (values_out) tdm_bt_store_val(values_out, at + (size_t)j, hit ? x->u.val[pos[j]] : 0, t->vs);
+  }
+}
+
+ALWAYS_INLINE void rank_group(const tdm_btree *t, const void *keys, uint64_t *rank_out, size_t n, long gi,
+                              lower_fn lower) {
+  uint64_t q[GROUP];
+  uint32_t node[GROUP], pos[GROUP];
+  size_t at = (size_t)gi * GROUP;
+  int g = (int)(n - at < GROUP ? n - at : GROUP);
+  load_bits(t, keys, at, g, q);
+  search_group(t, q, g, node, pos, rank_out + at, 1, lower);
+}
+
+/* Keys <= h in a leaf's key slots, and whether a real key > h follows them
+ * (then a range ending at h ends in this leaf). An all-ones key looks like
+ * padding, so only then is the count consulted. */
+ALWAYS_INLINE uint32_t leaf_le(const tdm_bt_node *x, uint64_t h, int *ends, lower_fn lower) {
+  uint32_t le = h == TDM_BT_PAD ? x->count : lower(x->key, h + 1);
+  *ends = le < 16 && (x->key[le & 15] != TDM_BT_PAD || le < x->count);
+  return le;
+}
+
+/* Number of keys k with lo <= k <= hi for the pairs of group gi. Ranges are
+ * often narrow, so after the lo search (with ranks) a pair whose range ends
+ * in lo's leaf or the next one is counted there; only the others pay a second
+ * search, for the rank of hi. Each step runs over the whole group with
+ * prefetches, like the searches. */
+ALWAYS_INLINE void count_group(const tdm_btree *t, const void *lo, const void *hi, uint64_t *out, size_t n, long gi,
+                               lower_fn lower) {
+  const tdm_bt_node *nodes = t->nodes;
+  uint64_t q[GROUP], h[GROUP], r[GROUP], q2[GROUP], r2[GROUP];
+  uint32_t node[GROUP], pos[GROUP], node2[GROUP], pos2[GROUP];
+  int idx[GROUP], ends;
+  size_t at = (size_t)gi * GROUP;
+  int j, k = 0, k2 = 0, g = (int)(n - at < GROUP ? n - at : GROUP);
+  load_bits(t, lo, at, g, q);
+  load_bits(t, hi, at, g, h);
+  search_group(t, q, g, node, pos, r, 1, lower);
+  for (j = 0; j < g; j++) {
+    uint32_t le;
+    if (q[j] > h[j]) {
+      out[at + (size_t)j] = 0;
+      continue;
+    }
+    le = leaf_le(&nodes[node[j]], h[j], &ends, lower);
+    if (ends) {
+      out[at + (size_t)j] = le - pos[j];
+      continue;
+    }
+    __builtin_prefetch(&nodes[node[j]].count);
+    idx[k++] = j;
+  }
+  /* The next leaf. */
+  for (j = 0; j < k; j++) {
+    uint32_t nx = nodes[node[idx[j]]].next;
+    if (nx != TDM_BT_NIL) prefetch_lines(&nodes[nx], 2);
+  }
+  for (j = 0; j < k; j++) {
+    int i = idx[j];
+    const tdm_bt_node *x = &nodes[node[i]];
+    if (x->next == TDM_BT_NIL) { /* the last leaf: the range ends here */
+      out[at + (size_t)i] = x->count - pos[i];
+      continue;
+    }
+    {
+      uint32_t le = leaf_le(&nodes[x->next], h[i], &ends, lower);
+      if (ends) {
+        out[at + (size_t)i] = x->count - pos[i] + le;
+        continue;
+      }
+    }
+    q2[k2] = h[i];
+    idx[k2++] = i;
+  }
+  if (k2 == 0) return;
+  search_group(t, q2, k2, node2, pos2, r2, 1, lower);
+  for (j = 0; j < k2; j++) {
+    uint64_t up = r2[j] + (uint64_t)tdm_bt_leaf_hit(&nodes[node2[j]], pos2[j], q2[j]);
+    out[at + (size_t)idx[j]] = up - r[idx[j]];
+  }
+}
+
+#define QUERY_LOOPS(SFX, ISA, LOWER)                                                                          \
+  ISA static void find_##SFX(const tdm_btree *t, const void *keys, void *values_out, uint8_t *found_out,       \
+                             size_t n) {                                                                      \
+    long gi, ng = (long)((n + GROUP - 1) / GROUP);                                                            \
+    _Pragma("omp parallel for num_threads(query_threads(t, n)) schedule(static)")                           \
+    for (gi = 0; gi < ng; gi++) find_group(t, keys, values_out, found_out, n, gi, LOWER);                    \
+  }                                                                                                           \
+  ISA static void rank_##SFX(const tdm_btree *t, const void *keys, uint64_t *rank_out, size_t n) {            \
+    long gi, ng = (long)((n + GROUP - 1) / GROUP);                                                            \
+    _Pragma("omp parallel for num_threads(query_threads(t, n)) schedule(static)")                           \
+    for (gi = 0; gi < ng; gi++) rank_group(t, keys, rank_out, n, gi, LOWER);                                 \
+  }                                                                                                           \
+  ISA static void count_##SFX(const tdm_btree *t, const void *lo, const void *hi, uint64_t *out, size_t n) {  \
+    long gi, ng = (long)((n + GROUP - 1) / GROUP);                                                            \
+    _Pragma("omp parallel for num_threads(query_threads(t, n)) schedule(static)")                           \
+    for (gi = 0; gi < ng; gi++) count_group(t, lo, hi, out, n, gi, LOWER);                                   \
+  }
+
+#define ISA_NONE
+QUERY_LOOPS(scalar, ISA_NONE, lower_scalar)
+QUERY_LOOPS(avx2, ISA_AVX2, lower_avx2)
+QUERY_LOOPS(avx512, ISA_AVX512, lower_avx512)
+
+/* 2: AVX-512F, 1: AVX2, 0: neither. TANDEM_BTREE_ISA=0|1 caps the level so
+ * tests can run every variant on one machine. Probed once; racing first
+ * calls agree. */
+static int isa_level(void) {
+  static int level = -1;
+  int l = __atomic_load_n(&level, __ATOMIC_RELAXED);
+  if (l < 0) {
+    const char *cap = getenv("TANDEM_BTREE_ISA");
+    __builtin_cpu_init();
+    l = __builtin_cpu_supports("avx512f") ? 2 : __builtin_cpu_supports("avx2") ? 1 : 0;
+    if (cap && *cap >= '0' && *cap < '0' + l) l = *cap - '0';
+    __atomic_store_n(&level, l, __ATOMIC_RELAXED);
+  }
+  return l;
+}
+
 tdm_status tdm__bt_cpu_find(const tdm_btree *t, const void *keys, void *values_out, uint8_t *found_out,
                             size_t n) {
-  long gi, ng = (long)((n + GROUP - 1) / GROUP);
+  int isa = isa_level();
   if (t->size == 0) {
     if (values_out) memset(values_out, 0, n * t->vs);
     if (found_out) memset(found_out, 0, n);
     return TDM_OK;
   }
-#pragma omp parallel for num_threads(query_threads(t, n)) schedule(static)
-  for (gi = 0; gi < ng; gi++) {
-    uint64_t q[GROUP];
-    uint32_t node[GROUP], pos[GROUP];
-    size_t at = (size_t)gi * GROUP;
-    int j, g = (int)(n - at < GROUP ? n - at : GROUP);
-    load_bits(t, keys, at, g, q);
-    search_group(t, q, g, node, pos, NULL, 0);
-    for (j = 0; j < g; j++) __builtin_prefetch(&t->nodes[node[j]].u.val[pos[j] & 15]);
-    for (j = 0; j < g; j++) {
-      const tdm_bt_node *x = &t->nodes[node[j]];
-      int hit = tdm_bt_leaf_hit(x, pos[j], q[j]);
-      if (found_out) found_out[at + (size_t)j] = (uint8_t)hit;
-      if (values_out) tdm_bt_store_val(values_out, at + (size_t)j, hit ? x->u.val[pos[j]] : 0, t->vs);
-    }
-  }
+  if (isa == 2) find_avx512(t, keys, values_out, found_out, n);
+  else if (isa == 1) find_avx2(t, keys, values_out, found_out, n);
+  else find_scalar(t, keys, values_out, found_out, n);
   return TDM_OK;
 }
 
 tdm_status tdm__bt_cpu_rank(const tdm_btree *t, const void *keys, uint64_t *rank_out, size_t n) {
-  long gi, ng = (long)((n + GROUP - 1) / GROUP);
+  int isa = isa_level();
   if (t->size == 0) {
     memset(rank_out, 0, n * sizeof *rank_out);
     return TDM_OK;
   }
-#pragma omp parallel for num_threads(query_threads(t, n)) schedule(static)
-  for (gi = 0; gi < ng; gi++) {
-    uint64_t q[GROUP];
-    uint32_t node[GROUP], pos[GROUP];
-    size_t at = (size_t)gi * GROUP;
-    int g = (int)(n - at < GROUP ? n - at : GROUP);
-    load_bits(t, keys, at, g, q);
-    search_group(t, q, g, node, pos, rank_out + at, 1);
-  }
+  if (isa == 2) rank_avx512(t, keys, rank_out, n);
+  else if (isa == 1) rank_avx2(t, keys, rank_out, n);
+  else rank_scalar(t, keys, rank_out, n);
   return TDM_OK;
-}
-
-/* Number of keys k with lo <= k <= hi for g query pairs. The lo and hi
- * searches of a group run together, so for narrow ranges the second finds
- * its nodes in cache. */
-static inline void count_group(const tdm_btree *t, const void *lo, const void *hi, size_t at, int g,
-                               uint64_t *out) {
-  uint64_t q[2 * GROUP], r[2 * GROUP];
-  uint32_t node[2 * GROUP], pos[2 * GROUP];
-  int j;
-  load_bits(t, lo, at, g, q);
-  load_bits(t, hi, at, g, q + g);
-  search_group(t, q, 2 * g, node, pos, r, 1);
-  for (j = 0; j < g; j++) {
-    uint64_t up = r[g + j] + (uint64_t)tdm_bt_leaf_hit(&t->nodes[node[g + j]], pos[g + j], q[g + j]);
-    out[j] = q[j] <= q[g + j] ? up - r[j] : 0;
-  }
 }
 
 tdm_status tdm__bt_cpu_range_count(const tdm_btree *t, const void *lo, const void *hi, uint64_t *count_out,
                                    size_t n) {
-  long gi, ng = (long)((n + GROUP - 1) / GROUP);
+  int isa = isa_level();
   if (t->size == 0) {
     memset(count_out, 0, n * sizeof *count_out);
     return TDM_OK;
   }
-#pragma omp parallel for num_threads(query_threads(t, n)) schedule(static)
-  for (gi = 0; gi < ng; gi++) {
-    size_t at = (size_t)gi * GROUP;
-    count_group(t, lo, hi, at, (int)(n - at < GROUP ? n - at : GROUP), count_out + at);
-  }
+  if (isa == 2) count_avx512(t, lo, hi, count_out, n);
+  else if (isa == 1) count_avx2(t, lo, hi, count_out, n);
+  else count_scalar(t, lo, hi, count_out, n);
   return TDM_OK;
 }
 
