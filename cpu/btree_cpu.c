@@ -19,11 +19,9 @@
  *    that nothing can fail.
  */
 #include <immintrin.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <omp.h>
-#include <stdio.h>
-#include <stdlib.h>
 
 #include "../src/btree_gpu_iface.h"
 #include "cpu_backend.h"
@@ -290,9 +288,11 @@ ISA_AVX512 ALWAYS_INLINE uint32_t lower_avx512(const uint64_t *key, uint64_t q) 
 
 /* Takes g <= 2 * GROUP queries (key bits q) down the tree: node[j] receives the
  * leaf, pos[j] the lower-bound slot in it and, when want_rank, rank[j] the
- * number of keys < q[j]. The tree is non-empty. */
+ * number of keys < q[j]. When par is non-NULL, par[j] / pc[j] receive the
+ * leaf's parent and the leaf's child slot in it (the tree has height >= 2).
+ * The tree is non-empty. */
 ALWAYS_INLINE void search_group(const tdm_btree *t, const uint64_t *q, int g, uint32_t *node, uint32_t *pos,
-                                uint64_t *rank, int want_rank, lower_fn lower) {
+                                uint64_t *rank, int want_rank, uint32_t *par, uint32_t *pc, lower_fn lower) {
   const tdm_bt_node *nodes = t->nodes;
   unsigned lvl;
   int j;
@@ -306,6 +306,10 @@ ALWAYS_INLINE void search_group(const tdm_btree *t, const uint64_t *q, int g, ui
       const tdm_bt_node *x = &nodes[node[j]];
       uint32_t c = lower(x->key, q[j]);
       if (want_rank) rank[j] += tdm_bt_left_size(x->u.in.cum, c);
+      if (par && lvl == 1) {
+        par[j] = node[j];
+        pc[j] = c;
+      }
       node[j] = x->u.in.child[c];
       prefetch_lines(&nodes[node[j]], lines);
     }
@@ -336,7 +340,7 @@ ALWAYS_INLINE void find_group(const tdm_btree *t, const void *keys, void *values
   size_t at = (size_t)gi * GROUP;
   int j, g = (int)(n - at < GROUP ? n - at : GROUP);
   load_bits(t, keys, at, g, q);
-  search_group(t, q, g, node, pos, NULL, 0, lower);
+  search_group(t, q, g, node, pos, NULL, 0, NULL, NULL, lower);
   for (j = 0; j < g; j++) __builtin_prefetch(&t->nodes[node[j]].u.val[pos[j] & 15]);
   for (j = 0; j < g; j++) {
     const tdm_bt_node *x = &t->nodes[node[j]];
@@ -353,7 +357,7 @@ ALWAYS_INLINE void rank_group(const tdm_btree *t, const void *keys, uint64_t *ra
   size_t at = (size_t)gi * GROUP;
   int g = (int)(n - at < GROUP ? n - at : GROUP);
   load_bits(t, keys, at, g, q);
-  search_group(t, q, g, node, pos, rank_out + at, 1, lower);
+  search_group(t, q, g, node, pos, rank_out + at, 1, NULL, NULL, lower);
 }
 
 /* Keys <= h in a leaf's key slots, and whether a real key > h follows them
@@ -367,20 +371,21 @@ ALWAYS_INLINE uint32_t leaf_le(const tdm_bt_node *x, uint64_t h, int *ends, lowe
 
 /* Number of keys k with lo <= k <= hi for the pairs of group gi. Ranges are
  * often narrow, so after the lo search (with ranks) a pair whose range ends
- * in lo's leaf or the next one is counted there; only the others pay a second
- * search, for the rank of hi. Each step runs over the whole group with
- * prefetches, like the searches. */
+ * in lo's leaf or its right sibling is counted there; only the others pay a
+ * second search, for the rank of hi. The sibling and lo's leaf size come from
+ * the parent's child and prefix-count lines, which the search left in cache,
+ * so the sibling's key lines are the only new memory touched. */
 ALWAYS_INLINE void count_group(const tdm_btree *t, const void *lo, const void *hi, uint64_t *out, size_t n, long gi,
                                lower_fn lower) {
   const tdm_bt_node *nodes = t->nodes;
   uint64_t q[GROUP], h[GROUP], r[GROUP], q2[GROUP], r2[GROUP];
-  uint32_t node[GROUP], pos[GROUP], node2[GROUP], pos2[GROUP];
-  int idx[GROUP], ends;
+  uint32_t node[GROUP], pos[GROUP], node2[GROUP], pos2[GROUP], par[GROUP], pc[GROUP], sib[GROUP];
+  int idx[GROUP], idx2[GROUP], ends, multi = t->height > 1;
   size_t at = (size_t)gi * GROUP;
   int j, k = 0, k2 = 0, g = (int)(n - at < GROUP ? n - at : GROUP);
   load_bits(t, lo, at, g, q);
   load_bits(t, hi, at, g, h);
-  search_group(t, q, g, node, pos, r, 1, lower);
+  search_group(t, q, g, node, pos, r, 1, multi ? par : NULL, pc, lower);
   for (j = 0; j < g; j++) {
     uint32_t le;
     if (q[j] > h[j]) {
@@ -388,40 +393,37 @@ ALWAYS_INLINE void count_group(const tdm_btree *t, const void *lo, const void *h
       continue;
     }
     le = leaf_le(&nodes[node[j]], h[j], &ends, lower);
-    if (ends) {
+    if (ends || !multi) {
       out[at + (size_t)j] = le - pos[j];
       continue;
     }
-    __builtin_prefetch(&nodes[node[j]].count);
-    idx[k++] = j;
-  }
-  /* The next leaf. */
-  for (j = 0; j < k; j++) {
-    uint32_t nx = nodes[node[idx[j]]].next;
-    if (nx != TDM_BT_NIL) prefetch_lines(&nodes[nx], 2);
+    sib[j] = pc[j] < 15 ? nodes[par[j]].u.in.child[pc[j] + 1] : TDM_BT_NIL;
+    if (sib[j] != TDM_BT_NIL) {
+      prefetch_lines(&nodes[sib[j]], 2);
+      idx[k++] = j;
+    } else {
+      q2[k2] = h[j];
+      idx2[k2++] = j;
+    }
   }
   for (j = 0; j < k; j++) {
     int i = idx[j];
-    const tdm_bt_node *x = &nodes[node[i]];
-    if (x->next == TDM_BT_NIL) { /* the last leaf: the range ends here */
-      out[at + (size_t)i] = x->count - pos[i];
+    const tdm_bt_node *p = &nodes[par[i]];
+    uint64_t size = tdm_bt_left_size(p->u.in.cum, pc[i] + 1) - tdm_bt_left_size(p->u.in.cum, pc[i]);
+    uint32_t le = leaf_le(&nodes[sib[i]], h[i], &ends, lower);
+    if (ends) {
+      out[at + (size_t)i] = size - pos[i] + le;
       continue;
     }
-    {
-      uint32_t le = leaf_le(&nodes[x->next], h[i], &ends, lower);
-      if (ends) {
-        out[at + (size_t)i] = x->count - pos[i] + le;
-        continue;
-      }
-    }
     q2[k2] = h[i];
-    idx[k2++] = i;
+    idx2[k2++] = i;
   }
   if (k2 == 0) return;
-  search_group(t, q2, k2, node2, pos2, r2, 1, lower);
+  search_group(t, q2, k2, node2, pos2, r2, 1, NULL, NULL, lower);
   for (j = 0; j < k2; j++) {
+    int i = idx2[j];
     uint64_t up = r2[j] + (uint64_t)tdm_bt_leaf_hit(&nodes[node2[j]], pos2[j], q2[j]);
-    out[at + (size_t)idx[j]] = up - r[idx[j]];
+    out[at + (size_t)i] = up - r[i];
   }
 }
 
@@ -774,19 +776,14 @@ tdm_status tdm__bt_cpu_insert(tdm_btree *t, const void *keys, const void *values
   static const char fn[] = "tdm_btree_insert";
   batch b;
   size_t i;
-  double T0 = omp_get_wtime(), T1, T2, T3;
   tdm_status st = batch_make(t, keys, values, n, &b, fn);
   if (st != TDM_OK) return st;
-  T1 = omp_get_wtime();
   st = nodes_reserve(t, insert_node_bound(t, b.m), fn);
-  T2 = omp_get_wtime();
   if (st == TDM_OK)
     for (i = 0; i < b.m; i++) {
       if (i + AHEAD < b.m) prefetch_leaf(t, b.kb[i + AHEAD]);
       (void)insert_one(t, b.kb[i], b.vb[i]);
     }
-  T3 = omp_get_wtime();
-  if (getenv("BT_DEBUG")) fprintf(stderr, "sort %.1f reserve %.1f loop %.1f ms, used %u\n", (T1-T0)*1e3, (T2-T1)*1e3, (T3-T2)*1e3, t->used);
   batch_free(&b);
   return st;
 }
