@@ -217,6 +217,10 @@ int main(int argc, char **argv) {
   if (argc < 2) usage(nullptr);
   std::string what = argv[1];
   if (what == "-h" || what == "--help") usage(nullptr);
+  if (what == "--list") { /* the subcommands this build has */
+    for (auto &kv : registry()) printf("%s\n", kv.first.c_str());
+    return 0;
+  }
   bench_opts o;
   std::string backend = "all", csv;
   for (int i = 2; i < argc; i++) {

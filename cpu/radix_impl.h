@@ -36,8 +36,10 @@
 #define RS_CAT(a, b) RS_CAT2(a, b)
 #define RS_FN(name) RS_CAT(name, RS_SFX)
 #define RS_KBITS ((int)(sizeof(RS_K) * 8))
+/* Offset of the values in a private buffer: after the keys, 64-byte aligned. */
+#define RS_PRIV_VOFF(w) (((w)->local_max * sizeof(RS_K) + 63) & ~(size_t)63)
 /* Elements per write-combining line: one cache line of the wider array. */
-#define RS_E ((size_t)(64 / (RS_HAS_V && sizeof(RS_V) > sizeof(RS_K) ? sizeof(RS_V) : sizeof(RS_K))))
+#define RS_E rs_line_elems(sizeof(RS_K), RS_HAS_V ? sizeof(RS_V) : 0)
 
 /* Copies n elements from src to dst (which may be the same array), applying
  * the inverse key transform. */
@@ -105,11 +107,14 @@ static void RS_FN(scatter)(const RS_K *src, const RS_V *srcv, RS_K *dst, RS_V *d
 /* Sorts n (<= local_max) elements on bits [bit_lo, bit_hi), the bits above
  * being equal, serially and in cache. Data starts in A; the result,
  * untransformed, ends in D (D == A allowed). X is a free region of n elements
- * (its content is dead) and T the calling thread's private buffer. */
+ * (its content is dead) and T the calling thread's private buffer.
+ * All passes run between cache-resident buffers; the result then goes to D
+ * with streaming stores, because D's lines are usually not in cache and a
+ * scatter into them would read each line from memory first. */
 static void RS_FN(local_sort)(RS_K *A, RS_V *Av, RS_K *D, RS_V *Dv, RS_K *X, RS_V *Xv, RS_K *T, RS_V *Tv,
                               size_t n, int bit_hi, int bit_lo, const rs_out *o) {
-  uint32_t hist[2][256];
-  int p, dw, d, cur_h = 0, done = 0;
+  uint32_t hist[2][1u << RS_LOCAL_DIGIT_BITS];
+  int p, dw, d, cur_h = 0;
   RS_K mask, *cur = A, *spare = (D != A) ? A : X;
   RS_V *curv = Av, *sparev = (D != A) ? Av : Xv;
   size_t i;
@@ -119,10 +124,10 @@ static void RS_FN(local_sort)(RS_K *A, RS_V *Av, RS_K *D, RS_V *Dv, RS_K *X, RS_
     RS_FN(final_copy)(A, Av, D, Dv, n, o);
     return;
   }
-  p = (bit_hi - bit_lo + 7) / 8;
+  p = (bit_hi - bit_lo + RS_LOCAL_DIGIT_BITS - 1) / RS_LOCAL_DIGIT_BITS;
   dw = (bit_hi - bit_lo + p - 1) / p;
   mask = (RS_K)((1u << dw) - 1);
-  memset(hist[0], 0, sizeof hist[0]);
+  memset(hist[0], 0, ((size_t)mask + 1) * sizeof(uint32_t));
   for (i = 0; i < n; i++) hist[0][(A[i] >> bit_lo) & mask]++;
 
   for (d = 0; d < p; d++) {
@@ -133,7 +138,7 @@ static void RS_FN(local_sort)(RS_K *A, RS_V *Av, RS_K *D, RS_V *Dv, RS_K *X, RS_
     size_t b;
     if (h[(cur[0] >> shift) & mask] == (uint32_t)n) { /* constant digit: skip */
       if (!last) {
-        memset(hist[cur_h ^ 1], 0, sizeof hist[0]);
+        memset(hist[cur_h ^ 1], 0, ((size_t)mask + 1) * sizeof(uint32_t));
         for (i = 0; i < n; i++) hist[cur_h ^ 1][(cur[i] >> (shift + dw)) & mask]++;
         cur_h ^= 1;
       }
@@ -146,22 +151,26 @@ static void RS_FN(local_sort)(RS_K *A, RS_V *Av, RS_K *D, RS_V *Dv, RS_K *X, RS_
     }
     if (!last) {
       nh = hist[cur_h ^ 1];
-      memset(nh, 0, sizeof hist[0]);
+      memset(nh, 0, ((size_t)mask + 1) * sizeof(uint32_t));
     }
-    if (last && cur != D) {
-      tgt = D;
-      tgtv = Dv;
-    } else {
-      tgt = (cur == T) ? spare : T;
-      tgtv = (cur == T) ? sparev : Tv;
-    }
-    RS_FN(scatter)(cur, curv, tgt, tgtv, n, shift, mask, h, nh, shift + dw, tgt == D ? o : NULL);
-    done = (tgt == D);
+    /* Ping-pong between the private buffer and the spare region; with
+     * D == A the spare is X, so D is never overwritten while it is read. */
+    tgt = (cur == T) ? spare : T;
+    tgtv = (cur == T) ? sparev : Tv;
+    RS_FN(scatter)(cur, curv, tgt, tgtv, n, shift, mask, h, nh, shift + dw, NULL);
     cur = tgt;
     curv = tgtv;
     cur_h ^= 1;
   }
-  if (!done) RS_FN(final_copy)(cur, curv, D, Dv, n, o);
+  if (cur == D) {
+    RS_FN(final_copy)(cur, curv, D, Dv, n, o);
+    return;
+  }
+  if (!o->identity)
+    for (i = 0; i < n; i++) cur[i] = RS_UNSORT(cur[i], o);
+  rs_stream_copy(D, cur, n * sizeof(RS_K));
+  if (RS_HAS_V) rs_stream_copy(Dv, curv, n * sizeof(RS_V));
+  rs_stream_fence();
 }
 
 /* Width of the MSD digit for n elements: the smallest in [8, max] whose
@@ -255,7 +264,7 @@ static void RS_FN(sort_rec)(rs_work *w, RS_K *src, RS_V *srcv, RS_K *alt, RS_V *
 
     if (n <= w->local_max || bit_hi <= bit_lo) {
       RS_K *T = (RS_K *)w->priv;
-      RS_V *Tv = (RS_V *)(w->priv + w->local_max * sizeof(RS_K));
+      RS_V *Tv = (RS_V *)(w->priv + RS_PRIV_VOFF(w));
       if (final_in_alt) RS_FN(local_sort)(src, srcv, alt, altv, NULL, NULL, T, Tv, n, bit_hi, bit_lo, o);
       else RS_FN(local_sort)(src, srcv, src, srcv, alt, altv, T, Tv, n, bit_hi, bit_lo, o);
       return;
@@ -301,7 +310,7 @@ static void RS_FN(sort_rec)(rs_work *w, RS_K *src, RS_V *srcv, RS_K *alt, RS_V *
       size_t s = bstart[bb], m = bstart[bb + 1] - s;
       char *priv = w->priv + (size_t)rs_thread_num() * w->priv_stride;
       RS_K *T = (RS_K *)priv;
-      RS_V *Tv = (RS_V *)(priv + w->local_max * sizeof(RS_K));
+      RS_V *Tv = (RS_V *)(priv + RS_PRIV_VOFF(w));
       RS_K *a = alt + s, *x = src + s;
       RS_V *av = RS_HAS_V ? altv + s : NULL, *xv = RS_HAS_V ? srcv + s : NULL;
       if (m == 0 || m > w->local_max) continue;
@@ -381,3 +390,4 @@ static void RS_FN(sort_bits)(rs_work *w, RS_K *keys, RS_V *values, RS_K *tmp, RS
 #undef RS_FN
 #undef RS_KBITS
 #undef RS_E
+#undef RS_PRIV_VOFF

@@ -28,6 +28,7 @@ enum {
   RS_MSD_MAX_B = 1 << 11,     /* buckets of the widest partition digit */
   RS_MAX_DEPTH = 9,           /* partition levels: each takes >= 8 of 64 bits */
   RS_INSERTION_MAX = 24,      /* buckets this small use insertion sort */
+  RS_LOCAL_DIGIT_BITS = 8,     /* widest digit of the in-cache LSD passes */
   RS_MIN_PER_TASK = 1 << 15,  /* elements per thread worth a fork */
 };
 /* Bytes of the three arrays (bucket, destination, private buffer) a bucket
@@ -58,6 +59,9 @@ static size_t rs_chunk(size_t n, int P, int t) {
   return n / (size_t)P * (size_t)t + n % (size_t)P * (size_t)t / (size_t)P;
 }
 
+/* Elements per write-combining line: one cache line of the wider array. */
+static inline size_t rs_line_elems(size_t ks, size_t vs) { return 64 / (vs > ks ? vs : ks); }
+
 static int rs_thread_num(void) { return omp_get_thread_num(); }
 
 /* Writes one 64-byte-aligned line (or half line) with non-temporal stores:
@@ -68,6 +72,26 @@ static inline void rs_stream_line(void *dst, const void *src, size_t bytes) {
   size_t i;
   for (i = 0; i < bytes; i += 16)
     _mm_stream_si128((__m128i *)((char *)dst + i), _mm_load_si128((const __m128i *)((const char *)src + i)));
+#else
+  memcpy(dst, src, bytes);
+#endif
+}
+
+/* Copies bytes to a destination that is not in cache, streaming the aligned
+ * middle so no line is read for ownership first. */
+static inline void rs_stream_copy(void *dst, const void *src, size_t bytes) {
+#if defined(__SSE2__)
+  char *d = (char *)dst;
+  const char *s = (const char *)src;
+  size_t head = (16 - ((uintptr_t)d & 15)) & 15, i;
+  if (bytes < 64) {
+    memcpy(d, s, bytes);
+    return;
+  }
+  memcpy(d, s, head);
+  for (i = head; i + 16 <= bytes; i += 16)
+    _mm_stream_si128((__m128i *)(d + i), _mm_loadu_si128((const __m128i *)(s + i)));
+  memcpy(d + i, s + i, bytes - i);
 #else
   memcpy(dst, src, bytes);
 #endif
@@ -137,7 +161,7 @@ typedef struct rs_layout {
  * values (0: none); bits_bytes is an extra key array (argsort's key copy). */
 static rs_layout rs_plan(const tdm_ctx *ctx, size_t n, size_t ks, size_t vs, size_t bits_bytes) {
   rs_layout l;
-  size_t off = 0, e = 64 / (vs > ks ? vs : ks), by_n = n / RS_MIN_PER_TASK;
+  size_t off = 0, e = rs_line_elems(ks, vs), by_n = n / RS_MIN_PER_TASK;
   size_t t = (size_t)ctx->threads;
   if (t > RS_MAX_TASKS) t = RS_MAX_TASKS;
   if (by_n < 1) by_n = 1;
@@ -205,6 +229,19 @@ tdm_status tdm__cpu_sort(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type v
   return TDM_OK;
 }
 
+/* Fills kb with the sort bits of keys and perm with 0, 1, ..., n - 1. */
+static void arg_fill(const rs_work *w, const void *keys, void *kb, void *perm, size_t ks, size_t is, size_t n,
+                     int kind, int desc) {
+  long i;
+#pragma omp parallel for num_threads(w->threads) schedule(static) if (n > RS_MIN_PER_TASK)
+  for (i = 0; i < (long)n; i++) {
+    if (ks == 4) ((uint32_t *)kb)[i] = tdm_sortbits32(((const uint32_t *)keys)[i], kind, desc);
+    else ((uint64_t *)kb)[i] = tdm_sortbits64(((const uint64_t *)keys)[i], kind, desc);
+    if (is == 4) ((uint32_t *)perm)[i] = (uint32_t)i;
+    else ((uint64_t *)perm)[i] = (uint64_t)i;
+  }
+}
+
 tdm_status tdm__cpu_argsort(tdm_ctx *ctx, tdm_type key_type, const void *keys, tdm_type index_type,
                             void *perm_out, size_t n, int desc) {
   size_t ks = tdm_type_size(key_type), is = tdm_type_size(index_type);
@@ -215,7 +252,6 @@ tdm_status tdm__cpu_argsort(tdm_ctx *ctx, tdm_type key_type, const void *keys, t
   tdm__scratch s;
   char *base;
   tdm_status st;
-  long i;
 
   l = rs_plan(ctx, n, ks, is, n * ks);
   st = tdm__host_scratch(ctx, l.total, &s);
@@ -223,38 +259,16 @@ tdm_status tdm__cpu_argsort(tdm_ctx *ctx, tdm_type key_type, const void *keys, t
   base = (char *)s.ptr;
   rs_work_init(&w, &l, base);
 
-#define ARG_FILL(KT, SB, IT)                                                                        \
-  do {                                                                                              \
-    const KT *src = (const KT *)keys;                                                               \
-    KT *kb = (KT *)(base + l.bits);                                                                 \
-    IT *p = (IT *)perm_out;                                                                         \
-    _Pragma("omp parallel for num_threads(w.threads) schedule(static) if (n > RS_MIN_PER_TASK)")   \
-    for (i = 0; i < (long)n; i++) {                                                                 \
-      kb[i] = SB(src[i], kind, desc);                                                               \
-      p[i] = (IT)i;                                                                                 \
-    }                                                                                               \
-  } while (0)
-
+  arg_fill(&w, keys, base + l.bits, perm_out, ks, is, n, kind, desc);
   if (ks == 4) {
     uint32_t *kb = (uint32_t *)(base + l.bits), *t = (uint32_t *)(base + l.tmp);
-    if (is == 4) {
-      ARG_FILL(uint32_t, tdm_sortbits32, uint32_t);
-      sort_bits_k32v32(&w, kb, (uint32_t *)perm_out, t, (uint32_t *)(base + l.tmpv), n, &o);
-    } else {
-      ARG_FILL(uint32_t, tdm_sortbits32, uint64_t);
-      sort_bits_k32v64(&w, kb, (uint64_t *)perm_out, t, (uint64_t *)(base + l.tmpv), n, &o);
-    }
+    if (is == 4) sort_bits_k32v32(&w, kb, (uint32_t *)perm_out, t, (uint32_t *)(base + l.tmpv), n, &o);
+    else sort_bits_k32v64(&w, kb, (uint64_t *)perm_out, t, (uint64_t *)(base + l.tmpv), n, &o);
   } else {
     uint64_t *kb = (uint64_t *)(base + l.bits), *t = (uint64_t *)(base + l.tmp);
-    if (is == 4) {
-      ARG_FILL(uint64_t, tdm_sortbits64, uint32_t);
-      sort_bits_k64v32(&w, kb, (uint32_t *)perm_out, t, (uint32_t *)(base + l.tmpv), n, &o);
-    } else {
-      ARG_FILL(uint64_t, tdm_sortbits64, uint64_t);
-      sort_bits_k64v64(&w, kb, (uint64_t *)perm_out, t, (uint64_t *)(base + l.tmpv), n, &o);
-    }
+    if (is == 4) sort_bits_k64v32(&w, kb, (uint32_t *)perm_out, t, (uint32_t *)(base + l.tmpv), n, &o);
+    else sort_bits_k64v64(&w, kb, (uint64_t *)perm_out, t, (uint64_t *)(base + l.tmpv), n, &o);
   }
-#undef ARG_FILL
   tdm__host_scratch_release(ctx, &s);
   return TDM_OK;
 }

@@ -16,6 +16,11 @@ tdm_status tdm__check_array(const tdm_ctx *ctx, const char *fn, const char *what
   if (bytes_out) *bytes_out = bytes;
   if (n == 0) return TDM_OK;
   if (!p) return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: %s is NULL but n = %zu", fn, what, n);
+  /* Element arrays must be naturally aligned: that is what makes them arrays
+   * of their C type, and device memory always is. */
+  if ((uintptr_t)p % elem != 0)
+    return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: %s (%p) is not aligned to its %zu-byte elements", fn, what, p,
+                     elem);
   if (ctx->backend == TDM_BACKEND_CPU && tdm__is_device_ptr(p))
     return tdm__fail(TDM_ERR_INVALID_ARGUMENT,
                      "%s: %s is CUDA device memory, but the context runs on the CPU; "

@@ -8,6 +8,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifdef TANDEM_TEST_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
 #include "../src/keybits.h"
 #include "prop.h"
 
@@ -346,3 +350,40 @@ int prop_check(const char *name, uint64_t case_id, tdm_type t, size_t elem, cons
                  prop_seed(), case_id);
   return 0;
 }
+
+#ifdef TANDEM_TEST_HAVE_CUDA
+void *prop_dev_alloc(size_t bytes, int managed) {
+  void *d = NULL;
+  cudaError_t e;
+  if (!prop_cuda_usable(NULL)) return NULL;
+  e = managed ? cudaMallocManaged(&d, bytes ? bytes : 1, cudaMemAttachGlobal) : cudaMalloc(&d, bytes ? bytes : 1);
+  cr_assert(e == cudaSuccess, "cudaMalloc%s(%zu): %s", managed ? "Managed" : "", bytes, cudaGetErrorString(e));
+  return d;
+}
+void prop_dev_free(void *d) {
+  if (d) cudaFree(d);
+}
+void prop_h2d(void *d, const void *h, size_t bytes) {
+  cudaError_t e = cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice);
+  cr_assert(e == cudaSuccess, "cudaMemcpy H2D: %s", cudaGetErrorString(e));
+}
+void prop_d2h(void *h, const void *d, size_t bytes) {
+  cudaError_t e = cudaMemcpy(h, d, bytes, cudaMemcpyDeviceToHost);
+  cr_assert(e == cudaSuccess, "cudaMemcpy D2H: %s", cudaGetErrorString(e));
+}
+#else
+void *prop_dev_alloc(size_t bytes, int managed) {
+  (void)bytes;
+  (void)managed;
+  return NULL;
+}
+void prop_dev_free(void *d) { (void)d; }
+void prop_h2d(void *d, const void *h, size_t bytes) {
+  (void)d; (void)h; (void)bytes;
+  cr_assert_fail("prop_h2d: tandem was built without CUDA");
+}
+void prop_d2h(void *h, const void *d, size_t bytes) {
+  (void)d; (void)h; (void)bytes;
+  cr_assert_fail("prop_d2h: tandem was built without CUDA");
+}
+#endif

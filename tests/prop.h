@@ -85,6 +85,15 @@ typedef int (*prop_fn)(void *env, const void *input, size_t n, char *why, size_t
 int prop_check(const char *name, uint64_t case_id, tdm_type t, size_t elem, const void *input, size_t n,
                prop_fn f, void *env);
 
+/* Device memory for tests of device-resident arrays. Available only when
+ * tandem was built with CUDA and a device is usable; otherwise prop_dev_alloc
+ * returns NULL. managed != 0 gives cudaMallocManaged memory. The copies abort
+ * the test on a CUDA error. */
+void *prop_dev_alloc(size_t bytes, int managed);
+void prop_dev_free(void *d);
+void prop_h2d(void *d, const void *h, size_t bytes);
+void prop_d2h(void *h, const void *d, size_t bytes);
+
 /* Formats the first few elements of an array of type t into buf. */
 void prop_format(tdm_type t, const void *a, size_t n, char *buf, size_t len);
 

@@ -136,6 +136,11 @@ Test(sort_errors, bad_arguments) {
   ASSERT_FAILS(tdm_argsort(c, TDM_U32, k, TDM_U32, k, 4, 0), TDM_ERR_INVALID_ARGUMENT);
   ASSERT_FAILS(tdm_argsort(c, TDM_U64, k, TDM_U32, p, (size_t)UINT32_MAX + 1, 0), TDM_ERR_INVALID_ARGUMENT);
 
+  /* Misaligned element arrays are refused, not dereferenced. */
+  ASSERT_FAILS(tdm_sort(c, TDM_U32, (char *)k + 1, 2, 0), TDM_ERR_INVALID_ARGUMENT);
+  cr_assert(strstr(tdm_last_error(), "aligned") != NULL, "%s", tdm_last_error());
+  ASSERT_FAILS(tdm_argsort(c, TDM_U32, k, TDM_U64, (char *)p + 4, 3, 0), TDM_ERR_INVALID_ARGUMENT);
+
   /* Failed calls leave the inputs alone. */
   cr_assert(k[0] == 3 && k[1] == 1 && k[2] == 2 && k[3] == 0);
   cr_assert(v[0] == 0 && v[3] == 3);

@@ -330,3 +330,47 @@ Test(sort_cuda, matches_cpu) {
     free(a); free(b); free(va); free(vb);
   }
 }
+
+/* Device-resident and managed arrays are sorted in place on the device and
+ * agree with the CPU; a device pointer on a CPU context is refused. */
+Test(sort_cuda, device_and_managed_arrays) {
+  const char *why;
+  size_t n = 300000, i;
+  int managed;
+  if (!prop_cuda_usable(&why)) {
+    cr_skip_test("no usable CUDA device: %s", why);
+  }
+  for (managed = 0; managed < 2; managed++) {
+    tdm_ctx *cpu = prop_ctx(TDM_BACKEND_CPU, 0), *gpu = prop_ctx(TDM_BACKEND_CUDA, 0);
+    double *h = (double *)malloc(n * 8), *back = (double *)malloc(n * 8);
+    uint32_t *hv = (uint32_t *)malloc(n * 4), *backv = (uint32_t *)malloc(n * 4);
+    uint64_t *perm_h = (uint64_t *)malloc(n * 8), *perm_back = (uint64_t *)malloc(n * 8);
+    void *dk = prop_dev_alloc(n * 8, managed), *dv = prop_dev_alloc(n * 4, managed);
+    void *dp = prop_dev_alloc(n * 8, managed);
+    prop_rng r;
+    prop_rng_init(&r, 0xDE71CE + (uint64_t)managed);
+    prop_fill(&r, TDM_F64, h, n, PROP_BOUNDARY);
+    for (i = 0; i < n; i++) hv[i] = (uint32_t)i;
+    prop_h2d(dk, h, n * 8);
+    prop_h2d(dv, hv, n * 4);
+    cr_assert_eq(tdm_argsort(gpu, TDM_F64, dk, TDM_U64, dp, n, TDM_SORT_DESCENDING), TDM_OK, "%s", tdm_last_error());
+    cr_assert_eq(tdm_argsort(cpu, TDM_F64, h, TDM_U64, perm_h, n, TDM_SORT_DESCENDING), TDM_OK);
+    prop_d2h(perm_back, dp, n * 8);
+    cr_assert(memcmp(perm_h, perm_back, n * 8) == 0, "device argsort differs from CPU");
+    cr_assert_eq(tdm_sort_pairs(gpu, TDM_F64, dk, TDM_U32, dv, n, 0), TDM_OK, "%s", tdm_last_error());
+    cr_assert_eq(tdm_sort_pairs(cpu, TDM_F64, h, TDM_U32, hv, n, 0), TDM_OK);
+    prop_d2h(back, dk, n * 8);
+    prop_d2h(backv, dv, n * 4);
+    cr_assert(memcmp(h, back, n * 8) == 0 && memcmp(hv, backv, n * 4) == 0,
+              "device-resident sort_pairs differs from CPU (managed=%d)", managed);
+    /* The CPU backend refuses device memory. */
+    cr_assert_eq(tdm_sort(cpu, TDM_F64, dk, n, 0), TDM_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(tdm_last_error(), "device") != NULL, "%s", tdm_last_error());
+    prop_dev_free(dk);
+    prop_dev_free(dv);
+    prop_dev_free(dp);
+    free(h); free(back); free(hv); free(backv); free(perm_h); free(perm_back);
+    tdm_ctx_destroy(cpu);
+    tdm_ctx_destroy(gpu);
+  }
+}

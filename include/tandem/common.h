@@ -1,4 +1,4 @@
-/*
+/** @file
  * tandem/common.h: status codes, backends, types and the execution context.
  *
  * Every tandem operation returns a tdm_status. Rules that hold for every call:
@@ -11,6 +11,8 @@
  *    memory (cudaMalloc or managed); results go where the output pointer points.
  *    On a CPU context a device pointer is TDM_ERR_INVALID_ARGUMENT.
  *  - n == 0 is a valid no-op; array pointers may then be NULL.
+ *  - Arrays are naturally aligned for their element type (4 or 8 bytes); a
+ *    misaligned array is TDM_ERR_INVALID_ARGUMENT.
  *  - Inputs and outputs of one call must not overlap unless the call says so.
  *  - Concurrent read-only calls on one structure are safe; mutation needs
  *    exclusive access. One context may be shared by several threads.

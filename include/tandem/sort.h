@@ -1,4 +1,4 @@
-/*
+/** @file
  * tandem/sort.h: stable in-place radix sort of keys, key/value pairs, and
  * argsort, on the CPU (parallel LSD/MSD radix sort) and on CUDA (CUB).
  *

@@ -1,4 +1,4 @@
-/* tandem/tandem.h: the whole public API of tandem. */
+/** @file tandem/tandem.h: the whole public API of tandem. */
 #ifndef TANDEM_TANDEM_H
 #define TANDEM_TANDEM_H
 

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Installs tandem from BUILD_DIR into a temporary prefix, then builds and runs
+# an example against the installed library four ways: CMake find_package with
+# the shared and the static library, and pkg-config, shared and static.
+# Usage: scripts/consumer-check.sh BUILD_DIR
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${1:?usage: scripts/consumer-check.sh BUILD_DIR}
+PREFIX=$(mktemp -d)
+WORK=$(mktemp -d)
+trap 'rm -rf "$PREFIX" "$WORK"' EXIT
+
+cmake --install "$BUILD" --prefix "$PREFIX" >/dev/null
+LIBDIR=$(dirname "$(find "$PREFIX" -name 'tandem.pc' | head -1)")/..
+"$BUILD"/examples/sort_floats --make "$WORK/f.bin" 100000 >/dev/null
+
+run() { # name, binary
+  if "$2" "$WORK/f.bin" --cpu >"$WORK/$1.out" 2>&1; then
+    echo "  $1: ok ($(head -1 "$WORK/$1.out"))"
+  else
+    echo "  $1: FAILED"; cat "$WORK/$1.out"; exit 1
+  fi
+}
+
+echo "consumer: find_package(tandem) -> tandem::tandem (shared)"
+cmake -S examples -B "$WORK/cmake-shared" -DCMAKE_PREFIX_PATH="$PREFIX" >/dev/null
+cmake --build "$WORK/cmake-shared" >/dev/null
+run cmake-shared "$WORK/cmake-shared/sort_floats"
+if ldd "$WORK/cmake-shared/sort_floats" | grep -q libtandem.so; then echo "  (links libtandem.so)"; else
+  echo "  expected a link to libtandem.so"; exit 1; fi
+
+echo "consumer: find_package(tandem) with TANDEM_USE_STATIC -> static library"
+cmake -S examples -B "$WORK/cmake-static" -DCMAKE_PREFIX_PATH="$PREFIX" -DTANDEM_USE_STATIC=ON >/dev/null
+cmake --build "$WORK/cmake-static" >/dev/null
+run cmake-static "$WORK/cmake-static/sort_floats"
+if ldd "$WORK/cmake-static/sort_floats" | grep -q libtandem.so; then echo "  linked the shared library"; exit 1; fi
+
+export PKG_CONFIG_PATH="$LIBDIR/pkgconfig"
+echo "consumer: pkg-config tandem (shared)"
+cc -std=c11 -D_GNU_SOURCE examples/sort_floats.c -o "$WORK/pc-shared" $(pkg-config --cflags --libs tandem) \
+  -Wl,-rpath,"$LIBDIR"
+run pc-shared "$WORK/pc-shared"
+
+echo "consumer: pkg-config --static tandem (static)"
+cc -std=c11 -D_GNU_SOURCE examples/sort_floats.c -o "$WORK/pc-static" $(pkg-config --cflags tandem) \
+  "$LIBDIR/libtandem.a" $(pkg-config --static --libs tandem | sed 's/-ltandem//')
+run pc-static "$WORK/pc-static"

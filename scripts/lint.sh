@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Static checks over the library's C code: cppcheck and clang-tidy (with the
+# checks and justified exclusions of .clang-tidy). Exits non-zero on any finding.
+# Usage: scripts/lint.sh [BUILD_DIR]  (a build dir with compile_commands.json
+# is configured there when missing)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${1:-build-lint}
+if [ ! -f "$BUILD/compile_commands.json" ]; then
+  cmake -S . -B "$BUILD" -DTANDEM_CUDA=OFF -DTANDEM_TESTS=OFF -DTANDEM_BENCH=OFF \
+    -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
+fi
+echo "cppcheck $(cppcheck --version | cut -d' ' -f2):"
+cppcheck --enable=warning,performance,portability --std=c11 --inline-suppr --error-exitcode=1 -q \
+  -I include -I src --suppress=missingIncludeSystem -D__GNUC__ include src cpu
+echo "  no findings"
+echo "clang-tidy $(clang-tidy --version | grep -o 'version [0-9.]*' | cut -d' ' -f2):"
+clang-tidy -p "$BUILD" --quiet src/*.c cpu/*.c 2>&1 | grep -vE "warnings? generated" | tee "$BUILD/clang-tidy.log"
+if grep -qE "(warning|error):" "$BUILD/clang-tidy.log"; then
+  echo "clang-tidy: findings above" >&2
+  exit 1
+fi
+echo "  no findings"
