@@ -53,7 +53,7 @@ static void *map_nodes(size_t len) {
   p = (char *)mmap(NULL, len + extra, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == (char *)MAP_FAILED) return NULL;
   if (!extra) return p;
-  a = (char *)(((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
+  a = p + ((HUGE_PAGE - ((uintptr_t)p & (HUGE_PAGE - 1))) & (HUGE_PAGE - 1));
   if (a > p) munmap(p, (size_t)(a - p));
   if (a + len < p + len + extra) munmap(a + len, (size_t)(p + len + extra - (a + len)));
   (void)madvise(a, len, MADV_HUGEPAGE);
@@ -147,8 +147,10 @@ static tdm_status batch_sort(const tdm_btree *t, const void *keys, const void *v
   o_kb = ks == 8 ? o_k : tdm__carve(&off, n * 8);
   o_vb = (vs == 8 || vs == 0) ? o_v : tdm__carve(&off, n * 8);
   b->block = tdm__aligned_alloc(off);
-  if (!b->block)
-    return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "%s: out of host memory for a %zu-byte copy of the batch", fn, off);
+  if (!b->block) {
+    (void)tdm__fail(TDM_ERR_OUT_OF_MEMORY, "%s: out of host memory for a %zu-byte copy of the batch", fn, off);
+    return TDM_ERR_OUT_OF_MEMORY;
+  }
   base = (char *)b->block;
   b->n = n;
   b->kraw = base + o_k;
@@ -201,8 +203,8 @@ static int bulk_fill(tdm_btree *t, const tdm_bt_geom *g, const void *keys, const
                      uint32_t vs, int kind) {
   long i;
   uint32_t l;
-  int ok = 1, th = tdm__threads_for(t->ctx, g->cnt[0], 4096);
-#pragma omp parallel for num_threads(th) schedule(static) reduction(& : ok)
+  int ok = 1;
+#pragma omp parallel for num_threads(tdm__threads_for(t->ctx, g->cnt[0], 4096)) schedule(static) reduction(& : ok)
   for (i = 0; i < (long)g->cnt[0]; i++) ok &= tdm_bt_fill_leaf(t->nodes, g, keys, vals, ks, vs, kind, (uint64_t)i);
   if (!ok) return 0;
   for (l = 1; l < g->h; l++)
@@ -273,7 +275,7 @@ ISA_AVX2 ALWAYS_INLINE uint32_t lower_avx2(const uint64_t *key, uint64_t q) {
   uint32_t m = 0;
   int i;
   for (i = 0; i < 4; i++) {
-    __m256i k = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(key + 4 * i)), sign);
+    __m256i k = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(key + 4 * (size_t)i)), sign);
     m |= (uint32_t)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(qv, k))) << (4 * i);
   }
   return (uint32_t)__builtin_popcount(m);
@@ -380,7 +382,7 @@ ALWAYS_INLINE void count_group(const tdm_btree *t, const void *lo, const void *h
   const tdm_bt_node *nodes = t->nodes;
   uint64_t q[GROUP], h[GROUP], r[GROUP], q2[GROUP], r2[GROUP];
   uint32_t node[GROUP], pos[GROUP], node2[GROUP], pos2[GROUP], par[GROUP], pc[GROUP], sib[GROUP];
-  int idx[GROUP], idx2[GROUP], ends, multi = t->height > 1;
+  int idx[GROUP] = {0}, idx2[GROUP] = {0}, ends, multi = t->height > 1;
   size_t at = (size_t)gi * GROUP;
   int j, k = 0, k2 = 0, g = (int)(n - at < GROUP ? n - at : GROUP);
   load_bits(t, lo, at, g, q);
@@ -427,28 +429,31 @@ ALWAYS_INLINE void count_group(const tdm_btree *t, const void *lo, const void *h
   }
 }
 
+/* NOLINTBEGIN(bugprone-macro-parentheses): ISA is an attribute list and SFX a
+ * name suffix; neither can be parenthesised. */
 #define QUERY_LOOPS(SFX, ISA, LOWER)                                                                          \
   ISA static void find_##SFX(const tdm_btree *t, const void *keys, void *values_out, uint8_t *found_out,       \
                              size_t n) {                                                                      \
     long gi, ng = (long)((n + GROUP - 1) / GROUP);                                                            \
     _Pragma("omp parallel for num_threads(query_threads(t, n)) schedule(static)")                           \
-    for (gi = 0; gi < ng; gi++) find_group(t, keys, values_out, found_out, n, gi, LOWER);                    \
+    for (gi = 0; gi < ng; gi++) find_group(t, keys, values_out, found_out, n, gi, (LOWER));                    \
   }                                                                                                           \
   ISA static void rank_##SFX(const tdm_btree *t, const void *keys, uint64_t *rank_out, size_t n) {            \
     long gi, ng = (long)((n + GROUP - 1) / GROUP);                                                            \
     _Pragma("omp parallel for num_threads(query_threads(t, n)) schedule(static)")                           \
-    for (gi = 0; gi < ng; gi++) rank_group(t, keys, rank_out, n, gi, LOWER);                                 \
+    for (gi = 0; gi < ng; gi++) rank_group(t, keys, rank_out, n, gi, (LOWER));                                 \
   }                                                                                                           \
   ISA static void count_##SFX(const tdm_btree *t, const void *lo, const void *hi, uint64_t *out, size_t n) {  \
     long gi, ng = (long)((n + GROUP - 1) / GROUP);                                                            \
     _Pragma("omp parallel for num_threads(query_threads(t, n)) schedule(static)")                           \
-    for (gi = 0; gi < ng; gi++) count_group(t, lo, hi, out, n, gi, LOWER);                                   \
+    for (gi = 0; gi < ng; gi++) count_group(t, lo, hi, out, n, gi, (LOWER));                                   \
   }
 
 #define ISA_NONE
 QUERY_LOOPS(scalar, ISA_NONE, lower_scalar)
 QUERY_LOOPS(avx2, ISA_AVX2, lower_avx2)
 QUERY_LOOPS(avx512, ISA_AVX512, lower_avx512)
+/* NOLINTEND(bugprone-macro-parentheses) */
 
 /* 2: AVX-512F, 1: AVX2, 0: neither. TANDEM_BTREE_ISA=0|1 caps the level so
  * tests can run every variant on one machine. Probed once; racing first
@@ -643,12 +648,12 @@ static uint32_t leaf_split(tdm_btree *t, uint32_t li, uint32_t pos, uint64_t k, 
   uint64_t kk[17], vv[17];
   uint32_t ri = node_new(t);
   tdm_bt_node *l = &t->nodes[li], *r = &t->nodes[ri];
-  memcpy(kk, l->key, pos * 8);
-  memcpy(vv, l->u.val, pos * 8);
+  memcpy(kk, l->key, (size_t)pos * 8);
+  memcpy(vv, l->u.val, (size_t)pos * 8);
   kk[pos] = k;
   vv[pos] = v;
-  memcpy(kk + pos + 1, l->key + pos, (16 - pos) * 8);
-  memcpy(vv + pos + 1, l->u.val + pos, (16 - pos) * 8);
+  memcpy(kk + pos + 1, l->key + pos, (size_t)(16 - pos) * 8);
+  memcpy(vv + pos + 1, l->u.val + pos, (size_t)(16 - pos) * 8);
   leaf_set(l, kk, vv, 9);
   leaf_set(r, kk + 9, vv + 9, 8);
   r->level = 0;
@@ -666,8 +671,8 @@ static uint32_t leaf_split(tdm_btree *t, uint32_t li, uint32_t pos, uint64_t k, 
  * and returns the new right node with *sep the separator pushed up, else
  * returns TDM_BT_NIL. */
 static uint32_t inner_add(tdm_btree *t, uint32_t pi, uint32_t c, uint32_t ri, uint64_t *sep) {
-  uint64_t ss[16], sz[17];
-  uint32_t ch[17], i, nc, qi;
+  uint64_t ss[16] = {0}, sz[17] = {0};
+  uint32_t ch[17] = {0}, i, nc, qi;
   tdm_bt_node *p = &t->nodes[pi];
   nc = p->count + 1;
   for (i = 0; i <= c; i++) {
@@ -725,8 +730,8 @@ static int insert_one(tdm_btree *t, uint64_t k, uint64_t v) {
   for (d = 0; d < depth; d++) cum_add(&t->nodes[path[d].node], path[d].c, 1);
   t->size++;
   if (l->count < 16) {
-    memmove(l->key + pos + 1, l->key + pos, (l->count - pos) * 8);
-    memmove(l->u.val + pos + 1, l->u.val + pos, (l->count - pos) * 8);
+    memmove(l->key + pos + 1, l->key + pos, (size_t)(l->count - pos) * 8);
+    memmove(l->u.val + pos + 1, l->u.val + pos, (size_t)(l->count - pos) * 8);
     l->key[pos] = k;
     l->u.val[pos] = v;
     l->count++;
@@ -767,7 +772,7 @@ static uint64_t insert_node_bound(const tdm_btree *t, uint64_t m) {
     total += s;
   }
   total += t->used + 2;
-  global = (t->size + m) / 7 + 2 * TDM_BT_MAX_HEIGHT + 2;
+  global = (t->size + m) / 7 + 2 * (uint64_t)TDM_BT_MAX_HEIGHT + 2;
   if (global < t->used) global = t->used;
   return total < global ? total : global;
 }
@@ -837,8 +842,8 @@ static void borrow_left(tdm_btree *t, tdm_bt_node *p, uint32_t c) {
   tdm_bt_node *s = &t->nodes[p->u.in.child[c - 1]], *x = &t->nodes[p->u.in.child[c]];
   uint64_t moved;
   if (x->level == 0) {
-    memmove(x->key + 1, x->key, x->count * 8);
-    memmove(x->u.val + 1, x->u.val, x->count * 8);
+    memmove(x->key + 1, x->key, (size_t)x->count * 8);
+    memmove(x->u.val + 1, x->u.val, (size_t)x->count * 8);
     x->key[0] = s->key[s->count - 1];
     x->u.val[0] = s->u.val[s->count - 1];
     x->count++;
@@ -850,8 +855,8 @@ static void borrow_left(tdm_btree *t, tdm_bt_node *p, uint32_t c) {
   } else {
     uint32_t i;
     moved = child_size(s, s->count - 1);
-    memmove(x->key + 1, x->key, (x->count - 1) * 8);
-    memmove(x->u.in.child + 1, x->u.in.child, x->count * 4);
+    memmove(x->key + 1, x->key, (size_t)(x->count - 1) * 8);
+    memmove(x->u.in.child + 1, x->u.in.child, (size_t)x->count * 4);
     for (i = x->count; i > 0; i--) x->u.in.cum[i] = x->u.in.cum[i - 1] + moved;
     x->key[0] = p->key[c - 1];
     x->u.in.child[0] = s->u.in.child[s->count - 1];
@@ -875,8 +880,8 @@ static void borrow_right(tdm_btree *t, tdm_bt_node *p, uint32_t c) {
     x->u.val[x->count] = r->u.val[0];
     x->count++;
     p->key[c] = r->key[0];
-    memmove(r->key, r->key + 1, (r->count - 1) * 8);
-    memmove(r->u.val, r->u.val + 1, (r->count - 1) * 8);
+    memmove(r->key, r->key + 1, (size_t)(r->count - 1) * 8);
+    memmove(r->u.val, r->u.val + 1, (size_t)(r->count - 1) * 8);
     r->count--;
     r->key[r->count] = TDM_BT_PAD;
     r->u.val[r->count] = 0;
@@ -889,8 +894,8 @@ static void borrow_right(tdm_btree *t, tdm_bt_node *p, uint32_t c) {
     x->u.in.cum[x->count] = x->u.in.cum[x->count - 1] + moved;
     x->count++;
     p->key[c] = r->key[0];
-    memmove(r->key, r->key + 1, (r->count - 2) * 8);
-    memmove(r->u.in.child, r->u.in.child + 1, (r->count - 1) * 4);
+    memmove(r->key, r->key + 1, (size_t)(r->count - 2) * 8);
+    memmove(r->u.in.child, r->u.in.child + 1, (size_t)(r->count - 1) * 4);
     for (i = 0; i + 1 < r->count; i++) r->u.in.cum[i] = r->u.in.cum[i + 1] - moved;
     r->count--;
     r->key[r->count - 1] = TDM_BT_PAD;
@@ -912,8 +917,8 @@ static int erase_one(tdm_btree *t, uint64_t k) {
   l = &t->nodes[li];
   pos = tdm_bt_lower(l->key, k);
   if (!tdm_bt_leaf_hit(l, pos, k)) return 0;
-  memmove(l->key + pos, l->key + pos + 1, (l->count - pos - 1) * 8);
-  memmove(l->u.val + pos, l->u.val + pos + 1, (l->count - pos - 1) * 8);
+  memmove(l->key + pos, l->key + pos + 1, (size_t)(l->count - pos - 1) * 8);
+  memmove(l->u.val + pos, l->u.val + pos + 1, (size_t)(l->count - pos - 1) * 8);
   l->count--;
   l->key[l->count] = TDM_BT_PAD;
   l->u.val[l->count] = 0;

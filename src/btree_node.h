@@ -216,15 +216,13 @@ TDM_HD uint64_t tdm_bt_even_part(uint64_t total, uint64_t parts, uint64_t x) {
 }
 /* Index of the first key under node i of level l. */
 TDM_HD uint64_t tdm_bt_geom_key_start(const tdm_bt_geom *g, uint32_t l, uint64_t i) {
-  while (l > 0) {
-    i = tdm_bt_even_start(g->cnt[l - 1], g->cnt[l], i);
-    l--;
-  }
+  for (; l > 0 && l < TDM_BT_MAX_HEIGHT; l--) i = tdm_bt_even_start(g->cnt[l - 1], g->cnt[l], i);
   return tdm_bt_even_start(g->m, g->cnt[0], i);
 }
 
 /* Fills leaf i from sorted keys (raw, ks bytes, keybits kind) and values (vs
- * bytes); the CUDA build passes 64-bit bits with kind UNSIGNED. Returns 1
+ * bytes; NULL gives zero values); the CUDA build passes 64-bit bits with
+ * kind UNSIGNED. Returns 1
  * when the leaf's keys strictly increase starting from the key before its
  * first, so 1 from every leaf proves the input free of duplicates. */
 TDM_HD int tdm_bt_fill_leaf(tdm_bt_node *nodes, const tdm_bt_geom *g, const void *keys, const void *vals,
@@ -240,7 +238,7 @@ TDM_HD int tdm_bt_fill_leaf(tdm_bt_node *nodes, const tdm_bt_geom *g, const void
       ok &= (s + j == 0) | (k > prev);
       prev = k;
       x->key[j] = k;
-      x->u.val[j] = tdm_bt_load_val(vals, s + j, vs);
+      x->u.val[j] = vals ? tdm_bt_load_val(vals, s + j, vs) : 0;
     } else {
       x->key[j] = TDM_BT_PAD;
       x->u.val[j] = 0;
@@ -262,19 +260,17 @@ TDM_HD void tdm_bt_fill_inner(tdm_bt_node *nodes, const tdm_bt_geom *g, const vo
   uint64_t cs = tdm_bt_even_start(g->cnt[l - 1], g->cnt[l], i);
   uint64_t ce = tdm_bt_even_start(g->cnt[l - 1], g->cnt[l], i + 1);
   uint32_t j, c = (uint32_t)(ce - cs);
-  uint64_t kst = tdm_bt_geom_key_start(g, l - 1, cs), ke, kfirst;
+  uint64_t kfirst = tdm_bt_geom_key_start(g, l - 1, cs), ke;
   for (j = 0; j < 16; j++) {
     x->key[j] = TDM_BT_PAD;
     x->u.in.child[j] = TDM_BT_NIL;
     x->u.in.cum[j] = 0;
   }
-  kfirst = kst;
   for (j = 0; j < c; j++) {
     ke = tdm_bt_geom_key_start(g, l - 1, cs + j + 1);
     x->u.in.child[j] = g->base[l - 1] + (uint32_t)(cs + j);
     x->u.in.cum[j] = ke - kfirst;
     if (j + 1 < c) x->key[j] = tdm_bt_key_bits(keys, ke - 1, ks, kind);
-    kst = ke;
   }
   x->count = c;
   x->level = l;
