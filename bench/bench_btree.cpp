@@ -14,6 +14,7 @@
  * absl::btree_map inserting the same keys one by one.
  */
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include "bench.h"
@@ -46,10 +47,11 @@ bench_row row_of(const std::string &op, const std::string &impl, const std::stri
 }
 
 /* Eytzinger (BFS) layout of a sorted array: node k has children 2k and
- * 2k + 1, 1-based. The search is branchless, and prefetches the node four
- * levels down (16 consecutive slots = two cache lines of u64). */
+ * 2k + 1, 1-based, in a 64-byte aligned array so the 16 descendants four
+ * levels below k (slots 16k .. 16k + 15) fill exactly two cache lines. The
+ * search is branchless and prefetches those two lines every step. */
 struct eytzinger {
-  std::vector<uint64_t> key, val;
+  uint64_t *key = nullptr, *val = nullptr;
   size_t n = 0;
   void fill(const uint64_t *sk, const uint64_t *sv, size_t &i, size_t k) {
     if (k > n) return;
@@ -59,16 +61,31 @@ struct eytzinger {
     i++;
     fill(sk, sv, i, 2 * k + 1);
   }
-  eytzinger(const uint64_t *sk, const uint64_t *sv, size_t n_) : key(n_ + 1 + 32), val(n_ + 1), n(n_) {
+  eytzinger(const uint64_t *sk, const uint64_t *sv, size_t n_) : n(n_) {
+    size_t bytes = ((n + 1) * 8 + 63) / 64 * 64; /* prefetches past the end are harmless */
+    key = (uint64_t *)aligned_alloc(64, bytes);
+    val = (uint64_t *)aligned_alloc(64, bytes);
+    if (!key || !val) {
+      fprintf(stderr, "tandem-bench btree: out of memory for the eytzinger peer\n");
+      exit(1);
+    }
+    memset(key, 0xff, bytes);
     size_t i = 0;
     fill(sk, sv, i, 1);
   }
+  ~eytzinger() {
+    free(key);
+    free(val);
+  }
+  eytzinger(const eytzinger &) = delete;
+  eytzinger &operator=(const eytzinger &) = delete;
   /* Slot of the first key >= x, 0 when none. */
   size_t lower(uint64_t x) const {
     size_t k = 1;
-    const uint64_t *a = key.data();
+    const uint64_t *a = key;
     while (k <= n) {
       __builtin_prefetch(a + 16 * k);
+      __builtin_prefetch(a + 16 * k + 8);
       k = 2 * k + (a[k] < x);
     }
     k >>= __builtin_ffsll((long long)~k);
@@ -138,8 +155,13 @@ void cpu_rows(const bench_opts &o, const inputs &in, size_t n, size_t q) {
     if (o.peers) {
       /* The bound for a sort-based build: sort the pairs, then one pass. */
       std::vector<uint64_t> k2, v2;
-      bench_measure(o, row_of("build", "tdm_sort_pairs+pass", "cpu", n, 0, th), (double)n,
-                    [&] { k2 = in.keys; v2 = in.vals; }, [&] {
+      k2.resize(n);
+      v2.resize(n);
+      bench_measure(o, row_of("build", "tdm_sort_pairs+pass", "cpu", n, 0, th), (double)n, nullptr, [&] {
+                      /* The copy is part of the bound: sort_pairs works in place, and a
+                       * build leaves its (const) input untouched. */
+                      memcpy(k2.data(), in.keys.data(), n * 8);
+                      memcpy(v2.data(), in.vals.data(), n * 8);
                       bench_check(tdm_sort_pairs(c, TDM_U64, k2.data(), TDM_U64, v2.data(), n, 0), "sort_pairs");
                       uint64_t s = 0;
                       for (size_t i = 0; i < n; i++) s += k2[i] ^ v2[i];

@@ -61,6 +61,7 @@
 
 #define TDM_BT_B 16u             /* slots per node: keys in a leaf, children in an inner node */
 #define TDM_BT_MIN 8u            /* minimum fill of every node but the root */
+#define TDM_BT_BULK 14u          /* fill of nodes made by a bulk load: two slots left free */
 #define TDM_BT_NIL 0xFFFFFFFFu   /* no node */
 #define TDM_BT_FREE 0xFFFFFFFFu  /* level of a node on the free list */
 #define TDM_BT_PAD 0xFFFFFFFFFFFFFFFFull /* key of an unused slot */
@@ -171,13 +172,14 @@ TDM_HD uint64_t tdm_bt_combine(uint64_t a, uint64_t b, int dup, uint32_t vs, int
 
 /* ---- bulk-load geometry ---------------------------------------------------
  * A bulk-loaded tree of m keys has levels 0 (leaves) .. h-1 (root) with
- * cnt[l] = ceil(cnt[l-1] / 16) nodes (cnt[0] = ceil(m / 16)). Items of each
- * level (keys for leaves, child nodes above) are spread evenly, so sizes
- * differ by at most one and every non-root node holds >= 8 (when a level has
- * p >= 2 nodes for c items, c > 16 (p - 1) gives c / p > 8). Level l's nodes
- * sit at indices base[l] .. base[l] + cnt[l] - 1, leaves first, root last, so
- * leaves are contiguous in key order. Both backends fill nodes with the same
- * functions below, one node per loop iteration or thread. */
+ * cnt[0] = tdm_bt_bulk_parts(m, 14) leaves and cnt[l] =
+ * tdm_bt_bulk_parts(cnt[l-1], 16) nodes above. Items of each level (keys for
+ * leaves, child nodes above) are spread evenly, so sizes differ by at most
+ * one, stay within the fill, and are >= 8 in every node when a level has two
+ * or more. Level
+ * l's nodes sit at indices base[l] .. base[l] + cnt[l] - 1, leaves first, root
+ * last, so leaves are contiguous in key order. Both backends fill nodes with
+ * the same functions below, one node per loop iteration or thread. */
 
 typedef struct tdm_bt_geom {
   uint64_t m;                          /* keys */
@@ -187,9 +189,20 @@ typedef struct tdm_bt_geom {
   uint64_t nodes;                      /* total nodes */
 } tdm_bt_geom;
 
+/* Nodes a bulk load makes for c >= 1 items of one level at fill f: about
+ * c / f, but never so many that a node would get fewer than TDM_BT_MIN items.
+ * Leaves use f = TDM_BT_BULK, keeping two slots free, so a fresh tree takes a
+ * batch of random inserts without splitting most leaves (as database fill
+ * factors do); inner levels are packed full (f = 16) to keep the tree low. */
+TDM_HD uint64_t tdm_bt_bulk_parts(uint64_t c, uint64_t f) {
+  uint64_t p = (c + f - 1) / f, most = c / TDM_BT_MIN;
+  if (p > most) p = most;
+  return p ? p : 1;
+}
+
 /* Geometry of a bulk-loaded tree of m >= 1 keys. */
 TDM_HD void tdm_bt_geom_init(tdm_bt_geom *g, uint64_t m) {
-  uint64_t c = (m + 15) / 16, b = 0;
+  uint64_t c = tdm_bt_bulk_parts(m, TDM_BT_BULK), b = 0;
   uint32_t l = 0;
   g->m = m;
   for (;;) {
@@ -198,7 +211,7 @@ TDM_HD void tdm_bt_geom_init(tdm_bt_geom *g, uint64_t m) {
     b += c;
     l++;
     if (c == 1) break;
-    c = (c + 15) / 16;
+    c = tdm_bt_bulk_parts(c, TDM_BT_B);
   }
   g->h = l;
   g->nodes = b;
