@@ -372,16 +372,18 @@ ALWAYS_INLINE uint32_t leaf_le(const tdm_bt_node *x, uint64_t h, int *ends, lowe
 }
 
 /* Number of keys k with lo <= k <= hi for the pairs of group gi. Ranges are
- * often narrow, so after the lo search (with ranks) a pair whose range ends
- * in lo's leaf or its right sibling is counted there; only the others pay a
- * second search, for the rank of hi. The sibling and lo's leaf size come from
- * the parent's child and prefix-count lines, which the search left in cache,
- * so the sibling's key lines are the only new memory touched. */
+ * often narrow, so after the lo search (with ranks) a pair whose hi falls
+ * under the same parent as lo's leaf is counted there: the parent (in cache
+ * from the search) gives hi's leaf by its separators and the keys between
+ * the two leaves by its prefix counts, so hi's leaf keys are the only new
+ * memory touched. Only pairs whose range leaves the parent pay a second
+ * search, for the rank of hi. Each step runs over the whole group with
+ * prefetches, like the searches. */
 ALWAYS_INLINE void count_group(const tdm_btree *t, const void *lo, const void *hi, uint64_t *out, size_t n, long gi,
                                lower_fn lower) {
   const tdm_bt_node *nodes = t->nodes;
   uint64_t q[GROUP], h[GROUP], r[GROUP], q2[GROUP], r2[GROUP];
-  uint32_t node[GROUP], pos[GROUP], node2[GROUP], pos2[GROUP], par[GROUP], pc[GROUP], sib[GROUP];
+  uint32_t node[GROUP], pos[GROUP], node2[GROUP], pos2[GROUP], par[GROUP], pc[GROUP], ch[GROUP];
   int idx[GROUP] = {0}, idx2[GROUP] = {0}, ends, multi = t->height > 1;
   size_t at = (size_t)gi * GROUP;
   int j, k = 0, k2 = 0, g = (int)(n - at < GROUP ? n - at : GROUP);
@@ -399,22 +401,21 @@ ALWAYS_INLINE void count_group(const tdm_btree *t, const void *lo, const void *h
       out[at + (size_t)j] = le - pos[j];
       continue;
     }
-    sib[j] = pc[j] < 15 ? nodes[par[j]].u.in.child[pc[j] + 1] : TDM_BT_NIL;
-    if (sib[j] != TDM_BT_NIL) {
-      prefetch_lines(&nodes[sib[j]], 2);
-      idx[k++] = j;
-    } else {
-      q2[k2] = h[j];
-      idx2[k2++] = j;
-    }
+    /* The child of lo's parent that would hold hi (hi > lo's leaf here). */
+    ch[j] = lower(nodes[par[j]].key, h[j]);
+    prefetch_lines(&nodes[nodes[par[j]].u.in.child[ch[j]]], 2);
+    idx[k++] = j;
   }
   for (j = 0; j < k; j++) {
     int i = idx[j];
     const tdm_bt_node *p = &nodes[par[i]];
-    uint64_t size = tdm_bt_left_size(p->u.in.cum, pc[i] + 1) - tdm_bt_left_size(p->u.in.cum, pc[i]);
-    uint32_t le = leaf_le(&nodes[sib[i]], h[i], &ends, lower);
-    if (ends) {
-      out[at + (size_t)i] = size - pos[i] + le;
+    uint32_t le = leaf_le(&nodes[p->u.in.child[ch[i]]], h[i], &ends, lower);
+    /* A child before the last is bounded by its separator, so hi lies under
+     * the parent; the last child only when its leaf has a key > hi. */
+    if (ch[i] + 1 < p->count || ends) {
+      uint64_t below_hi = tdm_bt_left_size(p->u.in.cum, ch[i]) + le;
+      uint64_t below_lo = tdm_bt_left_size(p->u.in.cum, pc[i]) + pos[i];
+      out[at + (size_t)i] = below_hi - below_lo;
       continue;
     }
     q2[k2] = h[i];
@@ -758,16 +759,19 @@ static int insert_one(tdm_btree *t, uint64_t k, uint64_t v) {
   return 1;
 }
 
-/* Upper bound on the node slots a batch of m new keys can take. Per level a
- * node splits once after its first insertion at most and then again only
- * after 8 more (halves hold >= 8), so splits at a level are at most
- * min(entries added, nodes) + added / 8; the entries added to the next level
- * are the splits. A second bound holds for the whole tree: every non-root node
- * is at least half full. */
+/* Upper bound on the node slots a batch of m new keys can take (reserved
+ * before the first change, so inserting cannot fail halfway). A node holding
+ * e <= 16 entries that receives a more has split into k + 1 nodes of >= 8
+ * each, so k <= (16 + a) / 8 - 1 <= 1 + a / 8: splits at a level are at most
+ * min(entries added, nodes) + added / 8, plus one for a new root, and the
+ * entries added to the next level are those splits. Every level a batch can
+ * reach is counted (new levels too). A second bound holds for the whole
+ * tree: every non-root node is at least half full, and freed slots are reused
+ * first. The bound only reserves address space (see map_nodes). */
 static uint64_t insert_node_bound(const tdm_btree *t, uint64_t m) {
   uint64_t s = m, total = 0, global;
   unsigned l;
-  for (l = 0; l <= t->height && s > 0; l++) {
+  for (l = 0; l < TDM_BT_MAX_HEIGHT; l++) {
     s = (s < t->live ? s : t->live) + s / 8 + 1;
     total += s;
   }
