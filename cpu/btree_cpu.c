@@ -2,18 +2,22 @@
  * btree_cpu.c: the CPU backend of the B+ tree (layout and invariants in
  * src/btree_node.h).
  *
- *  - build: copy the input, stable radix sort (tdm__cpu_sort), one pass that
- *    resolves duplicate runs by policy, one parallel pass that fills nodes in
- *    bulk-load layout. Sort-bound.
+ *  - build: copy the input, stable radix sort (tdm__cpu_sort), one parallel
+ *    pass that fills the leaves (14 of 16 slots, see tdm_bt_bulk_parts)
+ *    straight from the sorted copy and checks for duplicates on the way; only
+ *    input with duplicates pays a reduction pass (policy per run) and a
+ *    second fill. Sort-bound.
  *  - find / rank / range_count: queries go through the tree in groups of
  *    GROUP, level by level: each query of the group computes its child and
  *    prefetches it, so by the time the group comes back to a query its node is
- *    in cache and GROUP memory accesses are in flight at once.
+ *    in cache and GROUP memory accesses are in flight at once. The in-node
+ *    search is compiled for AVX-512, AVX2 and plain x86-64, picked at run time.
  *  - insert / erase: the batch is sorted and deduplicated like a build, then
  *    applied key by key with the classic algorithm: descend recording the
- *    path, split full nodes bottom-up (root split adds a level); on underflow
- *    borrow from the left or right sibling, else merge (root collapse removes
- *    a level). Sorted order keeps consecutive descents in cache.
+ *    path, split full nodes 9 / 8 bottom-up (root split adds a level); on
+ *    underflow borrow from the left, else the right sibling, else merge (root
+ *    collapse removes a level). Sorted order keeps consecutive descents in
+ *    cache, and a walk AHEAD keys in front prefetches the leaves.
  *  - all-or-nothing: every allocation a mutation can need (batch copies, the
  *    worst-case node capacity) is made before the first node changes; after
  *    that nothing can fail.

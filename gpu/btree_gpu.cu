@@ -17,9 +17,10 @@
  *  - insert: the stored keys (in order) followed by the batch are sorted
  *    stably and reduced, so for equal keys the stored entry comes first and
  *    the batch follows in input order: exactly the CPU's semantics for every
- *    policy. Then the tree is rebuilt. Cost: O(size + n) work and
- *    2 (size + n) * 16 bytes of scratch per call, whatever n is; worth it for
- *    big batches, expensive for tiny ones.
+ *    policy. Then the tree is rebuilt. Cost: O(size + n) work and up to
+ *    about 100 bytes of device scratch per entry (raw copies, 64-bit bits and
+ *    values, flags, scan, the sort's double buffers), whatever n is; worth it
+ *    for big batches, expensive for tiny ones.
  *  - erase: the batch is sorted, every stored key is kept unless the batch
  *    holds it (binary search), survivors are compacted, the tree is rebuilt.
  *    Same cost model.

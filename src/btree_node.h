@@ -12,19 +12,22 @@
  * comparison is one unsigned compare, float totalOrder and signed order come
  * for free, and one code path serves all twelve key/value type pairs.
  *
- *   byte  0               128                       192             320  336   384
- *         +---------------+-------------------------+---------------+-----+-----+
- *   leaf  | key[0..15]    | val[0..15]                              | hdr | pad |
- *         +---------------+-------------------------+---------------+-----+-----+
- *   inner | key[0..15]    | child[0..15] (u32)      | cum[0..15]    | hdr | pad |
- *         |  separators   |                         |  (u64)        |     |     |
- *         +---------------+-------------------------+---------------+-----+-----+
- *   hdr = count, level, next, prev (u32 each)
+ *   byte 0           128            192            256            320   336  384
+ *        +------------+--------------+--------------+--------------+-----+----+
+ *   leaf | key[0..15] | val[0..7]    | val[8..15]   | (unused)     | hdr | -- |
+ *        +------------+--------------+--------------+--------------+-----+----+
+ *  inner | key[0..15] | child[0..15] | cum[0..7]    | cum[8..15]   | hdr | -- |
+ *        | separators | (u32)        | (u64)        | (u64)        |     |    |
+ *        +------------+--------------+--------------+--------------+-----+----+
+ *   hdr = count, level, next, prev (u32 each); 384 bytes = six cache lines.
  *
- * A search touches key lines 0-1 and then one more line: the child line of an
- * inner node (line 2) or the value line of a leaf; rank adds one load from
- * the two cum lines (prefix counts make a node's share of a rank one load). The header sits out of the way because searches never need it (the
- * padding sentinel below makes the node search count-free).
+ * Fanout 16 on both levels: 16 u64 keys are two cache lines, searched with
+ * one fixed-length count (two AVX-512 compares on CPUs that have them). A
+ * search touches key lines 0-1 and then one more line: the child line of an
+ * inner node or a value line of a leaf; rank adds one load from a cum line
+ * (prefix counts make a node's share of a rank one load). The header sits
+ * out of the way because searches never need it (the padding sentinel below
+ * makes the node search count-free).
  *
  * Invariants (checked by tdm_btree_validate, in this order of naming):
  *  - "level": leaves have level 0; a child's level is its parent's minus one,

@@ -92,8 +92,9 @@ TDM_API tdm_status tdm_btree_range(const tdm_btree *t, const void *lo, const voi
  *  CPU: the batch is sorted (radix), then inserted in key order with the
  *  classic algorithm (splits, root split), O(n log n + n log size).
  *  CUDA: the batch is merged with the stored entries and the tree rebuilt,
- *  O(size + n) work and about 32 (size + n) bytes of scratch per call: cheap
- *  for big batches, costly for small ones. Results equal the CPU's.
+ *  O(size + n) work and up to about 100 bytes of device scratch per stored
+ *  or new entry per call: cheap for big batches, costly for small ones.
+ *  Results equal the CPU's.
  *  Returns TDM_ERR_INVALID_ARGUMENT (NULL t, NULL arrays with n > 0, wrong
  *  memory space), TDM_ERR_OUT_OF_MEMORY, TDM_ERR_DEVICE; on any failure the
  *  tree is unchanged. */
