@@ -818,3 +818,69 @@ Test(btree_cuda, device_arrays) {
     free(k); free(rh); free(rd); free(v);
   }
 }
+
+/* ---- a large random workload ---------------------------------------------------- */
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Sorted, duplicate-free copy of a batch (KEEP_LAST: the batch's last value
+ * wins, so values are looked up from the batch afterwards). */
+static size_t sorted_unique(const uint64_t *in, size_t n, uint64_t *out) {
+  size_t i, m = 0;
+  memcpy(out, in, n * 8);
+  qsort(out, n, 8, cmp_u64);
+  for (i = 0; i < n; i++)
+    if (m == 0 || out[m - 1] != out[i]) out[m++] = out[i];
+  return m;
+}
+
+/* Tens of thousands of keys in a tree four and five levels high, random
+ * batched inserts and erases (so inner nodes split, borrow and merge many
+ * times), validated and compared with a merge-based reference after each. */
+Test(btree_stress, large_random_batches) {
+  tdm_ctx *ctx = prop_ctx(TDM_BACKEND_CPU, 0);
+  size_t cap = 400000, n = 0, i, step;
+  uint64_t *ref = (uint64_t *)malloc(cap * 8), *tmp = (uint64_t *)malloc(cap * 8);
+  uint64_t *batch = (uint64_t *)malloc(60000 * 8), *sb = (uint64_t *)malloc(60000 * 8);
+  uint64_t *out = (uint64_t *)malloc(cap * 8), *outv = (uint64_t *)malloc(cap * 8);
+  tdm_btree *t = build_u64(ctx, NULL, 0, TDM_DUP_KEEP_LAST);
+  prop_rng r;
+  prop_rng_init(&r, 0x57E55);
+  for (step = 0; step < 30; step++) {
+    size_t m = (size_t)prop_below(&r, 60000) + 1, u, a = 0, b = 0, w = 0, got;
+    uint64_t range = step < 15 ? 200000 : 120000; /* later steps thin the tree out */
+    for (i = 0; i < m; i++) batch[i] = prop_below(&r, range);
+    u = sorted_unique(batch, m, sb);
+    if (step < 10 || prop_below(&r, 2)) {
+      CHECK_OK(tdm_btree_insert(t, batch, batch, m));
+      while (a < n || b < u) { /* union */
+        if (b == u || (a < n && ref[a] < sb[b])) tmp[w++] = ref[a++];
+        else if (a == n || sb[b] < ref[a]) tmp[w++] = sb[b++];
+        else { tmp[w++] = ref[a++]; b++; }
+      }
+    } else {
+      size_t erased;
+      CHECK_OK(tdm_btree_erase(t, batch, m, &erased));
+      while (a < n) { /* difference */
+        while (b < u && sb[b] < ref[a]) b++;
+        if (b < u && sb[b] == ref[a]) a++;
+        else tmp[w++] = ref[a++];
+      }
+      cr_assert_eq(erased, n - w);
+    }
+    memcpy(ref, tmp, w * 8);
+    n = w;
+    CHECK_OK(tdm_btree_validate(t));
+    CHECK_OK(tdm_btree_export(t, out, outv, cap, &got));
+    cr_assert_eq(got, n, "step %zu: size %zu, reference %zu", step, got, n);
+    cr_assert(memcmp(out, ref, n * 8) == 0, "step %zu: keys differ", step);
+    for (i = 0; i < n; i++) cr_assert_eq(outv[i], out[i], "values are the keys");
+  }
+  cr_assert(tdm_btree_height(t) >= 4);
+  tdm_btree_destroy(t);
+  tdm_ctx_destroy(ctx);
+  free(ref); free(tmp); free(batch); free(sb); free(out); free(outv);
+}
