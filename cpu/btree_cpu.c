@@ -612,37 +612,70 @@ typedef struct path_step {
   uint32_t node, c; /* an inner node and the child taken */
 } path_step;
 
-/* Descends to the leaf that holds (or would hold) key bits k, recording the
- * inner nodes passed. Returns the leaf; *depth receives the path length. */
-static uint32_t descend(const tdm_btree *t, uint64_t k, path_step *path, unsigned *depth) {
-  uint32_t n = t->root;
+/* A batch is applied in ascending key order through a cursor: the
+ * root-to-leaf path of the last key and the (inclusive) upper bound of every
+ * subtree on it. The next key usually lies under the same parent, so the
+ * descent restarts at the deepest path node whose subtree can hold it rather
+ * than at the root (lower bounds hold because keys ascend). Any change of
+ * structure (split, borrow, merge, new or collapsed root) invalidates it. */
+typedef struct cursor {
+  path_step path[TDM_BT_MAX_HEIGHT]; /* inner nodes passed and children taken */
+  uint64_t hi[TDM_BT_MAX_HEIGHT];    /* keys under path[d]'s child are <= hi[d] ... */
+  uint8_t open[TDM_BT_MAX_HEIGHT];   /* ... unless open[d]: no bound below the root's */
+  unsigned depth;
+  uint32_t leaf;
+  int valid;
+} cursor;
+
+/* Moves the cursor to the leaf that holds (or would hold) key bits k, which
+ * is greater than the cursor's previous key; returns the leaf. */
+static uint32_t cursor_seek(const tdm_btree *t, cursor *cu, uint64_t k) {
   unsigned d = 0;
+  uint32_t n = t->root;
+  if (cu->valid) {
+    d = cu->depth;
+    while (d > 0 && !cu->open[d - 1] && k > cu->hi[d - 1]) d--;
+    if (d == cu->depth) return cu->leaf;
+    n = cu->path[d].node;
+  }
   while (t->nodes[n].level > 0) {
     const tdm_bt_node *x = &t->nodes[n];
     uint32_t c = tdm_bt_lower(x->key, k);
-    path[d].node = n;
-    path[d].c = c;
+    cu->path[d].node = n;
+    cu->path[d].c = c;
+    /* Separators are below all ones (the right child holds greater keys),
+     * so padding marks the last child, bounded by the ancestors. */
+    if (x->key[c & 15] != TDM_BT_PAD) {
+      cu->hi[d] = x->key[c & 15];
+      cu->open[d] = 0;
+    } else {
+      cu->hi[d] = d ? cu->hi[d - 1] : 0;
+      cu->open[d] = d ? cu->open[d - 1] : 1;
+    }
     d++;
     n = x->u.in.child[c];
   }
-  *depth = d;
+  cu->depth = d;
+  cu->leaf = n;
+  cu->valid = 1;
   return n;
 }
 
-/* Batches are applied in key order, AHEAD keys behind a walk that only
- * locates and prefetches their leaves, so the leaf misses of consecutive keys
- * overlap instead of stalling each insertion. A later split may move the key
- * elsewhere; the prefetch is only a hint. */
+/* Prefetches the leaf a later key k of the batch will probably need, when it
+ * lies under the cursor leaf's parent (the parent is in cache), so the leaf
+ * misses of consecutive keys overlap. Only a hint: later splits may move k. */
 enum { AHEAD = 8 };
 
-static void prefetch_leaf(const tdm_btree *t, uint64_t k) {
-  uint32_t n = t->root, l;
-  if (n == TDM_BT_NIL) return;
-  for (l = t->height; l > 1; l--) {
-    const tdm_bt_node *x = &t->nodes[n];
-    n = x->u.in.child[tdm_bt_lower(x->key, k)];
-  }
-  prefetch_lines(&t->nodes[n], 5);
+static void cursor_prefetch(const tdm_btree *t, const cursor *cu, uint64_t k) {
+  unsigned d;
+  const tdm_bt_node *p, *x;
+  if (!cu->valid || cu->depth == 0) return;
+  d = cu->depth - 1;
+  if (d > 0 && !cu->open[d - 1] && k > cu->hi[d - 1]) return;
+  p = &t->nodes[cu->path[d].node];
+  x = &t->nodes[p->u.in.child[tdm_bt_lower(p->key, k)]];
+  prefetch_lines(x, 5);
+  __builtin_prefetch(&x->count);
 }
 
 /* ---- insert --------------------------------------------------------------- */
@@ -709,8 +742,8 @@ static uint32_t inner_add(tdm_btree *t, uint32_t pi, uint32_t c, uint32_t ri, ui
 
 /* Inserts key bits k with value v; an existing key combines values under the
  * policy. Returns 1 when the key is new. Capacity for every split is reserved. */
-static int insert_one(tdm_btree *t, uint64_t k, uint64_t v) {
-  path_step path[TDM_BT_MAX_HEIGHT];
+static int insert_one(tdm_btree *t, cursor *cu, uint64_t k, uint64_t v) {
+  const path_step *path;
   unsigned depth, d;
   uint32_t li, pos, ri;
   uint64_t sep;
@@ -723,9 +756,12 @@ static int insert_one(tdm_btree *t, uint64_t k, uint64_t v) {
     t->root = t->first_leaf = t->last_leaf = li;
     t->height = 1;
     t->size = 1;
+    cu->valid = 0;
     return 1;
   }
-  li = descend(t, k, path, &depth);
+  li = cursor_seek(t, cu, k);
+  path = cu->path;
+  depth = cu->depth;
   l = &t->nodes[li];
   pos = tdm_bt_lower(l->key, k);
   if (tdm_bt_leaf_hit(l, pos, k)) {
@@ -742,6 +778,7 @@ static int insert_one(tdm_btree *t, uint64_t k, uint64_t v) {
     l->count++;
     return 1;
   }
+  cu->valid = 0; /* the path changes from here on */
   ri = leaf_split(t, li, pos, k, v, &sep);
   for (d = depth; d-- > 0;) {
     ri = inner_add(t, path[d].node, path[d].c, ri, &sep);
@@ -788,14 +825,16 @@ static uint64_t insert_node_bound(const tdm_btree *t, uint64_t m) {
 tdm_status tdm__bt_cpu_insert(tdm_btree *t, const void *keys, const void *values, size_t n) {
   static const char fn[] = "tdm_btree_insert";
   batch b;
+  cursor cu;
   size_t i;
   tdm_status st = batch_make(t, keys, values, n, &b, fn);
   if (st != TDM_OK) return st;
   st = nodes_reserve(t, insert_node_bound(t, b.m), fn);
+  cu.valid = 0;
   if (st == TDM_OK)
     for (i = 0; i < b.m; i++) {
-      if (i + AHEAD < b.m) prefetch_leaf(t, b.kb[i + AHEAD]);
-      (void)insert_one(t, b.kb[i], b.vb[i]);
+      if (i + AHEAD < b.m) cursor_prefetch(t, &cu, b.kb[i + AHEAD]);
+      (void)insert_one(t, &cu, b.kb[i], b.vb[i]);
     }
   batch_free(&b);
   return st;
@@ -914,14 +953,16 @@ static void borrow_right(tdm_btree *t, tdm_bt_node *p, uint32_t c) {
 }
 
 /* Erases key bits k; returns 1 when it was present. */
-static int erase_one(tdm_btree *t, uint64_t k) {
-  path_step path[TDM_BT_MAX_HEIGHT];
+static int erase_one(tdm_btree *t, cursor *cu, uint64_t k) {
+  const path_step *path;
   unsigned depth, d;
   uint32_t li, pos, xi;
   tdm_bt_node *l;
 
   if (t->root == TDM_BT_NIL) return 0;
-  li = descend(t, k, path, &depth);
+  li = cursor_seek(t, cu, k);
+  path = cu->path;
+  depth = cu->depth;
   l = &t->nodes[li];
   pos = tdm_bt_lower(l->key, k);
   if (!tdm_bt_leaf_hit(l, pos, k)) return 0;
@@ -939,6 +980,7 @@ static int erase_one(tdm_btree *t, uint64_t k) {
     tdm_bt_node *p = &t->nodes[path[d - 1].node];
     uint32_t c = path[d - 1].c;
     if (t->nodes[xi].count >= TDM_BT_MIN) return 1;
+    cu->valid = 0;
     if (c > 0 && t->nodes[p->u.in.child[c - 1]].count > TDM_BT_MIN) borrow_left(t, p, c);
     else if (c + 1 < p->count && t->nodes[p->u.in.child[c + 1]].count > TDM_BT_MIN) borrow_right(t, p, c);
     else if (c > 0) merge_into_left(t, path[d - 1].node, c);
@@ -948,11 +990,13 @@ static int erase_one(tdm_btree *t, uint64_t k) {
   /* xi is the root. */
   l = &t->nodes[xi];
   if (l->level == 0 && l->count == 0) {
+    cu->valid = 0;
     node_release(t, xi);
     t->root = t->first_leaf = t->last_leaf = TDM_BT_NIL;
     t->height = 0;
   } else if (l->level > 0 && l->count == 1) {
     /* Root collapse: a root with one child hands the tree to that child. */
+    cu->valid = 0;
     t->root = l->u.in.child[0];
     node_release(t, xi);
     t->height--;
@@ -962,10 +1006,15 @@ static int erase_one(tdm_btree *t, uint64_t k) {
 
 tdm_status tdm__bt_cpu_erase(tdm_btree *t, const void *keys, size_t n, size_t *erased_out) {
   batch b;
+  cursor cu;
   size_t i, erased = 0;
   tdm_status st = batch_make(t, keys, NULL, n, &b, "tdm_btree_erase");
   if (st != TDM_OK) return st;
-  for (i = 0; i < b.m && t->size > 0; i++) erased += (size_t)erase_one(t, b.kb[i]);
+  cu.valid = 0;
+  for (i = 0; i < b.m && t->size > 0; i++) {
+    if (i + AHEAD < b.m) cursor_prefetch(t, &cu, b.kb[i + AHEAD]);
+    erased += (size_t)erase_one(t, &cu, b.kb[i]);
+  }
   batch_free(&b);
   if (erased_out) *erased_out = erased;
   return TDM_OK;
