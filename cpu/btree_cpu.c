@@ -292,26 +292,41 @@ ISA_AVX512 ALWAYS_INLINE uint32_t lower_avx512(const uint64_t *key, uint64_t q) 
   return (uint32_t)__builtin_popcount(a | (b << 8));
 }
 
-/* Takes g <= 2 * GROUP queries (key bits q) down the tree: node[j] receives the
+/* Takes g <= GROUP queries (key bits q) down the tree: node[j] receives the
  * leaf, pos[j] the lower-bound slot in it and, when want_rank, rank[j] the
  * number of keys < q[j]. When par is non-NULL, par[j] / pc[j] receive the
  * leaf's parent and the leaf's child slot in it (the tree has height >= 2).
- * The tree is non-empty. */
+ * The tree is non-empty.
+ *
+ * Each level is one pass over the group: a query compares its node's two key
+ * lines (prefetched one pass earlier), then prefetches its child's key and
+ * child lines. Rank needs one prefix count per level, cum[c - 1], whose line
+ * is known only once c is: it is prefetched then and added one pass later,
+ * so each query keeps only three or four lines in flight per level. */
 ALWAYS_INLINE void search_group(const tdm_btree *t, const uint64_t *q, int g, uint32_t *node, uint32_t *pos,
                                 uint64_t *rank, int want_rank, uint32_t *par, uint32_t *pc, lower_fn lower) {
+  static const uint64_t zero = 0;
   const tdm_bt_node *nodes = t->nodes;
+  const uint64_t *pend[GROUP];
   unsigned lvl;
   int j;
   for (j = 0; j < g; j++) {
     node[j] = t->root;
-    if (want_rank) rank[j] = 0;
+    if (want_rank) {
+      rank[j] = 0;
+      pend[j] = &zero;
+    }
   }
   for (lvl = t->height - 1; lvl > 0; lvl--) {
-    int lines = lvl > 1 ? (want_rank ? 5 : 3) : 2;
+    int lines = lvl > 1 ? 3 : 2;
     for (j = 0; j < g; j++) {
       const tdm_bt_node *x = &nodes[node[j]];
       uint32_t c = lower(x->key, q[j]);
-      if (want_rank) rank[j] += tdm_bt_left_size(x->u.in.cum, c);
+      if (want_rank) {
+        rank[j] += *pend[j];
+        pend[j] = c ? &x->u.in.cum[c - 1] : &zero;
+        __builtin_prefetch(pend[j]);
+      }
       if (par && lvl == 1) {
         par[j] = node[j];
         pc[j] = c;
@@ -323,7 +338,7 @@ ALWAYS_INLINE void search_group(const tdm_btree *t, const uint64_t *q, int g, ui
   for (j = 0; j < g; j++) {
     uint32_t p = lower(nodes[node[j]].key, q[j]);
     pos[j] = p;
-    if (want_rank) rank[j] += p;
+    if (want_rank) rank[j] += *pend[j] + p;
   }
 }
 
@@ -366,12 +381,14 @@ ALWAYS_INLINE void rank_group(const tdm_btree *t, const void *keys, uint64_t *ra
   search_group(t, q, g, node, pos, rank_out + at, 1, NULL, NULL, lower);
 }
 
-/* Keys <= h in a leaf's key slots, and whether a real key > h follows them
- * (then a range ending at h ends in this leaf). An all-ones key looks like
- * padding, so only then is the count consulted. */
+/* Keys <= h in a leaf's key slots, and whether a key > h follows them (then
+ * a range ending at h ends in this leaf). The answer comes from the key
+ * lines alone: reading the count would cost another cache miss. A real
+ * all-ones key looks like padding and is reported as not ending the range,
+ * which only sends the pair down the slower, exact path. */
 ALWAYS_INLINE uint32_t leaf_le(const tdm_bt_node *x, uint64_t h, int *ends, lower_fn lower) {
   uint32_t le = h == TDM_BT_PAD ? x->count : lower(x->key, h + 1);
-  *ends = le < 16 && (x->key[le & 15] != TDM_BT_PAD || le < x->count);
+  *ends = le < 16 && x->key[le & 15] != TDM_BT_PAD;
   return le;
 }
 
@@ -408,6 +425,7 @@ ALWAYS_INLINE void count_group(const tdm_btree *t, const void *lo, const void *h
     /* The child of lo's parent that would hold hi (hi > lo's leaf here). */
     ch[j] = lower(nodes[par[j]].key, h[j]);
     prefetch_lines(&nodes[nodes[par[j]].u.in.child[ch[j]]], 2);
+    __builtin_prefetch(&nodes[par[j]].u.in.cum[(ch[j] - 1) & 15]);
     idx[k++] = j;
   }
   for (j = 0; j < k; j++) {
@@ -415,8 +433,10 @@ ALWAYS_INLINE void count_group(const tdm_btree *t, const void *lo, const void *h
     const tdm_bt_node *p = &nodes[par[i]];
     uint32_t le = leaf_le(&nodes[p->u.in.child[ch[i]]], h[i], &ends, lower);
     /* A child before the last is bounded by its separator, so hi lies under
-     * the parent; the last child only when its leaf has a key > hi. */
-    if (ch[i] + 1 < p->count || ends) {
+     * the parent; the last child only when its leaf has a key > hi. The last
+     * child is the one whose separator slot is padding (separators are below
+     * all ones), which spares a miss on the parent's count. */
+    if (p->key[ch[i] & 15] != TDM_BT_PAD || ends) {
       uint64_t below_hi = tdm_bt_left_size(p->u.in.cum, ch[i]) + le;
       uint64_t below_lo = tdm_bt_left_size(p->u.in.cum, pc[i]) + pos[i];
       out[at + (size_t)i] = below_hi - below_lo;
