@@ -161,8 +161,16 @@ static tdm_status batch_sort(const tdm_btree *t, const void *keys, const void *v
   b->vraw = vs ? base + o_v : NULL;
   b->kb = (uint64_t *)(base + o_kb);
   b->vb = vs ? (uint64_t *)(base + o_vb) : NULL;
-  memcpy(b->kraw, keys, n * ks);
-  if (vs) memcpy(b->vraw, values, n * vs);
+  { /* In parallel: the copy is the first touch of fresh pages, and the
+     * kernel zeroes each page in the thread that touches it. */
+    long c, parts = tdm__threads_for(t->ctx, n, (size_t)1 << 18);
+#pragma omp parallel for num_threads((int)parts) schedule(static)
+    for (c = 0; c < parts; c++) {
+      size_t s0 = n / (size_t)parts * (size_t)c, s1 = c + 1 == parts ? n : n / (size_t)parts * (size_t)(c + 1);
+      memcpy((char *)b->kraw + s0 * ks, (const char *)keys + s0 * ks, (s1 - s0) * ks);
+      if (vs) memcpy((char *)b->vraw + s0 * vs, (const char *)values + s0 * vs, (s1 - s0) * vs);
+    }
+  }
   if (n > 1) {
     st = tdm__cpu_sort(t->ctx, t->key_type, b->kraw, t->value_type, b->vraw, n, 0);
     if (st != TDM_OK) {
