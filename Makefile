@@ -45,5 +45,10 @@ docs:
 	(cat docs/Doxyfile; echo "OUTPUT_DIRECTORY = $(BUILD)/docs") | doxygen -
 	@echo "API reference: $(BUILD)/docs/html/index.html"
 
+# Throughput-vs-n plots of every structure and its peers into docs/img.
+plots: build
+	@TANDEM_EXTRA_DEPS=python3-matplotlib scripts/deps.sh
+	scripts/plots.sh $(BUILD) $(PLOT_NS)
+
 clean:
 	rm -rf $(BUILD)

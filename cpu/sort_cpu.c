@@ -168,6 +168,9 @@ static rs_layout rs_plan(const tdm_ctx *ctx, size_t n, size_t ks, size_t vs, siz
   if (t > by_n) t = by_n;
   l.threads = (int)t;
   l.local_max = RS_CACHE_BUDGET / (3 * (ks + vs));
+  /* With several threads, an input that would fit one thread's cache is
+   * still partitioned so that its buckets spread over the threads. */
+  if (t > 1 && l.local_max > n / 2) l.local_max = n / 2;
   if (l.local_max > n) l.local_max = n;
   l.wc_stride = ((size_t)RS_MSD_MAX_B * e * (ks + vs) + 63) & ~(size_t)63;
   l.priv_stride = (l.local_max * (ks + vs) + 64 + 63) & ~(size_t)63;
