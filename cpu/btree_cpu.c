@@ -1,0 +1,1230 @@
+/*
+ * btree_cpu.c: the CPU backend of the B+ tree (layout and invariants in
+ * src/btree_node.h).
+ *
+ *  - build: copy the input, stable radix sort (tdm__cpu_sort), one parallel
+ *    pass that fills the leaves (14 of 16 slots, see tdm_bt_bulk_parts)
+ *    straight from the sorted copy and checks for duplicates on the way; only
+ *    input with duplicates pays a reduction pass (policy per run) and a
+ *    second fill. Sort-bound.
+ *  - find / rank / range_count: queries go through the tree in groups of
+ *    GROUP, level by level: each query of the group computes its child and
+ *    prefetches it, so by the time the group comes back to a query its node is
+ *    in cache and GROUP memory accesses are in flight at once. The in-node
+ *    search is compiled for AVX-512, AVX2 and plain x86-64, picked at run time.
+ *  - insert / erase: the batch is sorted and deduplicated like a build, then
+ *    applied key by key with the classic algorithm: descend recording the
+ *    path, split full nodes 9 / 8 bottom-up (root split adds a level); on
+ *    underflow borrow from the left, else the right sibling, else merge (root
+ *    collapse removes a level). Sorted order keeps consecutive descents in
+ *    cache, and a walk AHEAD keys in front prefetches the leaves.
+ *  - all-or-nothing: every allocation a mutation can need (batch copies, the
+ *    worst-case node capacity) is made before the first node changes; after
+ *    that nothing can fail.
+ */
+#include <immintrin.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "../src/btree_gpu_iface.h"
+#include "cpu_backend.h"
+
+enum { GROUP = 32 };
+#define HUGE_PAGE ((size_t)2 << 20)
+
+_Static_assert(sizeof(tdm_bt_node) == 384, "a node is six cache lines");
+
+/* ---- node storage --------------------------------------------------------- */
+
+/* Node storage is an anonymous mapping: pages are committed only when first
+ * touched, so capacity reserved ahead costs address space, not memory, and
+ * growing moves the pages (mremap) instead of copying them. Mappings of 8 MiB
+ * and more are 2 MiB aligned and advised as huge pages: lookups touch random
+ * nodes, and with 4 KiB pages nearly every one would also miss the TLB. */
+#define BIG_MAP ((size_t)8 << 20)
+
+static size_t map_len(uint64_t cap) {
+  size_t bytes = (size_t)cap * sizeof(tdm_bt_node), unit = bytes >= BIG_MAP ? HUGE_PAGE : 4096;
+  return (bytes + unit - 1) & ~(unit - 1);
+}
+
+/* Maps len bytes (from map_len); NULL on failure (or an injected one). */
+static void *map_nodes(size_t len) {
+  char *p, *a;
+  size_t extra = len >= BIG_MAP ? HUGE_PAGE : 0;
+  if (tdm__alloc_should_fail()) return NULL;
+  p = (char *)mmap(NULL, len + extra, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == (char *)MAP_FAILED) return NULL;
+  if (!extra) return p;
+  a = p + ((HUGE_PAGE - ((uintptr_t)p & (HUGE_PAGE - 1))) & (HUGE_PAGE - 1));
+  if (a > p) munmap(p, (size_t)(a - p));
+  if (a + len < p + len + extra) munmap(a + len, (size_t)(p + len + extra - (a + len)));
+  (void)madvise(a, len, MADV_HUGEPAGE);
+  return a;
+}
+
+/* Makes room for at least need node slots, keeping the contents. Fails only
+ * before anything changed. */
+static tdm_status nodes_reserve(tdm_btree *t, uint64_t need, const char *fn) {
+  uint64_t cap;
+  size_t len;
+  void *nn;
+  if (need <= t->cap) return TDM_OK;
+  cap = 2 * (uint64_t)t->cap;
+  if (cap < need) cap = need;
+  if (cap >= TDM_BT_NIL) cap = TDM_BT_NIL - 1;
+  if (need > cap) return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "%s: the tree would need more than 2^32 - 1 nodes", fn);
+  len = map_len(cap);
+  nn = map_nodes(len);
+  if (!nn)
+    return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "%s: out of memory for %llu tree nodes", fn, (unsigned long long)cap);
+  if (t->nodes_raw &&
+      mremap(t->nodes_raw, t->map_bytes, t->map_bytes, MREMAP_MAYMOVE | MREMAP_FIXED, nn) == MAP_FAILED) {
+    munmap(nn, len);
+    return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "%s: could not move %zu bytes of tree nodes", fn, t->map_bytes);
+  }
+  t->nodes_raw = nn;
+  t->nodes = (tdm_bt_node *)nn;
+  t->map_bytes = len;
+  t->cap = (uint32_t)(len / sizeof(tdm_bt_node) < TDM_BT_NIL - 1 ? len / sizeof(tdm_bt_node) : TDM_BT_NIL - 1);
+  return TDM_OK;
+}
+
+/* A fresh node slot; capacity was reserved beforehand. */
+static uint32_t node_new(tdm_btree *t) {
+  uint32_t i;
+  if (t->free_head != TDM_BT_NIL) {
+    i = t->free_head;
+    t->free_head = t->nodes[i].next;
+  } else {
+    i = t->used++;
+  }
+  t->live++;
+  memset(&t->nodes[i], 0, sizeof(tdm_bt_node));
+  return i;
+}
+
+static void node_release(tdm_btree *t, uint32_t i) {
+  tdm_bt_node *x = &t->nodes[i];
+  memset(x, 0, sizeof *x);
+  x->level = TDM_BT_FREE;
+  x->next = t->free_head;
+  t->free_head = i;
+  t->live--;
+}
+
+void tdm__bt_cpu_free(tdm_btree *t) {
+  if (t->nodes_raw) munmap(t->nodes_raw, t->map_bytes);
+  t->nodes_raw = NULL;
+  t->nodes = NULL;
+}
+
+/* ---- batch preparation ---------------------------------------------------- */
+
+/* A batch copied and sorted (raw keys kraw, values vraw), then reduced to a
+ * duplicate-free run of 64-bit key bits kb and values vb (vb NULL for
+ * key-only batches). For 8-byte types kb / vb share the raw arrays:
+ * widening in place is safe and compaction only moves elements left. */
+typedef struct batch {
+  void *block;
+  void *kraw, *vraw;
+  uint64_t *kb, *vb;
+  size_t n, m;
+} batch;
+
+static void batch_free(batch *b) {
+  tdm__free(b->block);
+  b->block = NULL;
+}
+
+/* Copies n keys (and values when non-NULL) and sorts them stably; equal keys
+ * stay in input order. */
+static tdm_status batch_sort(const tdm_btree *t, const void *keys, const void *values, size_t n, batch *b,
+                             const char *fn) {
+  size_t ks = t->ks, vs = values ? t->vs : 0, off = 0, o_k, o_v, o_kb, o_vb;
+  char *base;
+  tdm_status st;
+  memset(b, 0, sizeof *b);
+  o_k = tdm__carve(&off, n * ks);
+  o_v = tdm__carve(&off, n * vs);
+  o_kb = ks == 8 ? o_k : tdm__carve(&off, n * 8);
+  o_vb = (vs == 8 || vs == 0) ? o_v : tdm__carve(&off, n * 8);
+  b->block = tdm__aligned_alloc(off);
+  if (!b->block) {
+    (void)tdm__fail(TDM_ERR_OUT_OF_MEMORY, "%s: out of host memory for a %zu-byte copy of the batch", fn, off);
+    return TDM_ERR_OUT_OF_MEMORY;
+  }
+  base = (char *)b->block;
+  b->n = n;
+  b->kraw = base + o_k;
+  b->vraw = vs ? base + o_v : NULL;
+  b->kb = (uint64_t *)(base + o_kb);
+  b->vb = vs ? (uint64_t *)(base + o_vb) : NULL;
+  { /* In parallel: the copy is the first touch of fresh pages, and the
+     * kernel zeroes each page in the thread that touches it. */
+    long c, parts = tdm__threads_for(t->ctx, n, (size_t)1 << 18);
+#pragma omp parallel for num_threads((int)parts) schedule(static)
+    for (c = 0; c < parts; c++) {
+      size_t s0 = n / (size_t)parts * (size_t)c, s1 = c + 1 == parts ? n : n / (size_t)parts * (size_t)(c + 1);
+      memcpy((char *)b->kraw + s0 * ks, (const char *)keys + s0 * ks, (s1 - s0) * ks);
+      if (vs) memcpy((char *)b->vraw + s0 * vs, (const char *)values + s0 * vs, (s1 - s0) * vs);
+    }
+  }
+  if (n > 1) {
+    st = tdm__cpu_sort(t->ctx, t->key_type, b->kraw, t->value_type, b->vraw, n, 0);
+    if (st != TDM_OK) {
+      batch_free(b);
+      return st;
+    }
+  }
+  return TDM_OK;
+}
+
+/* Widens a sorted batch to 64-bit key bits and values and reduces each run of
+ * equal keys under the tree's policy. */
+static void batch_reduce(const tdm_btree *t, batch *b) {
+  size_t n = b->n, i, s, w;
+  for (i = 0; i < n; i++) b->kb[i] = tdm_bt_key_bits(b->kraw, i, t->ks, t->kind);
+  if (b->vb && t->vs == 4)
+    for (i = 0; i < n; i++) b->vb[i] = ((const uint32_t *)b->vraw)[i];
+  for (s = 0, w = 0; s < n; w++) {
+    size_t e = s + 1;
+    uint64_t k = b->kb[s];
+    while (e < n && b->kb[e] == k) e++;
+    if (b->vb) b->vb[w] = tdm_bt_reduce_run(b->vb, s, e, t->dup, t->vs, t->vkind);
+    b->kb[w] = k;
+    s = e;
+  }
+  b->m = w;
+}
+
+static tdm_status batch_make(const tdm_btree *t, const void *keys, const void *values, size_t n, batch *b,
+                             const char *fn) {
+  tdm_status st = batch_sort(t, keys, values, n, b, fn);
+  if (st == TDM_OK) batch_reduce(t, b);
+  return st;
+}
+
+/* ---- build ---------------------------------------------------------------- */
+
+/* Fills a tree's nodes in bulk-load layout from sorted keys (raw as
+ * tdm_bt_fill_leaf takes them). Returns 0 when the keys hold duplicates; the
+ * nodes are then garbage and the caller refills from a reduced batch. */
+static int bulk_fill(tdm_btree *t, const tdm_bt_geom *g, const void *keys, const void *vals, uint32_t ks,
+                     uint32_t vs, int kind) {
+  long i;
+  uint32_t l;
+  int ok = 1;
+#pragma omp parallel for num_threads(tdm__threads_for(t->ctx, g->cnt[0], 4096)) schedule(static) reduction(& : ok)
+  for (i = 0; i < (long)g->cnt[0]; i++) ok &= tdm_bt_fill_leaf(t->nodes, g, keys, vals, ks, vs, kind, (uint64_t)i);
+  if (!ok) return 0;
+  for (l = 1; l < g->h; l++)
+    for (i = 0; i < (long)g->cnt[l]; i++) tdm_bt_fill_inner(t->nodes, g, keys, ks, kind, l, (uint64_t)i);
+  t->size = g->m;
+  t->height = g->h;
+  t->root = (uint32_t)(g->nodes - 1);
+  t->first_leaf = 0;
+  t->last_leaf = g->cnt[0] - 1;
+  t->used = t->live = (uint32_t)g->nodes;
+  t->free_head = TDM_BT_NIL;
+  return 1;
+}
+
+/* Sort, then one pass that fills the leaves straight from the sorted copy
+ * (checking for duplicates on the way); only input with duplicates pays a
+ * reduction pass and a second fill. Capacity is reserved with slack so that
+ * later inserts rarely need to grow the mapping. */
+tdm_status tdm__bt_cpu_build(tdm_btree *t, const void *keys, const void *values, size_t n) {
+  static const char fn[] = "tdm_btree_build";
+  batch b;
+  tdm_bt_geom g;
+  tdm_status st;
+  t->root = t->first_leaf = t->last_leaf = TDM_BT_NIL;
+  t->free_head = TDM_BT_NIL;
+  if (n == 0) return TDM_OK;
+  st = batch_sort(t, keys, values, n, &b, fn);
+  if (st != TDM_OK) return st;
+  tdm_bt_geom_init(&g, n);
+  st = nodes_reserve(t, g.nodes + g.nodes / 2 + 16, fn);
+  if (st == TDM_OK && !bulk_fill(t, &g, b.kraw, b.vraw, t->ks, t->vs, t->kind)) {
+    batch_reduce(t, &b);
+    tdm_bt_geom_init(&g, b.m);
+    (void)bulk_fill(t, &g, b.kb, b.vb, 8, 8, TDM_KIND_UNSIGNED);
+  }
+  batch_free(&b);
+  return st;
+}
+
+/* ---- searches ------------------------------------------------------------- */
+
+static inline void prefetch_lines(const tdm_bt_node *x, int lines) {
+  const char *p = (const char *)x;
+  __builtin_prefetch(p);
+  __builtin_prefetch(p + 64);
+  if (lines > 2) __builtin_prefetch(p + 128);
+  if (lines > 3) {
+    __builtin_prefetch(p + 192);
+    __builtin_prefetch(p + 256);
+  }
+}
+
+/* The in-node search runs as tdm_bt_lower (btree_node.h, the code the
+ * kernels and tests share) or, where the CPU has them, as the same count in
+ * AVX2 or AVX-512 compares. The query loops below are compiled once per
+ * variant (target attributes, picked at run time), with the search inlined. */
+typedef uint32_t (*lower_fn)(const uint64_t *key, uint64_t q);
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+#define ISA_AVX2 __attribute__((target("avx2,popcnt")))
+#define ISA_AVX512 __attribute__((target("avx512f,popcnt")))
+
+ALWAYS_INLINE uint32_t lower_scalar(const uint64_t *key, uint64_t q) { return tdm_bt_lower(key, q); }
+
+/* Unsigned key < q as a signed compare after flipping the sign bits. */
+ISA_AVX2 ALWAYS_INLINE uint32_t lower_avx2(const uint64_t *key, uint64_t q) {
+  const __m256i sign = _mm256_set1_epi64x((long long)0x8000000000000000ull);
+  const __m256i qv = _mm256_xor_si256(_mm256_set1_epi64x((long long)q), sign);
+  uint32_t m = 0;
+  int i;
+  for (i = 0; i < 4; i++) {
+    __m256i k = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(key + 4 * (size_t)i)), sign);
+    m |= (uint32_t)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(qv, k))) << (4 * i);
+  }
+  return (uint32_t)__builtin_popcount(m);
+}
+
+ISA_AVX512 ALWAYS_INLINE uint32_t lower_avx512(const uint64_t *key, uint64_t q) {
+  const __m512i qv = _mm512_set1_epi64((long long)q);
+  uint32_t a = _mm512_cmplt_epu64_mask(_mm512_loadu_si512(key), qv);
+  uint32_t b = _mm512_cmplt_epu64_mask(_mm512_loadu_si512(key + 8), qv);
+  return (uint32_t)__builtin_popcount(a | (b << 8));
+}
+
+/* Takes g <= GROUP queries (key bits q) down the tree: node[j] receives the
+ * leaf, pos[j] the lower-bound slot in it and, when want_rank, rank[j] the
+ * number of keys < q[j]. When par is non-NULL, par[j] / pc[j] receive the
+ * leaf's parent and the leaf's child slot in it (the tree has height >= 2).
+ * The tree is non-empty.
+ *
+ * Each level is one pass over the group: a query compares its node's two key
+ * lines (prefetched one pass earlier), then prefetches its child's key and
+ * child lines. Rank needs one prefix count per level, cum[c - 1], whose line
+ * is known only once c is: it is prefetched then and added one pass later,
+ * so each query keeps only three or four lines in flight per level. */
+ALWAYS_INLINE void search_group(const tdm_btree *t, const uint64_t *q, int g, uint32_t *node, uint32_t *pos,
+                                uint64_t *rank, int want_rank, uint32_t *par, uint32_t *pc, lower_fn lower) {
+  static const uint64_t zero = 0;
+  const tdm_bt_node *nodes = t->nodes;
+  const uint64_t *pend[GROUP];
+  unsigned lvl;
+  int j;
+  for (j = 0; j < g; j++) {
+    node[j] = t->root;
+    if (want_rank) {
+      rank[j] = 0;
+      pend[j] = &zero;
+    }
+  }
+  for (lvl = t->height - 1; lvl > 0; lvl--) {
+    int lines = lvl > 1 ? 3 : 2;
+    for (j = 0; j < g; j++) {
+      const tdm_bt_node *x = &nodes[node[j]];
+      uint32_t c = lower(x->key, q[j]);
+      if (want_rank) {
+        rank[j] += *pend[j];
+        pend[j] = c ? &x->u.in.cum[c - 1] : &zero;
+        __builtin_prefetch(pend[j]);
+      }
+      if (par && lvl == 1) {
+        par[j] = node[j];
+        pc[j] = c;
+      }
+      node[j] = x->u.in.child[c];
+      prefetch_lines(&nodes[node[j]], lines);
+    }
+  }
+  for (j = 0; j < g; j++) {
+    uint32_t p = lower(nodes[node[j]].key, q[j]);
+    pos[j] = p;
+    if (want_rank) rank[j] += *pend[j] + p;
+  }
+}
+
+ALWAYS_INLINE void load_bits(const tdm_btree *t, const void *keys, size_t at, int g, uint64_t *q) {
+  int j;
+  if (t->ks == 4)
+    for (j = 0; j < g; j++) q[j] = tdm_bits32_from_key(((const uint32_t *)keys)[at + (size_t)j], t->kind);
+  else
+    for (j = 0; j < g; j++) q[j] = tdm_bits64_from_key(((const uint64_t *)keys)[at + (size_t)j], t->kind);
+}
+
+static int query_threads(const tdm_btree *t, size_t n) { return tdm__threads_for(t->ctx, n, 8192); }
+
+/* Group gi of a find: the leaf search, then a prefetch of every value line
+ * before the values are read. */
+ALWAYS_INLINE void find_group(const tdm_btree *t, const void *keys, void *values_out, uint8_t *found_out, size_t n,
+                              long gi, lower_fn lower) {
+  uint64_t q[GROUP];
+  uint32_t node[GROUP], pos[GROUP];
+  size_t at = (size_t)gi * GROUP;
+  int j, g = (int)(n - at < GROUP ? n - at : GROUP);
+  load_bits(t, keys, at, g, q);
+  search_group(t, q, g, node, pos, NULL, 0, NULL, NULL, lower);
+  for (j = 0; j < g; j++) __builtin_prefetch(&t->nodes[node[j]].u.val[pos[j] & 15]);
+  for (j = 0; j < g; j++) {
+    const tdm_bt_node *x = &t->nodes[node[j]];
+    int hit = tdm_bt_leaf_hit(x, pos[j], q[j]);
+    if (found_out) found_out[at + (size_t)j] = (uint8_t)hit;
+    if (values_out) tdm_bt_store_val(values_out, at + (size_t)j, hit ? x->u.val[pos[j]] : 0, t->vs);
+  }
+}
+
+ALWAYS_INLINE void rank_group(const tdm_btree *t, const void *keys, uint64_t *rank_out, size_t n, long gi,
+                              lower_fn lower) {
+  uint64_t q[GROUP];
+  uint32_t node[GROUP], pos[GROUP];
+  size_t at = (size_t)gi * GROUP;
+  int g = (int)(n - at < GROUP ? n - at : GROUP);
+  load_bits(t, keys, at, g, q);
+  search_group(t, q, g, node, pos, rank_out + at, 1, NULL, NULL, lower);
+}
+
+/* Keys <= h in a leaf's key slots, and whether a key > h follows them (then
+ * a range ending at h ends in this leaf). The answer comes from the key
+ * lines alone: reading the count would cost another cache miss. A real
+ * all-ones key looks like padding and is reported as not ending the range,
+ * which only sends the pair down the slower, exact path. */
+ALWAYS_INLINE uint32_t leaf_le(const tdm_bt_node *x, uint64_t h, int *ends, lower_fn lower) {
+  uint32_t le = h == TDM_BT_PAD ? x->count : lower(x->key, h + 1);
+  *ends = le < 16 && x->key[le & 15] != TDM_BT_PAD;
+  return le;
+}
+
+/* Number of keys k with lo <= k <= hi for the pairs of group gi. Ranges are
+ * often narrow, so after the lo search (with ranks) a pair whose hi falls
+ * under the same parent as lo's leaf is counted there: the parent (in cache
+ * from the search) gives hi's leaf by its separators and the keys between
+ * the two leaves by its prefix counts, so hi's leaf keys are the only new
+ * memory touched. Only pairs whose range leaves the parent pay a second
+ * search, for the rank of hi. Each step runs over the whole group with
+ * prefetches, like the searches. */
+ALWAYS_INLINE void count_group(const tdm_btree *t, const void *lo, const void *hi, uint64_t *out, size_t n, long gi,
+                               lower_fn lower) {
+  const tdm_bt_node *nodes = t->nodes;
+  uint64_t q[GROUP], h[GROUP], r[GROUP], q2[GROUP], r2[GROUP];
+  uint32_t node[GROUP], pos[GROUP], node2[GROUP], pos2[GROUP], par[GROUP], pc[GROUP], ch[GROUP];
+  int idx[GROUP] = {0}, idx2[GROUP] = {0}, ends, multi = t->height > 1;
+  size_t at = (size_t)gi * GROUP;
+  int j, k = 0, k2 = 0, g = (int)(n - at < GROUP ? n - at : GROUP);
+  load_bits(t, lo, at, g, q);
+  load_bits(t, hi, at, g, h);
+  search_group(t, q, g, node, pos, r, 1, multi ? par : NULL, pc, lower);
+  for (j = 0; j < g; j++) {
+    uint32_t le;
+    if (q[j] > h[j]) {
+      out[at + (size_t)j] = 0;
+      continue;
+    }
+    le = leaf_le(&nodes[node[j]], h[j], &ends, lower);
+    if (ends || !multi) {
+      out[at + (size_t)j] = le - pos[j];
+      continue;
+    }
+    /* The child of lo's parent that would hold hi (hi > lo's leaf here). */
+    ch[j] = lower(nodes[par[j]].key, h[j]);
+    prefetch_lines(&nodes[nodes[par[j]].u.in.child[ch[j]]], 2);
+    __builtin_prefetch(&nodes[par[j]].u.in.cum[(ch[j] - 1) & 15]);
+    idx[k++] = j;
+  }
+  for (j = 0; j < k; j++) {
+    int i = idx[j];
+    const tdm_bt_node *p = &nodes[par[i]];
+    uint32_t le = leaf_le(&nodes[p->u.in.child[ch[i]]], h[i], &ends, lower);
+    /* A child before the last is bounded by its separator, so hi lies under
+     * the parent; the last child only when its leaf has a key > hi. The last
+     * child is the one whose separator slot is padding (separators are below
+     * all ones), which spares a miss on the parent's count. */
+    if (p->key[ch[i] & 15] != TDM_BT_PAD || ends) {
+      uint64_t below_hi = tdm_bt_left_size(p->u.in.cum, ch[i]) + le;
+      uint64_t below_lo = tdm_bt_left_size(p->u.in.cum, pc[i]) + pos[i];
+      out[at + (size_t)i] = below_hi - below_lo;
+      continue;
+    }
+    q2[k2] = h[i];
+    idx2[k2++] = i;
+  }
+  if (k2 == 0) return;
+  search_group(t, q2, k2, node2, pos2, r2, 1, NULL, NULL, lower);
+  for (j = 0; j < k2; j++) {
+    int i = idx2[j];
+    uint64_t up = r2[j] + (uint64_t)tdm_bt_leaf_hit(&nodes[node2[j]], pos2[j], q2[j]);
+    out[at + (size_t)i] = up - r[i];
+  }
+}
+
+/* NOLINTBEGIN(bugprone-macro-parentheses): ISA is an attribute list and SFX a
+ * name suffix; neither can be parenthesised. */
+#define QUERY_LOOPS(SFX, ISA, LOWER)                                                                          \
+  ISA static void find_##SFX(const tdm_btree *t, const void *keys, void *values_out, uint8_t *found_out,       \
+                             size_t n) {                                                                      \
+    long gi, ng = (long)((n + GROUP - 1) / GROUP);                                                            \
+    _Pragma("omp parallel for num_threads(query_threads(t, n)) schedule(static)")                           \
+    for (gi = 0; gi < ng; gi++) find_group(t, keys, values_out, found_out, n, gi, (LOWER));                    \
+  }                                                                                                           \
+  ISA static void rank_##SFX(const tdm_btree *t, const void *keys, uint64_t *rank_out, size_t n) {            \
+    long gi, ng = (long)((n + GROUP - 1) / GROUP);                                                            \
+    _Pragma("omp parallel for num_threads(query_threads(t, n)) schedule(static)")                           \
+    for (gi = 0; gi < ng; gi++) rank_group(t, keys, rank_out, n, gi, (LOWER));                                 \
+  }                                                                                                           \
+  ISA static void count_##SFX(const tdm_btree *t, const void *lo, const void *hi, uint64_t *out, size_t n) {  \
+    long gi, ng = (long)((n + GROUP - 1) / GROUP);                                                            \
+    _Pragma("omp parallel for num_threads(query_threads(t, n)) schedule(static)")                           \
+    for (gi = 0; gi < ng; gi++) count_group(t, lo, hi, out, n, gi, (LOWER));                                   \
+  }
+
+#define ISA_NONE
+QUERY_LOOPS(scalar, ISA_NONE, lower_scalar)
+QUERY_LOOPS(avx2, ISA_AVX2, lower_avx2)
+QUERY_LOOPS(avx512, ISA_AVX512, lower_avx512)
+/* NOLINTEND(bugprone-macro-parentheses) */
+
+/* 2: AVX-512F, 1: AVX2, 0: neither. TANDEM_BTREE_ISA=0|1 caps the level so
+ * tests can run every variant on one machine. Probed once; racing first
+ * calls agree. */
+static int isa_level(void) {
+  static int level = -1;
+  int l = __atomic_load_n(&level, __ATOMIC_RELAXED);
+  if (l < 0) {
+    const char *cap = getenv("TANDEM_BTREE_ISA");
+    __builtin_cpu_init();
+    l = __builtin_cpu_supports("avx512f") ? 2 : __builtin_cpu_supports("avx2") ? 1 : 0;
+    if (cap && *cap >= '0' && *cap < '0' + l) l = *cap - '0';
+    __atomic_store_n(&level, l, __ATOMIC_RELAXED);
+  }
+  return l;
+}
+
+tdm_status tdm__bt_cpu_find(const tdm_btree *t, const void *keys, void *values_out, uint8_t *found_out,
+                            size_t n) {
+  int isa = isa_level();
+  if (t->size == 0) {
+    if (values_out) memset(values_out, 0, n * t->vs);
+    if (found_out) memset(found_out, 0, n);
+    return TDM_OK;
+  }
+  if (isa == 2) find_avx512(t, keys, values_out, found_out, n);
+  else if (isa == 1) find_avx2(t, keys, values_out, found_out, n);
+  else find_scalar(t, keys, values_out, found_out, n);
+  return TDM_OK;
+}
+
+tdm_status tdm__bt_cpu_rank(const tdm_btree *t, const void *keys, uint64_t *rank_out, size_t n) {
+  int isa = isa_level();
+  if (t->size == 0) {
+    memset(rank_out, 0, n * sizeof *rank_out);
+    return TDM_OK;
+  }
+  if (isa == 2) rank_avx512(t, keys, rank_out, n);
+  else if (isa == 1) rank_avx2(t, keys, rank_out, n);
+  else rank_scalar(t, keys, rank_out, n);
+  return TDM_OK;
+}
+
+tdm_status tdm__bt_cpu_range_count(const tdm_btree *t, const void *lo, const void *hi, uint64_t *count_out,
+                                   size_t n) {
+  int isa = isa_level();
+  if (t->size == 0) {
+    memset(count_out, 0, n * sizeof *count_out);
+    return TDM_OK;
+  }
+  if (isa == 2) count_avx512(t, lo, hi, count_out, n);
+  else if (isa == 1) count_avx2(t, lo, hi, count_out, n);
+  else count_scalar(t, lo, hi, count_out, n);
+  return TDM_OK;
+}
+
+tdm_status tdm__bt_cpu_range(const tdm_btree *t, const void *lo, const void *hi, size_t n, uint64_t *offsets_out,
+                             void *keys_out, void *values_out, size_t cap) {
+  uint64_t total = 0;
+  size_t i;
+  long qi;
+  tdm_status st = tdm__bt_cpu_range_count(t, lo, hi, offsets_out, n);
+  if (st != TDM_OK) return st;
+  for (i = 0; i < n; i++) {
+    uint64_t c = offsets_out[i];
+    offsets_out[i] = total;
+    total += c;
+  }
+  offsets_out[n] = total;
+  if (total > cap)
+    return tdm__fail(TDM_ERR_CAPACITY, "tdm_btree_range: the ranges hold %llu keys, but cap is %zu",
+                     (unsigned long long)total, cap);
+#pragma omp parallel for num_threads(query_threads(t, total + n)) schedule(dynamic, 64)
+  for (qi = 0; qi < (long)n; qi++) {
+    uint64_t q, at = offsets_out[qi], end = offsets_out[qi + 1];
+    uint32_t node, pos;
+    const tdm_bt_node *x;
+    if (at == end) continue;
+    load_bits(t, lo, (size_t)qi, 1, &q);
+    (void)tdm_bt_descend(t->nodes, t->root, t->height, q, &node, &pos);
+    x = &t->nodes[node];
+    for (; at < end; at++, pos++) {
+      if (pos >= x->count) {
+        x = &t->nodes[x->next];
+        pos = 0;
+      }
+      if (keys_out) tdm_bt_store_key(keys_out, at, x->key[pos], t->ks, t->kind);
+      if (values_out) tdm_bt_store_val(values_out, at, x->u.val[pos], t->vs);
+    }
+  }
+  return TDM_OK;
+}
+
+tdm_status tdm__bt_cpu_export(const tdm_btree *t, void *keys_out, void *values_out) {
+  uint32_t l = t->first_leaf, j;
+  uint64_t at = 0;
+  while (l != TDM_BT_NIL) {
+    const tdm_bt_node *x = &t->nodes[l];
+    for (j = 0; j < x->count; j++, at++) {
+      if (keys_out) tdm_bt_store_key(keys_out, at, x->key[j], t->ks, t->kind);
+      if (values_out) tdm_bt_store_val(values_out, at, x->u.val[j], t->vs);
+    }
+    l = x->next;
+  }
+  return TDM_OK;
+}
+
+/* ---- node editing --------------------------------------------------------- */
+
+/* Keys under a node. */
+static uint64_t node_total(const tdm_bt_node *x) {
+  return x->level == 0 ? x->count : x->u.in.cum[x->count - 1];
+}
+
+/* Writes c keys and values into leaf x, padding the rest. */
+static void leaf_set(tdm_bt_node *x, const uint64_t *k, const uint64_t *v, uint32_t c) {
+  uint32_t i;
+  for (i = 0; i < 16; i++) {
+    x->key[i] = i < c ? k[i] : TDM_BT_PAD;
+    x->u.val[i] = i < c ? v[i] : 0;
+  }
+  x->count = c;
+}
+
+/* Writes c children (c - 1 separators, per-child key counts sz) into inner
+ * node x, padding the rest. */
+static void inner_set(tdm_bt_node *x, const uint64_t *sep, const uint32_t *ch, const uint64_t *sz, uint32_t c) {
+  uint32_t i;
+  uint64_t run = 0;
+  for (i = 0; i < 16; i++) {
+    run += i < c ? sz[i] : 0;
+    x->key[i] = i + 1 < c ? sep[i] : TDM_BT_PAD;
+    x->u.in.child[i] = i < c ? ch[i] : TDM_BT_NIL;
+    x->u.in.cum[i] = i < c ? run : 0;
+  }
+  x->count = c;
+}
+
+/* Keys under child i of inner node x. */
+static uint64_t child_size(const tdm_bt_node *x, uint32_t i) {
+  return x->u.in.cum[i] - (i ? x->u.in.cum[i - 1] : 0);
+}
+
+/* Adds delta (mod 2^64) to the counts of children c.. of inner node x. */
+static void cum_add(tdm_bt_node *x, uint32_t c, uint64_t delta) {
+  uint32_t i;
+  for (i = c; i < x->count; i++) x->u.in.cum[i] += delta;
+}
+
+typedef struct path_step {
+  uint32_t node, c; /* an inner node and the child taken */
+} path_step;
+
+/* A batch is applied in ascending key order through a cursor: the
+ * root-to-leaf path of the last key and the (inclusive) upper bound of every
+ * subtree on it. The next key usually lies under the same parent, so the
+ * descent restarts at the deepest path node whose subtree can hold it rather
+ * than at the root (lower bounds hold because keys ascend). Any change of
+ * structure (split, borrow, merge, new or collapsed root) invalidates it. */
+typedef struct cursor {
+  path_step path[TDM_BT_MAX_HEIGHT]; /* inner nodes passed and children taken */
+  uint64_t hi[TDM_BT_MAX_HEIGHT];    /* keys under path[d]'s child are <= hi[d] ... */
+  uint8_t open[TDM_BT_MAX_HEIGHT];   /* ... unless open[d]: no bound below the root's */
+  unsigned depth;
+  uint32_t leaf;
+  int valid;
+} cursor;
+
+/* Moves the cursor to the leaf that holds (or would hold) key bits k, which
+ * is greater than the cursor's previous key; returns the leaf. */
+static uint32_t cursor_seek(const tdm_btree *t, cursor *cu, uint64_t k) {
+  unsigned d = 0;
+  uint32_t n = t->root;
+  if (cu->valid) {
+    d = cu->depth;
+    while (d > 0 && !cu->open[d - 1] && k > cu->hi[d - 1]) d--;
+    if (d == cu->depth) return cu->leaf;
+    n = cu->path[d].node;
+  }
+  while (t->nodes[n].level > 0) {
+    const tdm_bt_node *x = &t->nodes[n];
+    uint32_t c = tdm_bt_lower(x->key, k);
+    cu->path[d].node = n;
+    cu->path[d].c = c;
+    /* Separators are below all ones (the right child holds greater keys),
+     * so padding marks the last child, bounded by the ancestors. */
+    if (x->key[c & 15] != TDM_BT_PAD) {
+      cu->hi[d] = x->key[c & 15];
+      cu->open[d] = 0;
+    } else {
+      cu->hi[d] = d ? cu->hi[d - 1] : 0;
+      cu->open[d] = d ? cu->open[d - 1] : 1;
+    }
+    d++;
+    n = x->u.in.child[c];
+  }
+  cu->depth = d;
+  cu->leaf = n;
+  cu->valid = 1;
+  return n;
+}
+
+/* Prefetches the leaf a later key k of the batch will probably need, when it
+ * lies under the cursor leaf's parent (the parent is in cache), so the leaf
+ * misses of consecutive keys overlap. Only a hint: later splits may move k. */
+enum { AHEAD = 8 };
+
+static void cursor_prefetch(const tdm_btree *t, const cursor *cu, uint64_t k) {
+  unsigned d;
+  const tdm_bt_node *p, *x;
+  if (!cu->valid || cu->depth == 0) return;
+  d = cu->depth - 1;
+  if (d > 0 && !cu->open[d - 1] && k > cu->hi[d - 1]) return;
+  p = &t->nodes[cu->path[d].node];
+  x = &t->nodes[p->u.in.child[tdm_bt_lower(p->key, k)]];
+  prefetch_lines(x, 5);
+  __builtin_prefetch(&x->count);
+}
+
+/* ---- insert --------------------------------------------------------------- */
+
+/* Inserts (k, v) into a full leaf at slot pos by splitting it 9 / 8; returns
+ * the new right leaf and its separator (the left leaf's last key). */
+static uint32_t leaf_split(tdm_btree *t, uint32_t li, uint32_t pos, uint64_t k, uint64_t v, uint64_t *sep) {
+  uint64_t kk[17], vv[17];
+  uint32_t ri = node_new(t);
+  tdm_bt_node *l = &t->nodes[li], *r = &t->nodes[ri];
+  memcpy(kk, l->key, (size_t)pos * 8);
+  memcpy(vv, l->u.val, (size_t)pos * 8);
+  kk[pos] = k;
+  vv[pos] = v;
+  memcpy(kk + pos + 1, l->key + pos, (size_t)(16 - pos) * 8);
+  memcpy(vv + pos + 1, l->u.val + pos, (size_t)(16 - pos) * 8);
+  leaf_set(l, kk, vv, 9);
+  leaf_set(r, kk + 9, vv + 9, 8);
+  r->level = 0;
+  r->next = l->next;
+  r->prev = li;
+  if (l->next != TDM_BT_NIL) t->nodes[l->next].prev = ri;
+  else t->last_leaf = ri;
+  l->next = ri;
+  *sep = kk[8];
+  return ri;
+}
+
+/* Child c of inner node pi was split, its upper half becoming node ri with
+ * separator sep between them. Adds ri to pi; when pi is full, splits it 9 / 8
+ * and returns the new right node with *sep the separator pushed up, else
+ * returns TDM_BT_NIL. */
+static uint32_t inner_add(tdm_btree *t, uint32_t pi, uint32_t c, uint32_t ri, uint64_t *sep) {
+  uint64_t ss[16] = {0}, sz[17] = {0};
+  uint32_t ch[17] = {0}, i, nc, qi;
+  tdm_bt_node *p = &t->nodes[pi];
+  nc = p->count + 1;
+  for (i = 0; i <= c; i++) {
+    ch[i] = p->u.in.child[i];
+    sz[i] = child_size(p, i);
+  }
+  sz[c] = node_total(&t->nodes[ch[c]]);
+  ch[c + 1] = ri;
+  sz[c + 1] = node_total(&t->nodes[ri]);
+  for (i = c + 1; i < p->count; i++) {
+    ch[i + 1] = p->u.in.child[i];
+    sz[i + 1] = child_size(p, i);
+  }
+  for (i = 0; i < c; i++) ss[i] = p->key[i];
+  ss[c] = *sep;
+  for (i = c; i + 1 < p->count; i++) ss[i + 1] = p->key[i];
+  if (nc <= 16) {
+    inner_set(p, ss, ch, sz, nc);
+    return TDM_BT_NIL;
+  }
+  qi = node_new(t);
+  inner_set(p, ss, ch, sz, 9);
+  inner_set(&t->nodes[qi], ss + 9, ch + 9, sz + 9, 8);
+  t->nodes[qi].level = p->level;
+  t->nodes[qi].next = t->nodes[qi].prev = TDM_BT_NIL;
+  *sep = ss[8];
+  return qi;
+}
+
+/* Inserts key bits k with value v; an existing key combines values under the
+ * policy. Returns 1 when the key is new. Capacity for every split is reserved. */
+static int insert_one(tdm_btree *t, cursor *cu, uint64_t k, uint64_t v) {
+  const path_step *path;
+  unsigned depth, d;
+  uint32_t li, pos, ri;
+  uint64_t sep;
+  tdm_bt_node *l;
+
+  if (t->root == TDM_BT_NIL) {
+    li = node_new(t);
+    leaf_set(&t->nodes[li], &k, &v, 1);
+    t->nodes[li].next = t->nodes[li].prev = TDM_BT_NIL;
+    t->root = t->first_leaf = t->last_leaf = li;
+    t->height = 1;
+    t->size = 1;
+    cu->valid = 0;
+    return 1;
+  }
+  li = cursor_seek(t, cu, k);
+  path = cu->path;
+  depth = cu->depth;
+  l = &t->nodes[li];
+  pos = tdm_bt_lower(l->key, k);
+  if (tdm_bt_leaf_hit(l, pos, k)) {
+    l->u.val[pos] = tdm_bt_combine(l->u.val[pos], v, t->dup, t->vs, t->vkind);
+    return 0;
+  }
+  for (d = 0; d < depth; d++) cum_add(&t->nodes[path[d].node], path[d].c, 1);
+  t->size++;
+  if (l->count < 16) {
+    memmove(l->key + pos + 1, l->key + pos, (size_t)(l->count - pos) * 8);
+    memmove(l->u.val + pos + 1, l->u.val + pos, (size_t)(l->count - pos) * 8);
+    l->key[pos] = k;
+    l->u.val[pos] = v;
+    l->count++;
+    return 1;
+  }
+  cu->valid = 0; /* the path changes from here on */
+  ri = leaf_split(t, li, pos, k, v, &sep);
+  for (d = depth; d-- > 0;) {
+    ri = inner_add(t, path[d].node, path[d].c, ri, &sep);
+    if (ri == TDM_BT_NIL) return 1;
+  }
+  { /* The root split: a new root above the two halves. */
+    uint32_t nr = node_new(t), ch[2];
+    uint64_t sz[2];
+    ch[0] = t->root;
+    ch[1] = ri;
+    sz[0] = node_total(&t->nodes[ch[0]]);
+    sz[1] = node_total(&t->nodes[ri]);
+    inner_set(&t->nodes[nr], &sep, ch, sz, 2);
+    t->nodes[nr].level = t->nodes[t->root].level + 1;
+    t->nodes[nr].next = t->nodes[nr].prev = TDM_BT_NIL;
+    t->root = nr;
+    t->height++;
+  }
+  return 1;
+}
+
+/* Upper bound on the node slots a batch of m new keys can take (reserved
+ * before the first change, so inserting cannot fail halfway). A node holding
+ * e <= 16 entries that receives a more has split into k + 1 nodes of >= 8
+ * each, so k <= (16 + a) / 8 - 1 <= 1 + a / 8: splits at a level are at most
+ * min(entries added, nodes) + added / 8, plus one for a new root, and the
+ * entries added to the next level are those splits. Every level a batch can
+ * reach is counted (new levels too). A second bound holds for the whole
+ * tree: every non-root node is at least half full, and freed slots are reused
+ * first. The bound only reserves address space (see map_nodes). */
+static uint64_t insert_node_bound(const tdm_btree *t, uint64_t m) {
+  uint64_t s = m, total = 0, global;
+  unsigned l;
+  for (l = 0; l < TDM_BT_MAX_HEIGHT; l++) {
+    s = (s < t->live ? s : t->live) + s / 8 + 1;
+    total += s;
+  }
+  total += t->used + 2;
+  global = (t->size + m) / 7 + 2 * (uint64_t)TDM_BT_MAX_HEIGHT + 2;
+  if (global < t->used) global = t->used;
+  return total < global ? total : global;
+}
+
+tdm_status tdm__bt_cpu_insert(tdm_btree *t, const void *keys, const void *values, size_t n) {
+  static const char fn[] = "tdm_btree_insert";
+  batch b;
+  cursor cu;
+  size_t i;
+  tdm_status st = batch_make(t, keys, values, n, &b, fn);
+  if (st != TDM_OK) return st;
+  st = nodes_reserve(t, insert_node_bound(t, b.m), fn);
+  cu.valid = 0;
+  if (st == TDM_OK)
+    for (i = 0; i < b.m; i++) {
+      if (i + AHEAD < b.m) cursor_prefetch(t, &cu, b.kb[i + AHEAD]);
+      (void)insert_one(t, &cu, b.kb[i], b.vb[i]);
+    }
+  batch_free(&b);
+  return st;
+}
+
+/* ---- erase ---------------------------------------------------------------- */
+
+/* Removes child j (and separator j - 1, j >= 1) from inner node p after its
+ * keys moved into child j - 1: the count of j - 1 becomes the old prefix
+ * through j, so the prefix array just loses entry j - 1. */
+static void inner_remove(tdm_bt_node *p, uint32_t j) {
+  uint32_t i;
+  for (i = j; i + 1 < p->count; i++) p->u.in.child[i] = p->u.in.child[i + 1];
+  for (i = j - 1; i + 1 < p->count; i++) p->u.in.cum[i] = p->u.in.cum[i + 1];
+  for (i = j - 1; i + 2 < p->count; i++) p->key[i] = p->key[i + 1];
+  p->count--;
+  p->u.in.child[p->count] = TDM_BT_NIL;
+  p->u.in.cum[p->count] = 0;
+  p->key[p->count - 1] = TDM_BT_PAD;
+}
+
+/* Merges child j of parent p into child j - 1 and frees child j. */
+static void merge_into_left(tdm_btree *t, uint32_t pi, uint32_t j) {
+  tdm_bt_node *p = &t->nodes[pi];
+  uint32_t si = p->u.in.child[j - 1], xi = p->u.in.child[j], i;
+  tdm_bt_node *s = &t->nodes[si], *x = &t->nodes[xi];
+  if (s->level == 0) {
+    for (i = 0; i < x->count; i++) {
+      s->key[s->count + i] = x->key[i];
+      s->u.val[s->count + i] = x->u.val[i];
+    }
+    s->count += x->count;
+    s->next = x->next;
+    if (x->next != TDM_BT_NIL) t->nodes[x->next].prev = si;
+    else t->last_leaf = si;
+  } else {
+    uint64_t base = s->u.in.cum[s->count - 1];
+    s->key[s->count - 1] = p->key[j - 1];
+    for (i = 0; i < x->count; i++) {
+      if (i + 1 < x->count) s->key[s->count + i] = x->key[i];
+      s->u.in.child[s->count + i] = x->u.in.child[i];
+      s->u.in.cum[s->count + i] = base + x->u.in.cum[i];
+    }
+    s->count += x->count;
+  }
+  inner_remove(p, j);
+  node_release(t, xi);
+}
+
+/* Moves the last entry of child c - 1 to the front of child c. */
+static void borrow_left(tdm_btree *t, tdm_bt_node *p, uint32_t c) {
+  tdm_bt_node *s = &t->nodes[p->u.in.child[c - 1]], *x = &t->nodes[p->u.in.child[c]];
+  uint64_t moved;
+  if (x->level == 0) {
+    memmove(x->key + 1, x->key, (size_t)x->count * 8);
+    memmove(x->u.val + 1, x->u.val, (size_t)x->count * 8);
+    x->key[0] = s->key[s->count - 1];
+    x->u.val[0] = s->u.val[s->count - 1];
+    x->count++;
+    s->count--;
+    s->key[s->count] = TDM_BT_PAD;
+    s->u.val[s->count] = 0;
+    p->key[c - 1] = s->key[s->count - 1];
+    moved = 1;
+  } else {
+    uint32_t i;
+    moved = child_size(s, s->count - 1);
+    memmove(x->key + 1, x->key, (size_t)(x->count - 1) * 8);
+    memmove(x->u.in.child + 1, x->u.in.child, (size_t)x->count * 4);
+    for (i = x->count; i > 0; i--) x->u.in.cum[i] = x->u.in.cum[i - 1] + moved;
+    x->key[0] = p->key[c - 1];
+    x->u.in.child[0] = s->u.in.child[s->count - 1];
+    x->u.in.cum[0] = moved;
+    x->count++;
+    p->key[c - 1] = s->key[s->count - 2];
+    s->count--;
+    s->key[s->count - 1] = TDM_BT_PAD;
+    s->u.in.child[s->count] = TDM_BT_NIL;
+    s->u.in.cum[s->count] = 0;
+  }
+  p->u.in.cum[c - 1] -= moved; /* the prefix through c is unchanged */
+}
+
+/* Moves the first entry of child c + 1 to the end of child c. */
+static void borrow_right(tdm_btree *t, tdm_bt_node *p, uint32_t c) {
+  tdm_bt_node *x = &t->nodes[p->u.in.child[c]], *r = &t->nodes[p->u.in.child[c + 1]];
+  uint64_t moved;
+  if (x->level == 0) {
+    x->key[x->count] = r->key[0];
+    x->u.val[x->count] = r->u.val[0];
+    x->count++;
+    p->key[c] = r->key[0];
+    memmove(r->key, r->key + 1, (size_t)(r->count - 1) * 8);
+    memmove(r->u.val, r->u.val + 1, (size_t)(r->count - 1) * 8);
+    r->count--;
+    r->key[r->count] = TDM_BT_PAD;
+    r->u.val[r->count] = 0;
+    moved = 1;
+  } else {
+    uint32_t i;
+    moved = r->u.in.cum[0];
+    x->key[x->count - 1] = p->key[c];
+    x->u.in.child[x->count] = r->u.in.child[0];
+    x->u.in.cum[x->count] = x->u.in.cum[x->count - 1] + moved;
+    x->count++;
+    p->key[c] = r->key[0];
+    memmove(r->key, r->key + 1, (size_t)(r->count - 2) * 8);
+    memmove(r->u.in.child, r->u.in.child + 1, (size_t)(r->count - 1) * 4);
+    for (i = 0; i + 1 < r->count; i++) r->u.in.cum[i] = r->u.in.cum[i + 1] - moved;
+    r->count--;
+    r->key[r->count - 1] = TDM_BT_PAD;
+    r->u.in.child[r->count] = TDM_BT_NIL;
+    r->u.in.cum[r->count] = 0;
+  }
+  p->u.in.cum[c] += moved; /* the prefix through c + 1 is unchanged */
+}
+
+/* Erases key bits k; returns 1 when it was present. */
+static int erase_one(tdm_btree *t, cursor *cu, uint64_t k) {
+  const path_step *path;
+  unsigned depth, d;
+  uint32_t li, pos, xi;
+  tdm_bt_node *l;
+
+  if (t->root == TDM_BT_NIL) return 0;
+  li = cursor_seek(t, cu, k);
+  path = cu->path;
+  depth = cu->depth;
+  l = &t->nodes[li];
+  pos = tdm_bt_lower(l->key, k);
+  if (!tdm_bt_leaf_hit(l, pos, k)) return 0;
+  memmove(l->key + pos, l->key + pos + 1, (size_t)(l->count - pos - 1) * 8);
+  memmove(l->u.val + pos, l->u.val + pos + 1, (size_t)(l->count - pos - 1) * 8);
+  l->count--;
+  l->key[l->count] = TDM_BT_PAD;
+  l->u.val[l->count] = 0;
+  for (d = 0; d < depth; d++) cum_add(&t->nodes[path[d].node], path[d].c, (uint64_t)-1);
+  t->size--;
+
+  /* Rebalance bottom-up while a non-root node is underfull. */
+  xi = li;
+  for (d = depth; d > 0; d--) {
+    tdm_bt_node *p = &t->nodes[path[d - 1].node];
+    uint32_t c = path[d - 1].c;
+    if (t->nodes[xi].count >= TDM_BT_MIN) return 1;
+    cu->valid = 0;
+    if (c > 0 && t->nodes[p->u.in.child[c - 1]].count > TDM_BT_MIN) borrow_left(t, p, c);
+    else if (c + 1 < p->count && t->nodes[p->u.in.child[c + 1]].count > TDM_BT_MIN) borrow_right(t, p, c);
+    else if (c > 0) merge_into_left(t, path[d - 1].node, c);
+    else merge_into_left(t, path[d - 1].node, c + 1);
+    xi = path[d - 1].node;
+  }
+  /* xi is the root. */
+  l = &t->nodes[xi];
+  if (l->level == 0 && l->count == 0) {
+    cu->valid = 0;
+    node_release(t, xi);
+    t->root = t->first_leaf = t->last_leaf = TDM_BT_NIL;
+    t->height = 0;
+  } else if (l->level > 0 && l->count == 1) {
+    /* Root collapse: a root with one child hands the tree to that child. */
+    cu->valid = 0;
+    t->root = l->u.in.child[0];
+    node_release(t, xi);
+    t->height--;
+  }
+  return 1;
+}
+
+tdm_status tdm__bt_cpu_erase(tdm_btree *t, const void *keys, size_t n, size_t *erased_out) {
+  batch b;
+  cursor cu;
+  size_t i, erased = 0;
+  tdm_status st = batch_make(t, keys, NULL, n, &b, "tdm_btree_erase");
+  if (st != TDM_OK) return st;
+  cu.valid = 0;
+  for (i = 0; i < b.m && t->size > 0; i++) {
+    if (i + AHEAD < b.m) cursor_prefetch(t, &cu, b.kb[i + AHEAD]);
+    erased += (size_t)erase_one(t, &cu, b.kb[i]);
+  }
+  batch_free(&b);
+  if (erased_out) *erased_out = erased;
+  return TDM_OK;
+}
+
+/* ---- validate --------------------------------------------------------------- */
+
+typedef struct vstate {
+  const tdm_btree *t;
+  const tdm_bt_node *nodes;
+  uint32_t n_nodes;
+  uint8_t *seen;
+  uint32_t reached;
+  uint32_t expect_leaf, prev_leaf; /* leaf chain as the in-order walk expects it */
+} vstate;
+
+static const char *kind_name(const tdm_bt_node *x) { return x->level == 0 ? "leaf" : "inner"; }
+
+#define VFAIL(idx, x, inv, fmt, ...)                                                                         \
+  tdm__fail(TDM_ERR_CORRUPT, "tdm_btree_validate: node %u (%s, level %u): " inv ": " fmt, (idx), kind_name(x), \
+            (x)->level, __VA_ARGS__)
+
+/* Checks the subtree of node idx, expected at level lvl, whose keys must lie
+ * in (lo, hi] (bounds absent when has_lo / has_hi are 0); *size_out receives
+ * its key count. */
+static tdm_status vnode(vstate *v, uint32_t idx, uint32_t lvl, int has_lo, uint64_t lo, int has_hi, uint64_t hi,
+                        int is_root, uint64_t *size_out) {
+  const tdm_bt_node *x;
+  uint32_t i, nk, minc;
+  tdm_status st;
+  if (idx >= v->n_nodes)
+    return tdm__fail(TDM_ERR_CORRUPT, "tdm_btree_validate: node index %u: reachable twice: out of range "
+                     "(%u node slots)", idx, v->n_nodes);
+  x = &v->nodes[idx];
+  if (v->seen[idx]) return VFAIL(idx, x, "reachable twice", "%s", "a second path from the root leads here");
+  v->seen[idx] = 1;
+  v->reached++;
+  if (x->level != lvl)
+    return VFAIL(idx, x, "level", "expected level %u (all leaves at the same depth)", lvl);
+  minc = is_root ? (lvl == 0 ? 1u : 2u) : TDM_BT_MIN;
+  if (x->count < minc || x->count > TDM_BT_B)
+    return VFAIL(idx, x, "fill", "holds %u %s, allowed %u..%u", x->count, lvl ? "children" : "keys", minc,
+                 TDM_BT_B);
+  nk = lvl == 0 ? x->count : x->count - 1;
+  for (i = nk; i < 16; i++)
+    if (x->key[i] != TDM_BT_PAD) return VFAIL(idx, x, "padding", "unused key slot %u is not all ones", i);
+  if (lvl > 0)
+    for (i = x->count; i < 16; i++)
+      if (x->u.in.child[i] != TDM_BT_NIL || x->u.in.cum[i] != 0)
+        return VFAIL(idx, x, "padding", "unused child slot %u is not empty", i);
+  for (i = 1; i < nk; i++)
+    if (x->key[i - 1] >= x->key[i])
+      return VFAIL(idx, x, "key order", "slot %u is not greater than slot %u", i, i - 1);
+  for (i = 0; i < nk; i++)
+    if ((has_lo && x->key[i] <= lo) || (has_hi && x->key[i] > hi))
+      return VFAIL(idx, x, "separator bounds", "key slot %u lies outside the range its ancestors allow", i);
+  if (lvl == 0) {
+    if (idx != v->expect_leaf)
+      return VFAIL(idx, x, "leaf chain", "the chain reaches node %d here instead, in key order",
+                   v->expect_leaf == TDM_BT_NIL ? -1 : (int)v->expect_leaf);
+    if (x->prev != v->prev_leaf)
+      return VFAIL(idx, x, "leaf chain", "prev is %d, expected %d", x->prev == TDM_BT_NIL ? -1 : (int)x->prev,
+                   v->prev_leaf == TDM_BT_NIL ? -1 : (int)v->prev_leaf);
+    v->prev_leaf = idx;
+    v->expect_leaf = x->next;
+    *size_out = x->count;
+    return TDM_OK;
+  }
+  *size_out = 0;
+  for (i = 0; i < x->count; i++) {
+    uint64_t sub;
+    int clo = i > 0 ? 1 : has_lo, chi = i + 1 < x->count ? 1 : has_hi;
+    uint64_t blo = i > 0 ? x->key[i - 1] : lo, bhi = i + 1 < x->count ? x->key[i] : hi;
+    st = vnode(v, x->u.in.child[i], lvl - 1, clo, blo, chi, bhi, 0, &sub);
+    if (st != TDM_OK) return st;
+    *size_out += sub;
+    if (*size_out != x->u.in.cum[i])
+      return VFAIL(idx, x, "subtree count", "children 0..%u hold %llu keys, cum[%u] says %llu", i,
+                   (unsigned long long)*size_out, i, (unsigned long long)x->u.in.cum[i]);
+  }
+  return TDM_OK;
+}
+
+tdm_status tdm__bt_validate_nodes(const tdm_btree *t, const tdm_bt_node *nodes, uint32_t n_nodes, uint32_t live) {
+  vstate v;
+  uint64_t size = 0;
+  tdm_status st;
+  if (t->root == TDM_BT_NIL) {
+    if (t->size != 0 || t->height != 0 || t->first_leaf != TDM_BT_NIL || live != 0)
+      return tdm__fail(TDM_ERR_CORRUPT, "tdm_btree_validate: tree: size: no root, but size %llu, height %u",
+                       (unsigned long long)t->size, t->height);
+    return TDM_OK;
+  }
+  if (t->height == 0 || t->height > TDM_BT_MAX_HEIGHT)
+    return tdm__fail(TDM_ERR_CORRUPT, "tdm_btree_validate: tree: level: height %u is out of range", t->height);
+  memset(&v, 0, sizeof v);
+  v.t = t;
+  v.nodes = nodes;
+  v.n_nodes = n_nodes;
+  v.seen = (uint8_t *)tdm__calloc(n_nodes, 1);
+  if (!v.seen) return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "tdm_btree_validate: out of host memory");
+  v.expect_leaf = t->first_leaf;
+  v.prev_leaf = TDM_BT_NIL;
+  st = vnode(&v, t->root, t->height - 1, 0, 0, 0, 0, 1, &size);
+  tdm__free(v.seen);
+  if (st != TDM_OK) return st;
+  if (v.expect_leaf != TDM_BT_NIL || v.prev_leaf != t->last_leaf)
+    return tdm__fail(TDM_ERR_CORRUPT, "tdm_btree_validate: node %u (leaf, level 0): leaf chain: the chain does "
+                     "not end at the last leaf of the tree", v.prev_leaf);
+  if (size != t->size)
+    return tdm__fail(TDM_ERR_CORRUPT, "tdm_btree_validate: tree: subtree count: the leaves hold %llu keys, "
+                     "size says %llu", (unsigned long long)size, (unsigned long long)t->size);
+  if (v.reached != live)
+    return tdm__fail(TDM_ERR_CORRUPT, "tdm_btree_validate: tree: reachable twice: %u nodes reachable, %u live",
+                     v.reached, live);
+  return TDM_OK;
+}
+
+/* ---- corruption hook (tests only) ----------------------------------------- */
+
+/* First node of the given level in the tree (in-order), or NIL. */
+static uint32_t first_at_level(const tdm_btree *t, uint32_t lvl) {
+  uint32_t n = t->root;
+  if (n == TDM_BT_NIL || t->nodes[n].level < lvl) return TDM_BT_NIL;
+  while (t->nodes[n].level > lvl) n = t->nodes[n].u.in.child[0];
+  return n;
+}
+
+tdm_status tdm_test_btree_corrupt(tdm_btree *t, int what) {
+  uint32_t n, m;
+  uint64_t kk;
+  tdm_bt_node *x;
+  if (!t || !t->nodes || t->root == TDM_BT_NIL)
+    return tdm__fail(TDM_ERR_UNSUPPORTED, "tdm_test_btree_corrupt: needs a non-empty CPU tree");
+  switch (what) {
+  case 1: /* key order: swap the first two keys of the first leaf */
+    x = &t->nodes[first_at_level(t, 0)];
+    if (x->count < 2) break;
+    kk = x->key[0];
+    x->key[0] = x->key[1];
+    x->key[1] = kk;
+    return TDM_OK;
+  case 2: /* separator bounds: lower separator 0 below its left child's last key */
+    n = first_at_level(t, 1);
+    if (n == TDM_BT_NIL) break;
+    x = &t->nodes[n];
+    m = x->u.in.child[0];
+    while (t->nodes[m].level > 0) m = t->nodes[m].u.in.child[t->nodes[m].count - 1];
+    x->key[0] = t->nodes[m].key[t->nodes[m].count - 1] - 1;
+    return TDM_OK;
+  case 3: /* subtree count */
+    n = first_at_level(t, 1);
+    if (n == TDM_BT_NIL) break;
+    t->nodes[n].u.in.cum[0]++;
+    return TDM_OK;
+  case 4: /* leaf chain: the first leaf skips its successor */
+    n = t->first_leaf;
+    if (t->nodes[n].next == TDM_BT_NIL) break;
+    t->nodes[n].next = t->nodes[t->nodes[n].next].next;
+    return TDM_OK;
+  case 5: /* fill: a non-root leaf shrinks below the minimum */
+    if (t->height < 2) break;
+    x = &t->nodes[first_at_level(t, 0)];
+    for (m = TDM_BT_MIN - 1; m < 16; m++) x->key[m] = TDM_BT_PAD;
+    x->count = TDM_BT_MIN - 1;
+    return TDM_OK;
+  case 6: /* reachable twice */
+    n = first_at_level(t, 1);
+    if (n == TDM_BT_NIL) break;
+    t->nodes[n].u.in.child[1] = t->nodes[n].u.in.child[0];
+    return TDM_OK;
+  case 7: /* level */
+    t->nodes[first_at_level(t, 0)].level = 1;
+    return TDM_OK;
+  case 8: /* padding */
+    x = &t->nodes[t->root];
+    if (x->level > 0) x->key[15] = 0;
+    else if (x->count < 16) x->key[x->count] = 0;
+    else break;
+    return TDM_OK;
+  default: break;
+  }
+  return tdm__fail(TDM_ERR_UNSUPPORTED, "tdm_test_btree_corrupt: corruption %d does not apply to this tree",
+                   what);
+}

@@ -1,0 +1,244 @@
+/*
+ * btree_api.c: the public B+ tree calls. Arguments are checked once here
+ * (NULL handles and arrays, enums, size overflow, memory space, overlap of
+ * inputs with outputs), then the call goes to the tree's backend: the CPU
+ * backend for trees built on a CPU context, the CUDA backend otherwise.
+ */
+#include <string.h>
+
+#include "btree_gpu_iface.h"
+
+#define IS_CUDA(t) ((t)->ctx->backend == TDM_BACKEND_CUDA)
+
+/* One array argument of a call, for the overlap check. */
+typedef struct arg {
+  const char *name;
+  const void *p;
+  size_t bytes;
+  int out;
+} arg;
+
+/* Fails when an output overlaps any other argument. */
+static tdm_status check_overlap(const char *fn, const arg *a, int na) {
+  int i, j;
+  for (i = 0; i < na; i++)
+    for (j = i + 1; j < na; j++)
+      if ((a[i].out || a[j].out) && tdm__overlap(a[i].p, a[i].bytes, a[j].p, a[j].bytes))
+        return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: %s and %s overlap", fn, a[i].name, a[j].name);
+  return TDM_OK;
+}
+
+static tdm_status check_tree(const tdm_btree *t, const char *fn) {
+  if (!t) return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: tree is NULL", fn);
+  return TDM_OK;
+}
+
+/* Checks an optional output array: NULL is allowed (the output is not wanted). */
+static tdm_status check_opt(const tdm_btree *t, const char *fn, const char *what, const void *p, size_t n,
+                            size_t elem, size_t *bytes) {
+  *bytes = 0;
+  if (!p) return TDM_OK;
+  return tdm__check_array(t->ctx, fn, what, p, n, elem, bytes);
+}
+
+tdm_status tdm_btree_build(tdm_ctx *ctx, const tdm_btree_opts *opts, const void *keys, const void *values,
+                           size_t n, tdm_btree **out) {
+  static const char fn[] = "tdm_btree_build";
+  tdm_btree *t;
+  tdm_status st;
+  if ((st = tdm__check_ctx(ctx, fn)) != TDM_OK) return st;
+  if (!opts) return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: opts is NULL", fn);
+  if (!out) return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: out is NULL", fn);
+  if (!tdm__type_valid(opts->key_type))
+    return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: key_type %d is not a tdm_type", fn, (int)opts->key_type);
+  if (!tdm__type_valid(opts->value_type))
+    return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: value_type %d is not a tdm_type", fn, (int)opts->value_type);
+  if ((int)opts->on_duplicate < (int)TDM_DUP_KEEP_FIRST || (int)opts->on_duplicate > (int)TDM_DUP_MAX)
+    return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: on_duplicate %d is not a tdm_dup", fn,
+                     (int)opts->on_duplicate);
+  if (opts->on_duplicate == TDM_DUP_SUM && (opts->value_type == TDM_F32 || opts->value_type == TDM_F64))
+    return tdm__fail(TDM_ERR_UNSUPPORTED, "%s: TDM_DUP_SUM needs an integer value type, not %s", fn,
+                     tdm_type_name(opts->value_type));
+  if ((st = tdm__check_array(ctx, fn, "keys", keys, n, tdm_type_size(opts->key_type), NULL)) != TDM_OK) return st;
+  if ((st = tdm__check_array(ctx, fn, "values", values, n, tdm_type_size(opts->value_type), NULL)) != TDM_OK)
+    return st;
+
+  t = (tdm_btree *)tdm__calloc(1, sizeof *t);
+  if (!t) return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "%s: out of host memory for the tree handle", fn);
+  t->ctx = ctx;
+  t->key_type = opts->key_type;
+  t->value_type = opts->value_type;
+  t->dup = (int)opts->on_duplicate;
+  t->kind = tdm__key_kind(opts->key_type);
+  t->vkind = tdm__key_kind(opts->value_type);
+  t->ks = (uint32_t)tdm_type_size(opts->key_type);
+  t->vs = (uint32_t)tdm_type_size(opts->value_type);
+  t->root = t->first_leaf = t->last_leaf = t->free_head = TDM_BT_NIL;
+  st = IS_CUDA(t) ? tdm__bt_gpu_build(t, keys, values, n) : tdm__bt_cpu_build(t, keys, values, n);
+  if (st != TDM_OK) {
+    tdm_btree_destroy(t);
+    return st;
+  }
+  *out = t;
+  return TDM_OK;
+}
+
+void tdm_btree_destroy(tdm_btree *t) {
+  if (!t) return;
+  if (IS_CUDA(t)) tdm__bt_gpu_free(t);
+  else tdm__bt_cpu_free(t);
+  tdm__free(t);
+}
+
+tdm_status tdm_btree_find(const tdm_btree *t, const void *keys, void *values_out, uint8_t *found_out, size_t n) {
+  static const char fn[] = "tdm_btree_find";
+  size_t kb, vb, fb;
+  arg a[3];
+  tdm_status st;
+  if ((st = check_tree(t, fn)) != TDM_OK) return st;
+  if ((st = tdm__check_array(t->ctx, fn, "keys", keys, n, t->ks, &kb)) != TDM_OK) return st;
+  if ((st = check_opt(t, fn, "values_out", values_out, n, t->vs, &vb)) != TDM_OK) return st;
+  if ((st = check_opt(t, fn, "found_out", found_out, n, 1, &fb)) != TDM_OK) return st;
+  a[0].name = "keys", a[0].p = keys, a[0].bytes = kb, a[0].out = 0;
+  a[1].name = "values_out", a[1].p = values_out, a[1].bytes = vb, a[1].out = 1;
+  a[2].name = "found_out", a[2].p = found_out, a[2].bytes = fb, a[2].out = 1;
+  if ((st = check_overlap(fn, a, 3)) != TDM_OK) return st;
+  if (n == 0 || (!values_out && !found_out)) return TDM_OK;
+  return IS_CUDA(t) ? tdm__bt_gpu_find(t, keys, values_out, found_out, n)
+                    : tdm__bt_cpu_find(t, keys, values_out, found_out, n);
+}
+
+tdm_status tdm_btree_rank(const tdm_btree *t, const void *keys, uint64_t *rank_out, size_t n) {
+  static const char fn[] = "tdm_btree_rank";
+  size_t kb, rb;
+  arg a[2];
+  tdm_status st;
+  if ((st = check_tree(t, fn)) != TDM_OK) return st;
+  if ((st = tdm__check_array(t->ctx, fn, "keys", keys, n, t->ks, &kb)) != TDM_OK) return st;
+  if ((st = tdm__check_array(t->ctx, fn, "rank_out", rank_out, n, 8, &rb)) != TDM_OK) return st;
+  a[0].name = "keys", a[0].p = keys, a[0].bytes = kb, a[0].out = 0;
+  a[1].name = "rank_out", a[1].p = rank_out, a[1].bytes = rb, a[1].out = 1;
+  if ((st = check_overlap(fn, a, 2)) != TDM_OK) return st;
+  if (n == 0) return TDM_OK;
+  return IS_CUDA(t) ? tdm__bt_gpu_rank(t, keys, rank_out, n) : tdm__bt_cpu_rank(t, keys, rank_out, n);
+}
+
+tdm_status tdm_btree_range_count(const tdm_btree *t, const void *lo, const void *hi, uint64_t *count_out,
+                                 size_t n) {
+  static const char fn[] = "tdm_btree_range_count";
+  size_t lb, hb, cb;
+  arg a[3];
+  tdm_status st;
+  if ((st = check_tree(t, fn)) != TDM_OK) return st;
+  if ((st = tdm__check_array(t->ctx, fn, "lo", lo, n, t->ks, &lb)) != TDM_OK) return st;
+  if ((st = tdm__check_array(t->ctx, fn, "hi", hi, n, t->ks, &hb)) != TDM_OK) return st;
+  if ((st = tdm__check_array(t->ctx, fn, "count_out", count_out, n, 8, &cb)) != TDM_OK) return st;
+  a[0].name = "lo", a[0].p = lo, a[0].bytes = lb, a[0].out = 0;
+  a[1].name = "hi", a[1].p = hi, a[1].bytes = hb, a[1].out = 0;
+  a[2].name = "count_out", a[2].p = count_out, a[2].bytes = cb, a[2].out = 1;
+  if ((st = check_overlap(fn, a, 3)) != TDM_OK) return st;
+  if (n == 0) return TDM_OK;
+  return IS_CUDA(t) ? tdm__bt_gpu_range_count(t, lo, hi, count_out, n)
+                    : tdm__bt_cpu_range_count(t, lo, hi, count_out, n);
+}
+
+tdm_status tdm_btree_range(const tdm_btree *t, const void *lo, const void *hi, size_t n, uint64_t *offsets_out,
+                           void *keys_out, void *values_out, size_t cap) {
+  static const char fn[] = "tdm_btree_range";
+  size_t lb, hb, ob, kb, vb, n1;
+  arg a[5];
+  tdm_status st;
+  if ((st = check_tree(t, fn)) != TDM_OK) return st;
+  if (!tdm__add_ok(n, 1, &n1))
+    return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: n = %zu leaves no room for n + 1 offsets", fn, n);
+  if ((st = tdm__check_array(t->ctx, fn, "lo", lo, n, t->ks, &lb)) != TDM_OK) return st;
+  if ((st = tdm__check_array(t->ctx, fn, "hi", hi, n, t->ks, &hb)) != TDM_OK) return st;
+  if (n > 0 && (st = tdm__check_array(t->ctx, fn, "offsets_out", offsets_out, n1, 8, &ob)) != TDM_OK) return st;
+  if (n == 0) ob = offsets_out ? 8 : 0;
+  if ((st = check_opt(t, fn, "keys_out", keys_out, cap, t->ks, &kb)) != TDM_OK) return st;
+  if ((st = check_opt(t, fn, "values_out", values_out, cap, t->vs, &vb)) != TDM_OK) return st;
+  a[0].name = "lo", a[0].p = lo, a[0].bytes = lb, a[0].out = 0;
+  a[1].name = "hi", a[1].p = hi, a[1].bytes = hb, a[1].out = 0;
+  a[2].name = "offsets_out", a[2].p = offsets_out, a[2].bytes = ob, a[2].out = 1;
+  a[3].name = "keys_out", a[3].p = keys_out, a[3].bytes = kb, a[3].out = 1;
+  a[4].name = "values_out", a[4].p = values_out, a[4].bytes = vb, a[4].out = 1;
+  if ((st = check_overlap(fn, a, 5)) != TDM_OK) return st;
+  if (n == 0) {
+    /* One offset, 0, when the caller gave room for it. */
+    if (offsets_out) {
+      uint64_t zero = 0;
+      if (IS_CUDA(t)) return tdm__bt_gpu_range(t, lo, hi, 0, offsets_out, keys_out, values_out, cap);
+      memcpy(offsets_out, &zero, sizeof zero);
+    }
+    return TDM_OK;
+  }
+  return IS_CUDA(t) ? tdm__bt_gpu_range(t, lo, hi, n, offsets_out, keys_out, values_out, cap)
+                    : tdm__bt_cpu_range(t, lo, hi, n, offsets_out, keys_out, values_out, cap);
+}
+
+tdm_status tdm_btree_insert(tdm_btree *t, const void *keys, const void *values, size_t n) {
+  static const char fn[] = "tdm_btree_insert";
+  tdm_status st;
+  if ((st = check_tree(t, fn)) != TDM_OK) return st;
+  if ((st = tdm__check_array(t->ctx, fn, "keys", keys, n, t->ks, NULL)) != TDM_OK) return st;
+  if ((st = tdm__check_array(t->ctx, fn, "values", values, n, t->vs, NULL)) != TDM_OK) return st;
+  if (n == 0) return TDM_OK;
+  return IS_CUDA(t) ? tdm__bt_gpu_insert(t, keys, values, n) : tdm__bt_cpu_insert(t, keys, values, n);
+}
+
+tdm_status tdm_btree_erase(tdm_btree *t, const void *keys, size_t n, size_t *erased_out) {
+  static const char fn[] = "tdm_btree_erase";
+  size_t kb;
+  tdm_status st;
+  if ((st = check_tree(t, fn)) != TDM_OK) return st;
+  if ((st = tdm__check_array(t->ctx, fn, "keys", keys, n, t->ks, &kb)) != TDM_OK) return st;
+  if (erased_out && tdm__overlap(keys, kb, erased_out, sizeof *erased_out))
+    return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: keys and erased_out overlap", fn);
+  if (n == 0) {
+    if (erased_out) *erased_out = 0;
+    return TDM_OK;
+  }
+  return IS_CUDA(t) ? tdm__bt_gpu_erase(t, keys, n, erased_out) : tdm__bt_cpu_erase(t, keys, n, erased_out);
+}
+
+size_t tdm_btree_size(const tdm_btree *t) { return t ? (size_t)t->size : 0; }
+
+unsigned tdm_btree_height(const tdm_btree *t) { return t ? t->height : 0; }
+
+tdm_status tdm_btree_export(const tdm_btree *t, void *keys_out, void *values_out, size_t cap, size_t *n_out) {
+  static const char fn[] = "tdm_btree_export";
+  size_t kb, vb;
+  arg a[2];
+  tdm_status st;
+  if ((st = check_tree(t, fn)) != TDM_OK) return st;
+  if ((st = check_opt(t, fn, "keys_out", keys_out, cap, t->ks, &kb)) != TDM_OK) return st;
+  if ((st = check_opt(t, fn, "values_out", values_out, cap, t->vs, &vb)) != TDM_OK) return st;
+  a[0].name = "keys_out", a[0].p = keys_out, a[0].bytes = kb, a[0].out = 1;
+  a[1].name = "values_out", a[1].p = values_out, a[1].bytes = vb, a[1].out = 1;
+  if ((st = check_overlap(fn, a, 2)) != TDM_OK) return st;
+  if (n_out) *n_out = (size_t)t->size;
+  if (cap < t->size)
+    return tdm__fail(TDM_ERR_CAPACITY, "%s: the tree holds %llu keys, but cap is %zu", fn,
+                     (unsigned long long)t->size, cap);
+  if (t->size == 0 || (!keys_out && !values_out)) return TDM_OK;
+  return IS_CUDA(t) ? tdm__bt_gpu_export(t, keys_out, values_out) : tdm__bt_cpu_export(t, keys_out, values_out);
+}
+
+tdm_status tdm_btree_validate(const tdm_btree *t) {
+  static const char fn[] = "tdm_btree_validate";
+  tdm_bt_node *host;
+  tdm_status st;
+  if ((st = check_tree(t, fn)) != TDM_OK) return st;
+  if (!IS_CUDA(t)) {
+    if (t->root != TDM_BT_NIL && t->live > t->used)
+      return tdm__fail(TDM_ERR_CORRUPT, "%s: tree: reachable twice: %u live nodes in %u slots", fn, t->live,
+                       t->used);
+    return tdm__bt_validate_nodes(t, t->nodes, t->used, t->live);
+  }
+  /* A device tree is checked by the same code on a host copy of its nodes. */
+  if (t->root == TDM_BT_NIL) return tdm__bt_validate_nodes(t, NULL, 0, 0);
+  if ((st = tdm__bt_gpu_download(t, &host)) != TDM_OK) return st;
+  st = tdm__bt_validate_nodes(t, host, (uint32_t)t->geom.nodes, (uint32_t)t->geom.nodes);
+  tdm__free(host);
+  return st;
+}
