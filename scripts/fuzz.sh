@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 SECS=${1:-60}
 BUILD=${2:-build-fuzz}
 CC=clang CXX=clang++ cmake -S . -B "$BUILD" -DTANDEM_CUDA=OFF -DTANDEM_FUZZ=ON -DTANDEM_TESTS=OFF \
-  -DTANDEM_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  -DTANDEM_BENCH=OFF -DTANDEM_EXAMPLES=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$BUILD" -j "$(nproc)" >/dev/null
 for bin in "$BUILD"/tests/fuzz/fuzz_*; do
   name=$(basename "$bin")
