@@ -96,6 +96,7 @@ struct ratios {
 };
 
 void print_ratio(const bench_row &r, double absl, double gather) {
+  if (absl <= 0 && gather <= 0) return; /* no peer measured, no ceiling: nothing to compare */
   printf("%-10s   -> ", "");
   if (absl > 0) printf("%.2fx absl::flat_hash_map (1 thread)", r.median / absl);
   if (gather > 0) printf("%s%.0f%% of the %.1f M/s gather ceiling at %d thread(s)", absl > 0 ? ", " : "",
