@@ -1,4 +1,4 @@
-/*
+/** @file
  * tandem/btree.h: a bulk-loaded B+ tree (an ordered map with unique keys) with
  * batched queries and updates, on the CPU and on CUDA.
  */

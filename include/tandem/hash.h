@@ -1,4 +1,4 @@
-/*
+/** @file
  * tandem/hash.h: an open-addressing hash table with bulk operations, on the
  * CPU and on CUDA.
  *
