@@ -44,42 +44,8 @@ typedef struct hc_counts {
   size_t n[8];
 } hc_counts;
 
-#define HS_K uint32_t
-#define HS_V uint32_t
-#define HS_KW 32
-#define HS_VW 32
-#define HS_SFX k32v32
-#include "hash_cpu_impl.h"
-#undef HS_V
-#undef HS_VW
-#undef HS_SFX
-#define HS_V uint64_t
-#define HS_VW 64
-#define HS_SFX k32v64
-#include "hash_cpu_impl.h"
-#undef HS_K
-#undef HS_V
-#undef HS_KW
-#undef HS_VW
-#undef HS_SFX
-#define HS_K uint64_t
-#define HS_V uint32_t
-#define HS_KW 64
-#define HS_VW 32
-#define HS_SFX k64v32
-#include "hash_cpu_impl.h"
-#undef HS_V
-#undef HS_VW
-#undef HS_SFX
-#define HS_V uint64_t
-#define HS_VW 64
-#define HS_SFX k64v64
-#include "hash_cpu_impl.h"
-#undef HS_K
-#undef HS_V
-#undef HS_KW
-#undef HS_VW
-#undef HS_SFX
+#define HS_TEMPLATE "../cpu/hash_cpu_impl.h" /* relative to src/hash_inst.h */
+#include "../src/hash_inst.h"
 
 /* Index 0..3 of a table's instantiation: k32v32, k32v64, k64v32, k64v64. */
 static int inst(const tdm_hash *h) { return (h->ks == 8) * 2 + (h->vs == 8); }

@@ -206,41 +206,7 @@ TDM_HD uint64_t tdm_hash_cas64(uint64_t *p, uint64_t expect, uint64_t desired) {
 }
 
 /* The slot types and probe functions for each key/value width. */
-#define HS_K uint32_t
-#define HS_V uint32_t
-#define HS_KW 32
-#define HS_VW 32
-#define HS_SFX k32v32
-#include "hash_slot_impl.h"
-#undef HS_V
-#undef HS_VW
-#undef HS_SFX
-#define HS_V uint64_t
-#define HS_VW 64
-#define HS_SFX k32v64
-#include "hash_slot_impl.h"
-#undef HS_K
-#undef HS_V
-#undef HS_KW
-#undef HS_VW
-#undef HS_SFX
-#define HS_K uint64_t
-#define HS_V uint32_t
-#define HS_KW 64
-#define HS_VW 32
-#define HS_SFX k64v32
-#include "hash_slot_impl.h"
-#undef HS_V
-#undef HS_VW
-#undef HS_SFX
-#define HS_V uint64_t
-#define HS_VW 64
-#define HS_SFX k64v64
-#include "hash_slot_impl.h"
-#undef HS_K
-#undef HS_V
-#undef HS_KW
-#undef HS_VW
-#undef HS_SFX
+#define HS_TEMPLATE "hash_slot_impl.h"
+#include "hash_inst.h"
 
 #endif /* TANDEM_HASH_LAYOUT_H */
