@@ -24,8 +24,10 @@
  *     counts the next digit while scattering the current one.
  *  4. Constant digits are skipped: the top level works only on the bit range
  *     where keys differ, and every level checks its histogram for a digit
- *     that holds all elements. A bucket too big for the cache (skewed keys)
- *     recurses into sort_rec.
+ *     that holds all elements. A bucket more than twice the cache target
+ *     (skewed keys) recurses into sort_rec with all threads; one between the
+ *     target and twice it is still sorted by one thread, so that buckets just
+ *     over the target keep every thread busy.
  *  5. The last write of each element applies the inverse transform, so the
  *     output holds the caller's original bit patterns.
  * Main memory sees about two reads and two writes per element whatever the key
@@ -37,7 +39,7 @@
 #define RS_FN(name) RS_CAT(name, RS_SFX)
 #define RS_KBITS ((int)(sizeof(RS_K) * 8))
 /* Offset of the values in a private buffer: after the keys, 64-byte aligned. */
-#define RS_PRIV_VOFF(w) (((w)->local_max * sizeof(RS_K) + 63) & ~(size_t)63)
+#define RS_PRIV_VOFF(w) (((w)->bucket_max * sizeof(RS_K) + 63) & ~(size_t)63)
 /* Elements per write-combining line: one cache line of the wider array. */
 #define RS_E rs_line_elems(sizeof(RS_K), RS_HAS_V ? sizeof(RS_V) : 0)
 
@@ -301,7 +303,7 @@ static void RS_FN(sort_rec)(rs_work *w, RS_K *src, RS_V *srcv, RS_K *alt, RS_V *
     /* Oversized buckets (skewed keys) get all threads, one after another. */
     for (b = 0; b < B; b++) {
       size_t s = bstart[b], m = bstart[b + 1] - s;
-      if (m > w->local_max)
+      if (m > w->bucket_max)
         RS_FN(sort_rec)(w, alt + s, RS_HAS_V ? altv + s : NULL, src + s, RS_HAS_V ? srcv + s : NULL, m, shift,
                         bit_lo, !final_in_alt, o, depth + 1, 0);
     }
@@ -313,7 +315,7 @@ static void RS_FN(sort_rec)(rs_work *w, RS_K *src, RS_V *srcv, RS_K *alt, RS_V *
       RS_V *Tv = (RS_V *)(priv + RS_PRIV_VOFF(w));
       RS_K *a = alt + s, *x = src + s;
       RS_V *av = RS_HAS_V ? altv + s : NULL, *xv = RS_HAS_V ? srcv + s : NULL;
-      if (m == 0 || m > w->local_max) continue;
+      if (m == 0 || m > w->bucket_max) continue;
       /* The bucket is in alt; the result belongs in alt or in src. */
       if (final_in_alt) RS_FN(local_sort)(a, av, a, av, x, xv, T, Tv, m, shift, bit_lo, o);
       else RS_FN(local_sort)(a, av, x, xv, NULL, NULL, T, Tv, m, shift, bit_lo, o);

@@ -38,7 +38,8 @@ enum {
 /* Per-call workspace, allocated before anything is modified. */
 typedef struct rs_work {
   int threads;        /* threads this call uses */
-  size_t local_max;   /* largest bucket sorted in cache by one thread */
+  size_t local_max;   /* bucket size the partition aims for (fits in cache) */
+  size_t bucket_max;  /* largest bucket sorted by one thread: 2 x local_max */
   size_t *cnt;        /* threads x RS_MSD_MAX_B counters / offsets */
   size_t *bstart;     /* RS_MAX_DEPTH x (RS_MSD_MAX_B + 1) bucket boundaries */
   uint32_t *fill;     /* threads x 2 x RS_MSD_MAX_B write-combining fill/head */
@@ -153,7 +154,7 @@ static inline void rs_stream_fence(void) {
 /* Layout of one call's scratch block. */
 typedef struct rs_layout {
   size_t bits, tmp, tmpv, cnt, bstart, fill, wc, priv, total;
-  size_t wc_stride, priv_stride, local_max;
+  size_t wc_stride, priv_stride, local_max, bucket_max;
   int threads;
 } rs_layout;
 
@@ -173,7 +174,8 @@ static rs_layout rs_plan(const tdm_ctx *ctx, size_t n, size_t ks, size_t vs, siz
   if (t > 1 && l.local_max > n / 2) l.local_max = n / 2;
   if (l.local_max > n) l.local_max = n;
   l.wc_stride = ((size_t)RS_MSD_MAX_B * e * (ks + vs) + 63) & ~(size_t)63;
-  l.priv_stride = (l.local_max * (ks + vs) + 64 + 63) & ~(size_t)63;
+  l.bucket_max = 2 * l.local_max;
+  l.priv_stride = (l.bucket_max * (ks + vs) + 64 + 63) & ~(size_t)63;
   l.bits = tdm__carve(&off, bits_bytes);
   l.tmp = tdm__carve(&off, n * ks);
   l.tmpv = tdm__carve(&off, n * vs);
@@ -189,6 +191,7 @@ static rs_layout rs_plan(const tdm_ctx *ctx, size_t n, size_t ks, size_t vs, siz
 static void rs_work_init(rs_work *w, const rs_layout *l, char *base) {
   w->threads = l->threads;
   w->local_max = l->local_max;
+  w->bucket_max = l->bucket_max;
   w->cnt = (size_t *)(base + l->cnt);
   w->bstart = (size_t *)(base + l->bstart);
   w->fill = (uint32_t *)(base + l->fill);
