@@ -258,11 +258,11 @@ int main(int argc, char **argv) {
   }
   if (o.backends.empty()) usage("--backend must be cpu, cuda or all");
 
-  std::vector<std::string> todo;
+  std::vector<std::string> selected;
   if (what == "all") {
-    for (auto &kv : registry()) todo.push_back(kv.first);
+    for (auto &kv : registry()) selected.push_back(kv.first);
   } else if (registry().count(what)) {
-    todo.push_back(what);
+    selected.push_back(what);
   } else {
     usage(("unknown benchmark " + what).c_str());
   }
@@ -278,7 +278,7 @@ int main(int argc, char **argv) {
   printf("tandem-bench %s: tandem %s, CUDA devices: %d, cores: %u, reps: %d\n", what.c_str(), tdm_version(),
          tdm_cuda_device_count(), std::thread::hardware_concurrency(), o.reps);
   int rc = 0;
-  for (auto &name : todo) rc |= registry()[name](o);
+  for (auto &name : selected) rc |= registry()[name](o);
   if (csv_file) fclose(csv_file);
   return rc;
 }

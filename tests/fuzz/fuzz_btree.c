@@ -13,7 +13,6 @@
 #define FAIL(...) (fprintf(stderr, __VA_ARGS__), fputc('\n', stderr), abort())
 
 static const tdm_type types[6] = {TDM_U32, TDM_U64, TDM_I32, TDM_I64, TDM_F32, TDM_F64};
-static tdm_ctx *ctxs[2];
 
 static uint64_t decode_key(uint8_t b, tdm_type t) {
   size_t w = tdm_type_size(t);
@@ -69,19 +68,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int steps = 0;
 
   if (size < 3) return 0;
-  if (!ctxs[0]) {
-    tdm_ctx_opts co = {TDM_BACKEND_CPU, 1, 0, NULL};
-    if (tdm_ctx_create(&co, &ctxs[0]) != TDM_OK) abort();
-    co.cpu_threads = 2;
-    if (tdm_ctx_create(&co, &ctxs[1]) != TDM_OK) abort();
-  }
   memset(&o, 0, sizeof o);
   o.key_type = types[p[0] % 6];
   o.value_type = types[(p[0] / 6) % 6];
   o.on_duplicate = (tdm_dup)(p[1] % 5);
   if (o.on_duplicate == TDM_DUP_SUM && (o.value_type == TDM_F32 || o.value_type == TDM_F64))
     o.on_duplicate = TDM_DUP_MIN;
-  ctx = ctxs[p[2] & 1];
+  ctx = fuzz_ctx(p[2] & 1);
   ks = tdm_type_size(o.key_type);
   vs = tdm_type_size(o.value_type);
   p += 3;

@@ -15,7 +15,6 @@
 
 static const tdm_type key_types[4] = {TDM_U32, TDM_U64, TDM_I32, TDM_I64};
 static const tdm_type val_types[6] = {TDM_U32, TDM_U64, TDM_I32, TDM_I64, TDM_F32, TDM_F64};
-static tdm_ctx *ctxs[2];
 
 /* A key from one byte: a small alphabet, plus the all-zero and all-ones
  * words and values near them (the likeliest internal markers). */
@@ -63,12 +62,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int steps = 0;
 
   if (size < 4) return 0;
-  if (!ctxs[0]) {
-    tdm_ctx_opts co = {TDM_BACKEND_CPU, 1, 0, NULL};
-    if (tdm_ctx_create(&co, &ctxs[0]) != TDM_OK) abort();
-    co.cpu_threads = 2;
-    if (tdm_ctx_create(&co, &ctxs[1]) != TDM_OK) abort();
-  }
   memset(&o, 0, sizeof o);
   o.key_type = key_types[p[0] % 4];
   o.value_type = val_types[(p[0] / 4) % 6];
@@ -80,7 +73,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   o.max_load = (p[2] >> 6) ? 0.25 * (p[2] >> 6) : 0;
   ks = tdm_type_size(o.key_type);
   vs = tdm_type_size(o.value_type);
-  s = tdm_hash_create(ctxs[p[3] & 1], &o, &h);
+  s = tdm_hash_create(fuzz_ctx(p[3] & 1), &o, &h);
   if (s != TDM_OK) FAIL("create: %s", tdm_last_error());
   p += 4;
 

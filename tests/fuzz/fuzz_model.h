@@ -1,5 +1,6 @@
 /*
- * fuzz_model.h: the reference map the structure fuzzers check against: an
+ * fuzz_model.h: what the fuzz targets share: a context per thread count, and
+ * the reference map the structure fuzzers check against: an
  * unsorted array of (key, value) words with linear search. Small and obviously
  * right, which is the point. Keys and values are raw 64-bit words; 32-bit
  * types use the low half.
@@ -20,14 +21,14 @@ typedef struct model {
   size_t n, cap;
 } model;
 
-static long model_find(const model *m, uint64_t k) {
+static inline long model_find(const model *m, uint64_t k) {
   size_t i;
   for (i = 0; i < m->n; i++)
     if (m->k[i] == k) return (long)i;
   return -1;
 }
 
-static void model_put(model *m, uint64_t k, uint64_t v) {
+static inline void model_put(model *m, uint64_t k, uint64_t v) {
   if (m->n == m->cap) {
     m->cap = m->cap ? 2 * m->cap : 64;
     m->k = (uint64_t *)realloc(m->k, m->cap * 8);
@@ -39,7 +40,7 @@ static void model_put(model *m, uint64_t k, uint64_t v) {
   m->n++;
 }
 
-static int model_erase(model *m, uint64_t k) {
+static inline int model_erase(model *m, uint64_t k) {
   long i = model_find(m, k);
   if (i < 0) return 0;
   m->k[i] = m->k[m->n - 1];
@@ -48,19 +49,19 @@ static int model_erase(model *m, uint64_t k) {
   return 1;
 }
 
-static int kind_of(tdm_type t) {
+static inline int kind_of(tdm_type t) {
   return (t == TDM_I32 || t == TDM_I64) ? TDM_KIND_SIGNED
          : (t == TDM_F32 || t == TDM_F64) ? TDM_KIND_FLOAT : TDM_KIND_UNSIGNED;
 }
 
 /* Compares two values of type t in the contract's order. */
-static int value_cmp(tdm_type t, uint64_t a, uint64_t b) {
+static inline int value_cmp(tdm_type t, uint64_t a, uint64_t b) {
   if (tdm_type_size(t) == 4) return tdm_cmp_raw32((uint32_t)a, (uint32_t)b, kind_of(t));
   return tdm_cmp_raw64(a, b, kind_of(t));
 }
 
 /* The value a duplicate policy keeps when `incoming` meets `old`. */
-static uint64_t merge_value(tdm_dup p, tdm_type vt, uint64_t old, uint64_t incoming) {
+static inline uint64_t merge_value(tdm_dup p, tdm_type vt, uint64_t old, uint64_t incoming) {
   uint64_t mask = tdm_type_size(vt) == 4 ? 0xffffffffull : ~0ull;
   switch (p) {
   case TDM_DUP_KEEP_FIRST: return old;
@@ -73,20 +74,31 @@ static uint64_t merge_value(tdm_dup p, tdm_type vt, uint64_t old, uint64_t incom
 }
 
 /* Reads a word of `bytes` bytes from a little-endian stream; 0 past the end. */
-static uint64_t take(const uint8_t **p, const uint8_t *end, size_t bytes) {
+static inline uint64_t take(const uint8_t **p, const uint8_t *end, size_t bytes) {
   uint64_t x = 0;
   size_t i;
   for (i = 0; i < bytes && *p < end; i++, (*p)++) x |= (uint64_t)**p << (8 * i);
   return x;
 }
 
-static void put_word(void *arr, size_t i, size_t width, uint64_t x) {
+static inline void put_word(void *arr, size_t i, size_t width, uint64_t x) {
   if (width == 4) ((uint32_t *)arr)[i] = (uint32_t)x;
   else ((uint64_t *)arr)[i] = x;
 }
 
-static uint64_t get_word(const void *arr, size_t i, size_t width) {
+static inline uint64_t get_word(const void *arr, size_t i, size_t width) {
   return width == 4 ? ((const uint32_t *)arr)[i] : ((const uint64_t *)arr)[i];
+}
+
+/* A CPU context with 1 thread (which == 0) or 2 (which == 1), made once per
+ * process and kept: fuzz runs reuse them so each input costs no setup. */
+static inline tdm_ctx *fuzz_ctx(int which) {
+  static tdm_ctx *ctxs[2];
+  if (!ctxs[which]) {
+    tdm_ctx_opts co = {TDM_BACKEND_CPU, which ? 2 : 1, 0, NULL};
+    if (tdm_ctx_create(&co, &ctxs[which]) != TDM_OK) abort();
+  }
+  return ctxs[which];
 }
 
 #endif /* TANDEM_FUZZ_MODEL_H */

@@ -9,9 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <tandem/tandem.h>
-
-#include "../../src/keybits.h"
+#include "fuzz_model.h"
 
 static const tdm_type types[6] = {TDM_U32, TDM_U64, TDM_I32, TDM_I64, TDM_F32, TDM_F64};
 
@@ -25,13 +23,6 @@ static int cmp_item(const void *pa, const void *pb) {
   if (a->bits != b->bits) return a->bits < b->bits ? -1 : 1;
   return (a->idx > b->idx) - (a->idx < b->idx);
 }
-
-static int kind_of(tdm_type t) {
-  return (t == TDM_I32 || t == TDM_I64) ? TDM_KIND_SIGNED
-         : (t == TDM_F32 || t == TDM_F64) ? TDM_KIND_FLOAT : TDM_KIND_UNSIGNED;
-}
-
-static tdm_ctx *ctxs[2];
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   tdm_type t;
@@ -49,13 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   op = (data[0] / 6) % 3;
   desc = (data[0] / 18) % 2;
   flags = desc ? TDM_SORT_DESCENDING : 0;
-  if (!ctxs[0]) {
-    tdm_ctx_opts o = {TDM_BACKEND_CPU, 1, 0, NULL};
-    if (tdm_ctx_create(&o, &ctxs[0]) != TDM_OK) abort();
-    o.cpu_threads = 2;
-    if (tdm_ctx_create(&o, &ctxs[1]) != TDM_OK) abort();
-  }
-  ctx = ctxs[(data[0] / 36) % 2];
+  ctx = fuzz_ctx((data[0] / 36) % 2);
   ks = tdm_type_size(t);
   kind = kind_of(t);
   n = (size - 1) / ks;
