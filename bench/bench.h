@@ -41,6 +41,11 @@ struct bench_row {
   double median = 0, min = 0, max = 0; /* millions of elements or queries per second */
 };
 
+/* A row with its identifying fields filled; the rates come from bench_measure. */
+bench_row bench_make_row(const std::string &structure, const std::string &operation, const std::string &impl,
+                         const std::string &backend, const std::string &key_type, const std::string &value_type,
+                         size_t n, size_t queries, int threads);
+
 /* Runs setup() then run() once as a warm-up, then reps times timing only
  * run(); elements is the count one run processes. Fills the rate fields of
  * row and emits it. setup may be empty. Returns the row. */

@@ -49,17 +49,7 @@ uint64_t *huge_array(size_t n) {
 
 bench_row row_of(const std::string &op, const std::string &impl, const std::string &backend, size_t n,
                  size_t queries, int threads) {
-  bench_row r;
-  r.structure = "btree";
-  r.operation = op;
-  r.impl = impl;
-  r.backend = backend;
-  r.key_type = "u64";
-  r.value_type = "u64";
-  r.n = n;
-  r.queries = queries;
-  r.threads = threads;
-  return r;
+  return bench_make_row("btree", op, impl, backend, "u64", "u64", n, queries, threads);
 }
 
 /* Eytzinger (BFS) layout of a sorted array: node k has children 2k and

@@ -46,17 +46,7 @@ size_t rss_bytes() {
 
 bench_row base_row(const std::string &op, const std::string &impl, const std::string &backend, size_t n,
                    size_t queries, int threads) {
-  bench_row r;
-  r.structure = "hash";
-  r.operation = op;
-  r.impl = impl;
-  r.backend = backend;
-  r.key_type = "u64";
-  r.value_type = "u64";
-  r.n = n;
-  r.queries = queries;
-  r.threads = threads;
-  return r;
+  return bench_make_row("hash", op, impl, backend, "u64", "u64", n, queries, threads);
 }
 
 tdm_hash *make_table(tdm_ctx *c, size_t capacity, double max_load) {

@@ -119,6 +119,22 @@ std::vector<uint64_t> bench_unique_u64(size_t n, uint64_t seed) {
   return v;
 }
 
+bench_row bench_make_row(const std::string &structure, const std::string &operation, const std::string &impl,
+                         const std::string &backend, const std::string &key_type, const std::string &value_type,
+                         size_t n, size_t queries, int threads) {
+  bench_row r;
+  r.structure = structure;
+  r.operation = operation;
+  r.impl = impl;
+  r.backend = backend;
+  r.key_type = key_type;
+  r.value_type = value_type;
+  r.n = n;
+  r.queries = queries;
+  r.threads = threads;
+  return r;
+}
+
 void bench_emit(const bench_row &r) {
   if (!table_header_done) {
     printf("%-10s %-12s %-22s %-7s %-4s %-4s %12s %9s %3s %4s %10s %10s %10s\n", "structure", "operation", "impl",

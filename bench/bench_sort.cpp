@@ -65,16 +65,7 @@ void print_fraction(const bench_row &r, double elem_bytes, double gbps) {
 
 bench_row base_row(const std::string &op, const std::string &impl, const std::string &backend, tdm_type kt,
                    const char *vt, size_t n, int threads) {
-  bench_row r;
-  r.structure = "sort";
-  r.operation = op;
-  r.impl = impl;
-  r.backend = backend;
-  r.key_type = tdm_type_name(kt);
-  r.value_type = vt ? vt : "";
-  r.n = n;
-  r.threads = threads;
-  return r;
+  return bench_make_row("sort", op, impl, backend, tdm_type_name(kt), vt ? vt : "", n, 0, threads);
 }
 
 #ifdef TANDEM_BENCH_HAVE_HWY
