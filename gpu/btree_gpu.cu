@@ -3,14 +3,14 @@
  *
  * A CUDA tree lives in device memory in the bulk-load layout of
  * src/btree_node.h (leaves contiguous and in key order, sizes spread evenly),
- * filled by the same tdm_bt_fill_leaf / tdm_bt_fill_inner functions the CPU
+ * filled by the same tdm__bt_fill_leaf / tdm__bt_fill_inner functions the CPU
  * runs, one node per thread.
  *
  *  - build: stage a copy of the input, stable CUB radix sort (tdm__gpu_sort),
  *    mark run heads, exclusive scan, one thread per run reduces it under the
- *    duplicate policy (tdm_bt_reduce_run, shared with the CPU), fill nodes.
+ *    duplicate policy (tdm__bt_reduce_run, shared with the CPU), fill nodes.
  *  - find / rank / range_count: one thread per query walks root to leaf with
- *    tdm_bt_descend; the upper levels are few and hot in L2, so each query
+ *    tdm__bt_descend; the upper levels are few and hot in L2, so each query
  *    pays roughly one uncached leaf access.
  *  - range: counts, exclusive scan into offsets, then one thread per query
  *    copies its hits, mapping global key index -> (leaf, slot) arithmetically.
@@ -45,8 +45,8 @@
 __global__ void k_to_bits(const void *kraw, const void *vraw, uint64_t *kb, uint64_t *vb, uint64_t n, uint32_t ks,
                           uint32_t vs, int kind) {
   GRID_LOOP(i, n) {
-    kb[i] = tdm_bt_key_bits(kraw, i, ks, kind);
-    if (vb) vb[i] = tdm_bt_load_val(vraw, i, vs);
+    kb[i] = tdm__bt_key_bits(kraw, i, ks, kind);
+    if (vb) vb[i] = tdm__bt_load_val(vraw, i, vs);
   }
 }
 
@@ -61,94 +61,94 @@ __global__ void k_reduce(const uint64_t *kb, const uint64_t *vb, const uint64_t 
     uint64_t e = i + 1;
     while (e < n && kb[e] == kb[i]) e++;
     ukb[pos[i]] = kb[i];
-    uvb[pos[i]] = tdm_bt_reduce_run(vb, i, e, dup, vs, vkind);
+    uvb[pos[i]] = tdm__bt_reduce_run(vb, i, e, dup, vs, vkind);
   }
 }
 
-__global__ void k_fill_leaves(tdm_bt_node *nodes, tdm_bt_geom g, const uint64_t *ukb, const uint64_t *uvb) {
-  GRID_LOOP(i, (uint64_t)g.cnt[0]) (void)tdm_bt_fill_leaf(nodes, &g, ukb, uvb, 8, 8, TDM_KIND_UNSIGNED, i);
+__global__ void k_fill_leaves(tdm__bt_node *nodes, tdm__bt_geom g, const uint64_t *ukb, const uint64_t *uvb) {
+  GRID_LOOP(i, (uint64_t)g.cnt[0]) (void)tdm__bt_fill_leaf(nodes, &g, ukb, uvb, 8, 8, TDM_KIND_UNSIGNED, i);
 }
 
-__global__ void k_fill_inner(tdm_bt_node *nodes, tdm_bt_geom g, const uint64_t *ukb, uint32_t l) {
-  GRID_LOOP(i, (uint64_t)g.cnt[l]) tdm_bt_fill_inner(nodes, &g, ukb, 8, TDM_KIND_UNSIGNED, l, i);
+__global__ void k_fill_inner(tdm__bt_node *nodes, tdm__bt_geom g, const uint64_t *ukb, uint32_t l) {
+  GRID_LOOP(i, (uint64_t)g.cnt[l]) tdm__bt_fill_inner(nodes, &g, ukb, 8, TDM_KIND_UNSIGNED, l, i);
 }
 
 /* Key index i of a bulk-layout tree -> its leaf and slot. */
-__device__ __forceinline__ const tdm_bt_node *locate(const tdm_bt_node *nodes, const tdm_bt_geom &g, uint64_t i,
+__device__ __forceinline__ const tdm__bt_node *locate(const tdm__bt_node *nodes, const tdm__bt_geom &g, uint64_t i,
                                                      uint32_t *slot) {
-  uint64_t leaf = tdm_bt_even_part(g.m, g.cnt[0], i);
-  *slot = (uint32_t)(i - tdm_bt_even_start(g.m, g.cnt[0], leaf));
+  uint64_t leaf = tdm__bt_even_part(g.m, g.cnt[0], i);
+  *slot = (uint32_t)(i - tdm__bt_even_start(g.m, g.cnt[0], leaf));
   return &nodes[g.base[0] + leaf];
 }
 
-__global__ void k_export_bits(const tdm_bt_node *nodes, tdm_bt_geom g, uint64_t *kb, uint64_t *vb) {
+__global__ void k_export_bits(const tdm__bt_node *nodes, tdm__bt_geom g, uint64_t *kb, uint64_t *vb) {
   GRID_LOOP(i, g.m) {
     uint32_t s;
-    const tdm_bt_node *x = locate(nodes, g, i, &s);
+    const tdm__bt_node *x = locate(nodes, g, i, &s);
     kb[i] = x->key[s];
     vb[i] = x->u.val[s];
   }
 }
 
-__global__ void k_export(const tdm_bt_node *nodes, tdm_bt_geom g, void *keys, void *vals, uint32_t ks, uint32_t vs,
+__global__ void k_export(const tdm__bt_node *nodes, tdm__bt_geom g, void *keys, void *vals, uint32_t ks, uint32_t vs,
                          int kind) {
   GRID_LOOP(i, g.m) {
     uint32_t s;
-    const tdm_bt_node *x = locate(nodes, g, i, &s);
-    if (keys) tdm_bt_store_key(keys, i, x->key[s], ks, kind);
-    if (vals) tdm_bt_store_val(vals, i, x->u.val[s], vs);
+    const tdm__bt_node *x = locate(nodes, g, i, &s);
+    if (keys) tdm__bt_store_key(keys, i, x->key[s], ks, kind);
+    if (vals) tdm__bt_store_val(vals, i, x->u.val[s], vs);
   }
 }
 
-__global__ void k_find(const tdm_bt_node *nodes, uint32_t root, uint32_t h, const void *q, uint64_t n, uint32_t ks,
+__global__ void k_find(const tdm__bt_node *nodes, uint32_t root, uint32_t h, const void *q, uint64_t n, uint32_t ks,
                        int kind, void *vals, uint8_t *found, uint32_t vs) {
   GRID_LOOP(i, n) {
-    uint64_t b = tdm_bt_key_bits(q, i, ks, kind);
+    uint64_t b = tdm__bt_key_bits(q, i, ks, kind);
     uint32_t leaf, pos;
-    (void)tdm_bt_descend(nodes, root, h, b, &leaf, &pos);
-    int hit = tdm_bt_leaf_hit(&nodes[leaf], pos, b);
+    (void)tdm__bt_descend(nodes, root, h, b, &leaf, &pos);
+    int hit = tdm__bt_leaf_hit(&nodes[leaf], pos, b);
     if (found) found[i] = (uint8_t)hit;
-    if (vals) tdm_bt_store_val(vals, i, hit ? nodes[leaf].u.val[pos] : 0, vs);
+    if (vals) tdm__bt_store_val(vals, i, hit ? nodes[leaf].u.val[pos] : 0, vs);
   }
 }
 
-__global__ void k_rank(const tdm_bt_node *nodes, uint32_t root, uint32_t h, const void *q, uint64_t n, uint32_t ks,
+__global__ void k_rank(const tdm__bt_node *nodes, uint32_t root, uint32_t h, const void *q, uint64_t n, uint32_t ks,
                        int kind, uint64_t *rank) {
   GRID_LOOP(i, n) {
     uint32_t leaf, pos;
-    rank[i] = tdm_bt_descend(nodes, root, h, tdm_bt_key_bits(q, i, ks, kind), &leaf, &pos);
+    rank[i] = tdm__bt_descend(nodes, root, h, tdm__bt_key_bits(q, i, ks, kind), &leaf, &pos);
   }
 }
 
 /* Counts of lo[i] <= k <= hi[i]; with cnt_len = n + 1 the extra slot gets 0
  * so an exclusive scan of the array yields the offsets and the total. */
-__global__ void k_range_count(const tdm_bt_node *nodes, uint32_t root, uint32_t h, const void *lo, const void *hi,
+__global__ void k_range_count(const tdm__bt_node *nodes, uint32_t root, uint32_t h, const void *lo, const void *hi,
                               uint64_t n, uint64_t cnt_len, uint32_t ks, int kind, uint64_t *cnt) {
   GRID_LOOP(i, cnt_len) {
     if (i >= n) {
       cnt[i] = 0;
       continue;
     }
-    uint64_t a = tdm_bt_key_bits(lo, i, ks, kind), b = tdm_bt_key_bits(hi, i, ks, kind);
+    uint64_t a = tdm__bt_key_bits(lo, i, ks, kind), b = tdm__bt_key_bits(hi, i, ks, kind);
     uint32_t leaf, pos;
-    uint64_t ra = tdm_bt_descend(nodes, root, h, a, &leaf, &pos);
-    uint64_t rb = tdm_bt_descend(nodes, root, h, b, &leaf, &pos);
-    rb += (uint64_t)tdm_bt_leaf_hit(&nodes[leaf], pos, b);
+    uint64_t ra = tdm__bt_descend(nodes, root, h, a, &leaf, &pos);
+    uint64_t rb = tdm__bt_descend(nodes, root, h, b, &leaf, &pos);
+    rb += (uint64_t)tdm__bt_leaf_hit(&nodes[leaf], pos, b);
     cnt[i] = a <= b ? rb - ra : 0;
   }
 }
 
-__global__ void k_range_fill(const tdm_bt_node *nodes, tdm_bt_geom g, uint32_t root, const void *lo, uint64_t n,
+__global__ void k_range_fill(const tdm__bt_node *nodes, tdm__bt_geom g, uint32_t root, const void *lo, uint64_t n,
                              const uint64_t *off, void *keys, void *vals, uint32_t ks, uint32_t vs, int kind) {
   GRID_LOOP(i, n) {
     uint64_t at = off[i], end = off[i + 1];
     if (at == end) continue;
     uint32_t leaf, pos, s;
-    uint64_t r = tdm_bt_descend(nodes, root, g.h, tdm_bt_key_bits(lo, i, ks, kind), &leaf, &pos);
+    uint64_t r = tdm__bt_descend(nodes, root, g.h, tdm__bt_key_bits(lo, i, ks, kind), &leaf, &pos);
     for (; at < end; at++, r++) {
-      const tdm_bt_node *x = locate(nodes, g, r, &s);
-      if (keys) tdm_bt_store_key(keys, at, x->key[s], ks, kind);
-      if (vals) tdm_bt_store_val(vals, at, x->u.val[s], vs);
+      const tdm__bt_node *x = locate(nodes, g, r, &s);
+      if (keys) tdm__bt_store_key(keys, at, x->key[s], ks, kind);
+      if (vals) tdm__bt_store_val(vals, at, x->u.val[s], vs);
     }
   }
 }
@@ -223,19 +223,19 @@ static tdm_status scan_total(tdm_ctx *ctx, dbufs *b, const uint64_t *flag, uint6
 static tdm_status install(tdm_btree *t, const uint64_t *ukb, const uint64_t *uvb, uint64_t m) {
   tdm_ctx *ctx = t->ctx;
   cudaStream_t s = tdm__stream(ctx);
-  tdm_bt_geom g;
+  tdm__bt_geom g;
   void *nn = NULL;
   tdm_status st;
   memset(&g, 0, sizeof g);
   if (m > 0) {
-    tdm_bt_geom_init(&g, m);
+    tdm__bt_geom_init(&g, m);
     if (g.nodes >= TDM_BT_NIL)
       return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "tdm_btree: %llu keys need more than 2^32 - 1 nodes",
                        (unsigned long long)m);
-    if ((st = tdm__gpu_malloc(ctx, (size_t)g.nodes * sizeof(tdm_bt_node), &nn)) != TDM_OK) return st;
-    k_fill_leaves<<<tdm__grid(g.cnt[0], BLOCK), BLOCK, 0, s>>>((tdm_bt_node *)nn, g, ukb, uvb);
+    if ((st = tdm__gpu_malloc(ctx, (size_t)g.nodes * sizeof(tdm__bt_node), &nn)) != TDM_OK) return st;
+    k_fill_leaves<<<tdm__grid(g.cnt[0], BLOCK), BLOCK, 0, s>>>((tdm__bt_node *)nn, g, ukb, uvb);
     for (uint32_t l = 1; l < g.h; l++)
-      k_fill_inner<<<tdm__grid(g.cnt[l], BLOCK), BLOCK, 0, s>>>((tdm_bt_node *)nn, g, ukb, l);
+      k_fill_inner<<<tdm__grid(g.cnt[l], BLOCK), BLOCK, 0, s>>>((tdm__bt_node *)nn, g, ukb, l);
     if ((st = launch_check("tdm_btree (fill nodes)")) != TDM_OK ||
         (st = tdm__gpu_sync(ctx, "tdm_btree (fill nodes)")) != TDM_OK) {
       tdm__gpu_free(ctx, nn);
@@ -243,7 +243,7 @@ static tdm_status install(tdm_btree *t, const uint64_t *ukb, const uint64_t *uvb
     }
   }
   tdm__gpu_free(ctx, t->d_nodes);
-  t->d_nodes = (tdm_bt_node *)nn;
+  t->d_nodes = (tdm__bt_node *)nn;
   t->geom = g;
   t->size = m;
   t->height = m ? g.h : 0;
@@ -550,13 +550,13 @@ out:
   return st;
 }
 
-extern "C" tdm_status tdm__bt_gpu_download(const tdm_btree *t, tdm_bt_node **out) {
-  size_t bytes = (size_t)t->geom.nodes * sizeof(tdm_bt_node);
-  tdm_bt_node *h;
+extern "C" tdm_status tdm__bt_gpu_download(const tdm_btree *t, tdm__bt_node **out) {
+  size_t bytes = (size_t)t->geom.nodes * sizeof(tdm__bt_node);
+  tdm__bt_node *h;
   tdm_status st;
   *out = NULL;
   if ((st = tdm__gpu_enter(t->ctx)) != TDM_OK) return st;
-  h = (tdm_bt_node *)tdm__malloc(bytes);
+  h = (tdm__bt_node *)tdm__malloc(bytes);
   if (!h) return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "tdm_btree_validate: out of host memory for a node copy");
   TDM_CUDA_TRY(cudaMemcpyAsync(h, t->d_nodes, bytes, cudaMemcpyDeviceToHost, tdm__stream(t->ctx)), tdm__free(h));
   if ((st = tdm__gpu_sync(t->ctx, "tdm_btree_validate (copy nodes)")) != TDM_OK) {

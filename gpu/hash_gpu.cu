@@ -30,20 +30,20 @@
 template <typename K, typename V> struct hs;
 #define HS_TRAITS(KT, VT, SFX)                                                                                 \
   template <> struct hs<KT, VT> {                                                                              \
-    typedef tdm_hslot_##SFX S;                                                                                 \
-    static __device__ __forceinline__ uint64_t start(KT k, unsigned l) { return tdm_hs_start_##SFX(k, l); }    \
-    static __device__ __forceinline__ uint64_t home(KT k, unsigned l) { return tdm_hs_home_##SFX(k, l); }      \
+    typedef tdm__hslot_##SFX S;                                                                                 \
+    static __device__ __forceinline__ uint64_t start(KT k, unsigned l) { return tdm__hs_start_##SFX(k, l); }    \
+    static __device__ __forceinline__ uint64_t home(KT k, unsigned l) { return tdm__hs_home_##SFX(k, l); }      \
     static __device__ __forceinline__ uint64_t lookup(const S *s, unsigned l, KT k, uint64_t st, int at) {     \
-      return tdm_hs_lookup_##SFX(s, l, k, st, at);                                                             \
+      return tdm__hs_lookup_##SFX(s, l, k, st, at);                                                             \
     }                                                                                                          \
     static __device__ __forceinline__ uint64_t claim(S *s, unsigned l, KT k, uint64_t st, int *o) {            \
-      return tdm_hs_claim_##SFX(s, l, k, st, 1, TDM_HASH_NONE, o);                                             \
+      return tdm__hs_claim_##SFX(s, l, k, st, 1, TDM_HASH_NONE, o);                                             \
     }                                                                                                          \
     static __device__ __forceinline__ int erase(S *s, unsigned l, KT k, uint64_t st) {                         \
-      return tdm_hs_erase_##SFX(s, l, k, st, 1);                                                               \
+      return tdm__hs_erase_##SFX(s, l, k, st, 1);                                                               \
     }                                                                                                          \
     static __device__ __forceinline__ VT combine(VT a, VT b, int dup, int vk) {                                \
-      return tdm_hs_combine_##SFX(a, b, dup, vk);                                                              \
+      return tdm__hs_combine_##SFX(a, b, dup, vk);                                                              \
     }                                                                                                          \
   };
 HS_TRAITS(uint32_t, uint32_t, k32v32)
@@ -56,10 +56,10 @@ static __device__ __forceinline__ void atomic_add_v(uint32_t *p, uint32_t v) { a
 static __device__ __forceinline__ void atomic_add_v(uint64_t *p, uint64_t v) {
   atomicAdd((unsigned long long *)p, (unsigned long long)v);
 }
-static __device__ __forceinline__ uint32_t cas_v(uint32_t *p, uint32_t e, uint32_t d) { return tdm_hash_cas32(p, e, d); }
-static __device__ __forceinline__ uint64_t cas_v(uint64_t *p, uint64_t e, uint64_t d) { return tdm_hash_cas64(p, e, d); }
-static __device__ __forceinline__ uint32_t load_v(const uint32_t *p) { return tdm_hash_load32(p); }
-static __device__ __forceinline__ uint64_t load_v(const uint64_t *p) { return tdm_hash_load64(p); }
+static __device__ __forceinline__ uint32_t cas_v(uint32_t *p, uint32_t e, uint32_t d) { return tdm__hash_cas32(p, e, d); }
+static __device__ __forceinline__ uint64_t cas_v(uint64_t *p, uint64_t e, uint64_t d) { return tdm__hash_cas64(p, e, d); }
+static __device__ __forceinline__ uint32_t load_v(const uint32_t *p) { return tdm__hash_load32(p); }
+static __device__ __forceinline__ uint64_t load_v(const uint64_t *p) { return tdm__hash_load64(p); }
 
 /* pos[] entries: slot index, with this bit set when the key claimed the slot. */
 #define NEW_BIT ((uint64_t)1 << 63)
@@ -115,7 +115,7 @@ __global__ void claim_kernel(typename hs<K, V>::S *s, unsigned l, const K *keys,
       continue;
     }
     if (o != TDM_HASH_FOUND) bc.add(o);
-    if (dup == TDM_DUP_SUM) atomic_add_v(&s[pos].v, vals[i]);
+    if (dup == TDM__DUP_SUM) atomic_add_v(&s[pos].v, vals[i]);
     else pos_out[i] = pos | (o != TDM_HASH_FOUND ? NEW_BIT : 0);
   }
   bc.flush(cnt);
@@ -320,7 +320,7 @@ static tdm_status rehash(tdm_hash *h, unsigned dl) {
   h->slots_bytes = bytes;
   h->log2cap = dl;
   h->cap = dcap;
-  h->limit = (size_t)tdm_hash_limit(dl, h->max_load);
+  h->limit = (size_t)tdm__hash_limit(dl, h->max_load);
   h->tombs = 0;
   return TDM_OK;
 }
@@ -337,14 +337,14 @@ static void launch_insert(tdm_hash *h, const void *keys, const void *vals, size_
   int dup = (int)h->dup;
   claim_kernel<K, V><<<g, BLOCK, 0, st>>>(s, h->log2cap, k, v, n, dup, pos, cnt);
   switch (h->dup) {
-  case TDM_DUP_SUM: break;
-  case TDM_DUP_MIN:
-  case TDM_DUP_MAX:
+  case TDM__DUP_SUM: break;
+  case TDM__DUP_MIN:
+  case TDM__DUP_MAX:
     minmax_init_kernel<K, V><<<g, BLOCK, 0, st>>>(s, v, pos, n);
     minmax_fold_kernel<K, V><<<g, BLOCK, 0, st>>>(s, v, pos, n, dup, h->vkind);
     break;
   default: {
-    int first = h->dup == TDM_DUP_KEEP_FIRST;
+    int first = h->dup == TDM__DUP_KEEP_FIRST;
     elect_clear_kernel<<<g, BLOCK, 0, st>>>(w, pos, n);
     if (first) elect_mark_kernel<<<g, BLOCK, 0, st>>>(w, pos, n);
     elect_vote_kernel<<<g, BLOCK, 0, st>>>(w, pos, n, first);
@@ -378,8 +378,8 @@ extern "C" tdm_status tdm__gpu_hash_insert(tdm_hash *h, const void *keys, const 
   if ((st = tdm__gpu_in(ctx, keys, n * h->ks, &dk)) != TDM_OK ||
       (st = tdm__gpu_in(ctx, values, n * h->vs, &dv)) != TDM_OK ||
       (st = tdm__gpu_malloc(ctx, NCOUNT * sizeof(unsigned long long), &cnt)) != TDM_OK ||
-      (h->dup != TDM_DUP_SUM && (st = tdm__gpu_malloc(ctx, chunk * sizeof(uint64_t), &pos)) != TDM_OK) ||
-      ((h->dup == TDM_DUP_KEEP_FIRST || h->dup == TDM_DUP_KEEP_LAST) &&
+      (h->dup != TDM__DUP_SUM && (st = tdm__gpu_malloc(ctx, chunk * sizeof(uint64_t), &pos)) != TDM_OK) ||
+      ((h->dup == TDM__DUP_KEEP_FIRST || h->dup == TDM__DUP_KEEP_LAST) &&
        (st = tdm__gpu_malloc(ctx, (final_cap + 2u) * sizeof(uint32_t), &w)) != TDM_OK)) {
     CLEANUP;
     return st;

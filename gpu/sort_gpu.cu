@@ -16,16 +16,16 @@
 template <typename K>
 __global__ void to_bits_kernel(const K *in, K *out, size_t n, int kind, int desc) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-    if (sizeof(K) == 4) out[i] = (K)tdm_sortbits32((uint32_t)in[i], kind, desc);
-    else out[i] = (K)tdm_sortbits64((uint64_t)in[i], kind, desc);
+    if (sizeof(K) == 4) out[i] = (K)tdm__sortbits32((uint32_t)in[i], kind, desc);
+    else out[i] = (K)tdm__sortbits64((uint64_t)in[i], kind, desc);
   }
 }
 
 template <typename K>
 __global__ void from_bits_kernel(const K *in, K *out, size_t n, int kind, int desc) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-    if (sizeof(K) == 4) out[i] = (K)tdm_unsortbits32((uint32_t)in[i], kind, desc);
-    else out[i] = (K)tdm_unsortbits64((uint64_t)in[i], kind, desc);
+    if (sizeof(K) == 4) out[i] = (K)tdm__unsortbits32((uint32_t)in[i], kind, desc);
+    else out[i] = (K)tdm__unsortbits64((uint64_t)in[i], kind, desc);
   }
 }
 
