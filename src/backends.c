@@ -16,6 +16,7 @@ tdm_status tdm__backend_get(tdm_backend which, const char *fn, const tdm__backen
     return TDM_OK;
   }
 #ifdef TANDEM_HAVE_CUDA
+  (void)fn;
   *out = &tdm__cuda_backend;
   return TDM_OK;
 #else
