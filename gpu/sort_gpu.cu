@@ -105,20 +105,26 @@ static tdm_status store(tdm_ctx *ctx, void *user, const void *d, size_t bytes) {
   return TDM_OK;
 }
 
+/* The common start of sort and argsort: device, scratch, keys as sort bits. */
+static tdm_status sort_begin(tdm_ctx *ctx, tdm__gpu_scope &sc, sort_bufs *b, const void *keys, size_t n, size_t ks,
+                             size_t vs, int kind, int desc) {
+  tdm_status st;
+  if ((st = tdm__gpu_enter(ctx)) != TDM_OK) return st;
+  if ((st = alloc_bufs(sc, b, n, ks, vs)) != TDM_OK) return st;
+  return load_bits(ctx, b, keys, n, ks, kind, desc);
+}
+
 tdm_status tdm__gpu_sort(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type value_type, void *values, size_t n,
                          int desc) {
   size_t ks = tdm_type_size(key_type), vs = values ? tdm_type_size(value_type) : 0;
   int kind = tdm__key_kind(key_type), kcur = 0, vcur = 0;
   tdm__gpu_scope sc(ctx);
-  cudaStream_t s;
+  cudaStream_t s = tdm__stream(ctx);
   sort_bufs b;
   tdm_status st;
   unsigned grid = tdm__grid(n);
 
-  if ((st = tdm__gpu_enter(ctx)) != TDM_OK) return st;
-  s = tdm__stream(ctx);
-  if ((st = alloc_bufs(sc, &b, n, ks, vs)) != TDM_OK) return st;
-  if ((st = load_bits(ctx, &b, keys, n, ks, kind, desc)) != TDM_OK) return st;
+  if ((st = sort_begin(ctx, sc, &b, keys, n, ks, vs, kind, desc)) != TDM_OK) return st;
   if (vs) {
     cudaMemcpyKind k = tdm__cuda_is_device_ptr(values) ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice;
     TDM_CUDA_TRY(cudaMemcpyAsync(b.v[0], values, n * vs, k, s), (void)0);
@@ -144,15 +150,12 @@ static tdm_status gpu_argsort(tdm_ctx *ctx, tdm_type key_type, const void *keys,
   size_t ks = tdm_type_size(key_type), is = tdm_type_size(index_type);
   int kind = tdm__key_kind(key_type), kcur = 0, vcur = 0;
   tdm__gpu_scope sc(ctx);
-  cudaStream_t s;
+  cudaStream_t s = tdm__stream(ctx);
   sort_bufs b;
   tdm_status st;
   unsigned grid = tdm__grid(n);
 
-  if ((st = tdm__gpu_enter(ctx)) != TDM_OK) return st;
-  s = tdm__stream(ctx);
-  if ((st = alloc_bufs(sc, &b, n, ks, is)) != TDM_OK) return st;
-  if ((st = load_bits(ctx, &b, keys, n, ks, kind, desc)) != TDM_OK) return st;
+  if ((st = sort_begin(ctx, sc, &b, keys, n, ks, is, kind, desc)) != TDM_OK) return st;
   if (is == 4) iota_kernel<uint32_t><<<grid, TDM_GPU_BLOCK, 0, s>>>((uint32_t *)b.v[0], n);
   else iota_kernel<uint64_t><<<grid, TDM_GPU_BLOCK, 0, s>>>((uint64_t *)b.v[0], n);
   if ((st = tdm__launch_check("tdm_argsort (iota)")) != TDM_OK) return st;

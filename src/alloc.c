@@ -61,6 +61,13 @@ void *tdm__aligned_alloc(size_t bytes) {
 
 void tdm__free(void *p) { free(p); }
 
+void *tdm__handle_alloc(size_t common_bytes, size_t state_bytes, void **state) {
+  size_t at = (common_bytes + 63u) & ~(size_t)63u;
+  char *h = (char *)tdm__calloc(1, at + state_bytes);
+  *state = h ? h + at : NULL;
+  return h;
+}
+
 void *tdm__map(size_t len, int huge, int lazy) {
   size_t extra = huge ? TDM__HUGE_PAGE : 0, head;
   int flags = MAP_PRIVATE | MAP_ANONYMOUS | (lazy ? MAP_NORESERVE : 0);

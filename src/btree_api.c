@@ -6,8 +6,6 @@
  */
 #include "backend.h"
 
-/* Offset of the backend state behind the common part. */
-#define STATE_AT ((sizeof(tdm_btree) + 63u) & ~(size_t)63u)
 
 /* One array argument of a call, for the overlap check. */
 typedef struct arg {
@@ -44,6 +42,7 @@ tdm_status tdm_btree_build(tdm_ctx *ctx, const tdm_btree_opts *opts, const void 
                            size_t n, tdm_btree **out) {
   static const char fn[] = "tdm_btree_build";
   const tdm__btree_ops *ops;
+  void *be;
   tdm_btree *t;
   tdm_status st;
   if ((st = tdm__check_ctx(ctx, fn)) != TDM_OK) return st;
@@ -54,13 +53,12 @@ tdm_status tdm_btree_build(tdm_ctx *ctx, const tdm_btree_opts *opts, const void 
   if ((st = tdm__check_array(ctx, fn, "values", values, n, tdm_type_size(opts->value_type), NULL)) != TDM_OK)
     return st;
 
-  /* The common part and the backend's state in one block. */
   ops = ctx->be->btree;
-  t = (tdm_btree *)tdm__calloc(1, STATE_AT + ops->state_bytes);
+  t = (tdm_btree *)tdm__handle_alloc(sizeof *t, ops->state_bytes, &be);
   if (!t) return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "%s: out of host memory for the tree handle", fn);
   t->ctx = ctx;
   t->ops = ops;
-  t->be = (char *)t + STATE_AT;
+  t->be = be;
   t->key_type = opts->key_type;
   t->value_type = opts->value_type;
   t->dup = (int)opts->on_duplicate;

@@ -16,8 +16,6 @@
 
 #include "backend.h"
 
-/* Offset of the backend state behind the common part. */
-#define STATE_AT ((sizeof(tdm_hash) + 63u) & ~(size_t)63u)
 
 static tdm_status check_h(const tdm_hash *h, const char *fn) {
   if (!h) return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: table is NULL", fn);
@@ -37,6 +35,7 @@ static unsigned log2_for(size_t need, double max_load, unsigned from) {
 tdm_status tdm_hash_create(tdm_ctx *ctx, const tdm_hash_opts *opts, tdm_hash **out) {
   static const char fn[] = "tdm_hash_create";
   const tdm__hash_ops *ops;
+  void *be;
   tdm_hash *h;
   double ml;
   unsigned l;
@@ -58,13 +57,12 @@ tdm_status tdm_hash_create(tdm_ctx *ctx, const tdm_hash_opts *opts, tdm_hash **o
     return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: capacity %zu at max_load %g needs more than 2^%u slots", fn,
                      opts->capacity, ml, TDM_HASH_MAX_LOG2);
 
-  /* The common part and the backend's state in one block. */
   ops = ctx->be->hash;
-  h = (tdm_hash *)tdm__calloc(1, STATE_AT + ops->state_bytes);
+  h = (tdm_hash *)tdm__handle_alloc(sizeof *h, ops->state_bytes, &be);
   if (!h) return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "%s: out of host memory for the table object", fn);
   h->ctx = ctx;
   h->ops = ops;
-  h->be = (char *)h + STATE_AT;
+  h->be = be;
   h->key_type = opts->key_type;
   h->value_type = opts->value_type;
   h->dup = (int)opts->on_duplicate;

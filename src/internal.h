@@ -60,6 +60,11 @@ TDM_INTERNAL int tdm__alloc_should_fail(void);
 TDM_INTERNAL void tdm__alloc_fail_at(long k);
 TDM_INTERNAL long tdm__alloc_count(void);
 
+/* A structure handle: common_bytes for the part src/ owns, then state_bytes
+ * of zeroed backend state (64-byte aligned) at *state, in one allocation
+ * freed with tdm__free. NULL when out of memory. */
+TDM_INTERNAL void *tdm__handle_alloc(size_t common_bytes, size_t state_bytes, void **state);
+
 /* Huge page size: large arrays are aligned to it and advised as huge pages,
  * which cuts TLB misses on random access and page faults on first touch. */
 #define TDM__HUGE_PAGE ((size_t)2 << 20)
