@@ -18,7 +18,7 @@
 #include "../src/backend.h"
 
 /* Per-context GPU state (ctx->gpu). */
-struct tdm_gpu_state {
+struct tdm__gpu_state {
   cudaStream_t stream;
   int own_stream;
   int device;
@@ -45,11 +45,11 @@ tdm_status tdm__gpu_sort(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type v
  * a tdm__gpu_scope does the cleaning). */
 #define TDM_CUDA_TRY(call, cleanup)                                                          \
   do {                                                                                       \
-    cudaError_t tdm_e_ = (call);                                                             \
-    if (tdm_e_ != cudaSuccess) {                                                             \
+    cudaError_t tdm__e = (call);                                                             \
+    if (tdm__e != cudaSuccess) {                                                             \
       (void)cudaGetLastError();                                                              \
       cleanup;                                                                               \
-      return tdm__cuda_fail(tdm_e_, #call, __FILE__, __LINE__);                             \
+      return tdm__cuda_fail(tdm__e, #call, __FILE__, __LINE__);                             \
     }                                                                                        \
   } while (0)
 

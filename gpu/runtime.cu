@@ -46,7 +46,7 @@ tdm_status tdm__cuda_fail(cudaError_t e, const char *what, const char *file, int
 
 tdm_status tdm__gpu_ctx_init(tdm_ctx *ctx) {
   int n = tdm__cuda_device_count();
-  tdm_gpu_state *g;
+  tdm__gpu_state *g;
   if (n == 0) {
     if (device_count_error != cudaSuccess)
       return tdm__fail(TDM_ERR_NO_DEVICE, "tdm_ctx_create: no usable CUDA device: %s (%s)",
@@ -56,7 +56,7 @@ tdm_status tdm__gpu_ctx_init(tdm_ctx *ctx) {
   if (ctx->device >= n)
     return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "tdm_ctx_create: cuda_device %d, but only %d device(s)",
                      ctx->device, n);
-  g = (tdm_gpu_state *)tdm__calloc(1, sizeof *g);
+  g = (tdm__gpu_state *)tdm__calloc(1, sizeof *g);
   if (!g) return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "tdm_ctx_create: out of host memory");
   g->device = ctx->device;
   TDM_CUDA_TRY(cudaSetDevice(ctx->device), tdm__free(g));
@@ -81,7 +81,7 @@ tdm_status tdm__gpu_ctx_init(tdm_ctx *ctx) {
 }
 
 void tdm__gpu_ctx_fini(tdm_ctx *ctx) {
-  tdm_gpu_state *g = ctx->gpu;
+  tdm__gpu_state *g = ctx->gpu;
   if (!g) return;
   (void)cudaSetDevice(g->device);
   if (g->own_stream) {

@@ -87,7 +87,7 @@ static inline int tdm__add_ok(size_t a, size_t b, size_t *out) {
 
 /* ---- context ----------------------------------------------------------- */
 
-struct tdm_gpu_state;  /* owned by gpu/, opaque here */
+struct tdm__gpu_state;  /* owned by gpu/, opaque here */
 struct tdm__backend;   /* backend.h */
 
 /* A reusable scratch block. Only one call at a time can hold the context's
@@ -112,7 +112,7 @@ struct tdm_ctx {
   size_t host_cache_bytes;
   int host_cache_busy;
 
-  struct tdm_gpu_state *gpu; /* the CUDA backend's per-context state */
+  struct tdm__gpu_state *gpu; /* the CUDA backend's per-context state */
 };
 
 /* Host scratch of at least bytes, 64-byte aligned. Reuses the context's cache
