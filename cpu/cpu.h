@@ -1,7 +1,8 @@
 /*
  * cpu.h: the CPU backend's private header: its operation tables (gathered
  * into tdm__cpu_backend by cpu/backend_cpu.c) and the private state of its
- * structures. Nothing outside cpu/ includes it, except test hooks.
+ * structures. Nothing outside cpu/ includes it but tests that look at CPU
+ * storage.
  */
 #ifndef TANDEM_CPU_H
 #define TANDEM_CPU_H

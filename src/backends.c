@@ -7,36 +7,32 @@
  */
 #include "backend.h"
 
+#ifdef TANDEM_HAVE_CUDA
+
+static const tdm__backend *cuda_backend(const char *fn) {
+  (void)fn;
+  return &tdm__cuda_backend;
+}
+int tdm__device_count(void) { return tdm__cuda_device_count(); }
+int tdm__is_device_ptr(const void *p) { return p ? tdm__cuda_is_device_ptr(p) : 0; }
+
+#else
+
 #define NOT_BUILT "tandem was built without CUDA (configure with -DTANDEM_CUDA=ON and nvcc installed)"
 
-tdm_status tdm__backend_get(tdm_backend which, const char *fn, const tdm__backend **out) {
-  *out = NULL;
-  if (which == TDM_BACKEND_CPU) {
-    *out = &tdm__cpu_backend;
-    return TDM_OK;
-  }
-#ifdef TANDEM_HAVE_CUDA
-  (void)fn;
-  *out = &tdm__cuda_backend;
-  return TDM_OK;
-#else
-  return tdm__fail(TDM_ERR_NO_DEVICE, "%s: CUDA backend requested, but " NOT_BUILT, fn);
-#endif
+static const tdm__backend *cuda_backend(const char *fn) {
+  (void)tdm__fail(TDM_ERR_NO_DEVICE, "%s: CUDA backend requested, but " NOT_BUILT, fn);
+  return NULL;
 }
-
-int tdm__device_count(void) {
-#ifdef TANDEM_HAVE_CUDA
-  return tdm__cuda_device_count();
-#else
-  return 0;
-#endif
-}
-
+int tdm__device_count(void) { return 0; }
 int tdm__is_device_ptr(const void *p) {
-#ifdef TANDEM_HAVE_CUDA
-  return p ? tdm__cuda_is_device_ptr(p) : 0;
-#else
   (void)p;
   return 0;
+}
+
 #endif
+
+tdm_status tdm__backend_get(tdm_backend which, const char *fn, const tdm__backend **out) {
+  *out = which == TDM_BACKEND_CPU ? &tdm__cpu_backend : cuda_backend(fn);
+  return *out ? TDM_OK : TDM_ERR_NO_DEVICE;
 }

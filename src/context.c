@@ -43,7 +43,7 @@ tdm_status tdm_ctx_create(const tdm_ctx_opts *opts, tdm_ctx **out) {
 
   ctx = (tdm_ctx *)tdm__calloc(1, sizeof *ctx);
   if (!ctx) return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "tdm_ctx_create: out of host memory for the context");
-  ctx->backend = o.backend;
+  ctx->backend = be->id;
   ctx->be = be;
   ctx->threads = o.cpu_threads ? o.cpu_threads : online_cores();
   ctx->device = o.cuda_device;
