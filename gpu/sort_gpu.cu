@@ -105,63 +105,71 @@ static tdm_status store(tdm_ctx *ctx, void *user, const void *d, size_t bytes) {
   return TDM_OK;
 }
 
+/* One device sort in progress: its widths, scratch and result buffers. */
+struct sort_job {
+  cudaStream_t s;
+  unsigned grid;
+  size_t n, ks, vs;      /* vs: value (or index) width, 0 for keys only */
+  int kind;
+  int kcur, vcur;        /* buffers holding the sorted keys / values */
+  sort_bufs b;
+};
+
 /* The common start of sort and argsort: device, scratch, keys as sort bits. */
-static tdm_status sort_begin(tdm_ctx *ctx, tdm__gpu_scope &sc, sort_bufs *b, const void *keys, size_t n, size_t ks,
-                             size_t vs, int kind, int desc) {
+static tdm_status sort_begin(sort_job *j, tdm__gpu_scope &sc, tdm_ctx *ctx, tdm_type key_type, const void *keys,
+                             size_t vs, size_t n, int desc) {
   tdm_status st;
+  j->s = tdm__stream(ctx);
+  j->grid = tdm__grid(n);
+  j->n = n;
+  j->ks = tdm_type_size(key_type);
+  j->vs = vs;
+  j->kind = tdm__key_kind(key_type);
+  j->kcur = j->vcur = 0;
   if ((st = tdm__gpu_enter(ctx)) != TDM_OK) return st;
-  if ((st = alloc_bufs(sc, b, n, ks, vs)) != TDM_OK) return st;
-  return load_bits(ctx, b, keys, n, ks, kind, desc);
+  if ((st = alloc_bufs(sc, &j->b, n, j->ks, vs)) != TDM_OK) return st;
+  return load_bits(ctx, &j->b, keys, n, j->ks, j->kind, desc);
 }
 
 tdm_status tdm__gpu_sort(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type value_type, void *values, size_t n,
                          int desc) {
-  size_t ks = tdm_type_size(key_type), vs = values ? tdm_type_size(value_type) : 0;
-  int kind = tdm__key_kind(key_type), kcur = 0, vcur = 0;
   tdm__gpu_scope sc(ctx);
-  cudaStream_t s = tdm__stream(ctx);
-  sort_bufs b;
+  sort_job j;
   tdm_status st;
-  unsigned grid = tdm__grid(n);
-
-  if ((st = sort_begin(ctx, sc, &b, keys, n, ks, vs, kind, desc)) != TDM_OK) return st;
-  if (vs) {
+  if ((st = sort_begin(&j, sc, ctx, key_type, keys, values ? tdm_type_size(value_type) : 0, n, desc)) != TDM_OK)
+    return st;
+  if (j.vs) {
     cudaMemcpyKind k = tdm__cuda_is_device_ptr(values) ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice;
-    TDM_CUDA_TRY(cudaMemcpyAsync(b.v[0], values, n * vs, k, s), (void)0);
+    TDM_CUDA_TRY(cudaMemcpyAsync(j.b.v[0], values, n * j.vs, k, j.s), (void)0);
   }
-  if ((st = cub_sort(ctx, sc, &b, n, ks, vs, &kcur, &vcur)) != TDM_OK) return st;
+  if ((st = cub_sort(ctx, sc, &j.b, n, j.ks, j.vs, &j.kcur, &j.vcur)) != TDM_OK) return st;
   /* Back to keys, in the scratch buffer not holding the result, then out. */
-  if (ks == 4)
-    from_bits_kernel<uint32_t><<<grid, TDM_GPU_BLOCK, 0, s>>>((const uint32_t *)b.k[kcur], (uint32_t *)b.k[kcur ^ 1],
-                                                              n, kind, desc);
+  if (j.ks == 4)
+    from_bits_kernel<uint32_t><<<j.grid, TDM_GPU_BLOCK, 0, j.s>>>((const uint32_t *)j.b.k[j.kcur],
+                                                                  (uint32_t *)j.b.k[j.kcur ^ 1], n, j.kind, desc);
   else
-    from_bits_kernel<uint64_t><<<grid, TDM_GPU_BLOCK, 0, s>>>((const uint64_t *)b.k[kcur], (uint64_t *)b.k[kcur ^ 1],
-                                                              n, kind, desc);
+    from_bits_kernel<uint64_t><<<j.grid, TDM_GPU_BLOCK, 0, j.s>>>((const uint64_t *)j.b.k[j.kcur],
+                                                                  (uint64_t *)j.b.k[j.kcur ^ 1], n, j.kind, desc);
   if ((st = tdm__launch_check("tdm_sort (keys from bits)")) != TDM_OK) return st;
   /* Everything that can fail for lack of resources has succeeded: write out. */
   if ((st = tdm__gpu_sync(ctx, "tdm_sort (device sort)")) != TDM_OK) return st;
-  if ((st = store(ctx, keys, b.k[kcur ^ 1], n * ks)) != TDM_OK) return st;
-  if (vs && (st = store(ctx, values, b.v[vcur], n * vs)) != TDM_OK) return st;
+  if ((st = store(ctx, keys, j.b.k[j.kcur ^ 1], n * j.ks)) != TDM_OK) return st;
+  if (j.vs && (st = store(ctx, values, j.b.v[j.vcur], n * j.vs)) != TDM_OK) return st;
   return tdm__gpu_sync(ctx, "tdm_sort (copy out)");
 }
 
 static tdm_status gpu_argsort(tdm_ctx *ctx, tdm_type key_type, const void *keys, tdm_type index_type, void *perm_out,
                               size_t n, int desc) {
-  size_t ks = tdm_type_size(key_type), is = tdm_type_size(index_type);
-  int kind = tdm__key_kind(key_type), kcur = 0, vcur = 0;
   tdm__gpu_scope sc(ctx);
-  cudaStream_t s = tdm__stream(ctx);
-  sort_bufs b;
+  sort_job j;
   tdm_status st;
-  unsigned grid = tdm__grid(n);
-
-  if ((st = sort_begin(ctx, sc, &b, keys, n, ks, is, kind, desc)) != TDM_OK) return st;
-  if (is == 4) iota_kernel<uint32_t><<<grid, TDM_GPU_BLOCK, 0, s>>>((uint32_t *)b.v[0], n);
-  else iota_kernel<uint64_t><<<grid, TDM_GPU_BLOCK, 0, s>>>((uint64_t *)b.v[0], n);
+  if ((st = sort_begin(&j, sc, ctx, key_type, keys, tdm_type_size(index_type), n, desc)) != TDM_OK) return st;
+  if (j.vs == 4) iota_kernel<uint32_t><<<j.grid, TDM_GPU_BLOCK, 0, j.s>>>((uint32_t *)j.b.v[0], n);
+  else iota_kernel<uint64_t><<<j.grid, TDM_GPU_BLOCK, 0, j.s>>>((uint64_t *)j.b.v[0], n);
   if ((st = tdm__launch_check("tdm_argsort (iota)")) != TDM_OK) return st;
-  if ((st = cub_sort(ctx, sc, &b, n, ks, is, &kcur, &vcur)) != TDM_OK) return st;
+  if ((st = cub_sort(ctx, sc, &j.b, n, j.ks, j.vs, &j.kcur, &j.vcur)) != TDM_OK) return st;
   if ((st = tdm__gpu_sync(ctx, "tdm_argsort (device sort)")) != TDM_OK) return st;
-  if ((st = store(ctx, perm_out, b.v[vcur], n * is)) != TDM_OK) return st;
+  if ((st = store(ctx, perm_out, j.b.v[j.vcur], n * j.vs)) != TDM_OK) return st;
   return tdm__gpu_sync(ctx, "tdm_argsort (copy out)");
 }
 
