@@ -35,6 +35,7 @@ enum {
   HC_MAX_THREADS = 256,    /* most threads one call uses */
   HC_MIN_PER_THREAD = 1 << 14, /* keys (or slots) per thread worth a fork */
 };
+
 /* The CPU state of table h. */
 #define HC(h) tdm__hash_cpu_of(h)
 
