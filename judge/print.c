@@ -122,18 +122,21 @@ static void print_decls(FILE *f, const jdg_cand *c, const jdg_seq *s, size_t sto
           "  if (got == want) return;\n"
           "  printf(\"%s returned %\" PRIu64 \", tandem says %\" PRIu64 \"\\n\", call, got, want);\n"
           "  failures++;\n"
-          "}\n\n", f);
+          "}\n"
+          "#define EXPECT(call, want) expect(#call, (uint64_t)(call), want)\n\n", f);
   }
   if (c->kind != JDG_SORT && checked_find) {
     fputs("/* A find: the value only counts when the key is found. */\n"
-          "static void expect_find(const char *call, int found, uint64_t v, int want_found, uint64_t want_v) {\n"
-          "  if (found == want_found && (!found || v == want_v)) return;\n"
+          "static void expect_find(const char *call, int found, const uint64_t *v, int want_found, uint64_t want_v) {\n"
+          "  if (found == want_found && (!found || *v == want_v)) return;\n"
           "  if (found != want_found)\n"
           "    printf(\"%s returned %d, tandem says %d\\n\", call, found, want_found);\n"
           "  else\n"
-          "    printf(\"%s gave value %\" PRIu64 \", tandem says %\" PRIu64 \"\\n\", call, v, want_v);\n"
+          "    printf(\"%s gave value %\" PRIu64 \", tandem says %\" PRIu64 \"\\n\", call, *v, want_v);\n"
           "  failures++;\n"
-          "}\n\n", f);
+          "}\n"
+          "#define EXPECT_FIND(call, want_found, want_value) expect_find(#call, (call), &v, want_found, want_value)\n\n",
+          f);
   }
   if (c->kind == JDG_SORT && checked_other) {
     fputs("/* A sorted array against tandem's. */\n"
@@ -170,9 +173,9 @@ static void print_sort_op(FILE *f, const jdg_op *op, size_t i, const uint64_t *e
   fprintf(f, "  {\n    %s a[%zu] = ", ty, n);
   array_lit(f, op->arr, n);
   fputs(";\n", f);
-  if (op->code == JDG_OP_SORT_PAIRS) {
-    fprintf(f, "    uint64_t v[%zu];\n    size_t i;\n    for (i = 0; i < %zu; i++) v[i] = i;\n", n, n);
-  }
+  if (op->code == JDG_OP_SORT_PAIRS) fprintf(f, "    uint64_t v[%zu]; /* the input positions */\n", n);
+  if (op->code == JDG_OP_SORT_PAIRS || (op->code == JDG_OP_SORT_U32 && !stop)) fputs("    size_t i;\n", f);
+  if (op->code == JDG_OP_SORT_U32 && !stop) fprintf(f, "    uint64_t got[%zu];\n", n);
   if (!stop) {
     fprintf(f, "    static const uint64_t want_a[%zu] = ", n);
     array_lit(f, e, n);
@@ -183,9 +186,7 @@ static void print_sort_op(FILE *f, const jdg_op *op, size_t i, const uint64_t *e
       fputs(";\n", f);
     }
   }
-  if (op->code == JDG_OP_SORT_U32) {
-    if (!stop) fprintf(f, "    uint64_t got[%zu];\n    size_t i;\n", n);
-  }
+  if (op->code == JDG_OP_SORT_PAIRS) fprintf(f, "    for (i = 0; i < %zu; i++) v[i] = i;\n", n);
   if (comment[0]) fprintf(f, "    /* %s */\n", comment);
   if (op->code == JDG_OP_SORT_PAIRS) fprintf(f, "    judge_sort_pairs_u64(a, v, %zu);\n", n);
   else fprintf(f, "    %s(a, %zu);\n", op_func(op->code), n);
@@ -222,19 +223,21 @@ static void print_map_op(FILE *f, const jdg_op *op, size_t i, const uint64_t *e,
     fprintf(f, "    %s;\n", call);
     if (!stop)
       for (j = 0; j < op->n; j++)
-        fprintf(f, "    expect_find(\"%s: key %zu\", found%zu[%zu], vals%zu[%zu], %d, %" PRIu64 "u);\n", op_func(op->code), j,
-                i, j, i, j, (int)e[2 * j], e[2 * j + 1]);
+        fprintf(f, "    expect_find(\"%s: key %zu\", found%zu[%zu], &vals%zu[%zu], %d, %" PRIu64 "u);\n",
+                op_func(op->code), j, i, j, i, j, (int)e[2 * j], e[2 * j + 1]);
     fputs("  }\n", f);
     return;
   }
   if (stop) {
     fprintf(f, "  %s;\n", call);
   } else if (op->code == JDG_OP_FIND) {
-    fprintf(f, "  v = 0;\n  found = %s;\n  expect_find(\"%s\", found, v, %d, %" PRIu64 "u);\n", call, call, (int)e[0],
-            e[1]);
+    fprintf(f, "  EXPECT_FIND(%s, %d, ", call, (int)e[0]);
+    lit(f, e[1]);
+    fputs(");\n", f);
   } else {
-    fprintf(f, "  expect(\"%s\", %s%s, %" PRIu64 "u);\n", call,
-            (op->code == JDG_OP_INSERT || op->code == JDG_OP_ERASE) ? "(uint64_t)" : "", call, e[0]);
+    fprintf(f, "  EXPECT(%s, ", call);
+    lit(f, e[0]);
+    fputs(");\n", f);
   }
 }
 
@@ -260,7 +263,7 @@ void jdg_print_program(FILE *f, const jdg_cand *c, const jdg_seq *s, const uint6
     if (o->v == JDG_CRASH && o->op == JDG_AT_CREATE)
       fprintf(f, "  /* %s */\n", failure_comment(o, limit, comment, sizeof comment));
     fputs("  void *m = judge_map_create();\n", f);
-    if (has_find) fputs("  uint64_t v;\n  int found;\n", f);
+    if (has_find) fputs("  uint64_t v = 0;\n", f);
   }
   for (i = 0; i < s->n && (o->op == JDG_AT_CREATE ? 0 : 1); i++) {
     const jdg_op *op = &s->ops[i];
@@ -336,8 +339,15 @@ void jdg_describe(FILE *f, const jdg_cand *c, const jdg_seq *s, const uint64_t *
     const uint64_t *ex = expected + offset_of(s, o->op);
     for (j = 0; j < nw && o->actual; j++)
       if (ex[j] != o->actual[j]) {
-        fprintf(f, "  expected (tandem):  word %zu = %" PRIu64 "\n  actual (candidate): word %zu = %" PRIu64 "\n", j,
-                ex[j], j, o->actual[j]);
+        char what[64];
+        if (op->code == JDG_OP_FIND_BULK)
+          snprintf(what, sizeof what, "%s of key %zu", j % 2 ? "value" : "found", j / 2);
+        else if (j < op->n)
+          snprintf(what, sizeof what, "keys[%zu]", j);
+        else
+          snprintf(what, sizeof what, "values[%zu] (input position)", j - op->n);
+        fprintf(f, "  expected (tandem):  %s = %" PRIu64 "\n  actual (candidate): %s = %" PRIu64 "\n", what, ex[j],
+                what, o->actual[j]);
         break;
       }
     return;

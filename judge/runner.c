@@ -38,7 +38,9 @@
 #define JDG_ASAN 1
 #endif
 #ifdef JDG_ASAN
-#include <sanitizer/allocator_interface.h>
+/* From the sanitizer runtime (sanitizer/allocator_interface.h, which not
+ * every compiler installation ships). */
+size_t __sanitizer_get_current_allocated_bytes(void);
 #elif defined(__GLIBC__)
 #include <malloc.h>
 #endif

@@ -334,6 +334,27 @@ static void simplify_values(shr *sh, jdg_seq *s, jdg_outcome *o) {
         jdg_seq_free(&t);
       }
     }
+    if (i < s->n && s->ops[i].code >= JDG_OP_SORT_U32 && s->ops[i].n) {
+      /* First all elements at once, by rank among the distinct values (ties
+       * stay ties, order stays order). */
+      jdg_seq t;
+      jdg_outcome to;
+      uint64_t *d = malloc(s->ops[i].n * sizeof *d);
+      size_t m = 0;
+      if (d && jdg_seq_copy(&t, s) == 0) {
+        memcpy(d, s->ops[i].arr, s->ops[i].n * sizeof *d);
+        qsort(d, s->ops[i].n, sizeof *d, cmp_u64);
+        for (j = 0; j < s->ops[i].n; j++)
+          if (m == 0 || d[m - 1] != d[j]) d[m++] = d[j];
+        for (j = 0; j < t.ops[i].n; j++)
+          t.ops[i].arr[j] = (uint64_t)((uint64_t *)bsearch(&t.ops[i].arr[j], d, m, sizeof *d, cmp_u64) - d);
+        if (memcmp(t.ops[i].arr, s->ops[i].arr, s->ops[i].n * sizeof *d) != 0 && fails(sh, &t, &to))
+          accept(s, o, &t, &to);
+        else
+          jdg_seq_free(&t);
+      }
+      free(d);
+    }
     if (i < s->n && s->ops[i].code >= JDG_OP_SORT_U32) {
       for (j = 0; i < s->n && j < s->ops[i].n; j++) {
         for (v = 0; v < 10 && i < s->n && j < s->ops[i].n && v < s->ops[i].arr[j]; v++) {

@@ -2,7 +2,7 @@
 # Tests of tandem-judge (run by ctest as test_judge):
 #   judge_test.sh JUDGE EXAMPLES_LIB_DIR FAULTY_LIB_DIR CC
 # - the correct example candidates pass;
-# - each buggy candidate is caught within the default budget and shrunk to an
+# - each buggy candidate (and an unstable pairs sort) is caught within the default budget and shrunk to an
 #   exact number of operations (a change in generators or shrinker shows),
 #   the same output twice for the same seed, and the printed C program
 #   compiles against the library and reproduces the difference;
@@ -98,6 +98,12 @@ run erase_bug 1 map "$EX/libjudge_hashmap_erase_bug.so" --seed $SEED && {
   expect erase_bug "expected \(tandem\)"
   shrunk erase_bug 4
   repro erase_bug "$EX/libjudge_hashmap_erase_bug.so" 1
+}
+run unstable_sort 1 sort "$FAULTY/libjudge_unstable_sort.so" --seed $SEED && {
+  expect unstable_sort "judge_sort_pairs_u64 \(3 elements\)"
+  expect unstable_sort "values\[[0-9]+\] \(input position\)"
+  shrunk unstable_sort 1
+  repro unstable_sort "$FAULTY/libjudge_unstable_sort.so" 1
 }
 # The same seed gives the same report.
 "$JUDGE" map "$EX/libjudge_hashmap_erase_bug.so" --seed $SEED >"$WORK/erase_bug2.out" 2>&1
