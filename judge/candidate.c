@@ -1,5 +1,9 @@
 /* candidate.c: loading a candidate library and looking its judge_* symbols up. */
 #include <dlfcn.h>
+#include <errno.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -16,6 +20,36 @@ typedef struct sym {
 static void append(char *buf, size_t len, const char *line) {
   size_t used = strlen(buf);
   if (used < len) snprintf(buf + used, len - used, "%s\n", line);
+}
+
+static void probe_child(void *arg, int fd) {
+  char ok = 1;
+  if (!dlopen((const char *)arg, RTLD_NOW | RTLD_LOCAL)) _exit(0); /* the parent's dlopen explains */
+  jdg_write_all(fd, &ok, 1);
+}
+
+/* 0 when loading path in a child returned (whether or not it loaded). */
+static int probe_load(const char *path, char *err, size_t err_len) {
+  int rfd, st = 0;
+  char ok = 0;
+  size_t got;
+  long r;
+  int pid = jdg_spawn(probe_child, (void *)path, &rfd);
+  if (pid < 0) return 0; /* no child to spare: load directly */
+  r = jdg_read_until(rfd, &ok, 1, jdg_now() + 10.0, &got);
+  if (r == -2) kill(pid, SIGKILL);
+  close(rfd);
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  if (r == -2) {
+    snprintf(err, err_len, "loading %s did not finish within 10 s (its constructors hang)", path);
+    return -1;
+  }
+  if (WIFSIGNALED(st)) {
+    snprintf(err, err_len, "loading %s crashed (signal %d) in its constructors", path, WTERMSIG(st));
+    return -1;
+  }
+  return 0;
 }
 
 int jdg_cand_load(jdg_cand *c, const char *path, jdg_kind kind, char *err, size_t err_len, char *notes,
@@ -35,6 +69,9 @@ int jdg_cand_load(jdg_cand *c, const char *path, jdg_kind kind, char *err, size_
     snprintf(err, err_len, "'%s': give the library as a path (./%s), not a bare name", path, path);
     return -1;
   }
+  /* Loading runs the library's constructors: try it in a child first, so
+   * one that crashes or hangs is reported instead of taking the judge down. */
+  if (probe_load(path, err, err_len) != 0) return -2;
   c->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!c->dl) {
     const char *why = dlerror();

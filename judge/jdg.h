@@ -76,8 +76,9 @@ typedef struct jdg_cand {
   void (*find_bulk)(void *, const uint64_t *, uint64_t *, uint8_t *, size_t);
 } jdg_cand;
 
-/* Loads the library and looks its symbols up. Returns 0; or -1 with a
- * message in err (library does not load, required symbol missing). Notes on
+/* Loads the library and looks its symbols up. Returns 0; -1 with a message
+ * in err (library does not load, required symbol missing); or -2 when
+ * loading it crashed or hung (tried in a child first). Notes on
  * absent optional symbols are written to notes (one per line). */
 int jdg_cand_load(jdg_cand *c, const char *path, jdg_kind kind, char *err, size_t err_len, char *notes,
                   size_t notes_len);

@@ -41,7 +41,8 @@ static void usage(FILE *f) {
         "                  on stdout (the report goes to stderr then)\n"
         "  --n N           bench size (default 200000 keys; sort: 1000000)\n"
         "exit status: 0 no difference from tandem, 1 a difference (wrong result or leaked memory),\n"
-        "             2 bad usage or unusable library, 3 the candidate crashed or hung\n",
+        "             2 bad usage or unusable library, 3 the candidate crashed or hung\n"
+        "             (also while loading)\n",
         f);
 }
 
@@ -223,9 +224,10 @@ int main(int argc, char **argv) {
   if (!n_bench) n_bench = kind == JDG_SORT ? DEFAULT_BENCH_SORT_N : DEFAULT_BENCH_N;
   msg = bench ? stderr : stdout;
 
-  if (jdg_cand_load(&cand, lib, kind, err, sizeof err, notes, sizeof notes) != 0) {
+  rc = jdg_cand_load(&cand, lib, kind, err, sizeof err, notes, sizeof notes);
+  if (rc != 0) {
     fprintf(stderr, "tandem-judge: %s\n", err);
-    return 2;
+    return rc == -2 ? 3 : 2;
   }
   if (jdg_oracle_init(err, sizeof err) != 0) {
     fprintf(stderr, "tandem-judge: %s\n", err);

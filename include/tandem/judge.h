@@ -27,7 +27,8 @@
  * difference (wrong result or leaked memory), printed as the shortest failing
  * operation sequence found, as a C program calling these functions; 2 bad
  * usage, a library that does not load or lacks a required symbol; 3 the
- * candidate crashed or hung (with the sequence that did it).
+ * candidate crashed or hung (with the sequence that did it, or while the
+ * library was being loaded).
  */
 #ifndef TANDEM_JUDGE_H
 #define TANDEM_JUDGE_H

@@ -6,12 +6,17 @@
  *                  (a binary search that stops moving)
  *   FAULT_LEAK     destroy frees the map but not its array
  *   FAULT_NO_FIND  judge_map_find is not exported (a required symbol)
+ *   FAULT_CTOR     a library constructor aborts, as soon as it is loaded
  * Without a FAULT_ macro it is a correct map.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include <tandem/judge.h>
+
+#ifdef FAULT_CTOR
+__attribute__((constructor)) static void broken_setup(void) { abort(); }
+#endif
 
 typedef struct entry {
   uint64_t key, value;

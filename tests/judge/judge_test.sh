@@ -55,7 +55,7 @@ repro() {
     sed 's/^/    /' "$dir/compile.log" | head -20
     return
   fi
-  (cd "$dir" && ./repro >run.out 2>&1)
+  (cd "$dir" && ./repro >run.out 2>&1) 2>/dev/null # (no "Segmentation fault" line from the shell)
   rc=$?
   if [ "$want" = signal ]; then
     [ "$rc" -gt 128 ] || fail "$name: the printed program exited $rc, expected to die by a signal"
@@ -123,6 +123,8 @@ run leak 1 map "$FAULTY/libjudge_faulty_leak.so" --seed $SEED && {
   expect leak "^leak: [0-9]+ bytes still allocated"
   shrunk leak 1
 }
+
+run ctor 3 map "$FAULTY/libjudge_faulty_ctor.so" && expect ctor "crashed \(signal 6\) in its constructors"
 
 echo "== bad usage: exit 2 with a message"
 run no_args 2
