@@ -313,10 +313,9 @@ void jdg_describe(FILE *f, const jdg_cand *c, const jdg_seq *s, const uint64_t *
   char buf[200], e[120], a[120];
   FILE *mem;
   const jdg_op *op = o->op < s->n ? &s->ops[o->op] : NULL;
-  (void)c;
   if (o->v == JDG_LEAK) {
-    fprintf(f, "leak: %" PRId64 " bytes still allocated after judge_map_destroy / the sorts (tandem frees everything)\n",
-            o->leaked);
+    fprintf(f, "leak: %" PRId64 " bytes still allocated after %s (tandem frees everything)\n", o->leaked,
+            c->kind == JDG_SORT ? "the sorts returned" : "judge_map_destroy");
     return;
   }
   if (o->v == JDG_CRASH || o->v == JDG_HANG) {
