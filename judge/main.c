@@ -154,8 +154,8 @@ static int report(FILE *msg, const jdg_cand *c, jdg_seq *s, jdg_outcome *o, uint
   if (st.fallback)
     fprintf(msg, "the shrunk sequence did not fail again under the full time limit: the original follows\n");
   else
-    fprintf(msg, "shrunk to %zu operation%s (the shortest of %zu failing sequences shrunk, %zu runs)\n", s->n,
-            s->n == 1 ? "" : "s", found, runs);
+    fprintf(msg, "shrunk to %zu operation%s (the shortest of %zu failing sequence%s shrunk, %zu runs)\n", s->n,
+            s->n == 1 ? "" : "s", found, found == 1 ? "" : "s", runs);
   if (jdg_oracle_expect(c->kind, s, &exp, err, sizeof err) != 0) {
     fprintf(stderr, "tandem-judge: %s\n", err);
     return 2;
@@ -174,7 +174,8 @@ int main(int argc, char **argv) {
   uint64_t seed = 0, ops = 0, n_bench = 0, v;
   double limit = DEFAULT_LIMIT;
   int have_seed = 0, bench = 0, i, rc = 0;
-  const char *lib;
+  const char *lib, *pos[2];
+  int npos = 0;
   char err[1024], notes[1024];
   FILE *msg;
   size_t done_ops = 0, seqs = 0;
@@ -184,34 +185,42 @@ int main(int argc, char **argv) {
       usage(stdout);
       return 0;
     }
-  if (argc < 3) return bad_usage("%s", "needs a KIND and a library");
-  if (!strcmp(argv[1], "sort")) kind = JDG_SORT;
-  else if (!strcmp(argv[1], "map")) kind = JDG_MAP;
-  else if (!strcmp(argv[1], "ordered")) kind = JDG_ORDERED;
-  else return bad_usage("unknown KIND '%s' (expected sort, map or ordered)", argv[1]);
-  lib = argv[2];
-  for (i = 3; i < argc; i++) {
-    const char *a = argv[i];
-    const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+  /* Options may come anywhere, as --opt VALUE or --opt=VALUE; the two
+   * other words are KIND and LIB, in that order. */
+  for (i = 1; i < argc; i++) {
+    const char *a = argv[i], *val, *eq;
+    char name[16];
+    if (strncmp(a, "--", 2) != 0) {
+      if (npos >= 2) return bad_usage("unexpected argument '%s'", a);
+      pos[npos++] = a;
+      continue;
+    }
     if (!strcmp(a, "--bench")) {
       bench = 1;
       continue;
     }
-    if (strcmp(a, "--seed") && strcmp(a, "--ops") && strcmp(a, "--time") && strcmp(a, "--n"))
+    eq = strchr(a, '=');
+    snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - a) : (int)strlen(a), a);
+    if (strcmp(name, "--seed") && strcmp(name, "--ops") && strcmp(name, "--time") && strcmp(name, "--n"))
       return bad_usage("unknown option '%s'", a);
-    if (!val) return bad_usage("%s needs a value", a);
-    i++;
-    if (!strcmp(a, "--time")) {
+    if (eq) {
+      val = eq + 1;
+    } else {
+      if (i + 1 >= argc) return bad_usage("%s needs a value", a);
+      val = argv[++i];
+    }
+    if (!strcmp(name, "--time")) {
       char *end;
       errno = 0;
       limit = strtod(val, &end);
-      if (errno || *end || !(limit > 0) || limit > 86400) return bad_usage("--time: '%s' is not a number of seconds in (0, 86400]", val);
+      if (errno || *end || !(limit > 0) || limit > 86400)
+        return bad_usage("--time: '%s' is not a number of seconds in (0, 86400]", val);
     } else if (parse_u64(val, &v) != 0) {
-      return bad_usage("'%s' is not a non-negative integer", val);
-    } else if (!strcmp(a, "--seed")) {
+      return bad_usage("%s: '%s' is not a non-negative integer", name, val);
+    } else if (!strcmp(name, "--seed")) {
       seed = v;
       have_seed = 1;
-    } else if (!strcmp(a, "--ops")) {
+    } else if (!strcmp(name, "--ops")) {
       if (v == 0) return bad_usage("--ops: %s", "must be at least 1");
       ops = v;
     } else {
@@ -219,6 +228,12 @@ int main(int argc, char **argv) {
       n_bench = v;
     }
   }
+  if (npos < 2) return bad_usage("%s", "needs a KIND and a library");
+  if (!strcmp(pos[0], "sort")) kind = JDG_SORT;
+  else if (!strcmp(pos[0], "map")) kind = JDG_MAP;
+  else if (!strcmp(pos[0], "ordered")) kind = JDG_ORDERED;
+  else return bad_usage("unknown KIND '%s' (expected sort, map or ordered)", pos[0]);
+  lib = pos[1];
   if (!have_seed) seed = draw_seed();
   if (!ops) ops = kind == JDG_SORT ? DEFAULT_SORT_OPS : DEFAULT_MAP_OPS;
   if (!n_bench) n_bench = kind == JDG_SORT ? DEFAULT_BENCH_SORT_N : DEFAULT_BENCH_N;

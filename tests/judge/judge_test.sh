@@ -43,7 +43,7 @@ expect() {
 }
 
 # repro NAME LIB STATUS: the C program in NAME's output, built against LIB,
-# exits with STATUS ("signal" for death by a signal).
+# exits with STATUS ("signal" for death by a signal, "build" to only build it).
 repro() {
   local name=$1 lib=$2 want=$3 dir="$WORK/$1-repro" rc
   mkdir -p "$dir"
@@ -55,6 +55,7 @@ repro() {
     sed 's/^/    /' "$dir/compile.log" | head -20
     return
   fi
+  [ "$want" = build ] && { echo "ok: $name: printed program builds"; return; }
   (cd "$dir" && ./repro >run.out 2>&1) 2>/dev/null # (no "Segmentation fault" line from the shell)
   rc=$?
   if [ "$want" = signal ]; then
@@ -118,6 +119,7 @@ run segv 3 map "$FAULTY/libjudge_faulty_segv.so" --seed $SEED && {
 }
 run hang 3 map "$FAULTY/libjudge_faulty_hang.so" --seed $SEED --time 0.5 && {
   expect hang "^hang in judge_map_(find|insert|erase).*did not return within 0.5 s"
+  repro hang "$FAULTY/libjudge_faulty_hang.so" build
 }
 run leak 1 map "$FAULTY/libjudge_faulty_leak.so" --seed $SEED && {
   expect leak "^leak: [0-9]+ bytes still allocated"
@@ -144,7 +146,12 @@ expect wrong_kind "requires: judge_sort_u32 judge_sort_u64"
 run bad_option 2 map "$EX/libjudge_btree.so" --frobnicate
 expect bad_option "unknown option '--frobnicate'"
 run bad_number 2 map "$EX/libjudge_btree.so" --ops many
-expect bad_number "'many' is not a non-negative integer"
+expect bad_number "--ops: 'many' is not a non-negative integer"
+run extra_arg 2 map "$EX/libjudge_btree.so" surplus
+expect extra_arg "unexpected argument 'surplus'"
+# Options may come first and as --opt=VALUE.
+run options_first 0 --seed=$SEED --ops 500 map "$EX/libjudge_hashmap.so"
+expect options_first "seed $SEED "
 run bad_time 2 map "$EX/libjudge_btree.so" --time -1
 run missing_value 2 map "$EX/libjudge_btree.so" --seed
 expect missing_value "--seed needs a value"
