@@ -81,7 +81,8 @@ static uint64_t zipf_rank(jdg_rng *r) {
   return (uint64_t)(1.0 / u) - 1;
 }
 
-void jdg_gen_keys(jdg_rng *r, uint64_t *out, size_t n, int dist, uint64_t mask) {
+/* Fills n keys (each & mask) from distribution dist. */
+static void gen_keys(jdg_rng *r, uint64_t *out, size_t n, int dist, uint64_t mask) {
   size_t i;
   uint64_t pool[16];
   for (i = 0; i < 16; i++) pool[i] = random_key(r) & mask;
@@ -281,7 +282,7 @@ static int gen_map(jdg_rng *r, const jdg_cand *c, size_t len, jdg_seq *s, const 
     s->ops = NULL;
     return -1;
   }
-  jdg_gen_keys(r, g.pool, g.npool, g.dist, ~0ull);
+  gen_keys(r, g.pool, g.npool, g.dist, ~0ull);
   drain = (int)jdg_below(r, 3);
   snprintf(name, sizeof name, "%s keys, pool %zu, drain %s", dist_names[g.dist], g.npool, drains[drain]);
   *shape = name;
@@ -374,7 +375,7 @@ static int gen_sort(jdg_rng *r, const jdg_cand *c, size_t len, jdg_seq *s, const
         return -1;
       }
       /* Pairs: few distinct keys half the time, so stability is tested. */
-      jdg_gen_keys(r, op->arr, op->n, op->code == JDG_OP_SORT_PAIRS && jdg_below(r, 2) ? D_FEW : dist,
+      gen_keys(r, op->arr, op->n, op->code == JDG_OP_SORT_PAIRS && jdg_below(r, 2) ? D_FEW : dist,
                    op->code == JDG_OP_SORT_U32 ? 0xffffffffull : ~0ull);
     }
     s->n++;

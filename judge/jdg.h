@@ -96,10 +96,6 @@ uint64_t jdg_below(jdg_rng *r, uint64_t bound);
  * using only the calls the candidate has. Returns 0 or -1 (out of memory). */
 int jdg_gen_seq(jdg_rng *r, const jdg_cand *c, size_t max_ops, jdg_seq *out, const char **shape);
 
-/* Fills n keys from one of the distributions (bench and sort inputs). */
-void jdg_gen_keys(jdg_rng *r, uint64_t *out, size_t n, int dist, uint64_t mask);
-#define JDG_DIST_UNIFORM 0
-
 /* ---- oracle --------------------------------------------------------------- */
 /* Creates tandem's CPU context (one thread). Returns 0 or -1 with err. */
 int jdg_oracle_init(char *err, size_t err_len);
@@ -151,9 +147,6 @@ int jdg_write_all(int fd, const void *buf, size_t len);
  * Returns len, fewer on EOF, or -2 on timeout (*got has the count read). */
 long jdg_read_until(int fd, void *buf, size_t len, double deadline, size_t *got);
 double jdg_now(void);
-/* Heap bytes in use in this process (glibc mallinfo2, or the sanitizer's
- * allocator); -1 when unknown. */
-int64_t jdg_heap_in_use(void);
 
 /* ---- shrinker ------------------------------------------------------------- */
 typedef struct jdg_shrink_stats {

@@ -163,7 +163,7 @@ static void array_lit(FILE *f, const uint64_t *a, size_t n) {
 }
 
 static void print_sort_op(FILE *f, const jdg_op *op, size_t i, const uint64_t *e, int stop, const char *comment) {
-  size_t n = op->n, j;
+  size_t n = op->n;
   const char *ty = op->code == JDG_OP_SORT_U32 ? "uint32_t" : "uint64_t";
   if (n == 0) {
     if (comment[0]) fprintf(f, "  /* %s */\n", comment);
@@ -201,7 +201,6 @@ static void print_sort_op(FILE *f, const jdg_op *op, size_t i, const uint64_t *e
     }
   }
   fputs("  }\n", f);
-  (void)j;
 }
 
 static void print_map_op(FILE *f, const jdg_op *op, size_t i, const uint64_t *e, int stop, const char *comment) {

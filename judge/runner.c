@@ -59,7 +59,8 @@ double jdg_now(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-int64_t jdg_heap_in_use(void) {
+/* Heap bytes in use in this process; -1 when unknown. */
+static int64_t heap_in_use(void) {
 #ifdef JDG_ASAN
   return (int64_t)__sanitizer_get_current_allocated_bytes();
 #elif defined(__GLIBC__)
@@ -274,10 +275,10 @@ static void run_seq_child(void *arg, int fd) {
   if (!k.w || !k.vals || !k.a32 || !k.found) _exit(70);
   if (pthread_create(&th, NULL, warm_up, (void *)sc->c) != 0) _exit(70);
   pthread_join(th, NULL);
-  before = jdg_heap_in_use();
+  before = heap_in_use();
   if (pthread_create(&th, NULL, run_ops, &k) != 0) _exit(70);
   pthread_join(th, NULL);
-  after = jdg_heap_in_use();
+  after = heap_in_use();
   done[0] = DONE_MAGIC;
   done[1] = (uint64_t)(before < 0 || after < 0 ? LEAK_UNKNOWN : after - before);
   jdg_write_all(fd, done, sizeof done);
