@@ -222,8 +222,8 @@ static void print_map_op(FILE *f, const jdg_op *op, size_t i, const uint64_t *e,
     fprintf(f, "    %s;\n", call);
     if (!stop)
       for (j = 0; j < op->n; j++)
-        fprintf(f, "    expect_find(\"%s: key %zu\", found%zu[%zu], &vals%zu[%zu], %d, %" PRIu64 "u);\n",
-                op_func(op->code), j, i, j, i, j, (int)e[2 * j], e[2 * j + 1]);
+        fprintf(f, "    expect_find(\"%s: keys%zu[%zu]\", found%zu[%zu], &vals%zu[%zu], %d, %" PRIu64 "u);\n",
+                op_func(op->code), i, j, i, j, i, j, (int)e[2 * j], e[2 * j + 1]);
     fputs("  }\n", f);
     return;
   }
@@ -339,7 +339,7 @@ void jdg_describe(FILE *f, const jdg_cand *c, const jdg_seq *s, const uint64_t *
       if (ex[j] != o->actual[j]) {
         char what[64];
         if (op->code == JDG_OP_FIND_BULK)
-          snprintf(what, sizeof what, "%s of key %zu", j % 2 ? "value" : "found", j / 2);
+          snprintf(what, sizeof what, "%s for keys[%zu]", j % 2 ? "value" : "found", j / 2);
         else if (j < op->n)
           snprintf(what, sizeof what, "keys[%zu]", j);
         else

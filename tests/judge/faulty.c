@@ -7,6 +7,8 @@
  *   FAULT_LEAK     destroy frees the map but not its array
  *   FAULT_NO_FIND  judge_map_find is not exported (a required symbol)
  *   FAULT_CTOR     a library constructor aborts, as soon as it is loaded
+ *   FAULT_BULK     exports judge_map_find_bulk, which gets the third value of
+ *                  a batch wrong
  * Without a FAULT_ macro it is a correct map.
  */
 #include <stdlib.h>
@@ -68,6 +70,14 @@ int judge_map_find(void *m, uint64_t key, uint64_t *value) {
   if (!e) return 0;
   *value = e->value;
   return 1;
+}
+#endif
+
+#ifdef FAULT_BULK
+void judge_map_find_bulk(void *m, const uint64_t *keys, uint64_t *values_out, uint8_t *found_out, size_t n) {
+  size_t i;
+  for (i = 0; i < n; i++) found_out[i] = (uint8_t)judge_map_find(m, keys[i], &values_out[i]);
+  if (n > 2) values_out[2]++; /* whether or not it was found */
 }
 #endif
 

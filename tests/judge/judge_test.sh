@@ -106,6 +106,11 @@ run unstable_sort 1 sort "$FAULTY/libjudge_unstable_sort.so" --seed $SEED && {
   shrunk unstable_sort 1
   repro unstable_sort "$FAULTY/libjudge_unstable_sort.so" 1
 }
+run bulk 1 map "$FAULTY/libjudge_faulty_bulk.so" --seed $SEED && {
+  expect bulk "wrong result at operation [0-9]+ of [0-9]+: judge_map_find_bulk"
+  expect bulk "value for keys\[2\]"
+  repro bulk "$FAULTY/libjudge_faulty_bulk.so" 1
+}
 # The same seed gives the same report.
 "$JUDGE" map "$EX/libjudge_hashmap_erase_bug.so" --seed $SEED >"$WORK/erase_bug2.out" 2>&1
 cmp -s "$WORK/erase_bug.out" "$WORK/erase_bug2.out" && echo "ok: replay is identical" ||
