@@ -287,6 +287,20 @@ static void compact_keys(shr *sh, jdg_seq *s, jdg_outcome *o) {
   else jdg_seq_free(&t);
 }
 
+/* Simpler numbers than x to try, simplest first: 0 .. small - 1, then the
+ * highest power of two <= x, then x / 2 (repeated rounds halve further). */
+static size_t simpler_values(uint64_t x, uint64_t small, uint64_t out[20]) {
+  size_t n = 0;
+  uint64_t v, p = 1;
+  for (v = 0; v < small && v < x && n < 16; v++) out[n++] = v;
+  if (x > small) {
+    while (p <= x / 2) p <<= 1;
+    if (p < x && p >= small) out[n++] = p;
+    if (x / 2 >= small && x / 2 != p) out[n++] = x / 2;
+  }
+  return n;
+}
+
 static void simplify_keys(shr *sh, jdg_seq *s, jdg_outcome *o) {
   size_t m, i;
   uint64_t *keys, v;
@@ -294,14 +308,16 @@ static void simplify_keys(shr *sh, jdg_seq *s, jdg_outcome *o) {
   keys = distinct_keys(s, &m);
   if (!keys) return;
   for (i = 0; i < m; i++) {
-    uint64_t k = keys[i];
-    for (v = 0; v < 16 && v < k; v++) {
+    uint64_t k = keys[i], cand[20];
+    size_t c, nc = simpler_values(k, 16, cand);
+    for (c = 0; c < nc; c++) {
       jdg_seq t;
       jdg_outcome to;
       uint64_t *now;
       size_t mn;
       now = distinct_keys(s, &mn);
       if (!now) break;
+      v = cand[c];
       if (in_sorted(now, mn, v) || !in_sorted(now, mn, k)) {
         free(now);
         continue;
@@ -361,9 +377,12 @@ static void simplify_values(shr *sh, jdg_seq *s, jdg_outcome *o) {
     }
     if (i < s->n && s->ops[i].code >= JDG_OP_SORT_U32) {
       for (j = 0; i < s->n && j < s->ops[i].n; j++) {
-        for (v = 0; v < 10 && i < s->n && j < s->ops[i].n && v < s->ops[i].arr[j]; v++) {
+        uint64_t cand[20];
+        size_t c, nc = simpler_values(s->ops[i].arr[j], 10, cand);
+        for (c = 0; c < nc && i < s->n && j < s->ops[i].n; c++) {
           jdg_seq t;
           jdg_outcome to;
+          v = cand[c];
           if (jdg_seq_copy(&t, s) != 0) return;
           t.ops[i].arr[j] = v;
           if (fails(sh, &t, &to)) {
