@@ -63,7 +63,11 @@ tdm_status tdm__gpu_ctx_init(tdm_ctx *ctx) {
   if (ctx->stream) {
     g->stream = (cudaStream_t)ctx->stream;
   } else {
-    TDM_CUDA_TRY(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking), tdm__free(g));
+    /* A blocking stream: the contract orders a context's work after
+     * everything queued on the legacy default stream (PyTorch's default
+     * stream, a pageable cudaMemcpy). A non-blocking stream would run
+     * concurrently with that work. */
+    TDM_CUDA_TRY(cudaStreamCreateWithFlags(&g->stream, cudaStreamDefault), tdm__free(g));
     g->own_stream = 1;
   }
   {
