@@ -278,7 +278,7 @@ static tdm_status bg_build(tdm_btree *t, const void *keys, const void *values, s
   tdm__gpu_scope sc(ctx);
   void *d_k, *d_v;
   tdm_status st;
-  if ((st = tdm__gpu_enter(ctx)) != TDM_OK) return st;
+  if ((st = sc.enter()) != TDM_OK) return st;
   if (n == 0) return install(t, NULL, NULL, 0);
   if ((st = sc.alloc(n * t->ks, &d_k)) != TDM_OK || (st = sc.alloc(n * t->vs, &d_v)) != TDM_OK ||
       (st = copy_in(ctx, d_k, keys, n * t->ks)) != TDM_OK || (st = copy_in(ctx, d_v, values, n * t->vs)) != TDM_OK)
@@ -287,8 +287,9 @@ static tdm_status bg_build(tdm_btree *t, const void *keys, const void *values, s
 }
 
 static void bg_destroy(tdm_btree *t) {
+  tdm__gpu_device dev;
   if (BG(t)->d_nodes) {
-    (void)tdm__gpu_enter(t->ctx);
+    (void)dev.enter(t->ctx);
     tdm__gpu_free(t->ctx, BG(t)->d_nodes);
     (void)cudaStreamSynchronize(tdm__stream(t->ctx));
     BG(t)->d_nodes = NULL;
@@ -302,7 +303,7 @@ static tdm_status bg_insert(tdm_btree *t, const void *keys, const void *values, 
   uint64_t m = t->size, total = m + n;
   char *d_k, *d_v;
   tdm_status st;
-  if ((st = tdm__gpu_enter(ctx)) != TDM_OK) return st;
+  if ((st = sc.enter()) != TDM_OK) return st;
   /* Stored entries first (raw form, in key order), then the batch. */
   if ((st = sc.alloc(total * t->ks, &d_k)) != TDM_OK || (st = sc.alloc(total * t->vs, &d_v)) != TDM_OK) return st;
   if (m > 0) {
@@ -322,7 +323,7 @@ static tdm_status bg_erase(tdm_btree *t, const void *keys, size_t n, size_t *era
   uint64_t m = t->size, kept = 0, *bb, *kb, *vb, *keep, *pos, *ukb, *uvb;
   void *d_k;
   tdm_status st;
-  if ((st = tdm__gpu_enter(ctx)) != TDM_OK) return st;
+  if ((st = sc.enter()) != TDM_OK) return st;
   if (m == 0) {
     if (erased_out) *erased_out = 0;
     return TDM_OK;
@@ -357,7 +358,7 @@ static tdm_status bg_find(const tdm_btree *t, const void *keys, void *values_out
   tdm_status st;
   memset(&v, 0, sizeof v);
   memset(&f, 0, sizeof f);
-  if ((st = tdm__gpu_enter(ctx)) != TDM_OK) return st;
+  if ((st = sc.enter()) != TDM_OK) return st;
   if ((st = sc.in(keys, n * t->ks, &q)) != TDM_OK) return st;
   if ((values_out && (st = sc.out(values_out, n * t->vs, &v)) != TDM_OK) ||
       (found_out && (st = sc.out(found_out, n, &f)) != TDM_OK))
@@ -383,7 +384,7 @@ static tdm_status bg_rank(const tdm_btree *t, const void *keys, uint64_t *rank_o
   tdm__gpu_scope sc(ctx);
   tdm__dev_array q, r;
   tdm_status st;
-  if ((st = tdm__gpu_enter(ctx)) != TDM_OK) return st;
+  if ((st = sc.enter()) != TDM_OK) return st;
   if ((st = sc.in(keys, n * t->ks, &q)) != TDM_OK || (st = sc.out(rank_out, n * 8, &r)) != TDM_OK) return st;
   if (t->size == 0) {
     if ((st = zero(ctx, r.d, n * 8, "tdm_btree_rank (memset)")) != TDM_OK) return st;
@@ -414,7 +415,7 @@ static tdm_status bg_range_count(const tdm_btree *t, const void *lo, const void 
   tdm__gpu_scope sc(ctx);
   tdm__dev_array a, b, c;
   tdm_status st;
-  if ((st = tdm__gpu_enter(ctx)) != TDM_OK) return st;
+  if ((st = sc.enter()) != TDM_OK) return st;
   if ((st = sc.in(lo, n * t->ks, &a)) != TDM_OK || (st = sc.in(hi, n * t->ks, &b)) != TDM_OK ||
       (st = sc.out(count_out, n * 8, &c)) != TDM_OK || (st = counts(t, a.d, b.d, n, n, (uint64_t *)c.d)) != TDM_OK ||
       (st = tdm__gpu_out_finish(ctx, &c)) != TDM_OK)
@@ -432,7 +433,7 @@ static tdm_status bg_range(const tdm_btree *t, const void *lo, const void *hi, s
   tdm_status st;
   memset(&k, 0, sizeof k);
   memset(&v, 0, sizeof v);
-  if ((st = tdm__gpu_enter(ctx)) != TDM_OK) return st;
+  if ((st = sc.enter()) != TDM_OK) return st;
   if (n == 0) {
     static const uint64_t zero_offset = 0;
     TDM_CUDA_TRY(cudaMemcpyAsync(offsets_out, &zero_offset, 8, cudaMemcpyDefault, s), (void)0);
@@ -470,7 +471,7 @@ static tdm_status bg_export(const tdm_btree *t, void *keys_out, void *values_out
   tdm_status st;
   memset(&k, 0, sizeof k);
   memset(&v, 0, sizeof v);
-  if ((st = tdm__gpu_enter(ctx)) != TDM_OK) return st;
+  if ((st = sc.enter()) != TDM_OK) return st;
   if ((keys_out && (st = sc.out(keys_out, t->size * t->ks, &k)) != TDM_OK) ||
       (values_out && (st = sc.out(values_out, t->size * t->vs, &v)) != TDM_OK))
     return st;
@@ -491,7 +492,8 @@ static tdm_status bg_validate(const tdm_btree *t) {
   tdm__bt_node *h;
   tdm_status st;
   if (t->root == TDM_BT_NIL) return tdm__bt_check_nodes(t, NULL, 0, 0);
-  if ((st = tdm__gpu_enter(t->ctx)) != TDM_OK) return st;
+  tdm__gpu_device dev;
+  if ((st = dev.enter(t->ctx)) != TDM_OK) return st;
   h = (tdm__bt_node *)tdm__malloc(bytes);
   if (!h) return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "tdm_btree_validate: out of host memory for a node copy");
   TDM_CUDA_TRY(cudaMemcpyAsync(h, BG(t)->d_nodes, bytes, cudaMemcpyDeviceToHost, tdm__stream(t->ctx)), tdm__free(h));

@@ -61,8 +61,26 @@ tdm_status tdm__launch_check(const char *where);
 
 /* ---- context, memory, staging ------------------------------------------------ */
 
-/* Makes ctx's device current for this host thread. */
-tdm_status tdm__gpu_enter(tdm_ctx *ctx);
+/* The caller's current device is process state tandem does not own: every
+ * operation makes the context's device current for its duration and puts the
+ * caller's back on return, whichever way it returns. One object per call:
+ *   tdm__gpu_device dev;  if ((st = dev.enter(ctx)) != TDM_OK) return st;
+ * (tdm__gpu_scope holds one, as its first member, so the call's device memory
+ * is released while the context's device is still current.) Nested calls
+ * (the B+ tree sorting through tdm__gpu_sort) save and restore the same
+ * device. */
+class tdm__gpu_device {
+ public:
+  tdm__gpu_device() : prev_(-1) {}
+  ~tdm__gpu_device() { leave(); }
+  tdm__gpu_device(const tdm__gpu_device &) = delete;
+  tdm__gpu_device &operator=(const tdm__gpu_device &) = delete;
+  tdm_status enter(tdm_ctx *ctx);
+  void leave();
+
+ private:
+  int prev_; /* the caller's device to restore; -1: nothing to restore */
+};
 
 static inline cudaStream_t tdm__stream(const tdm_ctx *ctx) { return ctx->gpu->stream; }
 
@@ -98,11 +116,14 @@ tdm_status tdm__gpu_sync(tdm_ctx *ctx, const char *where);
  * returns. keep() hands a buffer over to a longer-lived owner (a structure). */
 class tdm__gpu_scope {
  public:
-  explicit tdm__gpu_scope(tdm_ctx *ctx) : ctx_(ctx), nbuf_(0), narr_(0) {}
+  explicit tdm__gpu_scope(tdm_ctx *ctx) : dev_(), ctx_(ctx), nbuf_(0), narr_(0) {}
   ~tdm__gpu_scope() {
     for (int i = 0; i < narr_; i++) tdm__gpu_release(ctx_, arr_[i]);
     for (int i = 0; i < nbuf_; i++) tdm__gpu_free(ctx_, buf_[i]);
+    /* dev_ (restoring the caller's device) is destroyed after this body. */
   }
+  /* Makes the context's device current until the scope ends. */
+  tdm_status enter() { return dev_.enter(ctx_); }
   tdm__gpu_scope(const tdm__gpu_scope &) = delete;
   tdm__gpu_scope &operator=(const tdm__gpu_scope &) = delete;
 
@@ -142,6 +163,7 @@ class tdm__gpu_scope {
  private:
   enum { MAX = 16 };
   static tdm_status full() { return tdm__fail(TDM_ERR_DEVICE, "internal: more than 16 device buffers in one call"); }
+  tdm__gpu_device dev_; /* first member: destroyed last */
   tdm_ctx *ctx_;
   void *buf_[MAX];
   tdm__dev_array *arr_[MAX];

@@ -274,7 +274,7 @@ static tdm_status hg_create(tdm_hash *h) {
   tdm__gpu_scope sc(ctx);
   void *slots;
   tdm_status st;
-  if ((st = tdm__gpu_enter(ctx)) != TDM_OK) return st;
+  if ((st = sc.enter()) != TDM_OK) return st;
   if ((st = sc.alloc(bytes, &slots)) != TDM_OK) return st;
   TDM_CUDA_TRY(cudaMemsetAsync(slots, 0, bytes, tdm__stream(ctx)), (void)0);
   if ((st = tdm__gpu_sync(ctx, "tdm_hash_create")) != TDM_OK) return st;
@@ -284,8 +284,9 @@ static tdm_status hg_create(tdm_hash *h) {
 }
 
 static void hg_destroy(tdm_hash *h) {
+  tdm__gpu_device dev;
   if (!d_slots(h)) return;
-  if (tdm__gpu_enter(h->ctx) == TDM_OK) {
+  if (dev.enter(h->ctx) == TDM_OK) {
     tdm__gpu_free(h->ctx, d_slots(h));
     (void)cudaStreamSynchronize(tdm__stream(h->ctx));
     (void)cudaGetLastError();
@@ -364,7 +365,7 @@ static tdm_status hg_insert(tdm_hash *h, const void *keys, const void *values, s
   size_t chunk = n < CHUNK ? n : CHUNK, final_cap = grow_log2 ? (size_t)1 << grow_log2 : h->cap, off;
   tdm_status st;
 
-  if ((st = tdm__gpu_enter(ctx)) != TDM_OK) return st;
+  if ((st = sc.enter()) != TDM_OK) return st;
   /* Everything that can run out of memory, before the table changes. */
   if ((st = sc.in(keys, n * h->ks, &dk)) != TDM_OK || (st = sc.in(values, n * h->vs, &dv)) != TDM_OK ||
       (st = sc.alloc(NCOUNT * sizeof(unsigned long long), &cnt)) != TDM_OK ||
@@ -403,7 +404,7 @@ static tdm_status hg_find(const tdm_hash *h, const void *keys, void *values_out,
   tdm__gpu_scope sc(ctx);
   tdm__dev_array dk, dv, df;
   tdm_status st;
-  if ((st = tdm__gpu_enter(ctx)) != TDM_OK) return st;
+  if ((st = sc.enter()) != TDM_OK) return st;
   memset(&dv, 0, sizeof dv);
   memset(&df, 0, sizeof df);
   if ((st = sc.in(keys, n * h->ks, &dk)) != TDM_OK ||
@@ -430,7 +431,7 @@ static tdm_status hg_erase(tdm_hash *h, const void *keys, size_t n, size_t *eras
   tdm__dev_array dk;
   unsigned long long *cnt = NULL, hc[NCOUNT];
   tdm_status st;
-  if ((st = tdm__gpu_enter(ctx)) != TDM_OK) return st;
+  if ((st = sc.enter()) != TDM_OK) return st;
   if ((st = sc.in(keys, n * h->ks, &dk)) != TDM_OK ||
       (st = sc.alloc(NCOUNT * sizeof(unsigned long long), &cnt)) != TDM_OK)
     return st;
@@ -458,7 +459,7 @@ static tdm_status hg_export(const tdm_hash *h, void *keys_out, void *values_out)
   tdm__dev_array dk, dv;
   unsigned long long *cnt = NULL;
   tdm_status st;
-  if ((st = tdm__gpu_enter(ctx)) != TDM_OK) return st;
+  if ((st = sc.enter()) != TDM_OK) return st;
   if ((st = sc.out(keys_out, h->size * h->ks, &dk)) != TDM_OK ||
       (st = sc.out(values_out, h->size * h->vs, &dv)) != TDM_OK ||
       (st = sc.alloc(sizeof(unsigned long long), &cnt)) != TDM_OK)
@@ -472,8 +473,9 @@ static tdm_status hg_export(const tdm_hash *h, void *keys_out, void *values_out)
 
 static tdm_status hg_clear(tdm_hash *h) {
   tdm_ctx *ctx = h->ctx;
+  tdm__gpu_device dev;
   tdm_status st;
-  if ((st = tdm__gpu_enter(ctx)) != TDM_OK) return st;
+  if ((st = dev.enter(ctx)) != TDM_OK) return st;
   TDM_CUDA_TRY(cudaMemsetAsync(d_slots(h), 0, tdm__hash_table_bytes(h, h->log2cap), tdm__stream(ctx)), (void)0);
   if ((st = tdm__gpu_sync(ctx, "tdm_hash_clear")) != TDM_OK) return st;
   h->size = 0;
@@ -487,8 +489,9 @@ static tdm_status hg_validate(const tdm_hash *h) {
   tdm_ctx *ctx = h->ctx;
   size_t bytes = tdm__hash_table_bytes(h, h->log2cap);
   void *copy;
+  tdm__gpu_device dev;
   tdm_status st;
-  if ((st = tdm__gpu_enter(ctx)) != TDM_OK) return st;
+  if ((st = dev.enter(ctx)) != TDM_OK) return st;
   copy = tdm__aligned_alloc(bytes);
   if (!copy)
     return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "tdm_hash_validate: out of host memory for a %zu-byte table copy", bytes);

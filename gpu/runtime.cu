@@ -59,7 +59,16 @@ tdm_status tdm__gpu_ctx_init(tdm_ctx *ctx) {
   g = (tdm__gpu_state *)tdm__calloc(1, sizeof *g);
   if (!g) return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "tdm_ctx_create: out of host memory");
   g->device = ctx->device;
-  TDM_CUDA_TRY(cudaSetDevice(ctx->device), tdm__free(g));
+  ctx->gpu = g; /* for dev.enter; cleared again on failure */
+  tdm__gpu_device dev;
+  {
+    tdm_status st = dev.enter(ctx);
+    if (st != TDM_OK) {
+      ctx->gpu = NULL;
+      tdm__free(g);
+      return st;
+    }
+  }
   if (ctx->stream) {
     g->stream = (cudaStream_t)ctx->stream;
   } else {
@@ -67,7 +76,7 @@ tdm_status tdm__gpu_ctx_init(tdm_ctx *ctx) {
      * everything queued on the legacy default stream (PyTorch's default
      * stream, a pageable cudaMemcpy). A non-blocking stream would run
      * concurrently with that work. */
-    TDM_CUDA_TRY(cudaStreamCreateWithFlags(&g->stream, cudaStreamDefault), tdm__free(g));
+    TDM_CUDA_TRY(cudaStreamCreateWithFlags(&g->stream, cudaStreamDefault), (ctx->gpu = NULL, tdm__free(g)));
     g->own_stream = 1;
   }
   {
@@ -86,8 +95,9 @@ tdm_status tdm__gpu_ctx_init(tdm_ctx *ctx) {
 
 void tdm__gpu_ctx_fini(tdm_ctx *ctx) {
   tdm__gpu_state *g = ctx->gpu;
+  tdm__gpu_device dev;
   if (!g) return;
-  (void)cudaSetDevice(g->device);
+  (void)dev.enter(ctx);
   if (g->own_stream) {
     (void)cudaStreamSynchronize(g->stream);
     (void)cudaStreamDestroy(g->stream);
@@ -103,9 +113,21 @@ tdm_status tdm__launch_check(const char *where) {
   return TDM_OK;
 }
 
-tdm_status tdm__gpu_enter(tdm_ctx *ctx) {
-  TDM_CUDA_TRY(cudaSetDevice(ctx->gpu->device), (void)0);
+tdm_status tdm__gpu_device::enter(tdm_ctx *ctx) {
+  int cur = -1;
+  if (prev_ >= 0) return TDM_OK; /* already entered */
+  TDM_CUDA_TRY(cudaGetDevice(&cur), (void)0);
+  if (cur != ctx->gpu->device) TDM_CUDA_TRY(cudaSetDevice(ctx->gpu->device), (void)0);
+  prev_ = cur;
   return TDM_OK;
+}
+
+void tdm__gpu_device::leave() {
+  int cur = -1;
+  if (prev_ < 0) return;
+  if (cudaGetDevice(&cur) != cudaSuccess || cur != prev_) (void)cudaSetDevice(prev_);
+  (void)cudaGetLastError();
+  prev_ = -1;
 }
 
 tdm_status tdm__gpu_malloc(tdm_ctx *ctx, size_t bytes, void **out) {

@@ -126,7 +126,7 @@ static tdm_status sort_begin(sort_job *j, tdm__gpu_scope &sc, tdm_ctx *ctx, tdm_
   j->vs = vs;
   j->kind = tdm__key_kind(key_type);
   j->kcur = j->vcur = 0;
-  if ((st = tdm__gpu_enter(ctx)) != TDM_OK) return st;
+  if ((st = sc.enter()) != TDM_OK) return st;
   if ((st = alloc_bufs(sc, &j->b, n, j->ks, vs)) != TDM_OK) return st;
   return load_bits(ctx, &j->b, keys, n, j->ks, j->kind, desc);
 }
