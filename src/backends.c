@@ -14,7 +14,6 @@ static const tdm__backend *cuda_backend(const char *fn) {
   return &tdm__cuda_backend;
 }
 int tdm__device_count(void) { return tdm__cuda_device_count(); }
-int tdm__is_device_ptr(const void *p) { return p ? tdm__cuda_is_device_ptr(p) : 0; }
 
 #else
 
@@ -25,10 +24,6 @@ static const tdm__backend *cuda_backend(const char *fn) {
   return NULL;
 }
 int tdm__device_count(void) { return 0; }
-int tdm__is_device_ptr(const void *p) {
-  (void)p;
-  return 0;
-}
 
 #endif
 

@@ -20,9 +20,19 @@ tdm_status tdm__check_array(const tdm_ctx *ctx, const char *fn, const char *what
   if ((uintptr_t)p % elem != 0)
     return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: %s (%p) is not aligned to its %zu-byte elements", fn, what, p,
                      elem);
-  if (ctx->be->host_arrays_only && tdm__is_device_ptr(p))
-    return tdm__fail(TDM_ERR_INVALID_ARGUMENT,
-                     "%s: %s is CUDA device memory, but the context runs on the CPU; "
-                     "use a CUDA context or a host array", fn, what);
+  {
+    int dev, space = tdm__ptr_space(p, &dev);
+    if (space != TDM__MEM_HOST && ctx->be->host_arrays_only)
+      return tdm__fail(TDM_ERR_INVALID_ARGUMENT,
+                       "%s: %s is CUDA device memory, but the context runs on the CPU; "
+                       "use a CUDA context or a host array", fn, what);
+    /* Device memory of another GPU would fault in a kernel (or be copied
+     * across devices behind the caller's back); managed memory migrates and
+     * is usable from any device. */
+    if (space == TDM__MEM_DEVICE && dev >= 0 && dev != ctx->device)
+      return tdm__fail(TDM_ERR_INVALID_ARGUMENT,
+                       "%s: %s is device memory of CUDA device %d, but the context runs on device %d; "
+                       "use a context on device %d or copy the array", fn, what, dev, ctx->device, dev);
+  }
   return TDM_OK;
 }

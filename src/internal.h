@@ -174,8 +174,14 @@ static inline int tdm__overlap(const void *a, size_t na, const void *b, size_t n
 
 /* ---- memory spaces ------------------------------------------------------ */
 
-/* 1 if p is device or managed memory of a usable CUDA device, 0 for host
- * memory or when CUDA is not usable. */
+/* Memory space of a caller's pointer (src/devptr.c). Never initialises
+ * CUDA: a process that has not loaded and initialised the CUDA driver has no
+ * device memory, and all its pointers are host memory. */
+enum { TDM__MEM_HOST = 0, TDM__MEM_DEVICE = 1, TDM__MEM_MANAGED = 2 };
+/* TDM__MEM_*; *device (may be NULL) receives the device ordinal of device or
+ * managed memory (-1 for host memory or when the driver does not say). */
+TDM_INTERNAL int tdm__ptr_space(const void *p, int *device);
+/* 1 if p is device or managed memory, 0 for host memory. */
 TDM_INTERNAL int tdm__is_device_ptr(const void *p);
 
 #ifdef __cplusplus
