@@ -147,6 +147,31 @@ class ForeignKind:
         return self.back(a) if self.back else a
 
 
+class RawDeviceKind:
+    """A CUDA DLPack producer with neither CuPy nor PyTorch installed: tandem
+    can read it, but has no library to allocate results in."""
+
+    name, on_device, device_id = "dlpack", True, 0
+
+    def __init__(self, x):
+        self.device_id = int(x.__dlpack_device__()[1])
+
+    def _no_alloc(self, *args):
+        raise invalid("this CUDA array comes from a library tandem cannot allocate results in; "
+                      "install CuPy or PyTorch, or pass a CuPy or PyTorch array")
+
+    empty = copy = _no_alloc
+
+    def writable(self, a):
+        return False
+
+    def export(self, a, ctx):
+        return a.__dlpack__(stream=ctx.dlpack_stream)
+
+    def finish(self, a):
+        return a
+
+
 def _device_wrap(x):
     """A zero-copy CuPy or torch view of a CUDA array from another library."""
     try:
@@ -165,6 +190,12 @@ def _device_wrap(x):
         raise invalid(
             f"{type(x).__name__} is a CUDA array; tandem needs CuPy or PyTorch installed to take "
             "CUDA arrays from other libraries") from None
+
+
+def _have_device_library():
+    import importlib.util
+
+    return any(importlib.util.find_spec(m) is not None for m in ("cupy", "torch"))
 
 
 def _kind_of(a):
@@ -206,6 +237,8 @@ def adopt(x, want=None):
             a = _host_numpy(np.from_dlpack(x), want)
             return a, ForeignKind(NumpyKind(), back), True
         if dev_type in (_DLPACK_CUDA, _DLPACK_CUDA_MANAGED):
+            if not _have_device_library():
+                return x, RawDeviceKind(x), False
             a = _device_wrap(x)
             return a, ForeignKind(_kind_of(a), back), True
         raise invalid(f"{type(x).__name__} lives on DLPack device type {dev_type}; tandem takes host and CUDA arrays")
