@@ -2,8 +2,12 @@
 bit patterns, and dict / sorted-list models of the structures."""
 
 import numpy as np
-from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
+
+try:  # the property tests need hypothesis; the GPU and error tests do not
+    from hypothesis import strategies as st
+    from hypothesis.extra import numpy as hnp
+except ImportError:
+    st = hnp = None
 
 DTYPES = ["uint32", "uint64", "int32", "int64", "float32", "float64"]
 INT_DTYPES = DTYPES[:4]

@@ -5,6 +5,9 @@ import bisect
 
 import numpy as np
 import pytest
+
+pytest.importorskip("hypothesis", reason="hypothesis is not installed")
+
 from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 

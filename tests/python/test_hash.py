@@ -3,6 +3,9 @@ sequences of insert / find / erase / clear batches."""
 
 import numpy as np
 import pytest
+
+pytest.importorskip("hypothesis", reason="hypothesis is not installed")
+
 from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 

@@ -3,6 +3,9 @@ totalOrder keys, for every dtype and both directions."""
 
 import numpy as np
 import pytest
+
+pytest.importorskip("hypothesis", reason="hypothesis is not installed")
+
 from hypothesis import given, settings, strategies as st
 
 import tandem
