@@ -8,13 +8,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:?usage: scripts/python-test.sh BUILD_DIR [AUTO|ON|OFF]}
+mkdir -p "$BUILD"
+BUILD=$(cd "$BUILD" && pwd)
 CUDA=${2:-AUTO}
 PYTHON=${PYTHON:-python3}
 VENV=$BUILD/venv
 start=$(date +%s)
 
 if [ ! -x "$VENV/bin/python" ]; then
-  mkdir -p "$BUILD"
   "$PYTHON" -m venv "$VENV"
 fi
 # Build tools too, so the package builds without build isolation and the CMake
@@ -27,4 +28,5 @@ CMAKE_BUILD_PARALLEL_LEVEL=${JOBS:-$(nproc)} "$VENV/bin/python" -m pip install -
   --no-build-isolation --no-deps -C build-dir="$BUILD/python" -C cmake.define.TANDEM_CUDA="$CUDA" "${archs[@]}" .
 echo "python package built in $(( $(date +%s) - start )) s"
 # From outside the source tree, so the installed package is the one tested.
-(cd "$BUILD" && "$VENV/bin/python" -m pytest -q -rs -p no:cacheprovider "$OLDPWD/tests/python")
+TESTS=$PWD/tests/python
+(cd "$BUILD" && "$VENV/bin/python" -m pytest -q -rs -p no:cacheprovider "$TESTS")

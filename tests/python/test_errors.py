@@ -184,3 +184,12 @@ def test_import_and_cpu_work_do_not_initialise_cuda():
             "maps = open('/proc/self/maps').read(); print('libcuda' in maps)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_out_of_memory_is_an_exception():
+    with open("/proc/sys/vm/overcommit_memory") as f:
+        if f.read().strip() == "1":
+            pytest.skip("vm.overcommit_memory=1: a huge allocation would not fail")
+    with pytest.raises(tandem.OutOfMemory) as e:
+        tandem.HashTable("uint64", "uint64", capacity=2**44)  # about 350 TB of slots
+    assert e.value.status == "TDM_ERR_OUT_OF_MEMORY" and isinstance(e.value, MemoryError)
