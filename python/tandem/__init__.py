@@ -105,6 +105,9 @@ _defaults = {}
 
 def _default_ctx(kind):
     key = ("cuda", kind.device_id) if kind.on_device else ("cpu", 0)
+    c = _defaults.get(key)
+    if c is not None:
+        return c
     with _default_lock:
         c = _defaults.get(key)
         if c is None:
@@ -230,12 +233,12 @@ class HashTable(_Structure):
 
     def __init__(self, key_dtype, value_dtype, *, capacity=0, max_load=0.0, fixed_capacity=False,
                  on_duplicate="keep_first", ctx=None):
-        self._ctx = _ctx_for(ctx, _arrays.NumpyKind())
+        self._ctx = _ctx_for(ctx, _arrays.NUMPY)
         kt, vt = _arrays.dtype_name(key_dtype), _arrays.dtype_name(value_dtype)
         if not isinstance(capacity, int) or capacity < 0:
             raise invalid(f"capacity must be an int >= 0, not {capacity!r}")
         self._dup = on_duplicate
-        self._kind = _arrays.NumpyKind()
+        self._kind = _arrays.NUMPY
         self._s = _core.Hash(self._ctx._c, _TYPES[kt], _TYPES[vt], capacity, float(max_load),
                              bool(fixed_capacity), _policy(on_duplicate))
 

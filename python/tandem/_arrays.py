@@ -198,10 +198,13 @@ def _have_device_library():
     return any(importlib.util.find_spec(m) is not None for m in ("cupy", "torch"))
 
 
+NUMPY = NumpyKind()
+
+
 def _kind_of(a):
-    mod = type(a).__module__.split(".")[0]
     if isinstance(a, np.ndarray):
-        return NumpyKind()
+        return NUMPY
+    mod = type(a).__module__.split(".")[0]
     if mod == "cupy":
         return CupyKind(a)
     if mod == "torch":
@@ -221,6 +224,8 @@ def _host_numpy(a, want):
 def adopt(x, want=None):
     """Returns (array, kind, converted): the array tandem works on, its kind,
     and whether it is a new array rather than x itself."""
+    if type(x) is np.ndarray and x.flags.c_contiguous and x.dtype.isnative:
+        return x, NUMPY, False  # the common case, kept short: it is per-call overhead
     kind = _kind_of(x)
     if kind is not None:
         if isinstance(kind, NumpyKind):
@@ -235,7 +240,7 @@ def adopt(x, want=None):
         dev_type = int(x.__dlpack_device__()[0])
         if dev_type in (_DLPACK_CPU, _DLPACK_CUDA_HOST):
             a = _host_numpy(np.from_dlpack(x), want)
-            return a, ForeignKind(NumpyKind(), back), True
+            return a, ForeignKind(NUMPY, back), True
         if dev_type in (_DLPACK_CUDA, _DLPACK_CUDA_MANAGED):
             if not _have_device_library():
                 return x, RawDeviceKind(x), False
@@ -249,4 +254,4 @@ def adopt(x, want=None):
         a = np.asarray(x, dtype=want)
     except (OverflowError, ValueError, TypeError) as e:
         raise invalid(f"cannot make a {want or 'numeric'} array from {type(x).__name__}: {e}") from None
-    return _host_numpy(a, want), NumpyKind(), True
+    return _host_numpy(a, want), NUMPY, True

@@ -46,10 +46,10 @@ class Runner:
                 import torch
                 self.xp, self.sync = _TorchNp(torch), torch.cuda.synchronize
 
-    def time(self, fn, setup=lambda: None):
+    def time(self, fn, setup=lambda: None, reps=None):
         """Seconds of fn(setup()) for each rep, after one warm-up."""
         out = []
-        for i in range(self.args.reps + 1):
+        for i in range((reps or self.args.reps) + 1):
             state = setup()
             self.sync()
             t0 = time.perf_counter()
@@ -165,15 +165,16 @@ def bench_btree(r, dtype, n, q):
 
 
 def bench_overhead(r, dtype):
+    reps = max(r.args.reps, 200)  # tiny calls: many reps for a stable median
     for m in (1, 1000):
         a = r.dev(keys_for(dtype, m, 8))
         copy = (lambda: a.copy()) if hasattr(a, "copy") else (lambda: a.clone())
-        r.row("sort", "sort", "tandem", dtype, "", m, 0, r.time(lambda x: tandem.sort(x, inplace=True, ctx=r.ctx), copy))
+        r.row("sort", "sort", "tandem", dtype, "", m, 0, r.time(lambda x: tandem.sort(x, inplace=True, ctx=r.ctx), copy, reps))
         h = tandem.HashTable(dtype, "uint64", ctx=r.ctx)
         h.insert(a, r.dev(np.arange(m, dtype=np.uint64)))
-        r.row("hash", "find_hit", "tandem", dtype, "uint64", m, m, r.time(lambda _: h.find(a)))
+        r.row("hash", "find_hit", "tandem", dtype, "uint64", m, m, r.time(lambda _: h.find(a), reps=reps))
         t = tandem.BTree(a, r.dev(np.arange(m, dtype=np.uint64)), ctx=r.ctx)
-        r.row("btree", "rank", "tandem", dtype, "uint64", m, m, r.time(lambda _: t.rank(a)))
+        r.row("btree", "rank", "tandem", dtype, "uint64", m, m, r.time(lambda _: t.rank(a), reps=reps))
 
 
 def main(argv=None):
