@@ -14,7 +14,7 @@ device arrays. A HashTable without ``ctx`` lives on the CPU.
 import threading
 
 from ._errors import (CapacityError, CorruptError, DeviceError, InvalidArgument, NoDevice, OutOfMemory,
-                      TandemError, Unsupported, invalid, unsupported)
+                      TandemError, Unsupported, invalid)
 from . import _arrays
 from . import _core
 
@@ -130,7 +130,7 @@ def _flags(descending):
     return _core.SORT_DESCENDING if descending else 0
 
 
-def _in_place_target(x, a, kind, converted, what):
+def _in_place_target(a, kind, converted, what):
     if converted:
         raise invalid(f"inplace=True needs {what} to be a C-contiguous array of a tandem dtype "
                       "(this one would have to be converted first)")
@@ -143,27 +143,27 @@ def sort(keys, *, descending=False, ctx=None, inplace=False):
     """Stable sort; returns a sorted copy, or sorts ``keys`` itself and returns
     it with ``inplace=True``. Floats sort in IEEE-754 totalOrder
     (-NaN < -inf < ... < -0.0 < +0.0 < ... < +inf < +NaN)."""
-    a, kind, converted = _arrays.adopt(keys)
+    a, kind, converted, owned = _arrays.adopt(keys)
     c = _ctx_for(ctx, kind)
     if inplace:
-        out = _in_place_target(keys, a, kind, converted, "keys")
+        out = _in_place_target(a, kind, converted, "keys")
     else:
-        out = a if converted else kind.copy(a)
+        out = a if owned else kind.copy(a)
     _core.sort(c._c, kind.export(out, c), _flags(descending))
     return keys if inplace else kind.finish(out)
 
 
 def sort_pairs(keys, values, *, descending=False, ctx=None, inplace=False):
     """Stable sort of keys, carrying values along; returns (keys, values)."""
-    a, ka, ca = _arrays.adopt(keys)
-    b, kb, cb = _arrays.adopt(values)
+    a, ka, ca, oa = _arrays.adopt(keys)
+    b, kb, cb, ob = _arrays.adopt(values)
     c = _ctx_for(ctx, ka)
     if inplace:
-        ka_out = _in_place_target(keys, a, ka, ca, "keys")
-        kb_out = _in_place_target(values, b, kb, cb, "values")
+        ka_out = _in_place_target(a, ka, ca, "keys")
+        kb_out = _in_place_target(b, kb, cb, "values")
     else:
-        ka_out = a if ca else ka.copy(a)
-        kb_out = b if cb else kb.copy(b)
+        ka_out = a if oa else ka.copy(a)
+        kb_out = b if ob else kb.copy(b)
     _core.sort_pairs(c._c, ka.export(ka_out, c), kb.export(kb_out, c), _flags(descending))
     if inplace:
         return keys, values
@@ -172,7 +172,7 @@ def sort_pairs(keys, values, *, descending=False, ctx=None, inplace=False):
 
 def argsort(keys, *, descending=False, index_dtype="uint64", ctx=None):
     """The stable permutation that sorts keys (keys are not changed)."""
-    a, kind, _ = _arrays.adopt(keys)
+    a, kind, _, _ = _arrays.adopt(keys)
     c = _ctx_for(ctx, kind)
     perm = kind.empty(_len(a), _arrays.dtype_name(index_dtype))
     _core.argsort(c._c, kind.export(a, c), kind.export(perm, c), _flags(descending))
@@ -217,7 +217,7 @@ class _Structure:
         self._s.validate()
 
     def _in(self, x, dtype):
-        a, kind, _ = _arrays.adopt(x, dtype)
+        a, kind, _, _ = _arrays.adopt(x, dtype)
         if not kind.on_device or self._ctx.backend == "cuda":
             self._kind = kind
         return kind.export(a, self._ctx), a, kind
@@ -291,8 +291,8 @@ class BTree(_Structure):
     batched find, rank, range_count, range, insert and erase."""
 
     def __init__(self, keys, values, *, on_duplicate="keep_first", ctx=None):
-        a, ka, _ = _arrays.adopt(keys)
-        b, kb, _ = _arrays.adopt(values)
+        a, ka, _, _ = _arrays.adopt(keys)
+        b, kb, _, _ = _arrays.adopt(values)
         self._ctx = _ctx_for(ctx, ka)
         self._kind = ka
         self._dup = on_duplicate

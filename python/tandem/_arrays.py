@@ -212,7 +212,7 @@ def _kind_of(a):
     return None
 
 
-def _host_numpy(a, want):
+def _host_numpy(a):
     """Copies once when needed: non-contiguous, byte-swapped."""
     if not a.dtype.isnative:
         a = a.astype(a.dtype.newbyteorder("="))
@@ -222,16 +222,18 @@ def _host_numpy(a, want):
 
 
 def adopt(x, want=None):
-    """Returns (array, kind, converted): the array tandem works on, its kind,
-    and whether it is a new array rather than x itself."""
+    """Returns (array, kind, converted, owned): the array tandem works on, its
+    kind, whether it is another object than x (so x itself cannot be sorted
+    in place), and whether it is a fresh buffer nobody else sees (so a sort
+    may reuse it instead of copying)."""
     if type(x) is np.ndarray and x.flags.c_contiguous and x.dtype.isnative:
-        return x, NUMPY, False  # the common case, kept short: it is per-call overhead
+        return x, NUMPY, False, False  # the common case, kept short: it is per-call overhead
     kind = _kind_of(x)
     if kind is not None:
         if isinstance(kind, NumpyKind):
-            a = _host_numpy(x, want)
-            return a, kind, a is not x
-        return x, kind, False
+            a = _host_numpy(x)
+            return a, kind, a is not x, a is not x
+        return x, kind, False, False
     back = None
     ns = getattr(x, "__array_namespace__", None)
     if ns is not None:
@@ -239,19 +241,23 @@ def adopt(x, want=None):
     if hasattr(x, "__dlpack_device__"):
         dev_type = int(x.__dlpack_device__()[0])
         if dev_type in (_DLPACK_CPU, _DLPACK_CUDA_HOST):
-            a = _host_numpy(np.from_dlpack(x), want)
-            return a, ForeignKind(NUMPY, back), True
+            view = np.from_dlpack(x)
+            a = _host_numpy(view)
+            return a, ForeignKind(NUMPY, back), True, a is not view
         if dev_type in (_DLPACK_CUDA, _DLPACK_CUDA_MANAGED):
             if not _have_device_library():
-                return x, RawDeviceKind(x), False
+                return x, RawDeviceKind(x), False, False
             a = _device_wrap(x)
-            return a, ForeignKind(_kind_of(a), back), True
+            return a, ForeignKind(_kind_of(a), back), True, False
         raise invalid(f"{type(x).__name__} lives on DLPack device type {dev_type}; tandem takes host and CUDA arrays")
     if hasattr(x, "__cuda_array_interface__"):
         a = _device_wrap(x)
-        return a, _kind_of(a), True
+        return a, _kind_of(a), True, False
     try:
         a = np.asarray(x, dtype=want)
     except (OverflowError, ValueError, TypeError) as e:
         raise invalid(f"cannot make a {want or 'numeric'} array from {type(x).__name__}: {e}") from None
-    return _host_numpy(a, want), NUMPY, True
+    # np.asarray may return a view of x's data (a pandas Series, an object with
+    # __array__): not owned unless a copy was made here.
+    b = _host_numpy(a)
+    return b, NUMPY, True, b is not a

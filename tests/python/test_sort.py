@@ -74,6 +74,21 @@ def test_stable_descending_is_not_reversed_ascending():
     np.testing.assert_array_equal(v, [0, 2, 1, 3])
 
 
+def test_array_likes_that_share_memory_are_not_changed():
+    class ArrayLike:  # np.asarray(ArrayLike) is a view of its data, as for a pandas Series
+        def __init__(self, a):
+            self.a = a
+
+        def __array__(self, dtype=None, copy=None):
+            return self.a
+
+    keys = np.array([3, 1, 2], dtype=np.uint32)
+    np.testing.assert_array_equal(tandem.sort(ArrayLike(keys)), [1, 2, 3])
+    np.testing.assert_array_equal(keys, [3, 1, 2])
+    with pytest.raises(tandem.InvalidArgument):
+        tandem.sort(ArrayLike(keys), inplace=True)
+
+
 def test_non_contiguous_and_non_array_inputs_are_converted():
     a = np.arange(20, 0, -1, dtype=np.int64)[::2]
     np.testing.assert_array_equal(tandem.sort(a), np.sort(a))
@@ -89,3 +104,34 @@ def test_empty_and_explicit_context():
         out = tandem.sort(np.array([], dtype=np.float32), ctx=ctx)
         assert out.shape == (0,) and out.dtype == np.float32
         np.testing.assert_array_equal(tandem.argsort(np.array([5, 4], dtype=np.uint32), ctx=ctx), [1, 0])
+
+
+class HostProducer:
+    """Another library's host array: only the DLPack protocol and an array-API
+    namespace whose from_dlpack makes the library's own arrays."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __dlpack__(self, **kw):
+        return self.a.__dlpack__(**kw)
+
+    def __dlpack_device__(self):
+        return self.a.__dlpack_device__()
+
+    def __array_namespace__(self):
+        class ns:
+            @staticmethod
+            def from_dlpack(x):
+                return HostProducer(np.from_dlpack(x))
+        return ns
+
+
+def test_other_dlpack_producers_get_their_own_kind_back():
+    keys = np.array([3, 1, 2], dtype=np.int32)
+    out = tandem.sort(HostProducer(keys))
+    assert isinstance(out, HostProducer)
+    np.testing.assert_array_equal(out.a, [1, 2, 3])
+    np.testing.assert_array_equal(keys, [3, 1, 2])  # a view of the caller's data is not sorted in place
+    perm = tandem.argsort(HostProducer(keys))
+    assert isinstance(perm, HostProducer) and list(perm.a) == [1, 2, 0]
