@@ -40,12 +40,12 @@ build: configure
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure
 ifeq ($(PYTHON_TESTS),ON)
-	JOBS=$(JOBS) ARCHS="$(ARCHS)" scripts/python-test.sh $(BUILD) $(PY_CUDA)
+	JOBS=$(JOBS) ARCHS="$(ARCHS)" WERROR=$(WERROR) scripts/python-test.sh $(BUILD) $(PY_CUDA)
 endif
 
 # The Python package alone: pip-installed into $(BUILD)/venv, then its tests.
 python-test: deps
-	JOBS=$(JOBS) ARCHS="$(ARCHS)" scripts/python-test.sh $(BUILD) $(PY_CUDA)
+	JOBS=$(JOBS) ARCHS="$(ARCHS)" WERROR=$(WERROR) scripts/python-test.sh $(BUILD) $(PY_CUDA)
 
 bench: build
 	$(BUILD)/bench/tandem-bench $(BENCH_ARGS)

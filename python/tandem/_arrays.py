@@ -108,7 +108,7 @@ class TorchKind:
         return self.torch.empty(n, dtype=getattr(self.torch, dtype), device=self.dev)
 
     def copy(self, a):
-        return a.detach().clone()
+        return a.detach().clone(memory_format=self.torch.contiguous_format)
 
     def writable(self, a):
         return not a.requires_grad
