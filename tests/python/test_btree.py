@@ -8,14 +8,11 @@ import pytest
 
 pytest.importorskip("hypothesis", reason="hypothesis is not installed")
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import tandem
 from refs import DTYPES, INT_DTYPES, POLICIES, apply_batch, bits, bits_dtype, elements_bits, scalar_key
-
-settings.register_profile("tandem", max_examples=60, deadline=None)
-settings.load_profile("tandem")
 
 
 def keys_of(dtype, n):

@@ -6,14 +6,11 @@ import pytest
 
 pytest.importorskip("hypothesis", reason="hypothesis is not installed")
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import tandem
 from refs import DTYPES, INT_DTYPES, KEY_DTYPES, POLICIES, apply_batch, bits, bits_dtype, elements_bits
-
-settings.register_profile("tandem", max_examples=60, deadline=None)
-settings.load_profile("tandem")
 
 
 def batch(dtype, n, pool):

@@ -6,14 +6,11 @@ import pytest
 
 pytest.importorskip("hypothesis", reason="hypothesis is not installed")
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, strategies as st
 
 import tandem
 from hypothesis.extra import numpy as hnp
 from refs import DTYPES, arrays, bits, bits_dtype, elements_bits, stable_perm
-
-settings.register_profile("tandem", max_examples=60, deadline=None)
-settings.load_profile("tandem")
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
