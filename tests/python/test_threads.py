@@ -86,3 +86,37 @@ def test_close_while_others_read():
 
     run_threads([reader, reader, closer])
     assert t.closed
+
+
+def test_the_gil_is_released_during_a_call():
+    # While one thread is inside a long tandem call, another thread keeps
+    # running Python code. If the call held the GIL, no tick of the other
+    # thread could fall inside the call (margins cover the moments around
+    # it, when the caller does hold the GIL).
+    import sys
+    import time
+
+    keys = np.random.default_rng(2).integers(0, 2**63, 4_000_000, dtype=np.uint64)
+    ctx = tandem.Context("cpu", threads=1)
+    window = {}
+
+    def worker():
+        window["start"] = time.perf_counter()
+        tandem.argsort(keys, ctx=ctx)
+        window["end"] = time.perf_counter()
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(0.001)
+    try:
+        ticks = []
+        t = threading.Thread(target=worker)
+        t.start()
+        while t.is_alive():
+            ticks.append(time.perf_counter())
+            time.sleep(0)
+        t.join()
+    finally:
+        sys.setswitchinterval(old)
+    lo, hi = window["start"] + 0.01, window["end"] - 0.01
+    assert hi > lo, "the call was too short to tell"
+    assert any(lo < x < hi for x in ticks)
