@@ -218,12 +218,29 @@ class _Structure:
 
     def _in(self, x, dtype):
         a, kind, _, _ = _arrays.adopt(x, dtype)
-        if not kind.on_device or self._ctx.backend == "cuda":
-            self._kind = kind
         return kind.export(a, self._ctx), a, kind
 
-    def _kind_for_export(self):
-        return self._kind
+    def _export(self):
+        """export() in the kind of array last inserted or queried with."""
+        kind = self._kind
+        n = len(self)
+        keys, values = kind.empty(n, self.key_dtype), kind.empty(n, self.value_dtype)
+        self._s.export(kind.export(keys, self._ctx), kind.export(values, self._ctx))
+        return kind.finish(keys), kind.finish(values)
+
+    def _insert(self, keys, values):
+        k, _, kind = self._in(keys, self.key_dtype)
+        v, _, _ = self._in(values, self.value_dtype)
+        self._s.insert(k, v)
+        self._kind = kind
+
+    def _find(self, keys):
+        k, a, kind = self._in(keys, self.key_dtype)
+        n = _len(a)
+        values, found = kind.empty(n, self.value_dtype), kind.empty(n, "bool")
+        self._s.find(k, kind.export(values, self._ctx), kind.export(found, self._ctx))
+        self._kind = kind
+        return kind.finish(values), kind.finish(found)
 
 
 class HashTable(_Structure):
@@ -251,17 +268,13 @@ class HashTable(_Structure):
         return self._s.value_type
 
     def insert(self, keys, values):
-        k, _, _ = self._in(keys, self.key_dtype)
-        v, _, _ = self._in(values, self.value_dtype)
-        self._s.insert(k, v)
+        """Inserts the pairs; duplicates resolve by the table's policy as if
+        inserted one at a time in index order."""
+        self._insert(keys, values)
 
     def find(self, keys):
         """Returns (values, found): found is a bool array; a miss has value 0."""
-        k, a, kind = self._in(keys, self.key_dtype)
-        n = _len(a)
-        values, found = kind.empty(n, self.value_dtype), kind.empty(n, "bool")
-        self._s.find(k, kind.export(values, self._ctx), kind.export(found, self._ctx))
-        return kind.finish(values), kind.finish(found)
+        return self._find(keys)
 
     def erase(self, keys):
         """Erases the keys present; returns how many were removed."""
@@ -270,11 +283,7 @@ class HashTable(_Structure):
 
     def export(self):
         """All (keys, values), in no particular order."""
-        kind = self._kind
-        n = len(self)
-        keys, values = kind.empty(n, self.key_dtype), kind.empty(n, self.value_dtype)
-        self._s.export(kind.export(keys, self._ctx), kind.export(values, self._ctx))
-        return kind.finish(keys), kind.finish(values)
+        return self._export()
 
     def clear(self):
         self._s.clear()
@@ -313,11 +322,7 @@ class BTree(_Structure):
 
     def find(self, keys):
         """Returns (values, found): found is a bool array; a miss has value 0."""
-        k, a, kind = self._in(keys, self.key_dtype)
-        n = _len(a)
-        values, found = kind.empty(n, self.value_dtype), kind.empty(n, "bool")
-        self._s.find(k, kind.export(values, self._ctx), kind.export(found, self._ctx))
-        return kind.finish(values), kind.finish(found)
+        return self._find(keys)
 
     def rank(self, keys):
         """Number of stored keys strictly less than each query (uint64)."""
@@ -351,9 +356,8 @@ class BTree(_Structure):
         return kind.finish(offsets), kind.finish(keys), kind.finish(values)
 
     def insert(self, keys, values):
-        k, _, _ = self._in(keys, self.key_dtype)
-        v, _, _ = self._in(values, self.value_dtype)
-        self._s.insert(k, v)
+        """Inserts the pairs; a stored key counts as earlier than the batch."""
+        self._insert(keys, values)
 
     def erase(self, keys):
         """Erases the keys present; returns how many were removed."""
@@ -362,11 +366,7 @@ class BTree(_Structure):
 
     def export(self):
         """All (keys, values) in ascending key order."""
-        kind = self._kind
-        n = len(self)
-        keys, values = kind.empty(n, self.key_dtype), kind.empty(n, self.value_dtype)
-        self._s.export(kind.export(keys, self._ctx), kind.export(values, self._ctx))
-        return kind.finish(keys), kind.finish(values)
+        return self._export()
 
     def __repr__(self):
         if self.closed:
