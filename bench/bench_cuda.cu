@@ -27,7 +27,7 @@ void bench_d2d(void *dst, const void *src, size_t b) {
 void bench_dev_sync() { check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
 
 template <typename K, typename V>
-static void run(void *t, size_t &tb, void *k, void *ka, void *v, void *va, size_t n) {
+static int run(void *t, size_t &tb, void *k, void *ka, void *v, void *va, size_t n) {
   cub::DoubleBuffer<K> dk((K *)k, (K *)ka);
   if (v) {
     cub::DoubleBuffer<V> dv((V *)v, (V *)va);
@@ -35,6 +35,7 @@ static void run(void *t, size_t &tb, void *k, void *ka, void *v, void *va, size_
   } else {
     check(cub::DeviceRadixSort::SortKeys(t, tb, dk, n), "cub SortKeys");
   }
+  return dk.selector;
 }
 
 size_t bench_cub_temp_bytes(size_t n, int key_bytes, bool values) {
@@ -45,8 +46,8 @@ size_t bench_cub_temp_bytes(size_t n, int key_bytes, bool values) {
   return tb;
 }
 
-void bench_cub_sort(void *t, size_t tb, void *k, void *ka, void *v, void *va, size_t n, int key_bytes) {
-  if (key_bytes == 4) run<uint32_t, uint64_t>(t, tb, k, ka, v, va, n);
-  else run<uint64_t, uint64_t>(t, tb, k, ka, v, va, n);
+int bench_cub_sort(void *t, size_t tb, void *k, void *ka, void *v, void *va, size_t n, int key_bytes) {
+  int sel = key_bytes == 4 ? run<uint32_t, uint64_t>(t, tb, k, ka, v, va, n) : run<uint64_t, uint64_t>(t, tb, k, ka, v, va, n);
   bench_dev_sync();
+  return sel;
 }
