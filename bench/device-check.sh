@@ -7,10 +7,12 @@
 #  1. configure from scratch for sm_90 with warnings as errors, and build;
 #  2. the Criterion suite when Criterion is installed (SKIP otherwise);
 #  3. tandem-selftest, once per GPU design: every operation on CUDA compared
-#     bit for bit with the CPU, host and device arrays;
+#     bit for bit with the CPU, host and device arrays (and, GPU or not, the
+#     CPU on one thread against all threads);
 #  4. compute-sanitizer memcheck, initcheck and synccheck over the self-test
-#     (the program with the CUDA cases); findings, a non-zero exit or a
-#     timeout are failures;
+#     (the program with the CUDA cases; its --minimal set: every operation,
+#     host and device arrays, three sizes), on the last design named;
+#     findings, a non-zero exit or a timeout are failures;
 #  5. tandem-bench sort, hash and btree on device-resident data at sizes that
 #     fill the chip (2^28 sort keys, 2^27 hash slots / B-tree keys) and in
 #     batches of 2^16, with the ceilings (device copy bandwidth, random 8-byte
@@ -28,13 +30,18 @@
 # Knobs (environment):
 #   TANDEM_GPU_DESIGNS   GPU designs to compare (default "legacy,default").
 #                        Each is passed to the library as TANDEM_GPU_DESIGN,
-#                        which it reads at context creation to choose its
-#                        kernels; tandem-bench --design sets it per design and
-#                        labels rows of non-default designs "tandem-<design>".
+#                        for it to read at context creation and choose its
+#                        kernels (a benchmarking knob; a library with one
+#                        design ignores it); tandem-bench --design sets it per
+#                        design and labels rows of non-default designs
+#                        "tandem-<design>".
 #   TANDEM_DEVCHECK_BUDGET   seconds for the whole script (default 470)
 #   TANDEM_DEVCHECK_BUILD    build directory (default build-device)
 #   TANDEM_DEVCHECK_ARCHS    CUDA architectures (default 90)
 #   TANDEM_DEVCHECK_CMAKE_ARGS  extra configure arguments
+#   TANDEM_DEVCHECK_BUILD_CAP, TANDEM_DEVCHECK_CTEST_CAP  limits of the build
+#                        (default 240 s) and Criterion suite (120 s) steps, for
+#                        running the script on a slower machine than the GPU's
 set -uo pipefail
 OUT=${1:?usage: bench/device-check.sh OUTDIR}
 mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd) || exit 2
@@ -113,7 +120,7 @@ if [ $rc -ne 0 ]; then
   record FAIL configure "$(why_not_run $rc) (configure.log)"
   tail -20 "$OUT/configure.log"
 else
-  timed build 240 "$OUT/build.log" cmake --build "$BUILD" -j "$(nproc)"
+  timed build "${TANDEM_DEVCHECK_BUILD_CAP:-240}" "$OUT/build.log" cmake --build "$BUILD" -j "$(nproc)"
   if [ $rc -eq 0 ]; then
     record PASS build "$secs s, $(grep -o 'CUDA backend [A-Z]*' "$OUT/configure.log" | head -1), archs $ARCHS, warnings as errors"
   else
@@ -131,7 +138,7 @@ GPU=0
 GPU_WHY="not built"
 if [ $BUILT = 1 ]; then
   timed probe 60 "$OUT/probe.log" "$SELFTEST" --only sort --quick
-  GPU_WHY=$(grep -m1 '^SKIP' "$OUT/probe.log" | sed 's/^SKIP: //')
+  GPU_WHY=$(grep -m1 '^SKIP' "$OUT/probe.log" | sed -e 's/^SKIP: //' -e 's/tdm_ctx_create: no usable CUDA device: //')
   if [ -z "$GPU_WHY" ] && [ $rc -ne 124 ] && [ $rc -ne 125 ]; then GPU=1
   elif [ -z "$GPU_WHY" ]; then
     GPU_WHY="the device probe did not finish"
@@ -145,7 +152,7 @@ if [ $BUILT = 0 ]; then
 elif ! grep -q 'Criterion found' "$OUT/configure.log"; then
   record SKIP "criterion tests" "Criterion not installed: its programs were not built (configure.log)"
 else
-  timed ctest 120 "$OUT/ctest.log" ctest --test-dir "$BUILD" --output-on-failure -E '^selftest'
+  timed ctest "${TANDEM_DEVCHECK_CTEST_CAP:-120}" "$OUT/ctest.log" ctest --test-dir "$BUILD" --output-on-failure -E '^selftest'
   if [ $rc -eq 0 ]; then
     record PASS "criterion tests" "$(grep -E 'tests passed' "$OUT/ctest.log" | tail -1)"
   else
@@ -153,15 +160,27 @@ else
   fi
 fi
 
-# ---- 3. the self-test, once per design ----------------------------------------------
-# The first design runs the full set, later ones the quick set (time budget).
-first=1
+# ---- 3. the self-test: the CPU on one thread against all threads (checks the
+# program itself; runs without a GPU too), then CUDA once per design ---------
+if [ $BUILT = 0 ]; then
+  record SKIP "selftest cpu threads" "nothing built"
+else
+  timed selftest-cpu 60 "$OUT/selftest-cpu.log" "$SELFTEST" --quick --cpu-only
+  tally=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$OUT/selftest-cpu.log" | tail -1)
+  if [ $rc -eq 0 ] && [ -n "$tally" ]; then record PASS "selftest cpu threads" "$tally (quick), $secs s"
+  else record FAIL "selftest cpu threads" "$(why_not_run $rc)${tally:+: $tally} (selftest-cpu.log)"
+  fi
+fi
+
+# The last design named (the one meant to become the default) runs the full
+# set, the others the quick set (time budget).
+LAST_DESIGN=${DESIGNS##*,}
 for d in ${DESIGNS//,/ }; do
   name="selftest design=$d"
   if [ $BUILT = 0 ]; then record SKIP "$name" "nothing built"; continue; fi
   if [ $GPU = 0 ]; then record SKIP "$name" "$GPU_WHY"; continue; fi
   mode=()
-  [ $first = 1 ] || mode=(--quick)
+  [ "$d" = "$LAST_DESIGN" ] || mode=(--quick)
   timed selftest 90 "$OUT/selftest-$d.log" env TANDEM_GPU_DESIGN="$d" "$SELFTEST" "${mode[@]}"
   tally=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$OUT/selftest-$d.log" | tail -1)
   if [ $rc -eq 0 ] && [ -n "$tally" ]; then
@@ -169,20 +188,19 @@ for d in ${DESIGNS//,/ }; do
   else
     record FAIL "$name" "$(why_not_run $rc)${tally:+: $tally}: $(grep -m1 '^FAIL' "$OUT/selftest-$d.log" | cut -c1-150)"
   fi
-  first=0
 done
 
 # ---- 4. compute-sanitizer over the self-test ---------------------------------------------
 SAN=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)
-SAN_DESIGN=${DESIGNS##*,} # the last design named (the one meant to become the default)
+SAN_DESIGN=$LAST_DESIGN
 for tool in memcheck initcheck synccheck; do
   name="compute-sanitizer $tool"
   if [ $BUILT = 0 ]; then record SKIP "$name" "nothing built"; continue; fi
   if [ $GPU = 0 ]; then record SKIP "$name" "$GPU_WHY"; continue; fi
   if [ -z "$SAN" ]; then record FAIL "$name" "compute-sanitizer not found"; continue; fi
   log=$OUT/sanitizer-$tool.log
-  timed "$tool" 45 "$log" env TANDEM_GPU_DESIGN="$SAN_DESIGN" "$SAN" --tool "$tool" --error-exitcode 9 \
-    --print-limit 50 "$SELFTEST" --quick
+  timed "$tool" 60 "$log" env TANDEM_GPU_DESIGN="$SAN_DESIGN" "$SAN" --tool "$tool" --error-exitcode 9 \
+    --print-limit 50 "$SELFTEST" --minimal
   summary=$(grep -m1 -o 'ERROR SUMMARY: [0-9]* error[s]*' "$log")
   if [ $rc -eq 0 ]; then
     record PASS "$name" "${summary:-no errors}, selftest $(grep -E '^[0-9]+ passed' "$log" | tail -1), design $SAN_DESIGN, $secs s"

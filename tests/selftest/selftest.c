@@ -17,9 +17,11 @@
  * "N passed, N failed"; exit status 1 when any check failed. Without a usable
  * CUDA device it prints "SKIP: <reason>" and exits 0.
  *
- *   tandem-selftest [--quick] [--seed S] [--only sort|hash|btree] [--cpu-only]
+ *   tandem-selftest [--quick|--minimal] [--seed S] [--only sort|hash|btree] [--cpu-only]
  *
- * --quick: fewer sizes and distributions (for runs under compute-sanitizer).
+ * --quick: fewer sizes and distributions; --minimal: three sizes and one mixed
+ * distribution, every operation still on host and device arrays (for runs
+ * under compute-sanitizer, which makes every launch slow).
  * --cpu-only: compare the CPU backend on one thread with the CPU backend on
  *   all threads, host arrays only; this exercises the program itself, and the
  *   thread-count independence of the CPU results, on a machine with no GPU.
@@ -43,7 +45,7 @@
 
 static tdm_ctx *g_ref, *g_cand;   /* reference (CPU) and candidate contexts */
 static const char *g_cand_name;   /* "cuda" or "cpu-1thread" */
-static int g_quick, g_cpu_only;
+static int g_quick, g_minimal, g_cpu_only;
 static uint64_t g_seed = 1;
 static int g_passed, g_failed;
 static int g_check_failed;        /* the current check already failed */
@@ -341,8 +343,11 @@ static void gen_values(rng *r, tdm_type t, void *out, size_t n) {
 static size_t sizes(size_t out[16]) {
   static const size_t full[] = {0, 1, 2, 31, 1000, 4099, 65537, 131073};
   static const size_t quick[] = {0, 1, 33, 1000, 5001};
-  const size_t *s = g_quick ? quick : full;
-  size_t k = g_quick ? sizeof quick / sizeof quick[0] : sizeof full / sizeof full[0];
+  static const size_t minimal[] = {1, 33, 5001};
+  const size_t *s = g_minimal ? minimal : g_quick ? quick : full;
+  size_t k = g_minimal ? sizeof minimal / sizeof minimal[0]
+             : g_quick ? sizeof quick / sizeof quick[0]
+                       : sizeof full / sizeof full[0];
   memcpy(out, s, k * sizeof *s);
   return k;
 }
@@ -485,12 +490,12 @@ static void check_argsort(tdm_type kt, tdm_type it, unsigned flags, int d, int d
 
 static void run_sort(void) {
   static const int quick_d[] = {D_BOUNDARY, D_FEW, D_UNIFORM};
-  int nd = g_quick ? 3 : D_COUNT;
+  int nd = g_minimal ? 1 : g_quick ? 3 : D_COUNT;
   for (int ti = 0; ti < 6; ti++) {
     tdm_type kt = all_types[ti];
     for (unsigned flags = 0; flags <= TDM_SORT_DESCENDING; flags++) {
       for (int di = 0; di < nd; di++) {
-        int d = g_quick ? quick_d[di] : di;
+        int d = g_minimal ? D_MIXED : g_quick ? quick_d[di] : di;
         for (int dev = 0; dev <= !g_cpu_only; dev++) {
           check_sort(kt, flags, d, dev);
           check_sort_pairs(kt, all_types[(ti + di + (int)flags) % 6], flags, d, dev);
@@ -672,11 +677,11 @@ static void check_hash(tdm_type kt, tdm_type vt, tdm_dup pol, int d, int dev) {
 
 static void run_hash(void) {
   static const int dists[] = {D_UNIFORM, D_FEW, D_EQUAL, D_BOUNDARY, D_MIXED};
-  int nd = g_quick ? 2 : 5;
+  int nd = g_minimal ? 1 : g_quick ? 2 : 5;
   for (int ti = 0; ti < 4; ti++) {
     for (int pol = 0; pol < 5; pol++) {
       for (int di = 0; di < nd; di++) {
-        int d = g_quick ? (di ? D_MIXED : D_BOUNDARY) : dists[di];
+        int d = g_minimal ? D_MIXED : g_quick ? (di ? D_MIXED : D_BOUNDARY) : dists[di];
         /* Value types rotate; SUM takes integer values only. */
         tdm_type vt = pol == TDM_DUP_SUM ? int_types[(ti + di) % 4] : all_types[(ti + pol + di) % 6];
         for (int dev = 0; dev <= !g_cpu_only; dev++) check_hash(int_types[ti], vt, (tdm_dup)pol, d, dev);
@@ -844,11 +849,11 @@ static void check_btree(tdm_type kt, tdm_type vt, tdm_dup pol, int d, int dev) {
 
 static void run_btree(void) {
   static const int dists[] = {D_UNIFORM, D_FEW, D_EQUAL, D_BOUNDARY, D_MIXED};
-  int nd = g_quick ? 2 : 5;
+  int nd = g_minimal ? 1 : g_quick ? 2 : 5;
   for (int ti = 0; ti < 6; ti++) {
     for (int pol = 0; pol < 5; pol++) {
       for (int di = 0; di < nd; di++) {
-        int d = g_quick ? (di ? D_MIXED : D_BOUNDARY) : dists[di];
+        int d = g_minimal ? D_MIXED : g_quick ? (di ? D_MIXED : D_BOUNDARY) : dists[di];
         tdm_type vt = pol == TDM_DUP_SUM ? int_types[(ti + di) % 4] : all_types[(ti + pol + di) % 6];
         for (int dev = 0; dev <= !g_cpu_only; dev++) check_btree(all_types[ti], vt, (tdm_dup)pol, d, dev);
       }
@@ -865,7 +870,7 @@ static double now_s(void) {
 }
 
 static void usage(void) {
-  fprintf(stderr, "usage: tandem-selftest [--quick] [--seed S] [--only sort|hash|btree] [--cpu-only]\n");
+  fprintf(stderr, "usage: tandem-selftest [--quick|--minimal] [--seed S] [--only sort|hash|btree] [--cpu-only]\n");
   exit(2);
 }
 
@@ -873,6 +878,7 @@ int main(int argc, char **argv) {
   const char *only = NULL;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--quick")) g_quick = 1;
+    else if (!strcmp(argv[i], "--minimal")) g_minimal = 1;
     else if (!strcmp(argv[i], "--cpu-only")) g_cpu_only = 1;
     else if (!strcmp(argv[i], "--seed") && i + 1 < argc) {
       char *end;
@@ -886,7 +892,7 @@ int main(int argc, char **argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   const char *design = getenv("TANDEM_GPU_DESIGN");
   printf("tandem-selftest: tandem %s, CUDA devices: %d, TANDEM_GPU_DESIGN=%s, seed %" PRIu64 "%s%s\n", tdm_version(),
-         tdm_cuda_device_count(), design ? design : "(unset)", g_seed, g_quick ? ", quick" : "",
+         tdm_cuda_device_count(), design ? design : "(unset)", g_seed, g_minimal ? ", minimal" : g_quick ? ", quick" : "",
          g_cpu_only ? ", cpu-only" : "");
 
   tdm_ctx_opts ro;
