@@ -10,8 +10,9 @@
 #     bit for bit with the CPU, host and device arrays (and, GPU or not, the
 #     CPU on one thread against all threads);
 #  4. compute-sanitizer memcheck, initcheck and synccheck over the self-test
-#     (the program with the CUDA cases; its --minimal set: every operation,
-#     host and device arrays, three sizes), on the last design named;
+#     (the program with the CUDA cases; its --minimal set: every operation
+#     and type, host and device arrays, n = 1 and 5001), on the last design
+#     named;
 #     findings, a non-zero exit or a timeout are failures;
 #  5. tandem-bench sort, hash and btree on device-resident data at sizes that
 #     fill the chip (2^28 sort keys, 2^27 hash slots / B-tree keys) and in
@@ -114,8 +115,12 @@ GPU_NAME=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/d
 rm -rf "$BUILD"
 GEN=()
 command -v ninja >/dev/null && GEN=(-G Ninja)
+# Where nvidia-smi sees a GPU, the CUDA backend must build (ON fails loudly
+# instead of quietly building a CPU-only library).
+CUDA_MODE=AUTO
+[ -n "$GPU_NAME" ] && CUDA_MODE=ON
 timed configure 60 "$OUT/configure.log" cmake -S . -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release \
-  -DTANDEM_CUDA=AUTO -DCMAKE_CUDA_ARCHITECTURES="$ARCHS" -DTANDEM_WERROR=ON ${TANDEM_DEVCHECK_CMAKE_ARGS:-}
+  -DTANDEM_CUDA=$CUDA_MODE -DCMAKE_CUDA_ARCHITECTURES="$ARCHS" -DTANDEM_WERROR=ON ${TANDEM_DEVCHECK_CMAKE_ARGS:-}
 if [ $rc -ne 0 ]; then
   record FAIL configure "$(why_not_run $rc) (configure.log)"
   tail -20 "$OUT/configure.log"
@@ -139,7 +144,10 @@ GPU_WHY="not built"
 if [ $BUILT = 1 ]; then
   timed probe 60 "$OUT/probe.log" "$SELFTEST" --only sort --quick
   GPU_WHY=$(grep -m1 '^SKIP' "$OUT/probe.log" | sed -e 's/^SKIP: //' -e 's/tdm_ctx_create: no usable CUDA device: //')
-  if [ -z "$GPU_WHY" ] && [ $rc -ne 124 ] && [ $rc -ne 125 ]; then GPU=1
+  if [ -n "$GPU_WHY" ] && [ -n "$GPU_NAME" ]; then
+    # A GPU is there but tandem cannot use it: that is a failure, not a skip.
+    record FAIL "device probe" "nvidia-smi shows $GPU_NAME, but: $GPU_WHY (probe.log)"
+  elif [ -z "$GPU_WHY" ] && [ $rc -ne 124 ] && [ $rc -ne 125 ]; then GPU=1
   elif [ -z "$GPU_WHY" ]; then
     GPU_WHY="the device probe did not finish"
     record FAIL "device probe" "$(why_not_run $rc) (probe.log)"
@@ -199,7 +207,7 @@ for tool in memcheck initcheck synccheck; do
   if [ $GPU = 0 ]; then record SKIP "$name" "$GPU_WHY"; continue; fi
   if [ -z "$SAN" ]; then record FAIL "$name" "compute-sanitizer not found"; continue; fi
   log=$OUT/sanitizer-$tool.log
-  timed "$tool" 60 "$log" env TANDEM_GPU_DESIGN="$SAN_DESIGN" "$SAN" --tool "$tool" --error-exitcode 9 \
+  timed "$tool" 75 "$log" env TANDEM_GPU_DESIGN="$SAN_DESIGN" "$SAN" --tool "$tool" --error-exitcode 9 \
     --print-limit 50 "$SELFTEST" --minimal
   summary=$(grep -m1 -o 'ERROR SUMMARY: [0-9]* error[s]*' "$log")
   if [ $rc -eq 0 ]; then
