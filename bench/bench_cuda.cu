@@ -1,4 +1,5 @@
 /* bench_cuda.cu: device memory helpers and the raw CUB peer of tandem-bench. */
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -38,12 +39,19 @@ static int run(void *t, size_t &tb, void *k, void *ka, void *v, void *va, size_t
   return dk.selector;
 }
 
-size_t bench_cub_temp_bytes(size_t n, int key_bytes, bool values) {
+static size_t temp_bytes(size_t n, int key_bytes, bool values) {
   size_t tb = 0;
   void *fake = values ? (void *)1 : nullptr;
   if (key_bytes == 4) run<uint32_t, uint64_t>(nullptr, tb, nullptr, nullptr, fake, fake, n);
   else run<uint64_t, uint64_t>(nullptr, tb, nullptr, nullptr, fake, fake, n);
   return tb;
+}
+
+/* With values: room for both the pair sort and the keys-only sort, which the
+ * benchmark runs from the same temporary storage. */
+size_t bench_cub_temp_bytes(size_t n, int key_bytes, bool values) {
+  size_t k = temp_bytes(n, key_bytes, false);
+  return values ? std::max(k, temp_bytes(n, key_bytes, true)) : k;
 }
 
 int bench_cub_sort(void *t, size_t tb, void *k, void *ka, void *v, void *va, size_t n, int key_bytes) {
