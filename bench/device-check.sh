@@ -242,10 +242,10 @@ bench btree 100 --n 134217728 --reps 3
 
 # ---- 6. Python tests ---------------------------------------------------------------------------
 name="python tests (-k cuda)"
+# Run without a GPU too: the tests' own skips then say why, and the build of
+# the package is still checked.
 if [ ! -d tests/python ]; then
   record SKIP "$name" "no tests/python in this tree"
-elif [ $GPU = 0 ]; then
-  record SKIP "$name" "$GPU_WHY"
 elif ! python3 -c 'import pytest' 2>/dev/null; then
   record SKIP "$name" "pytest is not installed for $(command -v python3 || echo 'python3 (missing)')"
 else
@@ -265,7 +265,7 @@ else
   else
     timed pytest 90 "$OUT/python-tests.log" env PYTHONPATH="$PWD/$PYSITE${PYTHONPATH:+:$PYTHONPATH}" \
       python3 -m pytest tests/python -k cuda -q -p no:cacheprovider
-    tally=$(grep -E '[0-9]+ (passed|failed)' "$OUT/python-tests.log" | tail -1)
+    tally=$(grep -E '[0-9]+ (passed|failed|skipped|deselected|error)' "$OUT/python-tests.log" | tail -1)
     if [ $rc -eq 0 ]; then record PASS "$name" "$tally, $secs s"
     elif [ $rc -eq 5 ]; then record SKIP "$name" "no test selected by -k cuda"
     else record FAIL "$name" "$(why_not_run $rc): $tally (python-tests.log)"
