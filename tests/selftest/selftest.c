@@ -513,7 +513,6 @@ static const char *const dup_names[] = {"keep_first", "keep_last", "sum", "min",
 /* Sorts an exported (keys, values) pair of arrays by key, for comparing two
  * exports taken in "no particular order". Keys are unique in an export. */
 static void sort_export(tdm_type kt, tdm_type vt, void *k, void *v, size_t n) {
-  size_t es = ts(kt), vs = ts(vt);
   char *pairs = xmalloc(n * 16);
   for (size_t i = 0; i < n; i++) {
     uint64_t kb = ordered(kt, get_bits(kt, k, i)), vb = get_bits(vt, v, i);
@@ -530,8 +529,6 @@ static void sort_export(tdm_type kt, tdm_type vt, void *k, void *v, size_t n) {
     set_bits(vt, v, i, vb);
   }
   free(pairs);
-  (void)es;
-  (void)vs;
 }
 
 /* Finds the same queries on both tables and compares values and found flags;
