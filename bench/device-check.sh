@@ -25,8 +25,10 @@
 #     figure with its ratio to its peer and ceiling.
 # Full logs go to OUTDIR. Without a GPU every GPU step reports SKIP with the
 # reason. Every step has a time limit taken from one budget (default 470 s),
-# so the script ends within 8 minutes; a step the budget cannot hold any more
-# is a FAIL ("not run"), never silently dropped, and no limit is ever 0.
+# so the script ends within 8 minutes; each step keeps a reserve for the
+# later steps that matter more (self-test, sanitizers, benchmarks); a step the
+# budget cannot hold any more is a FAIL ("not run"), never silently dropped,
+# and no limit is ever 0.
 #
 # Knobs (environment):
 #   TANDEM_GPU_DESIGNS   GPU designs to compare (default "legacy,default").
@@ -63,13 +65,17 @@ record() {
 }
 elapsed() { echo $(( $(date +%s) - T0 )); }
 left() { echo $(( BUDGET - $(elapsed) )); }
-# limit CAP: seconds a step may take: CAP, or what the budget has left less a
-# reserve for the summary; prints 0 when under 10 s remain (the caller then
-# does not run the step: timeout 0 would mean "no limit").
+# limit CAP: seconds a step may take: CAP, or what the budget has left less
+# $reserve (kept for the later steps that matter more) and 5 s for the
+# summary; prints 0 when less than $need seconds (at least 10) would remain:
+# the caller then does not run the step (timeout 0 would mean "no limit").
+reserve=0
+need=10
 limit() {
-  local l=$(( $(left) - 5 ))
+  local l=$(( $(left) - 5 - reserve )) n=$need
+  [ "$n" -ge 10 ] || n=10
   [ "$l" -lt "$1" ] || l=$1
-  [ "$l" -ge 10 ] && echo "$l" || echo 0
+  [ "$l" -ge "$n" ] && echo "$l" || echo 0
 }
 # timed NAME CAP LOG CMD...: runs CMD under a limit; sets rc (124: timed out,
 # 125: not run for lack of budget) and secs.
@@ -78,7 +84,7 @@ timed() {
   shift 3
   lim=$(limit "$cap")
   if [ "$lim" = 0 ]; then
-    echo "(not run: time budget of $BUDGET s used up)" >"$log"
+    echo "(not run: $(left) s of the $BUDGET s budget left, $reserve s of it kept for later steps)" >"$log"
     rc=125 secs=0
     return
   fi
@@ -93,7 +99,7 @@ timed() {
 why_not_run() { # a failure reason for rc 124/125, else the exit status
   case $1 in
   124) echo "timed out after $secs s" ;;
-  125) echo "not run: time budget used up" ;;
+  125) echo "not run: time budget used up ($(left) s left)" ;;
   *) echo "exit $1" ;;
   esac
 }
@@ -160,6 +166,7 @@ if [ $BUILT = 0 ]; then
 elif ! grep -q 'Criterion found' "$OUT/configure.log"; then
   record SKIP "criterion tests" "Criterion not installed: its programs were not built (configure.log)"
 else
+  reserve=250 need=20 # the self-test, sanitizers and benchmarks come first
   timed ctest "${TANDEM_DEVCHECK_CTEST_CAP:-120}" "$OUT/ctest.log" ctest --test-dir "$BUILD" --output-on-failure -E '^selftest'
   if [ $rc -eq 0 ]; then
     record PASS "criterion tests" "$(grep -E 'tests passed' "$OUT/ctest.log" | tail -1)"
@@ -170,6 +177,7 @@ fi
 
 # ---- 3. the self-test: the CPU on one thread against all threads (checks the
 # program itself; runs without a GPU too), then CUDA once per design ---------
+reserve=0 need=10
 if [ $BUILT = 0 ]; then
   record SKIP "selftest cpu threads" "nothing built"
 else
@@ -183,6 +191,9 @@ fi
 # The last design named (the one meant to become the default) runs the full
 # set, the others the quick set (time budget).
 LAST_DESIGN=${DESIGNS##*,}
+# Time kept for the sanitizers and the benchmarks, and the least time worth
+# starting a run with, for the steps below.
+reserve=200 need=20
 for d in ${DESIGNS//,/ }; do
   name="selftest design=$d"
   if [ $BUILT = 0 ]; then record SKIP "$name" "nothing built"; continue; fi
@@ -201,6 +212,7 @@ done
 # ---- 4. compute-sanitizer over the self-test ---------------------------------------------
 SAN=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)
 SAN_DESIGN=$LAST_DESIGN
+reserve=130 need=30
 for tool in memcheck initcheck synccheck; do
   name="compute-sanitizer $tool"
   if [ $BUILT = 0 ]; then record SKIP "$name" "nothing built"; continue; fi
@@ -236,12 +248,16 @@ bench() { # bench NAME CAP ARGS...
     record FAIL "$name" "$(why_not_run $rc), $wrong WRONG RESULT line(s): $(grep -m1 -E 'WRONG RESULT|tandem-bench:' "$OUT/bench-$s.txt" | cut -c1-150)"
   fi
 }
+reserve=80 need=40
 bench sort 150 --type u32,u64 --n 268435456 --reps 3
+reserve=40
 bench hash 90 --n 134217728 --reps 3
+reserve=0
 bench btree 100 --n 134217728 --reps 3
 
 # ---- 6. Python tests ---------------------------------------------------------------------------
 name="python tests (-k cuda)"
+reserve=0 need=10
 # Run without a GPU too: the tests' own skips then say why, and the build of
 # the package is still checked.
 if [ ! -d tests/python ]; then
