@@ -72,7 +72,9 @@ left() { echo $(( BUDGET - $(elapsed) )); }
 reserve=0
 need=10
 limit() {
-  local l=$(( $(left) - 5 - reserve )) n=$need
+  local r=$reserve
+  [ "${GPU:-0}" = 1 ] || r=0 # without a GPU no later step needs the time
+  local l=$(( $(left) - 5 - r )) n=$need
   [ "$n" -ge 10 ] || n=10
   [ "$l" -lt "$1" ] || l=$1
   [ "$l" -ge "$n" ] && echo "$l" || echo 0
