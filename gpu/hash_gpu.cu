@@ -23,6 +23,10 @@
  */
 #include <string.h>
 
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
+#include <cub/device/device_scan.cuh>
+
 #include "gpu_common.cuh"
 
 /* Per-width access to the shared functions, so the kernels can be templates. */
@@ -216,35 +220,75 @@ __global__ void rehash_kernel(const typename hs<K, V>::S *src, size_t cap, typen
   }
 }
 
-/* Writes every live key (side slots included) at an index from a counter.
- * The loop runs the same number of rounds in every lane so the warp ballot
- * sees all 32 lanes. */
-template <typename K, typename V>
-__global__ void export_kernel(const typename hs<K, V>::S *s, size_t cap, K *ko, V *vo, unsigned long long *cnt) {
+/* Export in slot order, the CPU's order: the present side slots first (the
+ * empty marker's key, then the tombstone's), then the live table slots by
+ * index. Three steps, none depending on timing: count the live slots of
+ * each tile, an exclusive scan of the tile counts (CUB), and a write pass in
+ * which each thread takes EXPORT_ITEMS consecutive slots of its tile and a
+ * block scan gives its first output position. */
+#define EXPORT_ITEMS 8u
+#define EXPORT_TILE ((size_t)TDM_GPU_BLOCK * EXPORT_ITEMS)
+
+template <typename K>
+static __device__ __forceinline__ int live_key(K k) {
   const K tomb = (K)(sizeof(K) == 4 ? (uint64_t)TDM_HASH_TOMB32 : TDM_HASH_TOMB64);
-  size_t total = cap + 2u, stride = (size_t)gridDim.x * blockDim.x;
-  size_t rounds = (total + stride - 1) / stride;
-  unsigned lane = threadIdx.x & 31u;
-  for (size_t r = 0; r < rounds; r++) {
-    size_t i = r * stride + blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    int live = 0;
-    K key = 0;
-    if (i < cap) {
-      key = s[i].k;
-      live = key != (K)TDM_HASH_EMPTY && key != tomb;
-    } else if (i < total) {
-      live = s[i].k != 0;
-      key = i == cap ? (K)TDM_HASH_EMPTY : tomb;
+  return k != (K)TDM_HASH_EMPTY && k != tomb;
+}
+
+/* Live slots of this thread's EXPORT_ITEMS consecutive slots of tile t. */
+template <typename K, typename V>
+static __device__ __forceinline__ unsigned export_thread_count(const typename hs<K, V>::S *s, size_t cap, size_t t) {
+  size_t i0 = t * EXPORT_TILE + (size_t)threadIdx.x * EXPORT_ITEMS;
+  unsigned c = 0;
+  for (unsigned j = 0; j < EXPORT_ITEMS; j++)
+    if (i0 + j < cap) c += (unsigned)live_key<K>(s[i0 + j].k);
+  return c;
+}
+
+template <typename K, typename V>
+__global__ void __launch_bounds__(TDM_GPU_BLOCK) export_count_kernel(const typename hs<K, V>::S *s, size_t cap,
+                                                                     unsigned long long *tile_cnt, size_t tiles) {
+  typedef cub::BlockReduce<unsigned, TDM_GPU_BLOCK> reduce;
+  __shared__ typename reduce::TempStorage tmp;
+  for (size_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    unsigned c = reduce(tmp).Sum(export_thread_count<K, V>(s, cap, t));
+    if (threadIdx.x == 0) tile_cnt[t] = c;
+    __syncthreads(); /* tmp is reused by the next tile */
+  }
+}
+
+template <typename K, typename V>
+__global__ void __launch_bounds__(TDM_GPU_BLOCK)
+    export_write_kernel(const typename hs<K, V>::S *s, size_t cap, const unsigned long long *tile_off, size_t tiles,
+                        K *ko, V *vo) {
+  typedef cub::BlockScan<unsigned, TDM_GPU_BLOCK> scan;
+  __shared__ typename scan::TempStorage tmp;
+  size_t side = (s[cap].k != 0) + (s[cap + 1].k != 0);
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    size_t at = 0;
+    if (s[cap].k) {
+      ko[at] = (K)TDM_HASH_EMPTY;
+      vo[at++] = s[cap].v;
     }
-    unsigned mask = __ballot_sync(0xffffffffu, live);
-    unsigned long long base = 0;
-    if (lane == 0 && mask) base = atomicAdd(cnt, (unsigned long long)__popc(mask));
-    base = __shfl_sync(0xffffffffu, base, 0);
-    if (live) {
-      size_t at = (size_t)base + __popc(mask & ((1u << lane) - 1u));
-      ko[at] = key;
-      vo[at] = s[i].v;
+    if (s[cap + 1].k) {
+      ko[at] = (K)(sizeof(K) == 4 ? (uint64_t)TDM_HASH_TOMB32 : TDM_HASH_TOMB64);
+      vo[at] = s[cap + 1].v;
     }
+  }
+  for (size_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    unsigned before;
+    size_t i0 = t * EXPORT_TILE + (size_t)threadIdx.x * EXPORT_ITEMS, at;
+    scan(tmp).ExclusiveSum(export_thread_count<K, V>(s, cap, t), before);
+    at = side + (size_t)tile_off[t] + before;
+    for (unsigned j = 0; j < EXPORT_ITEMS; j++) {
+      size_t i = i0 + j;
+      if (i < cap && live_key<K>(s[i].k)) {
+        ko[at] = s[i].k;
+        vo[at] = s[i].v;
+        at++;
+      }
+    }
+    __syncthreads(); /* tmp is reused by the next tile */
   }
 }
 
@@ -448,25 +492,38 @@ static tdm_status hg_erase(tdm_hash *h, const void *keys, size_t n, size_t *eras
 }
 
 template <typename K, typename V>
-static void launch_export(const tdm_hash *h, void *ko, void *vo, unsigned long long *cnt) {
-  export_kernel<K, V><<<tdm__grid(h->cap + 2u), TDM_GPU_BLOCK, 0, tdm__stream(h->ctx)>>>(
-      (const typename hs<K, V>::S *)d_slots(h), h->cap, (K *)ko, (V *)vo, cnt);
+static void launch_export_count(const tdm_hash *h, unsigned long long *tile_cnt, size_t tiles) {
+  export_count_kernel<K, V><<<tdm__grid(tiles * TDM_GPU_BLOCK), TDM_GPU_BLOCK, 0, tdm__stream(h->ctx)>>>(
+      (const typename hs<K, V>::S *)d_slots(h), h->cap, tile_cnt, tiles);
+}
+
+template <typename K, typename V>
+static void launch_export_write(const tdm_hash *h, const unsigned long long *tile_off, size_t tiles, void *ko,
+                                void *vo) {
+  export_write_kernel<K, V><<<tdm__grid(tiles * TDM_GPU_BLOCK), TDM_GPU_BLOCK, 0, tdm__stream(h->ctx)>>>(
+      (const typename hs<K, V>::S *)d_slots(h), h->cap, tile_off, tiles, (K *)ko, (V *)vo);
 }
 
 static tdm_status hg_export(const tdm_hash *h, void *keys_out, void *values_out) {
   tdm_ctx *ctx = h->ctx;
   tdm__gpu_scope sc(ctx);
   tdm__dev_array dk, dv;
-  unsigned long long *cnt = NULL;
+  size_t tiles = (h->cap + EXPORT_TILE - 1) / EXPORT_TILE, temp_bytes = 0;
+  unsigned long long *cnt = NULL, *off = NULL;
+  void *temp = NULL;
   tdm_status st;
   if ((st = sc.enter()) != TDM_OK) return st;
+  TDM_CUDA_TRY(cub::DeviceScan::ExclusiveSum(NULL, temp_bytes, cnt, off, tiles, tdm__stream(ctx)), (void)0);
   if ((st = sc.out(keys_out, h->size * h->ks, &dk)) != TDM_OK ||
       (st = sc.out(values_out, h->size * h->vs, &dv)) != TDM_OK ||
-      (st = sc.alloc(sizeof(unsigned long long), &cnt)) != TDM_OK)
+      (st = sc.alloc(tiles * sizeof(unsigned long long), &cnt)) != TDM_OK ||
+      (st = sc.alloc(tiles * sizeof(unsigned long long), &off)) != TDM_OK || (st = sc.alloc(temp_bytes, &temp)) != TDM_OK)
     return st;
-  TDM_CUDA_TRY(cudaMemsetAsync(cnt, 0, sizeof(unsigned long long), tdm__stream(ctx)), (void)0);
-  DISPATCH(h, launch_export, h, dk.d, dv.d, cnt);
-  if ((st = tdm__launch_check("tdm_hash_export")) != TDM_OK) return st;
+  DISPATCH(h, launch_export_count, h, cnt, tiles);
+  if ((st = tdm__launch_check("tdm_hash_export (count)")) != TDM_OK) return st;
+  TDM_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp, temp_bytes, cnt, off, tiles, tdm__stream(ctx)), (void)0);
+  DISPATCH(h, launch_export_write, h, off, tiles, dk.d, dv.d);
+  if ((st = tdm__launch_check("tdm_hash_export (write)")) != TDM_OK) return st;
   if ((st = tdm__gpu_out_finish(ctx, &dk)) != TDM_OK || (st = tdm__gpu_out_finish(ctx, &dv)) != TDM_OK) return st;
   return tdm__gpu_sync(ctx, "tdm_hash_export");
 }
