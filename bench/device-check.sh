@@ -31,7 +31,8 @@
 # and no limit is ever 0.
 #
 # Knobs (environment):
-#   TANDEM_GPU_DESIGNS   GPU designs to compare (default "legacy,default").
+#   TANDEM_GPU_DESIGNS   GPU designs to compare (default "legacy,v2": the
+#                        library's default is legacy until this run compares them).
 #                        Each is passed to the library as TANDEM_GPU_DESIGN,
 #                        for it to read at context creation and choose its
 #                        kernels (a benchmarking knob; a library with one
@@ -51,7 +52,7 @@ mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd) || exit 2
 cd "$(dirname "$0")/.." || exit 2
 BUILD=${TANDEM_DEVCHECK_BUILD:-build-device}
 BUDGET=${TANDEM_DEVCHECK_BUDGET:-470}
-DESIGNS=${TANDEM_GPU_DESIGNS:-legacy,default}
+DESIGNS=${TANDEM_GPU_DESIGNS:-legacy,v2}
 ARCHS=${TANDEM_DEVCHECK_ARCHS:-90}
 T0=$(date +%s)
 steps=()

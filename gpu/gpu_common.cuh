@@ -22,7 +22,16 @@ struct tdm__gpu_state {
   cudaStream_t stream;
   int own_stream;
   int device;
+  int design; /* TDM__GPU_LEGACY or TDM__GPU_V2, from TANDEM_GPU_DESIGN */
 };
+
+/* The kernel designs (TANDEM_GPU_DESIGN, read once when a context is
+ * created): "legacy" the first kernels, "v2" the redesign (sort in place,
+ * lane-group hash probing with the duplicate election in the claim kernel),
+ * "default" or unset the default, which stays legacy until a GPU run of
+ * bench/device-check.sh has compared the two (v2 is compiled and tested
+ * on the CPU only). */
+enum { TDM__GPU_LEGACY = 0, TDM__GPU_V2 = 1, TDM__GPU_DEFAULT_DESIGN = TDM__GPU_LEGACY };
 
 /* The operation tables (gathered into tdm__cuda_backend by backend_gpu.cu). */
 extern const tdm__sort_ops tdm__sort_cuda_ops;
