@@ -27,7 +27,11 @@
 #include <cub/block/block_scan.cuh>
 #include <cub/device/device_scan.cuh>
 
+#include <cooperative_groups.h>
+
 #include "gpu_common.cuh"
+
+namespace cg = cooperative_groups;
 
 /* Per-width access to the shared functions, so the kernels can be templates. */
 template <typename K, typename V> struct hs;
@@ -44,6 +48,14 @@ template <typename K, typename V> struct hs;
     }                                                                                                          \
     static __device__ __forceinline__ int erase(S *s, unsigned l, KT k, uint64_t st) {                         \
       return tdm__hs_erase_##SFX(s, l, k, st, 1);                                                               \
+    }                                                                                                          \
+    static __device__ __forceinline__ void lane_bits(const S *s, uint64_t p, KT k, unsigned lane, unsigned *eq,  \
+                                                     unsigned *em) {                                           \
+      unsigned tm;                                                                                             \
+      tdm__hs_lane_bits_##SFX(s, p, k, lane, 0, eq, em, &tm);                                                  \
+    }                                                                                                          \
+    static __device__ __forceinline__ int lookup_step(uint64_t p, unsigned eq, unsigned em, uint64_t *at) {     \
+      return tdm__hs_lookup_step_##SFX(p, eq, em, at);                                                         \
     }                                                                                                          \
     static __device__ __forceinline__ VT combine(VT a, VT b, int dup, int vk) {                                \
       return tdm__hs_combine_##SFX(a, b, dup, vk);                                                              \
@@ -94,6 +106,42 @@ __global__ void find_kernel(const typename hs<K, V>::S *s, unsigned l, const K *
     int hit = pos != TDM_HASH_NONE;
     if (vo) vo[i] = hit ? s[pos].v : (V)0;
     if (fo) fo[i] = (uint8_t)hit;
+  }
+}
+
+/* The v2 find: a tile of G lanes (the slots of one 64-byte bucket: 4 of 16
+ * bytes, 8 of 8 bytes) probes for one key. Lane j reads slot j of the
+ * bucket, so the group's reads of a bucket are one coalesced 64-byte
+ * transaction; two tile ballots give the bucket's match and empty masks, and
+ * every lane takes the same decision (tdm__hs_lookup_step). A warp serves
+ * 32 / G keys at once, and no lane walks a bucket slot by slot. */
+template <typename K, typename V>
+__global__ void __launch_bounds__(TDM_GPU_BLOCK) find_group_kernel(const typename hs<K, V>::S *s, unsigned l,
+                                                                   const K *keys, V *vo, uint8_t *fo, size_t n) {
+  constexpr unsigned G = 64u / sizeof(typename hs<K, V>::S);
+  cg::thread_block_tile<G> tile = cg::tiled_partition<G>(cg::this_thread_block());
+  const unsigned lane = tile.thread_rank();
+  const uint64_t cap = (uint64_t)1 << l, mask = cap - 1u;
+  const size_t groups = (size_t)gridDim.x * blockDim.x / G;
+  for (size_t i = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / G; i < n; i += groups) {
+    K key = keys[i];
+    uint64_t pos = hs<K, V>::start(key, l), at = TDM_HASH_NONE;
+    if (pos >= cap) {
+      at = hs<K, V>::lookup(s, l, key, pos, 0); /* a side slot: one read */
+    } else {
+      for (uint64_t g = 0; g < cap / G; g++) {
+        unsigned eq, em;
+        hs<K, V>::lane_bits(s, pos, key, lane, &eq, &em);
+        eq = tile.ballot(eq != 0);
+        em = tile.ballot(em != 0);
+        if (hs<K, V>::lookup_step(pos, eq, em, &at)) break;
+        pos = (pos + G) & mask;
+      }
+    }
+    if (lane == 0) {
+      if (vo) vo[i] = at != TDM_HASH_NONE ? s[at].v : (V)0;
+      if (fo) fo[i] = (uint8_t)(at != TDM_HASH_NONE);
+    }
   }
 }
 
@@ -439,8 +487,15 @@ static tdm_status hg_insert(tdm_hash *h, const void *keys, const void *values, s
 
 template <typename K, typename V>
 static void launch_find(const tdm_hash *h, const void *keys, void *vo, uint8_t *fo, size_t n) {
-  find_kernel<K, V><<<tdm__grid(n), TDM_GPU_BLOCK, 0, tdm__stream(h->ctx)>>>(
-      (const typename hs<K, V>::S *)d_slots(h), h->log2cap, (const K *)keys, (V *)vo, fo, n);
+  typedef typename hs<K, V>::S S;
+  if (h->ctx->gpu->design == TDM__GPU_V2) {
+    size_t lanes = 64u / sizeof(S);
+    find_group_kernel<K, V><<<tdm__grid(n * lanes), TDM_GPU_BLOCK, 0, tdm__stream(h->ctx)>>>(
+        (const S *)d_slots(h), h->log2cap, (const K *)keys, (V *)vo, fo, n);
+    return;
+  }
+  find_kernel<K, V><<<tdm__grid(n), TDM_GPU_BLOCK, 0, tdm__stream(h->ctx)>>>((const S *)d_slots(h), h->log2cap,
+                                                                             (const K *)keys, (V *)vo, fo, n);
 }
 
 static tdm_status hg_find(const tdm_hash *h, const void *keys, void *values_out, uint8_t *found_out, size_t n) {

@@ -99,6 +99,42 @@ TDM_HD uint64_t HS_FN(tdm__hs_lookup)(const HS_SLOT *s, unsigned log2cap, HS_K k
   return TDM_HASH_NONE;
 }
 
+/* ---- lane groups (the CUDA v2 design) ---------------------------------------
+ * A group of HS_GROUP lanes probes for one key: lane j reads slot pos + j of
+ * the bucket (one wide load of a whole slot), the group exchanges its three
+ * match bits (a tile ballot on the GPU), and every lane takes the same
+ * decision from the bucket's masks. The functions below are the per-lane
+ * read and the per-bucket decision; the CPU tests run them with the lanes
+ * simulated in a loop and compare with the one-thread probe above. */
+
+/* Lane lane's bits of the bucket at pos: bit lane of *eq / *em / *tm. */
+TDM_HD void HS_FN(tdm__hs_lane_bits)(const HS_SLOT *s, uint64_t pos, HS_K key, unsigned lane, int atomic,
+                                    unsigned *eq, unsigned *em, unsigned *tm) {
+  HS_K c = HS_FN(tdm__hs_key)(s, pos + lane, atomic);
+  *eq = (unsigned)(c == key) << lane;
+  *em = (unsigned)(c == (HS_K)TDM_HASH_EMPTY) << lane;
+  *tm = (unsigned)(c == (HS_K)HS_KFN(TDM_HASH_TOMB)) << lane;
+}
+
+/* One bucket of a lookup from the group's masks: 1 when the probe ends here
+ * (*at = the key's slot, or TDM_HASH_NONE when it is absent), 0 when it goes
+ * on to the next bucket. The same rule as tdm__hs_lookup. */
+TDM_HD int HS_FN(tdm__hs_lookup_step)(uint64_t pos, unsigned eq, unsigned em, uint64_t *at) {
+  unsigned hit = eq & HS_FN(tdm__hs_before_empty)(em);
+  if (hit) {
+    *at = pos + tdm__hash_ctz(hit);
+    return 1;
+  }
+  if (em) {
+    *at = TDM_HASH_NONE;
+    return 1;
+  }
+  return 0;
+}
+
+/* Lanes in a group: the slots of one 64-byte bucket. */
+TDM_HD unsigned HS_FN(tdm__hs_lanes)(void) { return HS_GROUP; }
+
 /* Finds key's slot or claims one for it; *outcome receives a TDM_HASH_FOUND /
  * NEW_* code. The probe runs to the key or the first empty slot, remembering
  * the first tombstone; a new key takes that tombstone, else the empty slot.
