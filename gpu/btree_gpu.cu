@@ -133,6 +133,31 @@ __global__ void k_range_count(const tdm__bt_node *nodes, uint32_t root, uint32_t
   }
 }
 
+/* Rank of each query's lo (only where its range is not empty). */
+__global__ void k_range_lo_rank(const tdm__bt_node *nodes, uint32_t root, uint32_t h, const void *lo, uint64_t n,
+                                const uint64_t *off, uint32_t ks, int kind, uint64_t *rank) {
+  TDM_GRID_STRIDE(i, n) {
+    uint32_t leaf, pos;
+    if (off[i] != off[i + 1]) rank[i] = tdm__bt_descend(nodes, root, h, tdm__bt_key_bits(lo, i, ks, kind), &leaf, &pos);
+  }
+}
+
+/* One thread per output element: its query (tdm__bt_csr_owner), then the
+ * key index rank(lo) + position within the query's range. */
+__global__ void k_range_fill_out(const tdm__bt_node *nodes, tdm__bt_geom g, uint64_t n, const uint64_t *off,
+                                 const uint64_t *rank, uint64_t total, void *keys, void *vals, uint32_t ks,
+                                 uint32_t vs, int kind) {
+  TDM_GRID_STRIDE(j, total) {
+    uint64_t i = tdm__bt_csr_owner(off, n, j);
+    uint32_t s;
+    const tdm__bt_node *x = locate(nodes, g, rank[i] + (j - off[i]), &s);
+    if (keys) tdm__bt_store_key(keys, j, x->key[s], ks, kind);
+    if (vals) tdm__bt_store_val(vals, j, x->u.val[s], vs);
+  }
+}
+
+/* The first design's fill: one thread copies a query's whole range (kept
+ * for TANDEM_GPU_DESIGN=legacy). */
 __global__ void k_range_fill(const tdm__bt_node *nodes, tdm__bt_geom g, uint32_t root, const void *lo, uint64_t n,
                              const uint64_t *off, void *keys, void *vals, uint32_t ks, uint32_t vs, int kind) {
   TDM_GRID_STRIDE(i, n) {
@@ -429,7 +454,7 @@ static tdm_status bg_range(const tdm_btree *t, const void *lo, const void *hi, s
   cudaStream_t s = tdm__stream(ctx);
   tdm__gpu_scope sc(ctx);
   tdm__dev_array a, b, k, v;
-  uint64_t *cnt, *off, total = 0;
+  uint64_t *cnt, *off, *rank = NULL, total = 0;
   tdm_status st;
   memset(&k, 0, sizeof k);
   memset(&v, 0, sizeof v);
@@ -441,6 +466,7 @@ static tdm_status bg_range(const tdm_btree *t, const void *lo, const void *hi, s
   }
   if ((st = sc.in(lo, n * t->ks, &a)) != TDM_OK || (st = sc.in(hi, n * t->ks, &b)) != TDM_OK ||
       (st = sc.alloc((n + 1) * 8, &cnt)) != TDM_OK || (st = sc.alloc((n + 1) * 8, &off)) != TDM_OK ||
+      (ctx->gpu->design != TDM__GPU_LEGACY && (st = sc.alloc(n * 8, &rank)) != TDM_OK) ||
       (st = counts(t, a.d, b.d, n, n + 1, cnt)) != TDM_OK || (st = scan_total(ctx, sc, cnt, off, n + 1, &total)) != TDM_OK)
     return st;
   TDM_CUDA_TRY(cudaMemcpyAsync(offsets_out, off, (n + 1) * 8, cudaMemcpyDefault, s), (void)0);
@@ -453,9 +479,18 @@ static tdm_status bg_range(const tdm_btree *t, const void *lo, const void *hi, s
     if ((keys_out && (st = sc.out(keys_out, total * t->ks, &k)) != TDM_OK) ||
         (values_out && (st = sc.out(values_out, total * t->vs, &v)) != TDM_OK))
       return st;
-    k_range_fill<<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>(BG(t)->d_nodes, BG(t)->geom, t->root, a.d, n, off,
-                                                        keys_out ? k.d : NULL, values_out ? v.d : NULL, t->ks, t->vs,
-                                                        t->kind);
+    if (ctx->gpu->design == TDM__GPU_LEGACY) {
+      k_range_fill<<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>(BG(t)->d_nodes, BG(t)->geom, t->root, a.d, n, off,
+                                                          keys_out ? k.d : NULL, values_out ? v.d : NULL, t->ks,
+                                                          t->vs, t->kind);
+    } else {
+      /* Ranks of the queries' lower bounds, then one thread per output. */
+      k_range_lo_rank<<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>(BG(t)->d_nodes, t->root, t->height, a.d, n, off, t->ks,
+                                                             t->kind, rank);
+      k_range_fill_out<<<tdm__grid(total), TDM_GPU_BLOCK, 0, s>>>(BG(t)->d_nodes, BG(t)->geom, n, off, rank, total,
+                                                                  keys_out ? k.d : NULL, values_out ? v.d : NULL,
+                                                                  t->ks, t->vs, t->kind);
+    }
     if ((st = tdm__launch_check("tdm_btree_range")) != TDM_OK) return st;
     if ((keys_out && (st = tdm__gpu_out_finish(ctx, &k)) != TDM_OK) ||
         (values_out && (st = tdm__gpu_out_finish(ctx, &v)) != TDM_OK))
