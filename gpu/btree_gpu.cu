@@ -30,6 +30,7 @@
  * CPU's; the node structure (and so height) may differ after updates, since
  * the CPU updates in place and the GPU rebuilds.
  */
+#include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 #include <string.h>
 
@@ -260,6 +261,46 @@ static tdm_status install(tdm_btree *t, const uint64_t *ukb, const uint64_t *uvb
 
 /* Sorts n raw keys / values already in device buffers (modified in place),
  * reduces duplicate runs and installs the result as t's nodes. */
+/* The duplicate policy as a CUB reduction operator: tdm__dup_combine(earlier,
+ * later). It is associative for every policy (KEEP_FIRST keeps the left
+ * operand, KEEP_LAST the right, SUM / MIN / MAX are), which is all CUB's
+ * order-preserving reduce-by-key needs: the result equals the sequential
+ * fold tdm__bt_reduce_run the CPU runs (tests/test_hd_spread.c checks the
+ * grouping does not matter). */
+struct dup_op {
+  int dup;
+  uint32_t vs;
+  int vkind;
+  __device__ __forceinline__ uint64_t operator()(uint64_t a, uint64_t b) const {
+    return tdm__dup_combine(a, b, dup, vs, vkind);
+  }
+};
+
+/* The v2 reduce: CUB's reduce-by-key over the sorted bits, so a run of equal
+ * keys of any length is reduced by the whole grid (the legacy k_reduce gives
+ * a run to one thread: all-equal keys made one thread fold the whole input). */
+static tdm_status reduce_by_key(tdm_btree *t, tdm__gpu_scope &sc, const uint64_t *kb, const uint64_t *vb, uint64_t n,
+                                uint64_t **ukb, uint64_t **uvb, uint64_t *m) {
+  tdm_ctx *ctx = t->ctx;
+  cudaStream_t s = tdm__stream(ctx);
+  dup_op op = {(int)t->dup, t->vs, t->vkind};
+  size_t temp_bytes = 0;
+  void *temp;
+  uint64_t *d_runs, runs = 0;
+  tdm_status st;
+  TDM_CUDA_TRY(cub::DeviceReduce::ReduceByKey(NULL, temp_bytes, kb, (uint64_t *)NULL, vb, (uint64_t *)NULL,
+                                              (uint64_t *)NULL, op, (int64_t)n, s),
+               (void)0);
+  if ((st = sc.alloc(n * 8, ukb)) != TDM_OK || (st = sc.alloc(n * 8, uvb)) != TDM_OK ||
+      (st = sc.alloc(8, &d_runs)) != TDM_OK || (st = sc.alloc(temp_bytes ? temp_bytes : 1, &temp)) != TDM_OK)
+    return st;
+  TDM_CUDA_TRY(cub::DeviceReduce::ReduceByKey(temp, temp_bytes, kb, *ukb, vb, *uvb, d_runs, op, (int64_t)n, s), (void)0);
+  TDM_CUDA_TRY(cudaMemcpyAsync(&runs, d_runs, 8, cudaMemcpyDeviceToHost, s), (void)0);
+  if ((st = tdm__gpu_sync(ctx, "tdm_btree (reduce by key)")) != TDM_OK) return st;
+  *m = runs;
+  return TDM_OK;
+}
+
 static tdm_status sort_reduce_install(tdm_btree *t, tdm__gpu_scope &sc, void *d_k, void *d_v, uint64_t n) {
   tdm_ctx *ctx = t->ctx;
   cudaStream_t s = tdm__stream(ctx);
@@ -267,6 +308,13 @@ static tdm_status sort_reduce_install(tdm_btree *t, tdm__gpu_scope &sc, void *d_
   unsigned grid = tdm__grid(n);
   tdm_status st;
   if (n > 1 && (st = tdm__gpu_sort(ctx, t->key_type, d_k, t->value_type, d_v, n, 0)) != TDM_OK) return st;
+  if (ctx->gpu->design != TDM__GPU_LEGACY) {
+    if ((st = sc.alloc(n * 8, &kb)) != TDM_OK || (st = sc.alloc(n * 8, &vb)) != TDM_OK) return st;
+    k_to_bits<<<grid, TDM_GPU_BLOCK, 0, s>>>(d_k, d_v, kb, vb, n, t->ks, t->vs, t->kind);
+    if ((st = tdm__launch_check("tdm_btree (key bits)")) != TDM_OK) return st;
+    if ((st = reduce_by_key(t, sc, kb, vb, n, &ukb, &uvb, &m)) != TDM_OK) return st;
+    return install(t, ukb, uvb, m);
+  }
   if ((st = sc.alloc(n * 8, &kb)) != TDM_OK || (st = sc.alloc(n * 8, &vb)) != TDM_OK ||
       (st = sc.alloc(n * 8, &flag)) != TDM_OK || (st = sc.alloc(n * 8, &pos)) != TDM_OK)
     return st;

@@ -4,6 +4,8 @@
  * run on the CPU against a direct computation.
  *  - tdm__bt_csr_owner: the query owning an output position of a range
  *    result (one thread per output instead of one per query).
+ *  - tdm__dup_combine grouped in any way (what a parallel reduce-by-key over
+ *    a run of equal keys does) equals the sequential fold tdm__bt_reduce_run.
  */
 #include <criterion/criterion.h>
 #include <stdint.h>
@@ -36,4 +38,43 @@ Test(hd_spread, csr_owner_single_query_takes_everything) {
   uint64_t off[2] = {0, (uint64_t)1 << 40};
   cr_assert_eq(tdm__bt_csr_owner(off, 1, 0), 0u);
   cr_assert_eq(tdm__bt_csr_owner(off, 1, ((uint64_t)1 << 40) - 1), 0u);
+}
+
+/* Folds vals[s, e) as a parallel reduction would: chunks of random length
+ * folded on their own, then the chunk results folded in order. */
+static uint64_t chunked_fold(const uint64_t *vals, uint64_t s, uint64_t e, int dup, uint32_t vs, int vkind,
+                             uint64_t *seed) {
+  uint64_t acc = 0;
+  int have = 0;
+  while (s < e) {
+    *seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
+    uint64_t len = 1 + (*seed >> 33) % 9, ce = s + len < e ? s + len : e, part = vals[s];
+    for (uint64_t i = s + 1; i < ce; i++) part = tdm__dup_combine(part, vals[i], dup, vs, vkind);
+    acc = have ? tdm__dup_combine(acc, part, dup, vs, vkind) : part;
+    have = 1;
+    s = ce;
+  }
+  return acc;
+}
+
+Test(hd_spread, dup_policies_fold_in_any_grouping) {
+  enum { N = 257 };
+  uint64_t vals[N], seed = 99;
+  static const int kinds[] = {TDM_KIND_UNSIGNED, TDM_KIND_SIGNED, TDM_KIND_FLOAT};
+  for (int dup = TDM__DUP_KEEP_FIRST; dup <= TDM__DUP_MAX; dup++)
+    for (uint32_t vs = 4; vs <= 8; vs += 4)
+      for (int k = 0; k < 3; k++) {
+        if (dup == TDM__DUP_SUM && kinds[k] == TDM_KIND_FLOAT) continue; /* refused by the API */
+        for (int trial = 0; trial < 20; trial++) {
+          for (int i = 0; i < N; i++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            vals[i] = vs == 4 ? (seed >> 32) : seed ^ (seed >> 29);
+          }
+          uint64_t e = 1 + (uint64_t)trial * 13 % N;
+          uint64_t want = tdm__bt_reduce_run(vals, 0, e, dup, vs, kinds[k]);
+          uint64_t got = chunked_fold(vals, 0, e, dup, vs, kinds[k], &seed);
+          cr_assert_eq(got, want, "policy %d, %u-byte values, kind %d, run of %llu: grouped %llx, sequential %llx",
+                       dup, vs, kinds[k], (unsigned long long)e, (unsigned long long)got, (unsigned long long)want);
+        }
+      }
 }
