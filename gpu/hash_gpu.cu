@@ -145,11 +145,33 @@ __global__ void __launch_bounds__(TDM_GPU_BLOCK) find_group_kernel(const typenam
   }
 }
 
+/* Hot keys (v2): the lanes of a warp that reached the same slot combine
+ * their values first (tdm__dup_combine, in lane order; SUM, MIN and MAX are
+ * order-free, tests/test_hd_spread.c checks grouping), and only the lowest
+ * of them touches the slot, so a key repeated through the whole batch costs
+ * one atomic per warp instead of one per copy. Returns 1 in that lane, with
+ * the group's value in *val. Called by the lanes that are converged here
+ * (__activemask), each of which has a slot. */
+template <typename K, typename V>
+static __device__ __forceinline__ int warp_combine(uint64_t slot, V *val, int dup, int vkind) {
+  unsigned active = __activemask();
+  unsigned peers = __match_any_sync(active, (unsigned long long)slot);
+  unsigned lane = threadIdx.x & 31u, leader = (unsigned)__ffs((int)peers) - 1u;
+  V acc = *val;
+  for (unsigned src = 0; src < 32u; src++) {
+    if (!((active >> src) & 1u)) continue; /* the same for every active lane */
+    V x = __shfl_sync(active, *val, (int)src);
+    if (lane == leader && src != lane && ((peers >> src) & 1u)) acc = hs<K, V>::combine(acc, x, dup, vkind);
+  }
+  *val = acc;
+  return lane == leader;
+}
+
 /* Pass 1 of an insert: find or claim every key's slot. SUM adds right here;
  * the other policies record the slot (and whether this thread claimed it). */
 template <typename K, typename V>
 __global__ void claim_kernel(typename hs<K, V>::S *s, unsigned l, const K *keys, const V *vals, size_t n, int dup,
-                             uint64_t *pos_out, unsigned long long *cnt) {
+                             uint64_t *pos_out, unsigned long long *cnt, int agg) {
   __shared__ unsigned long long sh[NCOUNT];
   block_counts bc;
   bc.init(sh);
@@ -163,7 +185,10 @@ __global__ void claim_kernel(typename hs<K, V>::S *s, unsigned l, const K *keys,
       continue;
     }
     if (o != TDM_HASH_FOUND) bc.add(o);
-    if (dup == TDM__DUP_SUM) atomic_add_v(&s[pos].v, vals[i]);
+    if (dup == TDM__DUP_SUM) {
+      V v = vals[i];
+      if (!agg || warp_combine<K, V>(pos, &v, dup, 0)) atomic_add_v(&s[pos].v, v);
+    }
     else pos_out[i] = pos | (o != TDM_HASH_FOUND ? NEW_BIT : 0);
   }
   bc.flush(cnt);
@@ -181,11 +206,13 @@ __global__ void minmax_init_kernel(typename hs<K, V>::S *s, const V *vals, const
 /* MIN / MAX, pass 3: every other copy folds in with a CAS loop. */
 template <typename K, typename V>
 __global__ void minmax_fold_kernel(typename hs<K, V>::S *s, const V *vals, const uint64_t *pos, size_t n, int dup,
-                                   int vkind) {
+                                   int vkind, int agg) {
   TDM_GRID_STRIDE(i, n) {
     uint64_t p = pos[i];
     if (p == TDM_HASH_NONE || (p & NEW_BIT)) continue;
-    V *dst = &s[p].v, in = vals[i], old = load_v(dst);
+    V in = vals[i];
+    if (agg && !warp_combine<K, V>(p, &in, dup, vkind)) continue;
+    V *dst = &s[p].v, old = load_v(dst);
     for (;;) {
       V want = hs<K, V>::combine(old, in, dup, vkind), seen;
       if (want == old) break;
@@ -428,13 +455,14 @@ static void launch_insert(tdm_hash *h, const void *keys, const void *vals, size_
   const K *k = (const K *)keys;
   const V *v = (const V *)vals;
   int dup = (int)h->dup;
-  claim_kernel<K, V><<<g, TDM_GPU_BLOCK, 0, st>>>(s, h->log2cap, k, v, n, dup, pos, cnt);
+  int agg = h->ctx->gpu->design != TDM__GPU_LEGACY;
+  claim_kernel<K, V><<<g, TDM_GPU_BLOCK, 0, st>>>(s, h->log2cap, k, v, n, dup, pos, cnt, agg);
   switch (h->dup) {
   case TDM__DUP_SUM: break;
   case TDM__DUP_MIN:
   case TDM__DUP_MAX:
     minmax_init_kernel<K, V><<<g, TDM_GPU_BLOCK, 0, st>>>(s, v, pos, n);
-    minmax_fold_kernel<K, V><<<g, TDM_GPU_BLOCK, 0, st>>>(s, v, pos, n, dup, h->vkind);
+    minmax_fold_kernel<K, V><<<g, TDM_GPU_BLOCK, 0, st>>>(s, v, pos, n, dup, h->vkind, agg);
     break;
   default: {
     int first = h->dup == TDM__DUP_KEEP_FIRST;
