@@ -4,7 +4,7 @@
 # Usage: scripts/deps.sh [--check]   (--check: only report, exit 1 if missing)
 set -euo pipefail
 
-required=(cmake make gcc g++ pkg-config libcriterion-dev)
+required=(cmake make gcc g++ pkg-config libcriterion-dev libopenmpi-dev openmpi-bin)
 optional=(libhwy-dev libabsl-dev)   # benchmark peers (vqsort, Abseil)
 want=("${required[@]}" "${optional[@]}" ${TANDEM_EXTRA_DEPS:-})
 

@@ -186,8 +186,7 @@ tdm_status tdm__mpi_route_forward(const tdm__mpi_comm *c, const tdm__mpi_route *
     tdm__mpi_free(send);
     return st;
   }
-  const char *s = src;
-  for (size_t i = 0; i < r->n; i++) memcpy(send + r->pos[i] * elem, s + i * elem, elem);
+  tdm__mpi_permute(send, src, r->pos, r->n, elem, 0);
   st = tdm__mpi_exchange(c, send, r->scounts, recv, r->rcounts, elem);
   tdm__mpi_free(send);
   return st;
@@ -202,10 +201,7 @@ tdm_status tdm__mpi_route_back(const tdm__mpi_comm *c, const tdm__mpi_route *r, 
     return st;
   }
   st = tdm__mpi_exchange(c, answers, r->rcounts, back, r->scounts, elem);
-  if (st == TDM_OK && out) {
-    char *o = out;
-    for (size_t i = 0; i < r->n; i++) memcpy(o + i * elem, back + r->pos[i] * elem, elem);
-  }
+  if (st == TDM_OK && out) tdm__mpi_permute(out, back, r->pos, r->n, elem, 1);
   tdm__mpi_free(back);
   return st;
 }

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <tandem/mpi.h>
 
@@ -78,11 +79,37 @@ tdm_status tdm__mpi_route_forward(const tdm__mpi_comm *c, const tdm__mpi_route *
 tdm_status tdm__mpi_route_back(const tdm__mpi_comm *c, const tdm__mpi_route *r, const void *answers, size_t elem,
                                void *out);
 
+/* Raw bits of element i, zero-extended (the key's identity). Inline: these
+ * run once per element in every routing loop. */
+static inline uint64_t tdm__mpi_raw_bits(tdm_type t, const void *keys, size_t i) {
+  if (t == TDM_U32 || t == TDM_I32 || t == TDM_F32) {
+    uint32_t v;
+    memcpy(&v, (const char *)keys + i * 4, 4);
+    return v;
+  }
+  uint64_t v;
+  memcpy(&v, (const char *)keys + i * 8, 8);
+  return v;
+}
+
 /* Order-preserving bits: unsigned comparison of the results orders the keys as
- * tandem does (signed numerically, floats by totalOrder). */
-uint64_t tdm__mpi_obits(tdm_type t, const void *keys, size_t i);
-/* Raw bits of element i, zero-extended (the key's identity). */
-uint64_t tdm__mpi_raw_bits(tdm_type t, const void *keys, size_t i);
+ * tandem does. Signed: flip the sign bit. Floats (totalOrder): negative values
+ * have all bits flipped, positive ones only the sign bit, so -NaN < -inf < -0
+ * < +0 < +inf < +NaN as unsigned integers. */
+static inline uint64_t tdm__mpi_obits(tdm_type t, const void *keys, size_t i) {
+  uint64_t v = tdm__mpi_raw_bits(t, keys, i);
+  switch (t) {
+  case TDM_I32: return v ^ 0x80000000u;
+  case TDM_I64: return v ^ 0x8000000000000000ull;
+  case TDM_F32: return (v & 0x80000000u) ? (~v & 0xffffffffu) : (v | 0x80000000u);
+  case TDM_F64: return (v >> 63) ? ~v : (v | 0x8000000000000000ull);
+  default: return v;
+  }
+}
+
+/* dst[pos[i]] = src[i] (scatter) or dst[i] = src[pos[i]] (gather) for n
+ * elements of elem bytes. */
+void tdm__mpi_permute(void *dst, const void *src, const size_t *pos, size_t n, size_t elem, int gather);
 
 /* Checks a caller array: NULL with n > 0, misalignment; on a CUDA build also
  * the memory space (device pointers are only allowed on a CUDA context). */

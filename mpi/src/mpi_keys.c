@@ -3,31 +3,33 @@
 
 #include "mpi_internal.h"
 
-uint64_t tdm__mpi_raw_bits(tdm_type t, const void *keys, size_t i) {
-  if (tdm_type_size(t) == 4) {
-    uint32_t v;
-    memcpy(&v, (const char *)keys + i * 4, 4);
-    return v;
-  }
-  uint64_t v;
-  memcpy(&v, (const char *)keys + i * 8, 8);
-  return v;
-}
+/* Fixed-size copies let the compiler use plain loads and stores instead of
+ * a memcpy call per element. */
+#define TDM__MPI_PERMUTE(T)                                                                                         \
+  do {                                                                                                              \
+    T *d = dst;                                                                                                     \
+    const T *s = src;                                                                                               \
+    if (gather)                                                                                                     \
+      for (size_t i = 0; i < n; i++) memcpy(&d[i], &s[pos[i]], sizeof(T));                                          \
+    else                                                                                                            \
+      for (size_t i = 0; i < n; i++) memcpy(&d[pos[i]], &s[i], sizeof(T));                                          \
+  } while (0)
 
-/* Signed: flip the sign bit. Floats (totalOrder): negative values have all
- * bits flipped, positive ones only the sign bit, so -NaN < -inf < -0 < +0 <
- * +inf < +NaN as unsigned integers. */
-uint64_t tdm__mpi_obits(tdm_type t, const void *keys, size_t i) {
-  uint64_t v = tdm__mpi_raw_bits(t, keys, i);
-  switch (t) {
-  case TDM_U32:
-  case TDM_U64: return v;
-  case TDM_I32: return v ^ 0x80000000u;
-  case TDM_I64: return v ^ 0x8000000000000000ull;
-  case TDM_F32: return (v & 0x80000000u) ? (~v & 0xffffffffu) : (v | 0x80000000u);
-  case TDM_F64: return (v >> 63) ? ~v : (v | 0x8000000000000000ull);
+void tdm__mpi_permute(void *dst, const void *src, const size_t *pos, size_t n, size_t elem, int gather) {
+  switch (elem) {
+  case 1: TDM__MPI_PERMUTE(uint8_t); return;
+  case 4: TDM__MPI_PERMUTE(uint32_t); return;
+  case 8: TDM__MPI_PERMUTE(uint64_t); return;
+  default: break;
   }
-  return v;
+  char *d = dst;
+  const char *s = src;
+  for (size_t i = 0; i < n; i++) {
+    if (gather)
+      memcpy(d + i * elem, s + pos[i] * elem, elem);
+    else
+      memcpy(d + pos[i] * elem, s + i * elem, elem);
+  }
 }
 
 tdm_status tdm__mpi_check_array(tdm_ctx *ctx, const void *p, size_t n, size_t elem, const char *fn,
