@@ -16,7 +16,7 @@ tdm_status tdm__mpi_err(int rc, const char *what) {
   char text[MPI_MAX_ERROR_STRING];
   int len = 0;
   if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS) snprintf(text, sizeof text, "MPI error %d", rc);
-  return tdm_set_last_error(TDM_ERR_COMM, "%s failed: %s", what, text);
+  return TDM__MPI_FAIL(TDM_ERR_COMM, "%s failed: %s", what, text);
 }
 
 tdm_status tdm__mpi_comm_dup(MPI_Comm comm, const char *fn, tdm__mpi_comm *out) {
@@ -24,12 +24,12 @@ tdm_status tdm__mpi_comm_dup(MPI_Comm comm, const char *fn, tdm__mpi_comm *out) 
   MPI_Initialized(&inited);
   MPI_Finalized(&finalized);
   if (!inited || finalized)
-    return tdm_set_last_error(TDM_ERR_INVALID_ARGUMENT, "%s: MPI is not initialised (call MPI_Init first)", fn);
+    return TDM__MPI_FAIL(TDM_ERR_INVALID_ARGUMENT, "%s: MPI is not initialised (call MPI_Init first)", fn);
   if (comm == MPI_COMM_NULL)
-    return tdm_set_last_error(TDM_ERR_INVALID_ARGUMENT, "%s: comm is MPI_COMM_NULL", fn);
+    return TDM__MPI_FAIL(TDM_ERR_INVALID_ARGUMENT, "%s: comm is MPI_COMM_NULL", fn);
   int inter = 0;
   if (MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
-    return tdm_set_last_error(TDM_ERR_INVALID_ARGUMENT, "%s: comm must be an intracommunicator", fn);
+    return TDM__MPI_FAIL(TDM_ERR_INVALID_ARGUMENT, "%s: comm must be an intracommunicator", fn);
   /* The duplicate keeps our messages apart from the caller's and lets us
    * return errors without touching the caller's error handler. */
   int rc = MPI_Comm_dup(comm, &out->comm);
@@ -64,11 +64,11 @@ static tdm_status agree_on(const tdm__mpi_comm *c, tdm_status st, int first_fail
   int rc = MPI_Bcast(&m, (int)sizeof m, MPI_BYTE, first_failing, c->comm);
   if (rc != MPI_SUCCESS) return tdm__mpi_err(rc, "MPI_Bcast (status agreement)");
   if (c->rank == first_failing)
-    return tdm_set_last_error(st, "rank %d: %s", first_failing, m.msg);
-  return tdm_set_last_error((tdm_status)m.status, "rank %d: %s", first_failing, m.msg);
+    return TDM__MPI_FAIL(st, "rank %d: %s", first_failing, m.msg);
+  return TDM__MPI_FAIL((tdm_status)m.status, "rank %d: %s", first_failing, m.msg);
 }
 
-tdm_status tdm__mpi_agree(const tdm__mpi_comm *c, tdm_status st) {
+tdm_status tdm__mpi_agree_all(const tdm__mpi_comm *c, tdm_status st) {
   int mine = st == TDM_OK ? c->size : c->rank, first = c->size;
   int rc = MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, c->comm);
   if (rc != MPI_SUCCESS) return tdm__mpi_err(rc, "MPI_Allreduce (status agreement)");
@@ -76,8 +76,8 @@ tdm_status tdm__mpi_agree(const tdm__mpi_comm *c, tdm_status st) {
   return agree_on(c, st, first);
 }
 
-tdm_status tdm__mpi_begin(const tdm__mpi_comm *c, const char *fn, tdm_status st, const int64_t *params,
-                          const char *const *names, int k, uint64_t n, uint64_t *all_n) {
+tdm_status tdm__mpi_begin_all(const tdm__mpi_comm *c, const char *fn, tdm_status st, const int64_t *params,
+                              const char *const *names, int k, uint64_t n, uint64_t *all_n) {
   enum { MAXK = 8 };
   int64_t row[MAXK + 2];
   const int w = k + 2;
@@ -88,9 +88,9 @@ tdm_status tdm__mpi_begin(const tdm__mpi_comm *c, const char *fn, tdm_status st,
   int64_t *all = tdm__mpi_alloc(bytes, "the call's parameter table");
   /* Even a failed allocation must join the collective: agree first. */
   tdm_status ast = tdm__mpi_agree(c, all ? TDM_OK : TDM_ERR_OUT_OF_MEMORY);
-  if (ast != TDM_OK) {
+  if (ast != TDM_OK || !all) {
     tdm__mpi_free(all);
-    return ast;
+    return ast != TDM_OK ? ast : TDM_ERR_OUT_OF_MEMORY;
   }
   int rc = MPI_Allgather(row, w, MPI_INT64_T, all, w, MPI_INT64_T, c->comm);
   ast = tdm__mpi_agree(c, rc == MPI_SUCCESS ? TDM_OK : tdm__mpi_err(rc, "MPI_Allgather (call parameters)"));
@@ -111,7 +111,7 @@ tdm_status tdm__mpi_begin(const tdm__mpi_comm *c, const char *fn, tdm_status st,
     for (int j = 0; j < k && out == TDM_OK; j++)
       for (int q = 1; q < c->size; q++)
         if (all[(size_t)q * w + 2 + j] != all[2 + j]) {
-          out = tdm_set_last_error(TDM_ERR_INVALID_ARGUMENT,
+          out = TDM__MPI_FAIL(TDM_ERR_INVALID_ARGUMENT,
                                    "rank %d: %s: %s is %lld on this rank but %lld on rank 0; it must be the "
                                    "same on every rank",
                                    q, fn, names[j], (long long)all[(size_t)q * w + 2 + j], (long long)all[2 + j]);

@@ -25,7 +25,7 @@ void *tdm__mpi_alloc(size_t bytes, const char *what) {
 void tdm__mpi_free(void *p) { free(p); }
 
 tdm_status tdm__mpi_mul(size_t a, size_t b, size_t *out, const char *fn) {
-  if (b && a > SIZE_MAX / b) return tdm_set_last_error(TDM_ERR_INVALID_ARGUMENT, "%s: size overflow (%zu x %zu)", fn, a, b);
+  if (b && a > SIZE_MAX / b) return TDM__MPI_FAIL(TDM_ERR_INVALID_ARGUMENT, "%s: size overflow (%zu x %zu)", fn, a, b);
   *out = a * b;
   return TDM_OK;
 }

@@ -90,7 +90,7 @@ tdm_status tdm__mpi_apply(const tdm__mpi_comm *c, tdm_ctx *ctx, const tdm__mpi_l
   size_t cnt = 0;
   tdm_status mine;
   if (apply_fails())
-    mine = tdm_set_last_error(TDM_ERR_OUT_OF_MEMORY, "local structure change failed (injected)");
+    mine = TDM__MPI_FAIL(TDM_ERR_OUT_OF_MEMORY, "local structure change failed (injected)");
   else
     mine = rv ? ops->insert(local, rk, rv, m) : ops->erase(local, rk, m, &cnt);
   st = tdm__mpi_agree(c, mine);

@@ -64,7 +64,7 @@ static tdm_status pick_splitters(const tdm__mpi_comm *c, tdm_type kt, const void
   size_t nall = 0, nmine = 0;
   if (cnt) {
     for (size_t q = 0; q < p; q++) {
-      uint64_t s = all_n[q] ? (uint64_t)(((tdm__mpi_u128)all_n[q] * want) / total) : 0;
+      uint64_t s = all_n[q] ? (uint64_t)(((tdm__mpi_u128)all_n[q] * (tdm__mpi_u128)want) / total) : 0;
       if (all_n[q] && s == 0) s = 1;
       cnt[q] = (int)s;
       cnt[p + q] = (int)nall;
@@ -77,7 +77,7 @@ static tdm_status pick_splitters(const tdm__mpi_comm *c, tdm_type kt, const void
   tdm_status st = tdm__mpi_agree(c, cnt && mine && all ? TDM_OK : TDM_ERR_OUT_OF_MEMORY);
   if (st == TDM_OK) {
     for (size_t j = 0; j < nmine; j++)
-      mine[j] = tdm__mpi_obits(kt, keys, (size_t)(((tdm__mpi_u128)(2 * j + 1) * n) / (2 * nmine)));
+      mine[j] = tdm__mpi_obits(kt, keys, (size_t)((((tdm__mpi_u128)j * 2 + 1) * n) / ((tdm__mpi_u128)nmine * 2)));
     int rc = MPI_Allgatherv(mine, (int)nmine, MPI_UINT64_T, all, cnt, cnt + p, MPI_UINT64_T, c->comm);
     st = tdm__mpi_agree(c, rc == MPI_SUCCESS ? TDM_OK : tdm__mpi_err(rc, "MPI_Allgatherv (sample)"));
   }
@@ -143,9 +143,9 @@ tdm_status tdm_mpi_btree_build(tdm_ctx *ctx, MPI_Comm comm, const tdm_btree_opts
   if (opts) o = *opts;
   size_t ksz = tdm_type_size(o.key_type), vsz = tdm_type_size(o.value_type);
   if (!ctx || !opts || !out)
-    st = tdm_set_last_error(TDM_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, !ctx ? "ctx" : !opts ? "opts" : "out");
+    st = TDM__MPI_FAIL(TDM_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, !ctx ? "ctx" : !opts ? "opts" : "out");
   else if (!ksz || !vsz)
-    st = tdm_set_last_error(TDM_ERR_INVALID_ARGUMENT, "%s: %s %d is not a tdm_type", fn,
+    st = TDM__MPI_FAIL(TDM_ERR_INVALID_ARGUMENT, "%s: %s %d is not a tdm_type", fn,
                             !ksz ? "opts->key_type" : "opts->value_type", !ksz ? (int)o.key_type : (int)o.value_type);
   if (st == TDM_OK) st = tdm__mpi_check_array(ctx, keys, n, ksz, fn, "keys");
   if (st == TDM_OK) st = tdm__mpi_check_array(ctx, values, n, vsz, fn, "values");
@@ -194,7 +194,7 @@ void tdm_mpi_btree_destroy(tdm_mpi_btree *t) {
 }
 
 static tdm_status null_handle(const char *fn) {
-  return tdm_set_last_error(TDM_ERR_INVALID_ARGUMENT, "%s: the tree is NULL", fn);
+  return TDM__MPI_FAIL(TDM_ERR_INVALID_ARGUMENT, "%s: the tree is NULL", fn);
 }
 
 /* The rebalance rule: when one rank holds more than twice the mean (and the
@@ -265,7 +265,7 @@ tdm_status tdm_mpi_btree_erase(tdm_mpi_btree *t, const void *keys, size_t n, siz
 tdm_status tdm_mpi_btree_size(const tdm_mpi_btree *t, size_t *size_out) {
   static const char fn[] = "tdm_mpi_btree_size";
   if (!t) return null_handle(fn);
-  tdm_status st = size_out ? TDM_OK : tdm_set_last_error(TDM_ERR_INVALID_ARGUMENT, "%s: size_out is NULL", fn);
+  tdm_status st = size_out ? TDM_OK : TDM__MPI_FAIL(TDM_ERR_INVALID_ARGUMENT, "%s: size_out is NULL", fn);
   uint64_t l = tdm_btree_size(t->local), g = 0;
   int rc = MPI_Allreduce(&l, &g, 1, MPI_UINT64_T, MPI_SUM, t->c.comm);
   if (st == TDM_OK && rc != MPI_SUCCESS) st = tdm__mpi_err(rc, "MPI_Allreduce (size)");
@@ -387,7 +387,7 @@ tdm_status tdm_mpi_btree_range_count(const tdm_mpi_btree *t, const void *lo, con
   st = query(t, st, q, 2 * n, 1, NULL, f, 1, r);
   if (st == TDM_OK) {
     uint64_t *out = sc.host;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n && out && r && f && sl.host && sh.host; i++) {
       int empty = tdm__mpi_obits(kt, sl.host, i) > tdm__mpi_obits(kt, sh.host, i);
       out[i] = empty ? 0 : r[n + i] + f[n + i] - r[i];
     }

@@ -32,7 +32,7 @@ tdm_status tdm__mpi_counts(const tdm__mpi_comm *c, const uint64_t *send_counts, 
 static int alltoallv(const tdm__mpi_comm *c, const char *send, const uint64_t *sc, char *recv, const uint64_t *rc_,
                      int *iv, MPI_Datatype t) {
   int p = c->size;
-  int *scnt = iv, *sdis = iv + p, *rcnt = iv + 2 * p, *rdis = iv + 3 * p;
+  int *scnt = iv, *sdis = iv + p, *rcnt = iv + (size_t)2 * p, *rdis = iv + (size_t)3 * p;
   uint64_t so = 0, ro = 0;
   for (int q = 0; q < p; q++) {
     scnt[q] = (int)sc[q];

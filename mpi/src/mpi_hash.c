@@ -36,7 +36,7 @@ tdm_status tdm_mpi_hash_create(tdm_ctx *ctx, MPI_Comm comm, const tdm_hash_opts 
   static const char fn[] = "tdm_mpi_hash_create";
   tdm_status st = TDM_OK;
   if (!ctx || !opts || !out)
-    st = tdm_set_last_error(TDM_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, !ctx ? "ctx" : !opts ? "opts" : "out");
+    st = TDM__MPI_FAIL(TDM_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, !ctx ? "ctx" : !opts ? "opts" : "out");
   tdm__mpi_comm c;
   tdm_status cst = tdm__mpi_comm_dup(comm, fn, &c);
   if (cst != TDM_OK) return cst;
@@ -86,7 +86,7 @@ void tdm_mpi_hash_destroy(tdm_mpi_hash *h) {
 }
 
 static tdm_status null_handle(const char *fn) {
-  return tdm_set_last_error(TDM_ERR_INVALID_ARGUMENT, "%s: the table is NULL", fn);
+  return TDM__MPI_FAIL(TDM_ERR_INVALID_ARGUMENT, "%s: the table is NULL", fn);
 }
 
 tdm_status tdm_mpi_hash_insert(tdm_mpi_hash *h, const void *keys, const void *values, size_t n) {
@@ -164,7 +164,7 @@ out:
 tdm_status tdm_mpi_hash_size(const tdm_mpi_hash *h, size_t *size_out) {
   static const char fn[] = "tdm_mpi_hash_size";
   if (!h) return null_handle(fn);
-  tdm_status st = size_out ? TDM_OK : tdm_set_last_error(TDM_ERR_INVALID_ARGUMENT, "%s: size_out is NULL", fn);
+  tdm_status st = size_out ? TDM_OK : TDM__MPI_FAIL(TDM_ERR_INVALID_ARGUMENT, "%s: size_out is NULL", fn);
   uint64_t l = tdm_hash_size(h->local), g = 0;
   int rc = MPI_Allreduce(&l, &g, 1, MPI_UINT64_T, MPI_SUM, h->c.comm);
   if (st == TDM_OK && rc != MPI_SUCCESS) st = tdm__mpi_err(rc, "MPI_Allreduce (size)");

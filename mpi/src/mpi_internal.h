@@ -11,6 +11,10 @@
 
 #include <tandem/mpi.h>
 
+/* Sets the message and yields the status (visibly to static analysis, which
+ * cannot see that tdm_set_last_error returns its first argument). */
+#define TDM__MPI_FAIL(s, ...) (tdm_set_last_error((s), __VA_ARGS__), (s))
+
 /* 128-bit products for proportional sample counts and owner ranks. */
 __extension__ typedef unsigned __int128 tdm__mpi_u128;
 
@@ -31,14 +35,26 @@ tdm_status tdm__mpi_err(int rc, const char *what);
 /* Collective: every rank passes its local status (with tdm_last_error() set
  * when it is not TDM_OK); every rank gets the first failing rank's status and
  * its message prefixed with "rank R: ". */
-tdm_status tdm__mpi_agree(const tdm__mpi_comm *c, tdm_status st);
+tdm_status tdm__mpi_agree_all(const tdm__mpi_comm *c, tdm_status st);
+/* A local failure always fails the agreement (the first failing rank is at
+ * most this one); spelled out so that static analysis can follow it. */
+static inline tdm_status tdm__mpi_agree(const tdm__mpi_comm *c, tdm_status st) {
+  tdm_status a = tdm__mpi_agree_all(c, st);
+  return st != TDM_OK && a == TDM_OK ? st : a;
+}
 
 /* Collective opening of a call: agrees on the local status like
  * tdm__mpi_agree, checks that the k parameters (names[j] = params[j]) are the
  * same on every rank, and, when all_n is not NULL, gathers every rank's n into
  * all_n[size]. */
-tdm_status tdm__mpi_begin(const tdm__mpi_comm *c, const char *fn, tdm_status st, const int64_t *params,
-                          const char *const *names, int k, uint64_t n, uint64_t *all_n);
+tdm_status tdm__mpi_begin_all(const tdm__mpi_comm *c, const char *fn, tdm_status st, const int64_t *params,
+                              const char *const *names, int k, uint64_t n, uint64_t *all_n);
+static inline tdm_status tdm__mpi_begin(const tdm__mpi_comm *c, const char *fn, tdm_status st,
+                                        const int64_t *params, const char *const *names, int k, uint64_t n,
+                                        uint64_t *all_n) {
+  tdm_status a = tdm__mpi_begin_all(c, fn, st, params, names, k, n, all_n);
+  return st != TDM_OK && a == TDM_OK ? st : a;
+}
 
 /* malloc / free with the test-only failure injection. tdm__mpi_alloc sets
  * tdm_last_error on failure. bytes == 0 returns a valid 1-byte block. */

@@ -5,6 +5,7 @@
 
 /* Fixed-size copies let the compiler use plain loads and stores instead of
  * a memcpy call per element. */
+/* NOLINTBEGIN(bugprone-macro-parentheses): T is a type name */
 #define TDM__MPI_PERMUTE(T)                                                                                         \
   do {                                                                                                              \
     T *d = dst;                                                                                                     \
@@ -14,6 +15,7 @@
     else                                                                                                            \
       for (size_t i = 0; i < n; i++) memcpy(&d[pos[i]], &s[i], sizeof(T));                                          \
   } while (0)
+/* NOLINTEND(bugprone-macro-parentheses) */
 
 void tdm__mpi_permute(void *dst, const void *src, const size_t *pos, size_t n, size_t elem, int gather) {
   switch (elem) {
@@ -35,13 +37,13 @@ void tdm__mpi_permute(void *dst, const void *src, const size_t *pos, size_t n, s
 tdm_status tdm__mpi_check_array(tdm_ctx *ctx, const void *p, size_t n, size_t elem, const char *fn,
                                 const char *name) {
   if (n == 0) return TDM_OK;
-  if (!p) return tdm_set_last_error(TDM_ERR_INVALID_ARGUMENT, "%s: %s is NULL with n = %zu", fn, name, n);
+  if (!p) return TDM__MPI_FAIL(TDM_ERR_INVALID_ARGUMENT, "%s: %s is NULL with n = %zu", fn, name, n);
   if (elem && (uintptr_t)p % elem)
-    return tdm_set_last_error(TDM_ERR_INVALID_ARGUMENT, "%s: %s is not aligned to %zu bytes", fn, name, elem);
+    return TDM__MPI_FAIL(TDM_ERR_INVALID_ARGUMENT, "%s: %s is not aligned to %zu bytes", fn, name, elem);
   if (elem && n > SIZE_MAX / elem)
-    return tdm_set_last_error(TDM_ERR_INVALID_ARGUMENT, "%s: n = %zu overflows the size of %s", fn, n, name);
+    return TDM__MPI_FAIL(TDM_ERR_INVALID_ARGUMENT, "%s: n = %zu overflows the size of %s", fn, n, name);
   if (tdm__mpi_is_device(p) && tdm_ctx_backend(ctx) != TDM_BACKEND_CUDA)
-    return tdm_set_last_error(TDM_ERR_INVALID_ARGUMENT, "%s: %s is device memory but the context is not CUDA", fn,
+    return TDM__MPI_FAIL(TDM_ERR_INVALID_ARGUMENT, "%s: %s is device memory but the context is not CUDA", fn,
                               name);
   return TDM_OK;
 }

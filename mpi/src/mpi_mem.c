@@ -22,7 +22,7 @@ int tdm__mpi_is_device(const void *p) {
 }
 
 static tdm_status cuda_fail(cudaError_t e, const char *what) {
-  return tdm_set_last_error(TDM_ERR_DEVICE, "%s failed: %s", what, cudaGetErrorString(e));
+  return TDM__MPI_FAIL(TDM_ERR_DEVICE, "%s failed: %s", what, cudaGetErrorString(e));
 }
 
 tdm_status tdm__mpi_stage_in(const void *p, size_t bytes, int copy_in, tdm__mpi_stage *s) {
@@ -35,7 +35,7 @@ tdm_status tdm__mpi_stage_in(const void *p, size_t bytes, int copy_in, tdm__mpi_
   cudaError_t e = cudaMallocHost(&h, bytes ? bytes : 1);
   if (e != cudaSuccess) {
     (void)cudaGetLastError();
-    return tdm_set_last_error(TDM_ERR_OUT_OF_MEMORY, "out of pinned host memory staging %zu bytes", bytes);
+    return TDM__MPI_FAIL(TDM_ERR_OUT_OF_MEMORY, "out of pinned host memory staging %zu bytes", bytes);
   }
   if (copy_in && bytes && (e = cudaMemcpy(h, p, bytes, cudaMemcpyDeviceToHost)) != cudaSuccess) {
     cudaFreeHost(h);
@@ -77,7 +77,7 @@ tdm_status tdm__mpi_stage_in(const void *p, size_t bytes, int copy_in, tdm__mpi_
   (void)bytes;
   (void)copy_in;
   memset(s, 0, sizeof *s);
-  s->host = (void *)(uintptr_t)p;
+  s->host = (void *)p; /* the caller's own array, written only where it may be */
   return TDM_OK;
 }
 

@@ -77,7 +77,7 @@ static tdm_status choose_splitters(const tdm__mpi_comm *c, sort_bufs *b, tdm_typ
   if (cnt) {
     dis = cnt + p;
     for (size_t q = 0; q < p; q++) {
-      uint64_t s = b->all_n[q] ? (uint64_t)(((tdm__mpi_u128)b->all_n[q] * want) / total) : 0;
+      uint64_t s = b->all_n[q] ? (uint64_t)(((tdm__mpi_u128)b->all_n[q] * (tdm__mpi_u128)want) / total) : 0;
       if (b->all_n[q] && s == 0) s = 1;
       cnt[q] = (int)(s * sizeof(tdm__mpi_sample));
       dis[q] = (int)(nall * sizeof(tdm__mpi_sample));
@@ -94,7 +94,7 @@ static tdm_status choose_splitters(const tdm__mpi_comm *c, sort_bufs *b, tdm_typ
     return st;
   }
   for (size_t j = 0; j < nmine; j++) {
-    size_t i = (size_t)(((tdm__mpi_u128)(2 * j + 1) * n) / (2 * nmine));
+    size_t i = (size_t)((((tdm__mpi_u128)j * 2 + 1) * n) / ((tdm__mpi_u128)nmine * 2));
     uint64_t ob = tdm__mpi_obits(kt, keys, i);
     b->mine[j].ob = desc ? ~ob : ob;
     b->mine[j].g = off + i;
@@ -114,7 +114,7 @@ static tdm_status choose_splitters(const tdm__mpi_comm *c, sort_bufs *b, tdm_typ
     } else if (first >= total) {
       s->ob = UINT64_MAX, s->g = UINT64_MAX; /* no element reaches it */
     } else {
-      *s = b->all[(size_t)(((tdm__mpi_u128)first * nall) / total)];
+      *s = b->all[(size_t)(((tdm__mpi_u128)first * (tdm__mpi_u128)nall) / total)];
     }
   }
   return TDM_OK;
@@ -124,12 +124,12 @@ static tdm_status sort_impl(tdm_ctx *ctx, MPI_Comm comm, const char *fn, tdm_typ
                             tdm_type vt, void *values, size_t n, unsigned flags) {
   tdm_status st = TDM_OK;
   size_t ksz = tdm_type_size(kt), vsz = pairs ? tdm_type_size(vt) : 0;
-  if (!ctx) st = tdm_set_last_error(TDM_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
-  else if (!ksz) st = tdm_set_last_error(TDM_ERR_INVALID_ARGUMENT, "%s: key_type %d is not a tdm_type", fn, (int)kt);
+  if (!ctx) st = TDM__MPI_FAIL(TDM_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+  else if (!ksz) st = TDM__MPI_FAIL(TDM_ERR_INVALID_ARGUMENT, "%s: key_type %d is not a tdm_type", fn, (int)kt);
   else if (pairs && !vsz)
-    st = tdm_set_last_error(TDM_ERR_INVALID_ARGUMENT, "%s: value_type %d is not a tdm_type", fn, (int)vt);
+    st = TDM__MPI_FAIL(TDM_ERR_INVALID_ARGUMENT, "%s: value_type %d is not a tdm_type", fn, (int)vt);
   else if (flags & ~(unsigned)TDM_SORT_DESCENDING)
-    st = tdm_set_last_error(TDM_ERR_INVALID_ARGUMENT, "%s: unknown flags 0x%x", fn,
+    st = TDM__MPI_FAIL(TDM_ERR_INVALID_ARGUMENT, "%s: unknown flags 0x%x", fn,
                             flags & ~(unsigned)TDM_SORT_DESCENDING);
   if (st == TDM_OK) st = tdm__mpi_check_array(ctx, keys, n, ksz, fn, "keys");
   if (st == TDM_OK && pairs) st = tdm__mpi_check_array(ctx, values, n, vsz, fn, "values");
