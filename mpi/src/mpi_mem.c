@@ -13,7 +13,8 @@
 
 int tdm__mpi_is_device(const void *p) {
   struct cudaPointerAttributes a;
-  if (!p) return 0;
+  /* Like the library itself: no device, no device pointers (and no query). */
+  if (!p || tdm_cuda_device_count() == 0) return 0;
   if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
     (void)cudaGetLastError(); /* plain host memory on old runtimes; clear the sticky-free error */
     return 0;
