@@ -10,9 +10,10 @@
 
 #include "mpi_internal.h"
 
+/* Process-wide; calls on different communicators may run on several threads. */
 static uint64_t bytes_sent;
-void tdm__mpi_count_sent(uint64_t bytes) { bytes_sent += bytes; }
-uint64_t tdm_mpi_bytes_sent(void) { return bytes_sent; }
+void tdm__mpi_count_sent(uint64_t bytes) { __atomic_fetch_add(&bytes_sent, bytes, __ATOMIC_RELAXED); }
+uint64_t tdm_mpi_bytes_sent(void) { return __atomic_load_n(&bytes_sent, __ATOMIC_RELAXED); }
 
 #ifdef TANDEM_MPI_TEST_HOOKS
 static size_t count_limit;
