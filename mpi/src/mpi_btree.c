@@ -275,9 +275,10 @@ tdm_status tdm_mpi_btree_size(const tdm_mpi_btree *t, size_t *size_out) {
 }
 
 /* Read-only queries: route the keys, answer on the owner, route back.
- * want_rank: global ranks to rank_out; find outputs to values_out/found_out. */
+ * do_find: found flags (and, with do_values, values) to found_out /
+ * values_out; do_rank: global ranks to rank_out. */
 static tdm_status query(const tdm_mpi_btree *t, tdm_status st, const void *keys, size_t n, int do_find,
-                        void *values_out, uint8_t *found_out, int do_rank, uint64_t *rank_out) {
+                        int do_values, void *values_out, uint8_t *found_out, int do_rank, uint64_t *rank_out) {
   size_t vsz = tdm_type_size(t->opts.value_type);
   split_env env = {t->spl, (size_t)t->c.size - 1};
   tdm__mpi_batch b;
@@ -304,7 +305,7 @@ static tdm_status query(const tdm_mpi_btree *t, tdm_status st, const void *keys,
   st = tdm__mpi_agree(&t->c, st);
   /* do_find / do_rank are the same on every rank (fixed per call); a NULL
    * output only drops the answers. */
-  if (st == TDM_OK && do_find) st = tdm__mpi_route_back(&t->c, &b.route, av, vsz, values_out);
+  if (st == TDM_OK && do_find && do_values) st = tdm__mpi_route_back(&t->c, &b.route, av, vsz, values_out);
   if (st == TDM_OK && do_find) st = tdm__mpi_route_back(&t->c, &b.route, af, 1, found_out);
   if (st == TDM_OK && do_rank) st = tdm__mpi_route_back(&t->c, &b.route, ar, sizeof(uint64_t), rank_out);
   tdm__mpi_free(av);
@@ -327,7 +328,7 @@ tdm_status tdm_mpi_btree_find(const tdm_mpi_btree *t, const void *keys, void *va
   memset(&sf, 0, sizeof sf);
   if (st == TDM_OK && values_out) st = tdm__mpi_stage_in(values_out, n * vsz, 0, &sv);
   if (st == TDM_OK && found_out) st = tdm__mpi_stage_in(found_out, n, 0, &sf);
-  st = query(t, st, keys, n, 1, sv.host, sf.host, 0, NULL);
+  st = query(t, st, keys, n, 1, 1, sv.host, sf.host, 0, NULL);
   if (st == TDM_OK) {
     st = tdm__mpi_stage_out(&sv);
     if (st == TDM_OK) st = tdm__mpi_stage_out(&sf);
@@ -347,7 +348,7 @@ tdm_status tdm_mpi_btree_rank(const tdm_mpi_btree *t, const void *keys, uint64_t
   tdm__mpi_stage sr;
   memset(&sr, 0, sizeof sr);
   if (st == TDM_OK) st = tdm__mpi_stage_in(rank_out, n * sizeof(uint64_t), 0, &sr);
-  st = query(t, st, keys, n, 0, NULL, NULL, 1, sr.host);
+  st = query(t, st, keys, n, 0, 0, NULL, NULL, 1, sr.host);
   if (st == TDM_OK) st = tdm__mpi_agree(&t->c, tdm__mpi_stage_out(&sr));
   tdm__mpi_stage_free(&sr);
   return st;
@@ -384,7 +385,7 @@ tdm_status tdm_mpi_btree_range_count(const tdm_mpi_btree *t, const void *lo, con
     memcpy(q, sl.host, n * ksz);
     memcpy(q + n * ksz, sh.host, n * ksz);
   }
-  st = query(t, st, q, 2 * n, 1, NULL, f, 1, r);
+  st = query(t, st, q, 2 * n, 1, 0, NULL, f, 1, r);
   if (st == TDM_OK) {
     uint64_t *out = sc.host;
     for (size_t i = 0; i < n && out && r && f && sl.host && sh.host; i++) {
