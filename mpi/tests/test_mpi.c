@@ -18,6 +18,10 @@
 
 #include "mpi_internal.h"
 
+#ifdef TANDEM_MPI_TEST_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
 static int g_rank, g_size;
 static long g_pass, g_fail;
 static uint64_t g_seed;
@@ -544,6 +548,78 @@ static void failure_tests(hook_kind kind) {
   }
 }
 
+
+/* ---- device arrays on CUDA contexts (skipped without a usable GPU) ------------ */
+
+#ifdef TANDEM_MPI_TEST_CUDA
+static void *to_dev(const void *h, size_t bytes) {
+  void *d = NULL;
+  if (cudaMalloc(&d, bytes ? bytes : 1) != cudaSuccess || (bytes && cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice)))
+    MPI_Abort(MPI_COMM_WORLD, 3);
+  return d;
+}
+static void from_dev(void *h, const void *d, size_t bytes) {
+  if (bytes && cudaMemcpy(h, d, bytes, cudaMemcpyDeviceToHost) != cudaSuccess) MPI_Abort(MPI_COMM_WORLD, 3);
+}
+
+static void cuda_tests(void) {
+  int usable = tdm_cuda_device_count() > 0, all = usable;
+  MPI_Allreduce(&usable, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (!all) {
+    if (g_rank == 0) printf("skipping CUDA cases: no usable CUDA device on every rank\n");
+    return;
+  }
+  tdm_ctx_opts co = {TDM_BACKEND_CUDA, 0, g_rank % tdm_cuda_device_count(), NULL};
+  tdm_ctx *cctx = NULL;
+  tdm_status s = tdm_ctx_create(&co, &cctx);
+  CHECK(same_everywhere(s) && s == TDM_OK, "CUDA context");
+  if (s != TDM_OK) return;
+  snprintf(g_case, sizeof g_case, "CUDA context, device arrays");
+  rng lo = local_rng(9000);
+  size_t n = 1000 + (size_t)below(&lo, 1000), total, off;
+  uint64_t *k = xmalloc(n * 8), *v = xmalloc(n * 8);
+  fill(TDM_F64, k, n, D_EDGE, &lo, 0);
+  fill(TDM_U64, v, n, D_UNIFORM, &lo, 0);
+  uint64_t *K = gather(k, n, 8, &total, &off), *V = gather(v, n, 8, &total, &off);
+  CHECK(tdm_sort_pairs(g_ctx, TDM_F64, K, TDM_U64, V, total, 0) == TDM_OK, "reference sort");
+  void *dk = to_dev(k, n * 8), *dv = to_dev(v, n * 8);
+  s = tdm_mpi_sort_pairs(cctx, MPI_COMM_WORLD, TDM_F64, dk, TDM_U64, dv, n, 0);
+  from_dev(k, dk, n * 8), from_dev(v, dv, n * 8);
+  CHECK(same_everywhere(s) && s == TDM_OK, "sort_pairs on device arrays: %s", tdm_status_name(s));
+  CHECK(memcmp(k, K + off, n * 8) == 0 && memcmp(v, V + off, n * 8) == 0, "device sort differs");
+  /* A device pointer on a CPU context is a bad argument, on every rank. */
+  s = tdm_mpi_sort(g_ctx, MPI_COMM_WORLD, TDM_F64, g_rank == 0 ? dk : k, n, 0);
+  CHECK(same_everywhere(s) && s == TDM_ERR_INVALID_ARGUMENT && names_rank(0), "device array on a CPU context: %s",
+        tdm_status_name(s));
+  /* B-tree built from device arrays, queried with device outputs. */
+  tdm_btree_opts bo = {TDM_F64, TDM_U64, TDM_DUP_KEEP_FIRST};
+  tdm_mpi_btree *t = NULL;
+  tdm_btree *ref = NULL;
+  s = tdm_mpi_btree_build(cctx, MPI_COMM_WORLD, &bo, dk, dv, n, &t);
+  CHECK(same_everywhere(s) && s == TDM_OK, "btree build on device arrays: %s", tdm_status_name(s));
+  CHECK(tdm_btree_build(g_ctx, &bo, K, V, total, &ref) == TDM_OK, "reference build");
+  if (s == TDM_OK && ref) {
+    uint64_t *rk = xmalloc(n * 8), *rrk = xmalloc(n * 8);
+    void *drk = to_dev(rk, n * 8);
+    s = tdm_mpi_btree_rank(t, dk, drk, n);
+    from_dev(rk, drk, n * 8);
+    CHECK(s == TDM_OK && tdm_btree_rank(ref, k, rrk, n) == TDM_OK && memcmp(rk, rrk, n * 8) == 0,
+          "device ranks differ");
+    cudaFree(drk);
+    free(rk), free(rrk);
+    tdm_mpi_btree_destroy(t);
+  }
+  tdm_btree_destroy(ref);
+  cudaFree(dk), cudaFree(dv);
+  free(k), free(v), free(K), free(V);
+  tdm_ctx_destroy(cctx);
+}
+#else
+static void cuda_tests(void) {
+  if (g_rank == 0) printf("skipping CUDA cases: tandem_mpi was built without CUDA\n");
+}
+#endif
+
 int main(int argc, char **argv) {
   int provided;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
@@ -580,6 +656,7 @@ int main(int argc, char **argv) {
 #endif
   btree_case(7000, TDM_F64, TDM_U32, TDM_DUP_KEEP_LAST, D_EDGE);
   tdm__mpi_test_count_limit(0);
+  cuda_tests();
 
   tdm_ctx_destroy(g_ctx);
   long tot[2] = {g_pass, g_fail};
