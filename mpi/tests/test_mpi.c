@@ -478,6 +478,64 @@ static snap btree_snap(tdm_mpi_btree *t) {
   return s;
 }
 
+/* The owner rule of the distributed table (splitmix64's finaliser), repeated
+ * here to build batches that overflow exactly one rank's fixed-capacity part. */
+static int owner_of_key(uint32_t key) {
+  uint64_t x = key;
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  x ^= x >> 31;
+  return (int)(((tdm__mpi_u128)x * (uint64_t)g_size) >> 64);
+}
+
+/* A real local failure (not an injected one): rank 0's part of a
+ * fixed-capacity table overflows while the other ranks' parts fit, so they
+ * must restore their parts; every rank reports TDM_ERR_CAPACITY. */
+static void capacity_test(void) {
+  snprintf(g_case, sizeof g_case, "fixed capacity overflow on rank 0");
+  tdm_hash_opts o = {TDM_U32, TDM_U32, (size_t)64 * g_size, 0, 1, TDM_DUP_SUM};
+  tdm_mpi_hash *h = NULL;
+  tdm_status s = tdm_mpi_hash_create(g_ctx, MPI_COMM_WORLD, &o, &h);
+  CHECK(s == TDM_OK, "create: %s", tdm_status_name(s));
+  if (s != TDM_OK) return;
+  /* Keys 0..63 (some on every rank) first, then a batch: 10 keys owned by each
+   * rank other than 0, and 2000 owned by rank 0 (far past its share;
+   * at most 4000 keys for up to 200 ranks). */
+  uint32_t k[64], v[64];
+  for (int i = 0; i < 64; i++) k[i] = (uint32_t)i, v[i] = 1;
+  s = tdm_mpi_hash_insert(h, k, v, g_rank == 0 ? 64 : 0);
+  CHECK(s == TDM_OK, "first insert: %s", tdm_status_name(s));
+  snap before = hash_snap(h);
+  uint32_t *bk = xmalloc(4100 * 4), *bv = xmalloc(4100 * 4);
+  size_t n = 0;
+  int *per = calloc((size_t)g_size, sizeof(int));
+  for (uint32_t x = 1000; per; x++) {
+    int o2 = owner_of_key(x), done = 1;
+    if (per[o2] < (o2 == 0 ? 2000 : 10)) {
+      per[o2]++;
+      bk[n] = x, bv[n] = 7, n++;
+    }
+    for (int q = 0; q < g_size; q++) done &= per[q] >= (q == 0 ? 2000 : 10);
+    if (done) break;
+  }
+  free(per);
+  /* Rank r takes every g_size-th key, plus keys 0..9 that are already in the
+   * table (their SUM must be undone on their owners). */
+  size_t m = 0;
+  for (size_t i = (size_t)g_rank; i < n; i += (size_t)g_size) bk[m] = bk[i], bv[m] = bv[i], m++;
+  for (uint32_t x = 0; x < 10; x++) bk[m] = x, bv[m] = 5, m++;
+  s = tdm_mpi_hash_insert(h, bk, bv, m);
+  CHECK(same_everywhere(s) && s == TDM_ERR_CAPACITY && names_rank(0), "overflow: %s", tdm_status_name(s));
+  snap after = hash_snap(h);
+  CHECK(memcmp(&before, &after, sizeof before) == 0, "table changed by a failed insert");
+  size_t sz = 0;
+  CHECK(tdm_mpi_hash_size(h, &sz) == TDM_OK && sz == 64, "size %zu after a failed insert", sz);
+  free(bk), free(bv);
+  tdm_mpi_hash_destroy(h);
+}
+
 typedef enum { HOOK_ALLOC, HOOK_APPLY, HOOK_EXCHANGE } hook_kind;
 static void arm(hook_kind kind, int rank, long k) {
   long mine = g_rank == rank ? k : 0;
@@ -644,6 +702,7 @@ int main(int argc, char **argv) {
   hash_tests(3000);
   btree_tests(4000);
   bad_argument_tests();
+  capacity_test();
   failure_tests(HOOK_ALLOC);
   failure_tests(HOOK_APPLY);
   failure_tests(HOOK_EXCHANGE);
