@@ -56,7 +56,9 @@ extern "C" {
  *  it, a local tdm_sort orders it, and a second exchange moves the (few)
  *  elements that overshoot a rank's n to their neighbours. Message sizes are
  *  not limited by MPI's int counts (large exchanges are sent in pieces).
- *  Memory per rank: about 3 copies of the rank's keys plus what it receives.
+ *  Memory per rank during the call: the keys (and values) about three times
+ *  over (a send buffer, what the rank receives, the result) plus 12 bytes of
+ *  bookkeeping per element.
  *  Returns TDM_ERR_INVALID_ARGUMENT (NULL ctx or keys with n > 0 on any rank,
  *  bad type or flags, a type or flags that differ between ranks),
  *  TDM_ERR_OUT_OF_MEMORY, TDM_ERR_COMM, or the local sort's status. */
@@ -94,7 +96,9 @@ TDM_API void tdm_mpi_hash_destroy(tdm_mpi_hash *h);
  *  table fed the concatenation would (KEEP_FIRST keeps the value of the lowest
  *  (rank, index)). All-or-nothing over all ranks: when one rank's part fails
  *  (TDM_ERR_CAPACITY, TDM_ERR_OUT_OF_MEMORY), the ranks whose part succeeded
- *  restore their previous contents before returning. */
+ *  restore their previous contents before returning (from the previous values
+ *  of the batch's keys, recorded before the change). Memory during the call:
+ *  the batch about four times over plus 12 bytes per element. */
 TDM_API tdm_status tdm_mpi_hash_insert(tdm_mpi_hash *h, const void *keys, const void *values, size_t n);
 
 /** Looks up each rank's n keys; answers in the caller's order. Either output
