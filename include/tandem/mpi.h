@@ -150,9 +150,10 @@ TDM_API tdm_status tdm_mpi_btree_range_count(const tdm_mpi_btree *t, const void 
  *  the tree's policy in the concatenation order of the ranks). All-or-nothing
  *  over all ranks. Rebalance rule: when after the insert one rank holds more
  *  than twice the mean number of keys (and the tree holds at least 64 keys
- *  per rank), the tree is repartitioned from a fresh sample of its keys; if
- *  that fails for lack of memory the insert still stands and the old
- *  partition is kept. */
+ *  per rank), the tree is repartitioned from a fresh sample of its keys (so
+ *  never with two ranks: neither can hold more than all keys); if that fails
+ *  for lack of memory the insert still stands and the old partition is
+ *  kept. */
 TDM_API tdm_status tdm_mpi_btree_insert(tdm_mpi_btree *t, const void *keys, const void *values, size_t n);
 
 /** Erases each rank's n keys; *erased_out (may be NULL) receives the number

@@ -7,6 +7,7 @@
 #ifdef TANDEM_MPI_TEST_HOOKS
 static long fail_countdown;
 void tdm__mpi_test_fail_alloc(long k) { fail_countdown = k; }
+long tdm__mpi_test_alloc_countdown(void) { return fail_countdown; }
 #endif
 
 void *tdm__mpi_alloc(size_t bytes, const char *what) {

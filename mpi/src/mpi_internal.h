@@ -192,6 +192,7 @@ tdm_status tdm__mpi_apply(const tdm__mpi_comm *c, tdm_ctx *ctx, const tdm__mpi_l
  * elements per MPI call to force the piecewise exchange (0: MPI's limit);
  * report the k-th exchange from now as failed (after doing it). */
 void tdm__mpi_test_fail_alloc(long k);
+long tdm__mpi_test_alloc_countdown(void); /* > 0: the armed failure has not happened */
 void tdm__mpi_test_count_limit(size_t max_elems);
 void tdm__mpi_test_fail_exchange(long k);
 /* Make the k-th local structure change from now fail (without doing it), as
