@@ -165,10 +165,10 @@ TDM_API tdm_status tdm_mpi_btree_size(const tdm_mpi_btree *t, size_t *size_out);
 
 /* ---- information ------------------------------------------------------------ */
 
-/** 1 when the MPI library reports CUDA support (Open MPI's
- *  MPIX_Query_cuda_support), 0 otherwise, when that cannot be asked, or when
- *  tandem_mpi was built without CUDA. This version stages device arrays
- *  through host memory either way. */
+/** 1 when the MPI library in use reports CUDA support at run time (Open
+ *  MPI's MPIX_Query_cuda_support), 0 otherwise or when that cannot be asked
+ *  (an MPI without the extension). This version stages device arrays through
+ *  host memory either way. */
 TDM_API int tdm_mpi_cuda_aware(void);
 
 /** Bytes this process has sent to other ranks in tandem_mpi exchanges since

@@ -5,11 +5,25 @@
 
 #include "mpi_internal.h"
 
-#ifdef TANDEM_MPI_HAVE_CUDA
-#include <cuda_runtime_api.h>
+/* Open MPI's extensions header declares MPIX_Query_cuda_support. */
+#if defined(__has_include)
 #if __has_include(<mpi-ext.h>)
 #include <mpi-ext.h>
 #endif
+#endif
+
+/* Asked at run time: the compile-time MPIX_CUDA_AWARE_SUPPORT describes the
+ * headers we were built with, not the MPI library loaded now. */
+int tdm_mpi_cuda_aware(void) {
+#if defined(MPIX_CUDA_AWARE_SUPPORT)
+  return MPIX_Query_cuda_support() ? 1 : 0;
+#else
+  return 0;
+#endif
+}
+
+#ifdef TANDEM_MPI_HAVE_CUDA
+#include <cuda_runtime_api.h>
 
 int tdm__mpi_is_device(const void *p) {
   struct cudaPointerAttributes a;
@@ -59,14 +73,6 @@ void tdm__mpi_stage_free(tdm__mpi_stage *s) {
   memset(s, 0, sizeof *s);
 }
 
-int tdm_mpi_cuda_aware(void) {
-#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
-  return MPIX_Query_cuda_support() ? 1 : 0;
-#else
-  return 0;
-#endif
-}
-
 #else /* no CUDA */
 
 int tdm__mpi_is_device(const void *p) {
@@ -88,6 +94,4 @@ tdm_status tdm__mpi_stage_out(tdm__mpi_stage *s) {
 }
 
 void tdm__mpi_stage_free(tdm__mpi_stage *s) { memset(s, 0, sizeof *s); }
-
-int tdm_mpi_cuda_aware(void) { return 0; }
 #endif
