@@ -80,7 +80,8 @@ typedef struct tdm_mpi_hash tdm_mpi_hash;
 /** Creates the table on every rank (collective). opts must be the same on
  *  every rank (checked); opts->capacity is the expected number of keys over
  *  all ranks, and each rank's local table is sized for its share plus a
- *  margin for the spread of the hash. With fixed_capacity an insert fails
+ *  margin for the spread of the hash (share + 4·sqrt(share) + 16, at most
+ *  the whole capacity). With fixed_capacity an insert fails
  *  with TDM_ERR_CAPACITY on all ranks when one rank's share would not fit.
  *  Returns the statuses of tdm_hash_create and TDM_ERR_COMM; *out is set only
  *  on success. */

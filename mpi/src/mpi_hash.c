@@ -59,8 +59,9 @@ tdm_status tdm_mpi_hash_create(tdm_ctx *ctx, MPI_Comm comm, const tdm_hash_opts 
     /* This rank's share of the capacity with room for the spread of the
      * hash: mean + 4 standard deviations (+ a little for tiny tables). */
     tdm_hash_opts lo = o;
-    double share = (double)o.capacity / c.size;
-    lo.capacity = o.capacity ? (size_t)(share + 4.0 * sqrt(share) + 16.0) : 0;
+    double share = (double)o.capacity / c.size, want = share + 4.0 * sqrt(share) + 16.0;
+    /* An absurd capacity is left for tdm_hash_create to refuse. */
+    lo.capacity = !o.capacity ? 0 : want >= (double)o.capacity ? o.capacity : (size_t)want;
     memset(h, 0, sizeof *h);
     st = tdm_hash_create(ctx, &lo, &h->local);
   }
