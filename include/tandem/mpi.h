@@ -56,6 +56,7 @@ extern "C" {
  *  it, a local tdm_sort orders it, and a second exchange moves the (few)
  *  elements that overshoot a rank's n to their neighbours. Message sizes are
  *  not limited by MPI's int counts (large exchanges are sent in pieces).
+ *  With a single rank this is just the local tdm_sort.
  *  Memory per rank during the call: the keys (and values) about three times
  *  over (a send buffer, what the rank receives, the result) plus 12 bytes of
  *  bookkeeping per element.

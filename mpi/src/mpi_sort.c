@@ -155,6 +155,11 @@ static tdm_status sort_impl(tdm_ctx *ctx, MPI_Comm comm, const char *fn, tdm_typ
     }
   }
   if (st != TDM_OK || total == 0) goto done;
+  if (p == 1) {
+    /* One rank: the local sort is the whole job (and all-or-nothing itself). */
+    st = pairs ? tdm_sort_pairs(ctx, kt, keys, vt, values, n, flags) : tdm_sort(ctx, kt, keys, n, flags);
+    goto done;
+  }
   const int desc = (flags & TDM_SORT_DESCENDING) != 0;
 
   /* Device arrays: work on host copies. */
