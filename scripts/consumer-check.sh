@@ -49,7 +49,7 @@ run pc-static "$WORK/pc-static"
 # tandem_mpi, when tandem was built with MPI: pkg-config and CMake consumers of
 # the distributed-sort example, run on two ranks.
 if [ -f "$LIBDIR/pkgconfig/tandem-mpi.pc" ]; then
-  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
   run_mpi() { # name, binary
     "$2" --make "$WORK/ints.txt" 10000 >/dev/null
     if mpirun -n 2 --oversubscribe "$2" "$WORK/ints.txt" "$WORK/$1.sorted" >"$WORK/$1.out" 2>&1 &&
