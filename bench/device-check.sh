@@ -3,6 +3,9 @@
 # a machine with an NVIDIA GPU (built for sm_90, an H100/H200):
 #   1. configure for sm_90 from scratch and build (warnings as errors);
 #   2. run the whole test suite with the GPU cases enabled;
+#   2b. the Python package's tests (CuPy / PyTorch GPU cases) when the Python
+#      tools are there: the module is built in the same tree when nanobind
+#      imports, or a prebuilt wheel is taken from $TANDEM_PY_WHEEL;
 #   3. run the GPU tests under compute-sanitizer memcheck and racecheck;
 #   4. run the GPU benchmarks at sizes that fill the chip (2^28 sort keys,
 #      2^27 hash/B-tree keys), device-resident, with peers;
@@ -24,8 +27,12 @@ nvidia-smi >"$OUT/nvidia-smi.txt" 2>&1 || echo "no nvidia-smi" >"$OUT/nvidia-smi
 
 # 1. build
 rm -rf "$BUILD"
+PYOPT=()
+if NB=$(python3 -m nanobind --cmake_dir 2>/dev/null); then
+  PYOPT=(-DTANDEM_PYTHON=ON -Dnanobind_DIR="$NB" -DPython_EXECUTABLE="$(command -v python3)")
+fi
 if cmake -S . -B "$BUILD" -DTANDEM_CUDA=AUTO -DCMAKE_CUDA_ARCHITECTURES=90 -DTANDEM_WERROR=ON \
-     -DCMAKE_BUILD_TYPE=Release >"$OUT/configure.log" 2>&1 &&
+     -DCMAKE_BUILD_TYPE=Release "${PYOPT[@]}" >"$OUT/configure.log" 2>&1 &&
    timeout 240 cmake --build "$BUILD" -j "$(nproc)" >"$OUT/build.log" 2>&1; then
   note "build: ok ($(grep -o 'CUDA backend [A-Z]*' "$OUT/configure.log" | head -1))"
 else
@@ -44,6 +51,24 @@ if timeout "$(( $(left) > 150 ? 150 : $(left) ))" ctest --test-dir "$BUILD" --ou
   note "tests: $(grep -E 'tests passed' "$OUT/ctest.log" | tail -1)"
 else
   note "tests: FAILED: $(grep -E 'tests passed|Failed|\*\*\*' "$OUT/ctest.log" | tail -3 | tr '\n' ' ')"
+fi
+
+# 2b. Python package tests, with the array libraries installed on this machine
+PYPKG="$BUILD/pypkg"
+mkdir -p "$PYPKG"
+if ls "$BUILD"/python/_core*.so >/dev/null 2>&1; then
+  cp -r python/tandem "$PYPKG/" && cp "$BUILD"/python/_core*.so "$PYPKG/tandem/"
+elif [ -n "${TANDEM_PY_WHEEL:-}" ] && [ -f "$TANDEM_PY_WHEEL" ]; then
+  python3 -m pip install -q --no-deps --no-index --target "$PYPKG" "$TANDEM_PY_WHEEL" >"$OUT/pip.log" 2>&1
+fi
+if [ ! -f "$PYPKG/tandem/__init__.py" ]; then
+  note "python tests skipped: nanobind is not installed and no TANDEM_PY_WHEEL was given"
+elif ! python3 -c "import numpy, pytest" 2>/dev/null; then
+  note "python tests skipped: numpy or pytest is not installed"
+else
+  (cd "$BUILD" && PYTHONPATH="$PWD/pypkg" timeout "$(( $(left) > 120 ? 120 : $(left) ))" \
+     python3 -m pytest -q -rs -p no:cacheprovider "$OLDPWD/tests/python") >"$OUT/pytest.log" 2>&1
+  note "python tests: $(tail -1 "$OUT/pytest.log")"
 fi
 
 # 3. compute-sanitizer on the GPU tests

@@ -3,7 +3,7 @@
  * src/btree_node.h).
  *
  *  - build: copy the input, stable radix sort (tdm__cpu_sort), one parallel
- *    pass that fills the leaves (14 of 16 slots, see tdm_bt_bulk_parts)
+ *    pass that fills the leaves (14 of 16 slots, see tdm__bt_bulk_parts)
  *    straight from the sorted copy and checks for duplicates on the way; only
  *    input with duplicates pays a reduction pass (policy per run) and a
  *    second fill. Sort-bound.
@@ -27,13 +27,14 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "../src/btree_gpu_iface.h"
-#include "cpu_backend.h"
+#include "cpu.h"
+
+/* The CPU state of tree t. */
+#define BT(t) tdm__btree_cpu_of(t)
 
 enum { GROUP = 32 };
-#define HUGE_PAGE ((size_t)2 << 20)
 
-_Static_assert(sizeof(tdm_bt_node) == 384, "a node is six cache lines");
+_Static_assert(sizeof(tdm__bt_node) == 384, "a node is six cache lines");
 
 /* ---- node storage --------------------------------------------------------- */
 
@@ -45,23 +46,8 @@ _Static_assert(sizeof(tdm_bt_node) == 384, "a node is six cache lines");
 #define BIG_MAP ((size_t)8 << 20)
 
 static size_t map_len(uint64_t cap) {
-  size_t bytes = (size_t)cap * sizeof(tdm_bt_node), unit = bytes >= BIG_MAP ? HUGE_PAGE : 4096;
+  size_t bytes = (size_t)cap * sizeof(tdm__bt_node), unit = bytes >= BIG_MAP ? TDM__HUGE_PAGE : 4096;
   return (bytes + unit - 1) & ~(unit - 1);
-}
-
-/* Maps len bytes (from map_len); NULL on failure (or an injected one). */
-static void *map_nodes(size_t len) {
-  char *p, *a;
-  size_t extra = len >= BIG_MAP ? HUGE_PAGE : 0;
-  if (tdm__alloc_should_fail()) return NULL;
-  p = (char *)mmap(NULL, len + extra, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (p == (char *)MAP_FAILED) return NULL;
-  if (!extra) return p;
-  a = p + ((HUGE_PAGE - ((uintptr_t)p & (HUGE_PAGE - 1))) & (HUGE_PAGE - 1));
-  if (a > p) munmap(p, (size_t)(a - p));
-  if (a + len < p + len + extra) munmap(a + len, (size_t)(p + len + extra - (a + len)));
-  (void)madvise(a, len, MADV_HUGEPAGE);
-  return a;
 }
 
 /* Makes room for at least need node slots, keeping the contents. Fails only
@@ -70,54 +56,54 @@ static tdm_status nodes_reserve(tdm_btree *t, uint64_t need, const char *fn) {
   uint64_t cap;
   size_t len;
   void *nn;
-  if (need <= t->cap) return TDM_OK;
-  cap = 2 * (uint64_t)t->cap;
+  if (need <= BT(t)->cap) return TDM_OK;
+  cap = 2 * (uint64_t)BT(t)->cap;
   if (cap < need) cap = need;
   if (cap >= TDM_BT_NIL) cap = TDM_BT_NIL - 1;
   if (need > cap) return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "%s: the tree would need more than 2^32 - 1 nodes", fn);
   len = map_len(cap);
-  nn = map_nodes(len);
+  nn = tdm__map(len, len >= BIG_MAP, 1);
   if (!nn)
     return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "%s: out of memory for %llu tree nodes", fn, (unsigned long long)cap);
-  if (t->nodes_raw &&
-      mremap(t->nodes_raw, t->map_bytes, t->map_bytes, MREMAP_MAYMOVE | MREMAP_FIXED, nn) == MAP_FAILED) {
-    munmap(nn, len);
-    return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "%s: could not move %zu bytes of tree nodes", fn, t->map_bytes);
+  if (BT(t)->nodes_raw &&
+      mremap(BT(t)->nodes_raw, BT(t)->map_bytes, BT(t)->map_bytes, MREMAP_MAYMOVE | MREMAP_FIXED, nn) == MAP_FAILED) {
+    tdm__unmap(nn, len);
+    return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "%s: could not move %zu bytes of tree nodes", fn, BT(t)->map_bytes);
   }
-  t->nodes_raw = nn;
-  t->nodes = (tdm_bt_node *)nn;
-  t->map_bytes = len;
-  t->cap = (uint32_t)(len / sizeof(tdm_bt_node) < TDM_BT_NIL - 1 ? len / sizeof(tdm_bt_node) : TDM_BT_NIL - 1);
+  BT(t)->nodes_raw = nn;
+  BT(t)->nodes = (tdm__bt_node *)nn;
+  BT(t)->map_bytes = len;
+  BT(t)->cap = (uint32_t)(len / sizeof(tdm__bt_node) < TDM_BT_NIL - 1 ? len / sizeof(tdm__bt_node) : TDM_BT_NIL - 1);
   return TDM_OK;
 }
 
 /* A fresh node slot; capacity was reserved beforehand. */
 static uint32_t node_new(tdm_btree *t) {
   uint32_t i;
-  if (t->free_head != TDM_BT_NIL) {
-    i = t->free_head;
-    t->free_head = t->nodes[i].next;
+  if (BT(t)->free_head != TDM_BT_NIL) {
+    i = BT(t)->free_head;
+    BT(t)->free_head = BT(t)->nodes[i].next;
   } else {
-    i = t->used++;
+    i = BT(t)->used++;
   }
-  t->live++;
-  memset(&t->nodes[i], 0, sizeof(tdm_bt_node));
+  BT(t)->live++;
+  memset(&BT(t)->nodes[i], 0, sizeof(tdm__bt_node));
   return i;
 }
 
 static void node_release(tdm_btree *t, uint32_t i) {
-  tdm_bt_node *x = &t->nodes[i];
+  tdm__bt_node *x = &BT(t)->nodes[i];
   memset(x, 0, sizeof *x);
   x->level = TDM_BT_FREE;
-  x->next = t->free_head;
-  t->free_head = i;
-  t->live--;
+  x->next = BT(t)->free_head;
+  BT(t)->free_head = i;
+  BT(t)->live--;
 }
 
-void tdm__bt_cpu_free(tdm_btree *t) {
-  if (t->nodes_raw) munmap(t->nodes_raw, t->map_bytes);
-  t->nodes_raw = NULL;
-  t->nodes = NULL;
+static void bt_free(tdm_btree *t) {
+  tdm__unmap(BT(t)->nodes_raw, BT(t)->map_bytes);
+  BT(t)->nodes_raw = NULL;
+  BT(t)->nodes = NULL;
 }
 
 /* ---- batch preparation ---------------------------------------------------- */
@@ -185,14 +171,14 @@ static tdm_status batch_sort(const tdm_btree *t, const void *keys, const void *v
  * equal keys under the tree's policy. */
 static void batch_reduce(const tdm_btree *t, batch *b) {
   size_t n = b->n, i, s, w;
-  for (i = 0; i < n; i++) b->kb[i] = tdm_bt_key_bits(b->kraw, i, t->ks, t->kind);
+  for (i = 0; i < n; i++) b->kb[i] = tdm__bt_key_bits(b->kraw, i, t->ks, t->kind);
   if (b->vb && t->vs == 4)
     for (i = 0; i < n; i++) b->vb[i] = ((const uint32_t *)b->vraw)[i];
   for (s = 0, w = 0; s < n; w++) {
     size_t e = s + 1;
     uint64_t k = b->kb[s];
     while (e < n && b->kb[e] == k) e++;
-    if (b->vb) b->vb[w] = tdm_bt_reduce_run(b->vb, s, e, t->dup, t->vs, t->vkind);
+    if (b->vb) b->vb[w] = tdm__bt_reduce_run(b->vb, s, e, t->dup, t->vs, t->vkind);
     b->kb[w] = k;
     s = e;
   }
@@ -209,25 +195,25 @@ static tdm_status batch_make(const tdm_btree *t, const void *keys, const void *v
 /* ---- build ---------------------------------------------------------------- */
 
 /* Fills a tree's nodes in bulk-load layout from sorted keys (raw as
- * tdm_bt_fill_leaf takes them). Returns 0 when the keys hold duplicates; the
+ * tdm__bt_fill_leaf takes them). Returns 0 when the keys hold duplicates; the
  * nodes are then garbage and the caller refills from a reduced batch. */
-static int bulk_fill(tdm_btree *t, const tdm_bt_geom *g, const void *keys, const void *vals, uint32_t ks,
+static int bulk_fill(tdm_btree *t, const tdm__bt_geom *g, const void *keys, const void *vals, uint32_t ks,
                      uint32_t vs, int kind) {
   long i;
   uint32_t l;
   int ok = 1;
 #pragma omp parallel for num_threads(tdm__threads_for(t->ctx, g->cnt[0], 4096)) schedule(static) reduction(& : ok)
-  for (i = 0; i < (long)g->cnt[0]; i++) ok &= tdm_bt_fill_leaf(t->nodes, g, keys, vals, ks, vs, kind, (uint64_t)i);
+  for (i = 0; i < (long)g->cnt[0]; i++) ok &= tdm__bt_fill_leaf(BT(t)->nodes, g, keys, vals, ks, vs, kind, (uint64_t)i);
   if (!ok) return 0;
   for (l = 1; l < g->h; l++)
-    for (i = 0; i < (long)g->cnt[l]; i++) tdm_bt_fill_inner(t->nodes, g, keys, ks, kind, l, (uint64_t)i);
+    for (i = 0; i < (long)g->cnt[l]; i++) tdm__bt_fill_inner(BT(t)->nodes, g, keys, ks, kind, l, (uint64_t)i);
   t->size = g->m;
   t->height = g->h;
   t->root = (uint32_t)(g->nodes - 1);
   t->first_leaf = 0;
   t->last_leaf = g->cnt[0] - 1;
-  t->used = t->live = (uint32_t)g->nodes;
-  t->free_head = TDM_BT_NIL;
+  BT(t)->used = BT(t)->live = (uint32_t)g->nodes;
+  BT(t)->free_head = TDM_BT_NIL;
   return 1;
 }
 
@@ -235,21 +221,21 @@ static int bulk_fill(tdm_btree *t, const tdm_bt_geom *g, const void *keys, const
  * (checking for duplicates on the way); only input with duplicates pays a
  * reduction pass and a second fill. Capacity is reserved with slack so that
  * later inserts rarely need to grow the mapping. */
-tdm_status tdm__bt_cpu_build(tdm_btree *t, const void *keys, const void *values, size_t n) {
+static tdm_status bt_build(tdm_btree *t, const void *keys, const void *values, size_t n) {
   static const char fn[] = "tdm_btree_build";
   batch b;
-  tdm_bt_geom g;
+  tdm__bt_geom g;
   tdm_status st;
   t->root = t->first_leaf = t->last_leaf = TDM_BT_NIL;
-  t->free_head = TDM_BT_NIL;
+  BT(t)->free_head = TDM_BT_NIL;
   if (n == 0) return TDM_OK;
   st = batch_sort(t, keys, values, n, &b, fn);
   if (st != TDM_OK) return st;
-  tdm_bt_geom_init(&g, n);
+  tdm__bt_geom_init(&g, n);
   st = nodes_reserve(t, g.nodes + g.nodes / 2 + 16, fn);
   if (st == TDM_OK && !bulk_fill(t, &g, b.kraw, b.vraw, t->ks, t->vs, t->kind)) {
     batch_reduce(t, &b);
-    tdm_bt_geom_init(&g, b.m);
+    tdm__bt_geom_init(&g, b.m);
     (void)bulk_fill(t, &g, b.kb, b.vb, 8, 8, TDM_KIND_UNSIGNED);
   }
   batch_free(&b);
@@ -258,7 +244,7 @@ tdm_status tdm__bt_cpu_build(tdm_btree *t, const void *keys, const void *values,
 
 /* ---- searches ------------------------------------------------------------- */
 
-static inline void prefetch_lines(const tdm_bt_node *x, int lines) {
+static inline void prefetch_lines(const tdm__bt_node *x, int lines) {
   const char *p = (const char *)x;
   __builtin_prefetch(p);
   __builtin_prefetch(p + 64);
@@ -269,7 +255,7 @@ static inline void prefetch_lines(const tdm_bt_node *x, int lines) {
   }
 }
 
-/* The in-node search runs as tdm_bt_lower (btree_node.h, the code the
+/* The in-node search runs as tdm__bt_lower (btree_node.h, the code the
  * kernels and tests share) or, where the CPU has them, as the same count in
  * AVX2 or AVX-512 compares. The query loops below are compiled once per
  * variant (target attributes, picked at run time), with the search inlined. */
@@ -278,7 +264,7 @@ typedef uint32_t (*lower_fn)(const uint64_t *key, uint64_t q);
 #define ISA_AVX2 __attribute__((target("avx2,popcnt")))
 #define ISA_AVX512 __attribute__((target("avx512f,popcnt")))
 
-ALWAYS_INLINE uint32_t lower_scalar(const uint64_t *key, uint64_t q) { return tdm_bt_lower(key, q); }
+ALWAYS_INLINE uint32_t lower_scalar(const uint64_t *key, uint64_t q) { return tdm__bt_lower(key, q); }
 
 /* Unsigned key < q as a signed compare after flipping the sign bits. */
 ISA_AVX2 ALWAYS_INLINE uint32_t lower_avx2(const uint64_t *key, uint64_t q) {
@@ -314,7 +300,7 @@ ISA_AVX512 ALWAYS_INLINE uint32_t lower_avx512(const uint64_t *key, uint64_t q) 
 ALWAYS_INLINE void search_group(const tdm_btree *t, const uint64_t *q, int g, uint32_t *node, uint32_t *pos,
                                 uint64_t *rank, int want_rank, uint32_t *par, uint32_t *pc, lower_fn lower) {
   static const uint64_t zero = 0;
-  const tdm_bt_node *nodes = t->nodes;
+  const tdm__bt_node *nodes = BT(t)->nodes;
   const uint64_t *pend[GROUP];
   unsigned lvl;
   int j;
@@ -328,7 +314,7 @@ ALWAYS_INLINE void search_group(const tdm_btree *t, const uint64_t *q, int g, ui
   for (lvl = t->height - 1; lvl > 0; lvl--) {
     int lines = lvl > 1 ? 3 : 2;
     for (j = 0; j < g; j++) {
-      const tdm_bt_node *x = &nodes[node[j]];
+      const tdm__bt_node *x = &nodes[node[j]];
       uint32_t c = lower(x->key, q[j]);
       if (want_rank) {
         rank[j] += *pend[j];
@@ -353,9 +339,9 @@ ALWAYS_INLINE void search_group(const tdm_btree *t, const uint64_t *q, int g, ui
 ALWAYS_INLINE void load_bits(const tdm_btree *t, const void *keys, size_t at, int g, uint64_t *q) {
   int j;
   if (t->ks == 4)
-    for (j = 0; j < g; j++) q[j] = tdm_bits32_from_key(((const uint32_t *)keys)[at + (size_t)j], t->kind);
+    for (j = 0; j < g; j++) q[j] = tdm__bits32_from_key(((const uint32_t *)keys)[at + (size_t)j], t->kind);
   else
-    for (j = 0; j < g; j++) q[j] = tdm_bits64_from_key(((const uint64_t *)keys)[at + (size_t)j], t->kind);
+    for (j = 0; j < g; j++) q[j] = tdm__bits64_from_key(((const uint64_t *)keys)[at + (size_t)j], t->kind);
 }
 
 static int query_threads(const tdm_btree *t, size_t n) { return tdm__threads_for(t->ctx, n, 8192); }
@@ -370,12 +356,12 @@ ALWAYS_INLINE void find_group(const tdm_btree *t, const void *keys, void *values
   int j, g = (int)(n - at < GROUP ? n - at : GROUP);
   load_bits(t, keys, at, g, q);
   search_group(t, q, g, node, pos, NULL, 0, NULL, NULL, lower);
-  for (j = 0; j < g; j++) __builtin_prefetch(&t->nodes[node[j]].u.val[pos[j] & 15]);
+  for (j = 0; j < g; j++) __builtin_prefetch(&BT(t)->nodes[node[j]].u.val[pos[j] & 15]);
   for (j = 0; j < g; j++) {
-    const tdm_bt_node *x = &t->nodes[node[j]];
-    int hit = tdm_bt_leaf_hit(x, pos[j], q[j]);
+    const tdm__bt_node *x = &BT(t)->nodes[node[j]];
+    int hit = tdm__bt_leaf_hit(x, pos[j], q[j]);
     if (found_out) found_out[at + (size_t)j] = (uint8_t)hit;
-    if (values_out) tdm_bt_store_val(values_out, at + (size_t)j, hit ? x->u.val[pos[j]] : 0, t->vs);
+    if (values_out) tdm__bt_store_val(values_out, at + (size_t)j, hit ? x->u.val[pos[j]] : 0, t->vs);
   }
 }
 
@@ -394,7 +380,7 @@ ALWAYS_INLINE void rank_group(const tdm_btree *t, const void *keys, uint64_t *ra
  * lines alone: reading the count would cost another cache miss. A real
  * all-ones key looks like padding and is reported as not ending the range,
  * which only sends the pair down the slower, exact path. */
-ALWAYS_INLINE uint32_t leaf_le(const tdm_bt_node *x, uint64_t h, int *ends, lower_fn lower) {
+ALWAYS_INLINE uint32_t leaf_le(const tdm__bt_node *x, uint64_t h, int *ends, lower_fn lower) {
   uint32_t le = h == TDM_BT_PAD ? x->count : lower(x->key, h + 1);
   *ends = le < 16 && x->key[le & 15] != TDM_BT_PAD;
   return le;
@@ -410,7 +396,7 @@ ALWAYS_INLINE uint32_t leaf_le(const tdm_bt_node *x, uint64_t h, int *ends, lowe
  * prefetches, like the searches. */
 ALWAYS_INLINE void count_group(const tdm_btree *t, const void *lo, const void *hi, uint64_t *out, size_t n, long gi,
                                lower_fn lower) {
-  const tdm_bt_node *nodes = t->nodes;
+  const tdm__bt_node *nodes = BT(t)->nodes;
   uint64_t q[GROUP], h[GROUP], r[GROUP], q2[GROUP], r2[GROUP];
   uint32_t node[GROUP], pos[GROUP], node2[GROUP], pos2[GROUP], par[GROUP], pc[GROUP], ch[GROUP];
   int idx[GROUP] = {0}, idx2[GROUP] = {0}, ends, multi = t->height > 1;
@@ -438,15 +424,15 @@ ALWAYS_INLINE void count_group(const tdm_btree *t, const void *lo, const void *h
   }
   for (j = 0; j < k; j++) {
     int i = idx[j];
-    const tdm_bt_node *p = &nodes[par[i]];
+    const tdm__bt_node *p = &nodes[par[i]];
     uint32_t le = leaf_le(&nodes[p->u.in.child[ch[i]]], h[i], &ends, lower);
     /* A child before the last is bounded by its separator, so hi lies under
      * the parent; the last child only when its leaf has a key > hi. The last
      * child is the one whose separator slot is padding (separators are below
      * all ones), which spares a miss on the parent's count. */
     if (p->key[ch[i] & 15] != TDM_BT_PAD || ends) {
-      uint64_t below_hi = tdm_bt_left_size(p->u.in.cum, ch[i]) + le;
-      uint64_t below_lo = tdm_bt_left_size(p->u.in.cum, pc[i]) + pos[i];
+      uint64_t below_hi = tdm__bt_left_size(p->u.in.cum, ch[i]) + le;
+      uint64_t below_lo = tdm__bt_left_size(p->u.in.cum, pc[i]) + pos[i];
       out[at + (size_t)i] = below_hi - below_lo;
       continue;
     }
@@ -457,7 +443,7 @@ ALWAYS_INLINE void count_group(const tdm_btree *t, const void *lo, const void *h
   search_group(t, q2, k2, node2, pos2, r2, 1, NULL, NULL, lower);
   for (j = 0; j < k2; j++) {
     int i = idx2[j];
-    uint64_t up = r2[j] + (uint64_t)tdm_bt_leaf_hit(&nodes[node2[j]], pos2[j], q2[j]);
+    uint64_t up = r2[j] + (uint64_t)tdm__bt_leaf_hit(&nodes[node2[j]], pos2[j], q2[j]);
     out[at + (size_t)i] = up - r[i];
   }
 }
@@ -504,7 +490,7 @@ static int isa_level(void) {
   return l;
 }
 
-tdm_status tdm__bt_cpu_find(const tdm_btree *t, const void *keys, void *values_out, uint8_t *found_out,
+static tdm_status bt_find(const tdm_btree *t, const void *keys, void *values_out, uint8_t *found_out,
                             size_t n) {
   int isa = isa_level();
   if (t->size == 0) {
@@ -518,7 +504,7 @@ tdm_status tdm__bt_cpu_find(const tdm_btree *t, const void *keys, void *values_o
   return TDM_OK;
 }
 
-tdm_status tdm__bt_cpu_rank(const tdm_btree *t, const void *keys, uint64_t *rank_out, size_t n) {
+static tdm_status bt_rank(const tdm_btree *t, const void *keys, uint64_t *rank_out, size_t n) {
   int isa = isa_level();
   if (t->size == 0) {
     memset(rank_out, 0, n * sizeof *rank_out);
@@ -530,7 +516,7 @@ tdm_status tdm__bt_cpu_rank(const tdm_btree *t, const void *keys, uint64_t *rank
   return TDM_OK;
 }
 
-tdm_status tdm__bt_cpu_range_count(const tdm_btree *t, const void *lo, const void *hi, uint64_t *count_out,
+static tdm_status bt_range_count(const tdm_btree *t, const void *lo, const void *hi, uint64_t *count_out,
                                    size_t n) {
   int isa = isa_level();
   if (t->size == 0) {
@@ -543,12 +529,12 @@ tdm_status tdm__bt_cpu_range_count(const tdm_btree *t, const void *lo, const voi
   return TDM_OK;
 }
 
-tdm_status tdm__bt_cpu_range(const tdm_btree *t, const void *lo, const void *hi, size_t n, uint64_t *offsets_out,
+static tdm_status bt_range(const tdm_btree *t, const void *lo, const void *hi, size_t n, uint64_t *offsets_out,
                              void *keys_out, void *values_out, size_t cap) {
   uint64_t total = 0;
   size_t i;
   long qi;
-  tdm_status st = tdm__bt_cpu_range_count(t, lo, hi, offsets_out, n);
+  tdm_status st = bt_range_count(t, lo, hi, offsets_out, n);
   if (st != TDM_OK) return st;
   for (i = 0; i < n; i++) {
     uint64_t c = offsets_out[i];
@@ -563,31 +549,31 @@ tdm_status tdm__bt_cpu_range(const tdm_btree *t, const void *lo, const void *hi,
   for (qi = 0; qi < (long)n; qi++) {
     uint64_t q, at = offsets_out[qi], end = offsets_out[qi + 1];
     uint32_t node, pos;
-    const tdm_bt_node *x;
+    const tdm__bt_node *x;
     if (at == end) continue;
     load_bits(t, lo, (size_t)qi, 1, &q);
-    (void)tdm_bt_descend(t->nodes, t->root, t->height, q, &node, &pos);
-    x = &t->nodes[node];
+    (void)tdm__bt_descend(BT(t)->nodes, t->root, t->height, q, &node, &pos);
+    x = &BT(t)->nodes[node];
     for (; at < end; at++, pos++) {
       if (pos >= x->count) {
-        x = &t->nodes[x->next];
+        x = &BT(t)->nodes[x->next];
         pos = 0;
       }
-      if (keys_out) tdm_bt_store_key(keys_out, at, x->key[pos], t->ks, t->kind);
-      if (values_out) tdm_bt_store_val(values_out, at, x->u.val[pos], t->vs);
+      if (keys_out) tdm__bt_store_key(keys_out, at, x->key[pos], t->ks, t->kind);
+      if (values_out) tdm__bt_store_val(values_out, at, x->u.val[pos], t->vs);
     }
   }
   return TDM_OK;
 }
 
-tdm_status tdm__bt_cpu_export(const tdm_btree *t, void *keys_out, void *values_out) {
+static tdm_status bt_export(const tdm_btree *t, void *keys_out, void *values_out) {
   uint32_t l = t->first_leaf, j;
   uint64_t at = 0;
   while (l != TDM_BT_NIL) {
-    const tdm_bt_node *x = &t->nodes[l];
+    const tdm__bt_node *x = &BT(t)->nodes[l];
     for (j = 0; j < x->count; j++, at++) {
-      if (keys_out) tdm_bt_store_key(keys_out, at, x->key[j], t->ks, t->kind);
-      if (values_out) tdm_bt_store_val(values_out, at, x->u.val[j], t->vs);
+      if (keys_out) tdm__bt_store_key(keys_out, at, x->key[j], t->ks, t->kind);
+      if (values_out) tdm__bt_store_val(values_out, at, x->u.val[j], t->vs);
     }
     l = x->next;
   }
@@ -597,12 +583,12 @@ tdm_status tdm__bt_cpu_export(const tdm_btree *t, void *keys_out, void *values_o
 /* ---- node editing --------------------------------------------------------- */
 
 /* Keys under a node. */
-static uint64_t node_total(const tdm_bt_node *x) {
+static uint64_t node_total(const tdm__bt_node *x) {
   return x->level == 0 ? x->count : x->u.in.cum[x->count - 1];
 }
 
 /* Writes c keys and values into leaf x, padding the rest. */
-static void leaf_set(tdm_bt_node *x, const uint64_t *k, const uint64_t *v, uint32_t c) {
+static void leaf_set(tdm__bt_node *x, const uint64_t *k, const uint64_t *v, uint32_t c) {
   uint32_t i;
   for (i = 0; i < 16; i++) {
     x->key[i] = i < c ? k[i] : TDM_BT_PAD;
@@ -613,7 +599,7 @@ static void leaf_set(tdm_bt_node *x, const uint64_t *k, const uint64_t *v, uint3
 
 /* Writes c children (c - 1 separators, per-child key counts sz) into inner
  * node x, padding the rest. */
-static void inner_set(tdm_bt_node *x, const uint64_t *sep, const uint32_t *ch, const uint64_t *sz, uint32_t c) {
+static void inner_set(tdm__bt_node *x, const uint64_t *sep, const uint32_t *ch, const uint64_t *sz, uint32_t c) {
   uint32_t i;
   uint64_t run = 0;
   for (i = 0; i < 16; i++) {
@@ -626,12 +612,12 @@ static void inner_set(tdm_bt_node *x, const uint64_t *sep, const uint32_t *ch, c
 }
 
 /* Keys under child i of inner node x. */
-static uint64_t child_size(const tdm_bt_node *x, uint32_t i) {
+static uint64_t child_size(const tdm__bt_node *x, uint32_t i) {
   return x->u.in.cum[i] - (i ? x->u.in.cum[i - 1] : 0);
 }
 
 /* Adds delta (mod 2^64) to the counts of children c.. of inner node x. */
-static void cum_add(tdm_bt_node *x, uint32_t c, uint64_t delta) {
+static void cum_add(tdm__bt_node *x, uint32_t c, uint64_t delta) {
   uint32_t i;
   for (i = c; i < x->count; i++) x->u.in.cum[i] += delta;
 }
@@ -666,9 +652,9 @@ static uint32_t cursor_seek(const tdm_btree *t, cursor *cu, uint64_t k) {
     if (d == cu->depth) return cu->leaf;
     n = cu->path[d].node;
   }
-  while (t->nodes[n].level > 0) {
-    const tdm_bt_node *x = &t->nodes[n];
-    uint32_t c = tdm_bt_lower(x->key, k);
+  while (BT(t)->nodes[n].level > 0) {
+    const tdm__bt_node *x = &BT(t)->nodes[n];
+    uint32_t c = tdm__bt_lower(x->key, k);
     cu->path[d].node = n;
     cu->path[d].c = c;
     /* Separators are below all ones (the right child holds greater keys),
@@ -696,12 +682,12 @@ enum { AHEAD = 8 };
 
 static void cursor_prefetch(const tdm_btree *t, const cursor *cu, uint64_t k) {
   unsigned d;
-  const tdm_bt_node *p, *x;
+  const tdm__bt_node *p, *x;
   if (!cu->valid || cu->depth == 0) return;
   d = cu->depth - 1;
   if (d > 0 && !cu->open[d - 1] && k > cu->hi[d - 1]) return;
-  p = &t->nodes[cu->path[d].node];
-  x = &t->nodes[p->u.in.child[tdm_bt_lower(p->key, k)]];
+  p = &BT(t)->nodes[cu->path[d].node];
+  x = &BT(t)->nodes[p->u.in.child[tdm__bt_lower(p->key, k)]];
   prefetch_lines(x, 5);
   __builtin_prefetch(&x->count);
 }
@@ -713,7 +699,7 @@ static void cursor_prefetch(const tdm_btree *t, const cursor *cu, uint64_t k) {
 static uint32_t leaf_split(tdm_btree *t, uint32_t li, uint32_t pos, uint64_t k, uint64_t v, uint64_t *sep) {
   uint64_t kk[17], vv[17];
   uint32_t ri = node_new(t);
-  tdm_bt_node *l = &t->nodes[li], *r = &t->nodes[ri];
+  tdm__bt_node *l = &BT(t)->nodes[li], *r = &BT(t)->nodes[ri];
   memcpy(kk, l->key, (size_t)pos * 8);
   memcpy(vv, l->u.val, (size_t)pos * 8);
   kk[pos] = k;
@@ -725,7 +711,7 @@ static uint32_t leaf_split(tdm_btree *t, uint32_t li, uint32_t pos, uint64_t k, 
   r->level = 0;
   r->next = l->next;
   r->prev = li;
-  if (l->next != TDM_BT_NIL) t->nodes[l->next].prev = ri;
+  if (l->next != TDM_BT_NIL) BT(t)->nodes[l->next].prev = ri;
   else t->last_leaf = ri;
   l->next = ri;
   *sep = kk[8];
@@ -739,15 +725,15 @@ static uint32_t leaf_split(tdm_btree *t, uint32_t li, uint32_t pos, uint64_t k, 
 static uint32_t inner_add(tdm_btree *t, uint32_t pi, uint32_t c, uint32_t ri, uint64_t *sep) {
   uint64_t ss[16] = {0}, sz[17] = {0};
   uint32_t ch[17] = {0}, i, nc, qi;
-  tdm_bt_node *p = &t->nodes[pi];
+  tdm__bt_node *p = &BT(t)->nodes[pi];
   nc = p->count + 1;
   for (i = 0; i <= c; i++) {
     ch[i] = p->u.in.child[i];
     sz[i] = child_size(p, i);
   }
-  sz[c] = node_total(&t->nodes[ch[c]]);
+  sz[c] = node_total(&BT(t)->nodes[ch[c]]);
   ch[c + 1] = ri;
-  sz[c + 1] = node_total(&t->nodes[ri]);
+  sz[c + 1] = node_total(&BT(t)->nodes[ri]);
   for (i = c + 1; i < p->count; i++) {
     ch[i + 1] = p->u.in.child[i];
     sz[i + 1] = child_size(p, i);
@@ -761,9 +747,9 @@ static uint32_t inner_add(tdm_btree *t, uint32_t pi, uint32_t c, uint32_t ri, ui
   }
   qi = node_new(t);
   inner_set(p, ss, ch, sz, 9);
-  inner_set(&t->nodes[qi], ss + 9, ch + 9, sz + 9, 8);
-  t->nodes[qi].level = p->level;
-  t->nodes[qi].next = t->nodes[qi].prev = TDM_BT_NIL;
+  inner_set(&BT(t)->nodes[qi], ss + 9, ch + 9, sz + 9, 8);
+  BT(t)->nodes[qi].level = p->level;
+  BT(t)->nodes[qi].next = BT(t)->nodes[qi].prev = TDM_BT_NIL;
   *sep = ss[8];
   return qi;
 }
@@ -775,12 +761,12 @@ static int insert_one(tdm_btree *t, cursor *cu, uint64_t k, uint64_t v) {
   unsigned depth, d;
   uint32_t li, pos, ri;
   uint64_t sep;
-  tdm_bt_node *l;
+  tdm__bt_node *l;
 
   if (t->root == TDM_BT_NIL) {
     li = node_new(t);
-    leaf_set(&t->nodes[li], &k, &v, 1);
-    t->nodes[li].next = t->nodes[li].prev = TDM_BT_NIL;
+    leaf_set(&BT(t)->nodes[li], &k, &v, 1);
+    BT(t)->nodes[li].next = BT(t)->nodes[li].prev = TDM_BT_NIL;
     t->root = t->first_leaf = t->last_leaf = li;
     t->height = 1;
     t->size = 1;
@@ -790,13 +776,13 @@ static int insert_one(tdm_btree *t, cursor *cu, uint64_t k, uint64_t v) {
   li = cursor_seek(t, cu, k);
   path = cu->path;
   depth = cu->depth;
-  l = &t->nodes[li];
-  pos = tdm_bt_lower(l->key, k);
-  if (tdm_bt_leaf_hit(l, pos, k)) {
-    l->u.val[pos] = tdm_bt_combine(l->u.val[pos], v, t->dup, t->vs, t->vkind);
+  l = &BT(t)->nodes[li];
+  pos = tdm__bt_lower(l->key, k);
+  if (tdm__bt_leaf_hit(l, pos, k)) {
+    l->u.val[pos] = tdm__dup_combine(l->u.val[pos], v, t->dup, t->vs, t->vkind);
     return 0;
   }
-  for (d = 0; d < depth; d++) cum_add(&t->nodes[path[d].node], path[d].c, 1);
+  for (d = 0; d < depth; d++) cum_add(&BT(t)->nodes[path[d].node], path[d].c, 1);
   t->size++;
   if (l->count < 16) {
     memmove(l->key + pos + 1, l->key + pos, (size_t)(l->count - pos) * 8);
@@ -817,11 +803,11 @@ static int insert_one(tdm_btree *t, cursor *cu, uint64_t k, uint64_t v) {
     uint64_t sz[2];
     ch[0] = t->root;
     ch[1] = ri;
-    sz[0] = node_total(&t->nodes[ch[0]]);
-    sz[1] = node_total(&t->nodes[ri]);
-    inner_set(&t->nodes[nr], &sep, ch, sz, 2);
-    t->nodes[nr].level = t->nodes[t->root].level + 1;
-    t->nodes[nr].next = t->nodes[nr].prev = TDM_BT_NIL;
+    sz[0] = node_total(&BT(t)->nodes[ch[0]]);
+    sz[1] = node_total(&BT(t)->nodes[ri]);
+    inner_set(&BT(t)->nodes[nr], &sep, ch, sz, 2);
+    BT(t)->nodes[nr].level = BT(t)->nodes[t->root].level + 1;
+    BT(t)->nodes[nr].next = BT(t)->nodes[nr].prev = TDM_BT_NIL;
     t->root = nr;
     t->height++;
   }
@@ -836,21 +822,21 @@ static int insert_one(tdm_btree *t, cursor *cu, uint64_t k, uint64_t v) {
  * entries added to the next level are those splits. Every level a batch can
  * reach is counted (new levels too). A second bound holds for the whole
  * tree: every non-root node is at least half full, and freed slots are reused
- * first. The bound only reserves address space (see map_nodes). */
+ * first. The bound only reserves address space (see nodes_reserve). */
 static uint64_t insert_node_bound(const tdm_btree *t, uint64_t m) {
   uint64_t s = m, total = 0, global;
   unsigned l;
   for (l = 0; l < TDM_BT_MAX_HEIGHT; l++) {
-    s = (s < t->live ? s : t->live) + s / 8 + 1;
+    s = (s < BT(t)->live ? s : BT(t)->live) + s / 8 + 1;
     total += s;
   }
-  total += t->used + 2;
+  total += BT(t)->used + 2;
   global = (t->size + m) / 7 + 2 * (uint64_t)TDM_BT_MAX_HEIGHT + 2;
-  if (global < t->used) global = t->used;
+  if (global < BT(t)->used) global = BT(t)->used;
   return total < global ? total : global;
 }
 
-tdm_status tdm__bt_cpu_insert(tdm_btree *t, const void *keys, const void *values, size_t n) {
+static tdm_status bt_insert(tdm_btree *t, const void *keys, const void *values, size_t n) {
   static const char fn[] = "tdm_btree_insert";
   batch b;
   cursor cu;
@@ -873,7 +859,7 @@ tdm_status tdm__bt_cpu_insert(tdm_btree *t, const void *keys, const void *values
 /* Removes child j (and separator j - 1, j >= 1) from inner node p after its
  * keys moved into child j - 1: the count of j - 1 becomes the old prefix
  * through j, so the prefix array just loses entry j - 1. */
-static void inner_remove(tdm_bt_node *p, uint32_t j) {
+static void inner_remove(tdm__bt_node *p, uint32_t j) {
   uint32_t i;
   for (i = j; i + 1 < p->count; i++) p->u.in.child[i] = p->u.in.child[i + 1];
   for (i = j - 1; i + 1 < p->count; i++) p->u.in.cum[i] = p->u.in.cum[i + 1];
@@ -886,9 +872,9 @@ static void inner_remove(tdm_bt_node *p, uint32_t j) {
 
 /* Merges child j of parent p into child j - 1 and frees child j. */
 static void merge_into_left(tdm_btree *t, uint32_t pi, uint32_t j) {
-  tdm_bt_node *p = &t->nodes[pi];
+  tdm__bt_node *p = &BT(t)->nodes[pi];
   uint32_t si = p->u.in.child[j - 1], xi = p->u.in.child[j], i;
-  tdm_bt_node *s = &t->nodes[si], *x = &t->nodes[xi];
+  tdm__bt_node *s = &BT(t)->nodes[si], *x = &BT(t)->nodes[xi];
   if (s->level == 0) {
     for (i = 0; i < x->count; i++) {
       s->key[s->count + i] = x->key[i];
@@ -896,7 +882,7 @@ static void merge_into_left(tdm_btree *t, uint32_t pi, uint32_t j) {
     }
     s->count += x->count;
     s->next = x->next;
-    if (x->next != TDM_BT_NIL) t->nodes[x->next].prev = si;
+    if (x->next != TDM_BT_NIL) BT(t)->nodes[x->next].prev = si;
     else t->last_leaf = si;
   } else {
     uint64_t base = s->u.in.cum[s->count - 1];
@@ -913,8 +899,8 @@ static void merge_into_left(tdm_btree *t, uint32_t pi, uint32_t j) {
 }
 
 /* Moves the last entry of child c - 1 to the front of child c. */
-static void borrow_left(tdm_btree *t, tdm_bt_node *p, uint32_t c) {
-  tdm_bt_node *s = &t->nodes[p->u.in.child[c - 1]], *x = &t->nodes[p->u.in.child[c]];
+static void borrow_left(tdm_btree *t, tdm__bt_node *p, uint32_t c) {
+  tdm__bt_node *s = &BT(t)->nodes[p->u.in.child[c - 1]], *x = &BT(t)->nodes[p->u.in.child[c]];
   uint64_t moved;
   if (x->level == 0) {
     memmove(x->key + 1, x->key, (size_t)x->count * 8);
@@ -947,8 +933,8 @@ static void borrow_left(tdm_btree *t, tdm_bt_node *p, uint32_t c) {
 }
 
 /* Moves the first entry of child c + 1 to the end of child c. */
-static void borrow_right(tdm_btree *t, tdm_bt_node *p, uint32_t c) {
-  tdm_bt_node *x = &t->nodes[p->u.in.child[c]], *r = &t->nodes[p->u.in.child[c + 1]];
+static void borrow_right(tdm_btree *t, tdm__bt_node *p, uint32_t c) {
+  tdm__bt_node *x = &BT(t)->nodes[p->u.in.child[c]], *r = &BT(t)->nodes[p->u.in.child[c + 1]];
   uint64_t moved;
   if (x->level == 0) {
     x->key[x->count] = r->key[0];
@@ -985,38 +971,38 @@ static int erase_one(tdm_btree *t, cursor *cu, uint64_t k) {
   const path_step *path;
   unsigned depth, d;
   uint32_t li, pos, xi;
-  tdm_bt_node *l;
+  tdm__bt_node *l;
 
   if (t->root == TDM_BT_NIL) return 0;
   li = cursor_seek(t, cu, k);
   path = cu->path;
   depth = cu->depth;
-  l = &t->nodes[li];
-  pos = tdm_bt_lower(l->key, k);
-  if (!tdm_bt_leaf_hit(l, pos, k)) return 0;
+  l = &BT(t)->nodes[li];
+  pos = tdm__bt_lower(l->key, k);
+  if (!tdm__bt_leaf_hit(l, pos, k)) return 0;
   memmove(l->key + pos, l->key + pos + 1, (size_t)(l->count - pos - 1) * 8);
   memmove(l->u.val + pos, l->u.val + pos + 1, (size_t)(l->count - pos - 1) * 8);
   l->count--;
   l->key[l->count] = TDM_BT_PAD;
   l->u.val[l->count] = 0;
-  for (d = 0; d < depth; d++) cum_add(&t->nodes[path[d].node], path[d].c, (uint64_t)-1);
+  for (d = 0; d < depth; d++) cum_add(&BT(t)->nodes[path[d].node], path[d].c, (uint64_t)-1);
   t->size--;
 
   /* Rebalance bottom-up while a non-root node is underfull. */
   xi = li;
   for (d = depth; d > 0; d--) {
-    tdm_bt_node *p = &t->nodes[path[d - 1].node];
+    tdm__bt_node *p = &BT(t)->nodes[path[d - 1].node];
     uint32_t c = path[d - 1].c;
-    if (t->nodes[xi].count >= TDM_BT_MIN) return 1;
+    if (BT(t)->nodes[xi].count >= TDM_BT_MIN) return 1;
     cu->valid = 0;
-    if (c > 0 && t->nodes[p->u.in.child[c - 1]].count > TDM_BT_MIN) borrow_left(t, p, c);
-    else if (c + 1 < p->count && t->nodes[p->u.in.child[c + 1]].count > TDM_BT_MIN) borrow_right(t, p, c);
+    if (c > 0 && BT(t)->nodes[p->u.in.child[c - 1]].count > TDM_BT_MIN) borrow_left(t, p, c);
+    else if (c + 1 < p->count && BT(t)->nodes[p->u.in.child[c + 1]].count > TDM_BT_MIN) borrow_right(t, p, c);
     else if (c > 0) merge_into_left(t, path[d - 1].node, c);
     else merge_into_left(t, path[d - 1].node, c + 1);
     xi = path[d - 1].node;
   }
   /* xi is the root. */
-  l = &t->nodes[xi];
+  l = &BT(t)->nodes[xi];
   if (l->level == 0 && l->count == 0) {
     cu->valid = 0;
     node_release(t, xi);
@@ -1032,7 +1018,7 @@ static int erase_one(tdm_btree *t, cursor *cu, uint64_t k) {
   return 1;
 }
 
-tdm_status tdm__bt_cpu_erase(tdm_btree *t, const void *keys, size_t n, size_t *erased_out) {
+static tdm_status bt_erase(tdm_btree *t, const void *keys, size_t n, size_t *erased_out) {
   batch b;
   cursor cu;
   size_t i, erased = 0;
@@ -1048,183 +1034,25 @@ tdm_status tdm__bt_cpu_erase(tdm_btree *t, const void *keys, size_t n, size_t *e
   return TDM_OK;
 }
 
-/* ---- validate --------------------------------------------------------------- */
+/* ---- validate ----------------------------------------------------------------- */
 
-typedef struct vstate {
-  const tdm_btree *t;
-  const tdm_bt_node *nodes;
-  uint32_t n_nodes;
-  uint8_t *seen;
-  uint32_t reached;
-  uint32_t expect_leaf, prev_leaf; /* leaf chain as the in-order walk expects it */
-} vstate;
-
-static const char *kind_name(const tdm_bt_node *x) { return x->level == 0 ? "leaf" : "inner"; }
-
-#define VFAIL(idx, x, inv, fmt, ...)                                                                         \
-  tdm__fail(TDM_ERR_CORRUPT, "tdm_btree_validate: node %u (%s, level %u): " inv ": " fmt, (idx), kind_name(x), \
-            (x)->level, __VA_ARGS__)
-
-/* Checks the subtree of node idx, expected at level lvl, whose keys must lie
- * in (lo, hi] (bounds absent when has_lo / has_hi are 0); *size_out receives
- * its key count. */
-static tdm_status vnode(vstate *v, uint32_t idx, uint32_t lvl, int has_lo, uint64_t lo, int has_hi, uint64_t hi,
-                        int is_root, uint64_t *size_out) {
-  const tdm_bt_node *x;
-  uint32_t i, nk, minc;
-  tdm_status st;
-  if (idx >= v->n_nodes)
-    return tdm__fail(TDM_ERR_CORRUPT, "tdm_btree_validate: node index %u: reachable twice: out of range "
-                     "(%u node slots)", idx, v->n_nodes);
-  x = &v->nodes[idx];
-  if (v->seen[idx]) return VFAIL(idx, x, "reachable twice", "%s", "a second path from the root leads here");
-  v->seen[idx] = 1;
-  v->reached++;
-  if (x->level != lvl)
-    return VFAIL(idx, x, "level", "expected level %u (all leaves at the same depth)", lvl);
-  minc = is_root ? (lvl == 0 ? 1u : 2u) : TDM_BT_MIN;
-  if (x->count < minc || x->count > TDM_BT_B)
-    return VFAIL(idx, x, "fill", "holds %u %s, allowed %u..%u", x->count, lvl ? "children" : "keys", minc,
-                 TDM_BT_B);
-  nk = lvl == 0 ? x->count : x->count - 1;
-  for (i = nk; i < 16; i++)
-    if (x->key[i] != TDM_BT_PAD) return VFAIL(idx, x, "padding", "unused key slot %u is not all ones", i);
-  if (lvl > 0)
-    for (i = x->count; i < 16; i++)
-      if (x->u.in.child[i] != TDM_BT_NIL || x->u.in.cum[i] != 0)
-        return VFAIL(idx, x, "padding", "unused child slot %u is not empty", i);
-  for (i = 1; i < nk; i++)
-    if (x->key[i - 1] >= x->key[i])
-      return VFAIL(idx, x, "key order", "slot %u is not greater than slot %u", i, i - 1);
-  for (i = 0; i < nk; i++)
-    if ((has_lo && x->key[i] <= lo) || (has_hi && x->key[i] > hi))
-      return VFAIL(idx, x, "separator bounds", "key slot %u lies outside the range its ancestors allow", i);
-  if (lvl == 0) {
-    if (idx != v->expect_leaf)
-      return VFAIL(idx, x, "leaf chain", "the chain reaches node %d here instead, in key order",
-                   v->expect_leaf == TDM_BT_NIL ? -1 : (int)v->expect_leaf);
-    if (x->prev != v->prev_leaf)
-      return VFAIL(idx, x, "leaf chain", "prev is %d, expected %d", x->prev == TDM_BT_NIL ? -1 : (int)x->prev,
-                   v->prev_leaf == TDM_BT_NIL ? -1 : (int)v->prev_leaf);
-    v->prev_leaf = idx;
-    v->expect_leaf = x->next;
-    *size_out = x->count;
-    return TDM_OK;
-  }
-  *size_out = 0;
-  for (i = 0; i < x->count; i++) {
-    uint64_t sub;
-    int clo = i > 0 ? 1 : has_lo, chi = i + 1 < x->count ? 1 : has_hi;
-    uint64_t blo = i > 0 ? x->key[i - 1] : lo, bhi = i + 1 < x->count ? x->key[i] : hi;
-    st = vnode(v, x->u.in.child[i], lvl - 1, clo, blo, chi, bhi, 0, &sub);
-    if (st != TDM_OK) return st;
-    *size_out += sub;
-    if (*size_out != x->u.in.cum[i])
-      return VFAIL(idx, x, "subtree count", "children 0..%u hold %llu keys, cum[%u] says %llu", i,
-                   (unsigned long long)*size_out, i, (unsigned long long)x->u.in.cum[i]);
-  }
-  return TDM_OK;
+static tdm_status bt_validate(const tdm_btree *t) {
+  if (t->root != TDM_BT_NIL && BT(t)->live > BT(t)->used)
+    return tdm__fail(TDM_ERR_CORRUPT, "tdm_btree_validate: tree: reachable twice: %u live nodes in %u slots",
+                     BT(t)->live, BT(t)->used);
+  return tdm__bt_check_nodes(t, BT(t)->nodes, BT(t)->used, BT(t)->live);
 }
 
-tdm_status tdm__bt_validate_nodes(const tdm_btree *t, const tdm_bt_node *nodes, uint32_t n_nodes, uint32_t live) {
-  vstate v;
-  uint64_t size = 0;
-  tdm_status st;
-  if (t->root == TDM_BT_NIL) {
-    if (t->size != 0 || t->height != 0 || t->first_leaf != TDM_BT_NIL || live != 0)
-      return tdm__fail(TDM_ERR_CORRUPT, "tdm_btree_validate: tree: size: no root, but size %llu, height %u",
-                       (unsigned long long)t->size, t->height);
-    return TDM_OK;
-  }
-  if (t->height == 0 || t->height > TDM_BT_MAX_HEIGHT)
-    return tdm__fail(TDM_ERR_CORRUPT, "tdm_btree_validate: tree: level: height %u is out of range", t->height);
-  memset(&v, 0, sizeof v);
-  v.t = t;
-  v.nodes = nodes;
-  v.n_nodes = n_nodes;
-  v.seen = (uint8_t *)tdm__calloc(n_nodes, 1);
-  if (!v.seen) return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "tdm_btree_validate: out of host memory");
-  v.expect_leaf = t->first_leaf;
-  v.prev_leaf = TDM_BT_NIL;
-  st = vnode(&v, t->root, t->height - 1, 0, 0, 0, 0, 1, &size);
-  tdm__free(v.seen);
-  if (st != TDM_OK) return st;
-  if (v.expect_leaf != TDM_BT_NIL || v.prev_leaf != t->last_leaf)
-    return tdm__fail(TDM_ERR_CORRUPT, "tdm_btree_validate: node %u (leaf, level 0): leaf chain: the chain does "
-                     "not end at the last leaf of the tree", v.prev_leaf);
-  if (size != t->size)
-    return tdm__fail(TDM_ERR_CORRUPT, "tdm_btree_validate: tree: subtree count: the leaves hold %llu keys, "
-                     "size says %llu", (unsigned long long)size, (unsigned long long)t->size);
-  if (v.reached != live)
-    return tdm__fail(TDM_ERR_CORRUPT, "tdm_btree_validate: tree: reachable twice: %u nodes reachable, %u live",
-                     v.reached, live);
-  return TDM_OK;
-}
-
-/* ---- corruption hook (tests only) ----------------------------------------- */
-
-/* First node of the given level in the tree (in-order), or NIL. */
-static uint32_t first_at_level(const tdm_btree *t, uint32_t lvl) {
-  uint32_t n = t->root;
-  if (n == TDM_BT_NIL || t->nodes[n].level < lvl) return TDM_BT_NIL;
-  while (t->nodes[n].level > lvl) n = t->nodes[n].u.in.child[0];
-  return n;
-}
-
-tdm_status tdm_test_btree_corrupt(tdm_btree *t, int what) {
-  uint32_t n, m;
-  uint64_t kk;
-  tdm_bt_node *x;
-  if (!t || !t->nodes || t->root == TDM_BT_NIL)
-    return tdm__fail(TDM_ERR_UNSUPPORTED, "tdm_test_btree_corrupt: needs a non-empty CPU tree");
-  switch (what) {
-  case 1: /* key order: swap the first two keys of the first leaf */
-    x = &t->nodes[first_at_level(t, 0)];
-    if (x->count < 2) break;
-    kk = x->key[0];
-    x->key[0] = x->key[1];
-    x->key[1] = kk;
-    return TDM_OK;
-  case 2: /* separator bounds: lower separator 0 below its left child's last key */
-    n = first_at_level(t, 1);
-    if (n == TDM_BT_NIL) break;
-    x = &t->nodes[n];
-    m = x->u.in.child[0];
-    while (t->nodes[m].level > 0) m = t->nodes[m].u.in.child[t->nodes[m].count - 1];
-    x->key[0] = t->nodes[m].key[t->nodes[m].count - 1] - 1;
-    return TDM_OK;
-  case 3: /* subtree count */
-    n = first_at_level(t, 1);
-    if (n == TDM_BT_NIL) break;
-    t->nodes[n].u.in.cum[0]++;
-    return TDM_OK;
-  case 4: /* leaf chain: the first leaf skips its successor */
-    n = t->first_leaf;
-    if (t->nodes[n].next == TDM_BT_NIL) break;
-    t->nodes[n].next = t->nodes[t->nodes[n].next].next;
-    return TDM_OK;
-  case 5: /* fill: a non-root leaf shrinks below the minimum */
-    if (t->height < 2) break;
-    x = &t->nodes[first_at_level(t, 0)];
-    for (m = TDM_BT_MIN - 1; m < 16; m++) x->key[m] = TDM_BT_PAD;
-    x->count = TDM_BT_MIN - 1;
-    return TDM_OK;
-  case 6: /* reachable twice */
-    n = first_at_level(t, 1);
-    if (n == TDM_BT_NIL) break;
-    t->nodes[n].u.in.child[1] = t->nodes[n].u.in.child[0];
-    return TDM_OK;
-  case 7: /* level */
-    t->nodes[first_at_level(t, 0)].level = 1;
-    return TDM_OK;
-  case 8: /* padding */
-    x = &t->nodes[t->root];
-    if (x->level > 0) x->key[15] = 0;
-    else if (x->count < 16) x->key[x->count] = 0;
-    else break;
-    return TDM_OK;
-  default: break;
-  }
-  return tdm__fail(TDM_ERR_UNSUPPORTED, "tdm_test_btree_corrupt: corruption %d does not apply to this tree",
-                   what);
-}
+const tdm__btree_ops tdm__btree_cpu_ops = {
+    .state_bytes = sizeof(tdm__btree_cpu),
+    .build = bt_build,
+    .destroy = bt_free,
+    .find = bt_find,
+    .rank = bt_rank,
+    .range_count = bt_range_count,
+    .range = bt_range,
+    .insert = bt_insert,
+    .erase = bt_erase,
+    .export_all = bt_export,
+    .validate = bt_validate,
+};

@@ -1,10 +1,12 @@
 /*
  * hash_cpu.c: the CPU backend of the hash table (C11 + OpenMP).
  *
- *  - The table is one array of slots (hash_layout.h). Tables of 2 MiB and more
- *    are mapped from the OS, 2 MiB aligned, with MADV_HUGEPAGE: random probes
- *    into a large table then miss the TLB far less, and fresh pages arrive
- *    zeroed, which is exactly an empty table.
+ *  - The table is one array of slots (hd/hash_layout.h). Tables of 2 MiB and
+ *    more are mapped from the OS (tdm__map), 2 MiB aligned, with
+ *    MADV_HUGEPAGE: random probes into a large table then miss the TLB far
+ *    less, and fresh pages arrive zeroed, which is exactly an empty table.
+ *  - The loops for each key/value width pair live in their own file
+ *    (hash_cpu_k32v32.c ...); a table picks its set once, at creation.
  *  - find and erase split the batch into contiguous chunks, one per thread,
  *    and keep PF probes in flight per thread by prefetching ahead.
  *  - insert gives each thread the keys whose home slot lies in its part of
@@ -23,11 +25,9 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "../src/hash_internal.h"
+#include "cpu.h"
 
 enum {
-  PF = 32,                 /* prefetch distance, in keys; a power of two */
-  HB = 512,                /* keys per block of the insert loop */
   PART_REGION_LOG2 = 14,   /* partitioned insert: table region per partition, in slots (at least) */
   PART_MAX_LOG2 = 10,      /* ... at most 2^10 partitions */
   PART_MIN = 1 << 15,      /* ... for batches of at least this many keys */
@@ -35,20 +35,9 @@ enum {
   HC_MAX_THREADS = 256,    /* most threads one call uses */
   HC_MIN_PER_THREAD = 1 << 14, /* keys (or slots) per thread worth a fork */
 };
-#define HC_HUGE ((size_t)2 << 20) /* huge page size, and the threshold for mapping */
 
-/* Outcome counters of one thread, one cache line: [1..3] claim outcomes
- * (TDM_HASH_NEW_*), [0] claims that found no free slot (a corrupt table),
- * [4..7] erase outcomes (4 + TDM_HASH_ABSENT ...). */
-typedef struct hc_counts {
-  size_t n[8];
-} hc_counts;
-
-#define HS_TEMPLATE "../cpu/hash_cpu_impl.h" /* relative to src/hash_inst.h */
-#include "../src/hash_inst.h"
-
-/* Index 0..3 of a table's instantiation: k32v32, k32v64, k64v32, k64v64. */
-static int inst(const tdm_hash *h) { return (h->ks == 8) * 2 + (h->vs == 8); }
+/* The CPU state of table h. */
+#define HC(h) tdm__hash_cpu_of(h)
 
 static unsigned threads_for(const tdm_hash *h, size_t n) {
   int t = tdm__threads_for(h->ctx, n, HC_MIN_PER_THREAD);
@@ -66,20 +55,10 @@ static size_t chunk(size_t n, unsigned nt, unsigned t) {
  * when out of memory (the allocation-failure hook counts it as one). */
 static void *table_alloc(size_t bytes, int *mapped, size_t *alloc_bytes) {
   void *p;
-  if (bytes >= HC_HUGE) {
-    size_t len = (bytes + HC_HUGE - 1) & ~(HC_HUGE - 1), extra = len + HC_HUGE, head, tail;
-    char *raw;
-    if (tdm__alloc_should_fail()) return NULL;
-    p = mmap(NULL, extra, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) return NULL;
-    /* Trim to a 2 MiB aligned window so huge pages can back all of it. */
-    raw = (char *)p;
-    head = (HC_HUGE - ((uintptr_t)raw & (HC_HUGE - 1))) & (HC_HUGE - 1);
-    tail = extra - head - len;
-    if (head) munmap(raw, head);
-    if (tail) munmap(raw + head + len, tail);
-    p = raw + head;
-    (void)madvise(p, len, MADV_HUGEPAGE); /* a hint: without THP the table still works */
+  if (bytes >= TDM__HUGE_PAGE) {
+    size_t len = (bytes + TDM__HUGE_PAGE - 1) & ~(TDM__HUGE_PAGE - 1);
+    p = tdm__map(len, 1, 0);
+    if (!p) return NULL;
     *mapped = 1;
     *alloc_bytes = len;
     return p;
@@ -94,21 +73,26 @@ static void *table_alloc(size_t bytes, int *mapped, size_t *alloc_bytes) {
 
 static void table_free(void *p, int mapped, size_t alloc_bytes) {
   if (!p) return;
-  if (mapped) munmap(p, alloc_bytes);
+  if (mapped) tdm__unmap(p, alloc_bytes);
   else tdm__free(p);
 }
 
-tdm_status tdm__cpu_hash_init(tdm_hash *h) {
+/* The loops of each width pair, by tdm__hash_inst. */
+static const tdm__hash_cpu_fns *const inst_fns[4] = {&tdm__hash_cpu_k32v32, &tdm__hash_cpu_k32v64,
+                                                      &tdm__hash_cpu_k64v32, &tdm__hash_cpu_k64v64};
+
+static tdm_status hc_create(tdm_hash *h) {
   size_t bytes = tdm__hash_table_bytes(h, h->log2cap);
-  h->slots = table_alloc(bytes, &h->mapped, &h->slots_bytes);
-  if (!h->slots)
+  HC(h)->fn = inst_fns[tdm__hash_inst(h->ks, h->vs)];
+  HC(h)->slots = table_alloc(bytes, &HC(h)->mapped, &HC(h)->slots_bytes);
+  if (!HC(h)->slots)
     return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "tdm_hash_create: out of host memory for a table of %zu bytes", bytes);
   return TDM_OK;
 }
 
-void tdm__cpu_hash_fini(tdm_hash *h) {
-  table_free(h->slots, h->mapped, h->slots_bytes);
-  h->slots = NULL;
+static void hc_destroy(tdm_hash *h) {
+  table_free(HC(h)->slots, HC(h)->mapped, HC(h)->slots_bytes);
+  HC(h)->slots = NULL;
 }
 
 /* ---- rehash -------------------------------------------------------------- */
@@ -121,7 +105,7 @@ static tdm_status rehash(tdm_hash *h, unsigned dl) {
   int nmapped;
   unsigned nt = threads_for(h, h->cap), t;
   char *dst = (char *)table_alloc(bytes, &nmapped, &nbytes);
-  const char *src = (const char *)h->slots;
+  const char *src = (const char *)HC(h)->slots;
   if (!dst)
     return tdm__fail(TDM_ERR_OUT_OF_MEMORY,
                      "tdm_hash_insert: out of host memory growing the table to %zu bytes; the table is unchanged",
@@ -130,22 +114,17 @@ static tdm_status rehash(tdm_hash *h, unsigned dl) {
   for (t = 0; t < nt; t++) {
     size_t lo = chunk(h->cap, nt, t), hi = chunk(h->cap, nt, t + 1);
     int atomic = nt > 1;
-    switch (inst(h)) {
-    case 0: rehash_range_k32v32((const tdm_hslot_k32v32 *)src, lo, hi, (tdm_hslot_k32v32 *)dst, dl, atomic); break;
-    case 1: rehash_range_k32v64((const tdm_hslot_k32v64 *)src, lo, hi, (tdm_hslot_k32v64 *)dst, dl, atomic); break;
-    case 2: rehash_range_k64v32((const tdm_hslot_k64v32 *)src, lo, hi, (tdm_hslot_k64v32 *)dst, dl, atomic); break;
-    default: rehash_range_k64v64((const tdm_hslot_k64v64 *)src, lo, hi, (tdm_hslot_k64v64 *)dst, dl, atomic); break;
-    }
+    HC(h)->fn->rehash_range(src, lo, hi, dst, dl, atomic);
   }
   /* The side slots move as they are. */
   memcpy(dst + dcap * sb, src + h->cap * sb, 2u * sb);
-  table_free(h->slots, h->mapped, h->slots_bytes);
-  h->slots = dst;
-  h->mapped = nmapped;
-  h->slots_bytes = nbytes;
+  table_free(HC(h)->slots, HC(h)->mapped, HC(h)->slots_bytes);
+  HC(h)->slots = dst;
+  HC(h)->mapped = nmapped;
+  HC(h)->slots_bytes = nbytes;
   h->log2cap = dl;
   h->cap = (size_t)dcap;
-  h->limit = (size_t)tdm_hash_limit(dl, h->max_load);
+  h->limit = (size_t)tdm__hash_limit(dl, h->max_load);
   h->tombs = 0;
   return TDM_OK;
 }
@@ -170,7 +149,7 @@ static part_layout part_plan(const tdm_hash *h, size_t n, size_t np, unsigned nt
 }
 
 static void part_run(tdm_hash *h, const void *keys, const void *values, size_t n, unsigned nt, unsigned pbits,
-                     const part_layout *pl, char *base, hc_counts *c) {
+                     const part_layout *pl, char *base, tdm__hc_counts *c) {
   size_t np = (size_t)1 << pbits, p, run = 0;
   size_t *cnt = (size_t *)(base + pl->cnt), *b = (size_t *)(base + pl->b);
   void *rec = base + pl->rec;
@@ -180,12 +159,7 @@ static void part_run(tdm_hash *h, const void *keys, const void *values, size_t n
 #pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
   for (t = 0; t < nt; t++) {
     size_t lo = chunk(n, nt, t), hi = chunk(n, nt, t + 1), *ct = cnt + (size_t)t * (np + 1);
-    switch (inst(h)) {
-    case 0: part_count_k32v32((const uint32_t *)keys, lo, hi, pbits, np, ct); break;
-    case 1: part_count_k32v64((const uint32_t *)keys, lo, hi, pbits, np, ct); break;
-    case 2: part_count_k64v32((const uint64_t *)keys, lo, hi, pbits, np, ct); break;
-    default: part_count_k64v64((const uint64_t *)keys, lo, hi, pbits, np, ct); break;
-    }
+    HC(h)->fn->part_count(keys, lo, hi, pbits, np, ct);
   }
   /* Partition-major, chunk-minor offsets: each partition keeps batch order. */
   for (p = 0; p <= np; p++) {
@@ -200,12 +174,7 @@ static void part_run(tdm_hash *h, const void *keys, const void *values, size_t n
 #pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
   for (t = 0; t < nt; t++) {
     size_t lo = chunk(n, nt, t), hi = chunk(n, nt, t + 1), *at = cnt + (size_t)t * (np + 1);
-    switch (inst(h)) {
-    case 0: part_scatter_k32v32((const uint32_t *)keys, (const uint32_t *)values, lo, hi, pbits, np, at, (tdm_hslot_k32v32 *)rec); break;
-    case 1: part_scatter_k32v64((const uint32_t *)keys, (const uint64_t *)values, lo, hi, pbits, np, at, (tdm_hslot_k32v64 *)rec); break;
-    case 2: part_scatter_k64v32((const uint64_t *)keys, (const uint32_t *)values, lo, hi, pbits, np, at, (tdm_hslot_k64v32 *)rec); break;
-    default: part_scatter_k64v64((const uint64_t *)keys, (const uint64_t *)values, lo, hi, pbits, np, at, (tdm_hslot_k64v64 *)rec); break;
-    }
+    HC(h)->fn->part_scatter(keys, values, lo, hi, pbits, np, at, rec);
   }
   /* Each thread takes a contiguous run of regions and writes only there;
    * keys whose probe runs past its last region wait for the sequential pass. */
@@ -214,25 +183,15 @@ static void part_run(tdm_hash *h, const void *keys, const void *values, size_t n
   for (t = 0; t < nt; t++) {
     size_t plo = np * t / nt, phi = np * (t + 1) / nt;
     int side = t == 0;
-    switch (inst(h)) {
-    case 0: part_insert_k32v32(h, (const tdm_hslot_k32v32 *)rec, b, plo, phi, np, side, dfr, &c[t]); break;
-    case 1: part_insert_k32v64(h, (const tdm_hslot_k32v64 *)rec, b, plo, phi, np, side, dfr, &c[t]); break;
-    case 2: part_insert_k64v32(h, (const tdm_hslot_k64v32 *)rec, b, plo, phi, np, side, dfr, &c[t]); break;
-    default: part_insert_k64v64(h, (const tdm_hslot_k64v64 *)rec, b, plo, phi, np, side, dfr, &c[t]); break;
-    }
+    HC(h)->fn->part_insert(h, rec, b, plo, phi, np, side, dfr, &c[t]);
   }
   if (dfr) {
-    switch (inst(h)) {
-    case 0: part_deferred_k32v32(h, (const tdm_hslot_k32v32 *)rec, dfr, n, &c[0]); break;
-    case 1: part_deferred_k32v64(h, (const tdm_hslot_k32v64 *)rec, dfr, n, &c[0]); break;
-    case 2: part_deferred_k64v32(h, (const tdm_hslot_k64v32 *)rec, dfr, n, &c[0]); break;
-    default: part_deferred_k64v64(h, (const tdm_hslot_k64v64 *)rec, dfr, n, &c[0]); break;
-    }
+    HC(h)->fn->part_deferred(h, rec, dfr, n, &c[0]);
   }
 }
 
-tdm_status tdm__cpu_hash_insert(tdm_hash *h, const void *keys, const void *values, size_t n, unsigned grow_log2) {
-  hc_counts c[HC_MAX_THREADS];
+static tdm_status hc_insert(tdm_hash *h, const void *keys, const void *values, size_t n, unsigned grow_log2) {
+  tdm__hc_counts c[HC_MAX_THREADS];
   unsigned nt = threads_for(h, n), t, fl = grow_log2 ? grow_log2 : h->log2cap, pbits = 0;
   size_t added = 0, side = 0, reused = 0, lost = 0;
   int part = 0;
@@ -265,20 +224,10 @@ tdm_status tdm__cpu_hash_insert(tdm_hash *h, const void *keys, const void *value
     if (dfr) memset(dfr, 0, n);
 #pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
     for (t = 0; t < nt; t++) {
-      switch (inst(h)) {
-      case 0: insert_run_k32v32(h, (const uint32_t *)keys, (const uint32_t *)values, n, nt, t, dfr, &c[t]); break;
-      case 1: insert_run_k32v64(h, (const uint32_t *)keys, (const uint64_t *)values, n, nt, t, dfr, &c[t]); break;
-      case 2: insert_run_k64v32(h, (const uint64_t *)keys, (const uint32_t *)values, n, nt, t, dfr, &c[t]); break;
-      default: insert_run_k64v64(h, (const uint64_t *)keys, (const uint64_t *)values, n, nt, t, dfr, &c[t]); break;
-      }
+      HC(h)->fn->insert_run(h, keys, values, n, nt, t, dfr, &c[t]);
     }
     if (dfr) {
-      switch (inst(h)) {
-      case 0: insert_deferred_k32v32(h, (const uint32_t *)keys, (const uint32_t *)values, dfr, n, &c[0]); break;
-      case 1: insert_deferred_k32v64(h, (const uint32_t *)keys, (const uint64_t *)values, dfr, n, &c[0]); break;
-      case 2: insert_deferred_k64v32(h, (const uint64_t *)keys, (const uint32_t *)values, dfr, n, &c[0]); break;
-      default: insert_deferred_k64v64(h, (const uint64_t *)keys, (const uint64_t *)values, dfr, n, &c[0]); break;
-      }
+      HC(h)->fn->insert_deferred(h, keys, values, dfr, n, &c[0]);
     }
   }
   tdm__host_scratch_release(h->ctx, &sc);
@@ -297,23 +246,18 @@ tdm_status tdm__cpu_hash_insert(tdm_hash *h, const void *keys, const void *value
   return TDM_OK;
 }
 
-tdm_status tdm__cpu_hash_find(const tdm_hash *h, const void *keys, void *values_out, uint8_t *found_out, size_t n) {
+static tdm_status hc_find(const tdm_hash *h, const void *keys, void *values_out, uint8_t *found_out, size_t n) {
   unsigned nt = threads_for(h, n), t;
 #pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
   for (t = 0; t < nt; t++) {
     size_t lo = chunk(n, nt, t), hi = chunk(n, nt, t + 1);
-    switch (inst(h)) {
-    case 0: find_range_k32v32(h, (const uint32_t *)keys, (uint32_t *)values_out, found_out, lo, hi); break;
-    case 1: find_range_k32v64(h, (const uint32_t *)keys, (uint64_t *)values_out, found_out, lo, hi); break;
-    case 2: find_range_k64v32(h, (const uint64_t *)keys, (uint32_t *)values_out, found_out, lo, hi); break;
-    default: find_range_k64v64(h, (const uint64_t *)keys, (uint64_t *)values_out, found_out, lo, hi); break;
-    }
+    HC(h)->fn->find_range(h, keys, values_out, found_out, lo, hi);
   }
   return TDM_OK;
 }
 
-tdm_status tdm__cpu_hash_erase(tdm_hash *h, const void *keys, size_t n, size_t *erased) {
-  hc_counts c[HC_MAX_THREADS];
+static tdm_status hc_erase(tdm_hash *h, const void *keys, size_t n, size_t *erased) {
+  tdm__hc_counts c[HC_MAX_THREADS];
   unsigned nt = threads_for(h, n), t;
   size_t gone = 0, tomb = 0, side = 0;
   memset(c, 0, nt * sizeof c[0]);
@@ -321,12 +265,7 @@ tdm_status tdm__cpu_hash_erase(tdm_hash *h, const void *keys, size_t n, size_t *
   for (t = 0; t < nt; t++) {
     size_t lo = chunk(n, nt, t), hi = chunk(n, nt, t + 1);
     int atomic = nt > 1;
-    switch (inst(h)) {
-    case 0: erase_range_k32v32(h, (const uint32_t *)keys, lo, hi, atomic, &c[t]); break;
-    case 1: erase_range_k32v64(h, (const uint32_t *)keys, lo, hi, atomic, &c[t]); break;
-    case 2: erase_range_k64v32(h, (const uint64_t *)keys, lo, hi, atomic, &c[t]); break;
-    default: erase_range_k64v64(h, (const uint64_t *)keys, lo, hi, atomic, &c[t]); break;
-    }
+    HC(h)->fn->erase_range(h, keys, lo, hi, atomic, &c[t]);
   }
   for (t = 0; t < nt; t++) {
     gone += c[t].n[4 + TDM_HASH_GONE_TOMB] + c[t].n[4 + TDM_HASH_GONE_EMPTY] + c[t].n[4 + TDM_HASH_GONE_SIDE];
@@ -340,65 +279,48 @@ tdm_status tdm__cpu_hash_erase(tdm_hash *h, const void *keys, size_t n, size_t *
   return TDM_OK;
 }
 
-tdm_status tdm__cpu_hash_export(const tdm_hash *h, void *keys_out, void *values_out) {
+static tdm_status hc_export(const tdm_hash *h, void *keys_out, void *values_out) {
   size_t base[HC_MAX_THREADS + 1];
-  const void *s = h->slots;
+  const void *s = HC(h)->slots;
   unsigned nt = threads_for(h, h->cap), t;
   size_t at;
-  switch (inst(h)) {
-  case 0: at = export_side_k32v32((const tdm_hslot_k32v32 *)s, h->cap, (uint32_t *)keys_out, (uint32_t *)values_out); break;
-  case 1: at = export_side_k32v64((const tdm_hslot_k32v64 *)s, h->cap, (uint32_t *)keys_out, (uint64_t *)values_out); break;
-  case 2: at = export_side_k64v32((const tdm_hslot_k64v32 *)s, h->cap, (uint64_t *)keys_out, (uint32_t *)values_out); break;
-  default: at = export_side_k64v64((const tdm_hslot_k64v64 *)s, h->cap, (uint64_t *)keys_out, (uint64_t *)values_out); break;
-  }
+  at = HC(h)->fn->export_side(s, h->cap, keys_out, values_out);
   /* Count per chunk, then each chunk writes from its prefix: slot order. */
 #pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
   for (t = 0; t < nt; t++) {
     size_t lo = chunk(h->cap, nt, t), hi = chunk(h->cap, nt, t + 1);
-    switch (inst(h)) {
-    case 0: base[t + 1] = count_range_k32v32((const tdm_hslot_k32v32 *)s, lo, hi); break;
-    case 1: base[t + 1] = count_range_k32v64((const tdm_hslot_k32v64 *)s, lo, hi); break;
-    case 2: base[t + 1] = count_range_k64v32((const tdm_hslot_k64v32 *)s, lo, hi); break;
-    default: base[t + 1] = count_range_k64v64((const tdm_hslot_k64v64 *)s, lo, hi); break;
-    }
+    base[t + 1] = HC(h)->fn->count_range(s, lo, hi);
   }
   base[0] = at;
   for (t = 0; t < nt; t++) base[t + 1] += base[t];
 #pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
   for (t = 0; t < nt; t++) {
     size_t lo = chunk(h->cap, nt, t), hi = chunk(h->cap, nt, t + 1);
-    switch (inst(h)) {
-    case 0: export_range_k32v32((const tdm_hslot_k32v32 *)s, lo, hi, (uint32_t *)keys_out, (uint32_t *)values_out, base[t]); break;
-    case 1: export_range_k32v64((const tdm_hslot_k32v64 *)s, lo, hi, (uint32_t *)keys_out, (uint64_t *)values_out, base[t]); break;
-    case 2: export_range_k64v32((const tdm_hslot_k64v32 *)s, lo, hi, (uint64_t *)keys_out, (uint32_t *)values_out, base[t]); break;
-    default: export_range_k64v64((const tdm_hslot_k64v64 *)s, lo, hi, (uint64_t *)keys_out, (uint64_t *)values_out, base[t]); break;
-    }
+    HC(h)->fn->export_range(s, lo, hi, keys_out, values_out, base[t]);
   }
   return TDM_OK;
 }
 
-tdm_status tdm__cpu_hash_clear(tdm_hash *h) {
+static tdm_status hc_clear(tdm_hash *h) {
   size_t bytes = tdm__hash_table_bytes(h, h->log2cap);
   /* A mapped table gets fresh zero pages from the OS: no pass over memory. */
-  if (!h->mapped || madvise(h->slots, h->slots_bytes, MADV_DONTNEED) != 0) memset(h->slots, 0, bytes);
+  if (!HC(h)->mapped || madvise(HC(h)->slots, HC(h)->slots_bytes, MADV_DONTNEED) != 0) memset(HC(h)->slots, 0, bytes);
   h->size = 0;
   h->side = 0;
   h->tombs = 0;
   return TDM_OK;
 }
 
-tdm_status tdm__hash_check_slots(const tdm_hash *h, const void *slots) {
-  if (h->log2cap < TDM_HASH_MIN_LOG2 || h->log2cap > TDM_HASH_MAX_LOG2 || h->cap != (size_t)1 << h->log2cap)
-    return tdm__fail(TDM_ERR_CORRUPT, "tdm_hash_validate: slot count %zu is not 2^%u", h->cap, h->log2cap);
-  if (h->limit != (size_t)tdm_hash_limit(h->log2cap, h->max_load) || h->limit >= h->cap)
-    return tdm__fail(TDM_ERR_CORRUPT, "tdm_hash_validate: load limit %zu does not match %zu slots at max_load %g",
-                     h->limit, h->cap, h->max_load);
-  switch (inst(h)) {
-  case 0: return check_k32v32(h, (const tdm_hslot_k32v32 *)slots);
-  case 1: return check_k32v64(h, (const tdm_hslot_k32v64 *)slots);
-  case 2: return check_k64v32(h, (const tdm_hslot_k64v32 *)slots);
-  default: return check_k64v64(h, (const tdm_hslot_k64v64 *)slots);
-  }
-}
+static tdm_status hc_validate(const tdm_hash *h) { return tdm__hash_check_slots(h, HC(h)->slots); }
 
-tdm_status tdm__cpu_hash_validate(const tdm_hash *h) { return tdm__hash_check_slots(h, h->slots); }
+const tdm__hash_ops tdm__hash_cpu_ops = {
+    .state_bytes = sizeof(tdm__hash_cpu),
+    .create = hc_create,
+    .destroy = hc_destroy,
+    .insert = hc_insert,
+    .find = hc_find,
+    .erase = hc_erase,
+    .export_all = hc_export,
+    .clear = hc_clear,
+    .validate = hc_validate,
+};

@@ -1,8 +1,8 @@
 /*
  * hash_cpu_impl.h: the CPU loops of the hash table for one key and value
- * width. Included by hash_cpu.c once per combination with HS_K, HS_V, HS_KW,
- * HS_VW and HS_SFX defined (as for src/hash_slot_impl.h). No include guard on
- * purpose.
+ * width. Each of cpu/hash_cpu_k32v32.c ... hash_cpu_k64v64.c defines HS_K,
+ * HS_V, HS_KW, HS_VW and HS_SFX (as for src/hd/hash_slot_impl.h), includes
+ * this file once and defines its table tdm__hash_cpu_<sfx> = HC_FNS.
  *
  * The random-access loops hide memory latency the same way: keys are hashed
  * PF ahead of the one being probed and their start slots prefetched, so about
@@ -10,25 +10,35 @@
  * the cache. The partitioned insert streams each table region instead.
  */
 
+#ifndef TANDEM_HASH_CPU_IMPL_H
+#define TANDEM_HASH_CPU_IMPL_H
+
+#include "cpu.h"
+
+enum {
+  PF = 32, /* prefetch distance, in keys; a power of two */
+  HB = 512 /* keys per block of the insert loop */
+};
+
 #define HC_CAT2(a, b) a##_##b
 #define HC_CAT(a, b) HC_CAT2(a, b)
-#define HC_SLOT HC_CAT(tdm_hslot, HS_SFX)
+#define HC_SLOT HC_CAT(tdm__hslot, HS_SFX)
 #define HC_FN(name) HC_CAT(name, HS_SFX)
 #define HC_WCAT2(a, b) a##b
 #define HC_WCAT(a, b) HC_WCAT2(a, b)
 #define HC_TOMB ((HS_K)HC_WCAT(TDM_HASH_TOMB, HS_KW))
 
 /* Inserts one key at its start slot under the table's policy; a probe that
- * would pass stop (see tdm_hs_claim) sets *deferred and changes nothing. */
+ * would pass stop (see tdm__hs_claim) sets *deferred and changes nothing. */
 static inline void HC_FN(put)(HC_SLOT *s, unsigned l, HS_K key, HS_V val, uint64_t start, int atomic, uint64_t stop,
-                              int dup, int vkind, hc_counts *c, uint8_t *deferred) {
+                              int dup, int vkind, tdm__hc_counts *c, uint8_t *deferred) {
   int o;
-  uint64_t pos = HC_FN(tdm_hs_claim)(s, l, key, start, atomic, stop, &o);
+  uint64_t pos = HC_FN(tdm__hs_claim)(s, l, key, start, atomic, stop, &o);
   if (pos == TDM_HASH_NONE) {
     if (o == TDM_HASH_DEFER) *deferred = 1;
     else c->n[TDM_HASH_FOUND]++; /* no free slot: only in a corrupt table */
   } else if (o == TDM_HASH_FOUND) {
-    if (dup != TDM_DUP_KEEP_FIRST) s[pos].v = HC_FN(tdm_hs_combine)(s[pos].v, val, dup, vkind);
+    if (dup != TDM__DUP_KEEP_FIRST) s[pos].v = HC_FN(tdm__hs_combine)(s[pos].v, val, dup, vkind);
   } else {
     s[pos].v = val;
     c->n[o]++;
@@ -37,7 +47,7 @@ static inline void HC_FN(put)(HC_SLOT *s, unsigned l, HS_K key, HS_V val, uint64
 
 /* Inserts the keys of the batch owned by thread t of nt, in batch order.
  * Ownership: a key belongs to the thread whose run of buckets holds its home
- * slot (tdm_hash_owner; marker keys, in the side slots, to thread 0). All
+ * slot (tdm__hash_owner; marker keys, in the side slots, to thread 0). All
  * copies of one key therefore meet in one thread, in batch order, and every
  * duplicate policy gives exactly the sequential result whatever the schedule.
  * With dfr non-NULL a thread writes only inside its run, without atomics: a
@@ -49,12 +59,12 @@ static inline void HC_FN(put)(HC_SLOT *s, unsigned l, HS_K key, HS_V val, uint64
  * branch on it would mispredict), then the list is inserted with the usual
  * prefetch-ahead loop. */
 static void HC_FN(insert_run)(tdm_hash *h, const HS_K *keys, const HS_V *vals, size_t n, unsigned nt, unsigned t,
-                              uint8_t *dfr, hc_counts *c) {
-  HC_SLOT *s = (HC_SLOT *)h->slots;
+                              uint8_t *dfr, tdm__hc_counts *c) {
+  HC_SLOT *s = (HC_SLOT *)tdm__hash_cpu_of(h)->slots;
   unsigned l = h->log2cap, group = (unsigned)(64u / sizeof(HC_SLOT));
   uint64_t cap = h->cap;
   int atomic = nt > 1 && !dfr, dup = (int)h->dup, vkind = h->vkind;
-  uint64_t stop = nt > 1 && dfr ? tdm_hash_run_start(t + 1, l, group, nt) : TDM_HASH_NONE;
+  uint64_t stop = nt > 1 && dfr ? tdm__hash_run_start(t + 1, l, group, nt) : TDM_HASH_NONE;
   size_t idx[HB], b;
   uint64_t st[HB];
   uint8_t none = 0;
@@ -63,9 +73,9 @@ static void HC_FN(insert_run)(tdm_hash *h, const HS_K *keys, const HS_V *vals, s
     size_t e = n - b < HB ? n : b + HB, i, j, m = 0;
     for (i = b; i < e; i++) {
       HS_K key = keys[i];
-      unsigned side = HC_WCAT(tdm_hash_side, HS_KW)(key);
-      uint64_t home = tdm_hash_home(tdm_hash_mix(key), l, group);
-      int own = side ? t == 0 : (nt == 1 || tdm_hash_owner(home, l, group, nt) == t);
+      unsigned side = HC_WCAT(tdm__hash_side, HS_KW)(key);
+      uint64_t home = tdm__hash_home(tdm__hash_mix(key), l, group);
+      int own = side ? t == 0 : (nt == 1 || tdm__hash_owner(home, l, group, nt) == t);
       idx[m] = i;
       st[m] = side ? cap + side - 1u : home;
       m += (size_t)own;
@@ -83,26 +93,26 @@ static void HC_FN(insert_run)(tdm_hash *h, const HS_K *keys, const HS_V *vals, s
 /* The sequential pass after insert_run / part_insert: the flagged keys, in
  * order, with no window. */
 static void HC_FN(insert_deferred)(tdm_hash *h, const HS_K *keys, const HS_V *vals, const uint8_t *dfr, size_t n,
-                                   hc_counts *c) {
-  HC_SLOT *s = (HC_SLOT *)h->slots;
+                                   tdm__hc_counts *c) {
+  HC_SLOT *s = (HC_SLOT *)tdm__hash_cpu_of(h)->slots;
   unsigned l = h->log2cap;
   size_t i;
   uint8_t none = 0;
   for (i = 0; i < n; i++)
     if (dfr[i])
-      HC_FN(put)(s, l, keys[i], vals[i], HC_FN(tdm_hs_start)(keys[i], l), 0, TDM_HASH_NONE, (int)h->dup, h->vkind, c,
+      HC_FN(put)(s, l, keys[i], vals[i], HC_FN(tdm__hs_start)(keys[i], l), 0, TDM_HASH_NONE, (int)h->dup, h->vkind, c,
                  &none);
 }
 
 /* insert_deferred over partition records. */
-static void HC_FN(part_deferred)(tdm_hash *h, const HC_SLOT *rec, const uint8_t *dfr, size_t n, hc_counts *c) {
-  HC_SLOT *s = (HC_SLOT *)h->slots;
+static void HC_FN(part_deferred)(tdm_hash *h, const HC_SLOT *rec, const uint8_t *dfr, size_t n, tdm__hc_counts *c) {
+  HC_SLOT *s = (HC_SLOT *)tdm__hash_cpu_of(h)->slots;
   unsigned l = h->log2cap;
   size_t i;
   uint8_t none = 0;
   for (i = 0; i < n; i++)
     if (dfr[i])
-      HC_FN(put)(s, l, rec[i].k, rec[i].v, HC_FN(tdm_hs_start)(rec[i].k, l), 0, TDM_HASH_NONE, (int)h->dup, h->vkind,
+      HC_FN(put)(s, l, rec[i].k, rec[i].v, HC_FN(tdm__hs_start)(rec[i].k, l), 0, TDM_HASH_NONE, (int)h->dup, h->vkind,
                  c, &none);
 }
 
@@ -117,8 +127,8 @@ static void HC_FN(part_deferred)(tdm_hash *h, const HC_SLOT *rec, const uint8_t 
 
 /* Partition of a key: region of its home slot, or np for a marker key. */
 static inline size_t HC_FN(part_of)(HS_K key, unsigned pbits, size_t np) {
-  if (HC_WCAT(tdm_hash_side, HS_KW)(key)) return np;
-  return pbits ? (size_t)(tdm_hash_mix(key) >> (64u - pbits)) : 0u;
+  if (HC_WCAT(tdm__hash_side, HS_KW)(key)) return np;
+  return pbits ? (size_t)(tdm__hash_mix(key) >> (64u - pbits)) : 0u;
 }
 
 /* Counts the keys [lo, hi) per partition into cnt[0..np]. */
@@ -145,8 +155,8 @@ static void HC_FN(part_scatter)(const HS_K *keys, const HS_V *vals, size_t lo, s
  * (indexed like rec) for the sequential pass; dfr NULL: no window (one
  * thread). */
 static void HC_FN(part_insert)(tdm_hash *h, const HC_SLOT *rec, const size_t *b, size_t plo, size_t phi, size_t np,
-                               int side, uint8_t *dfr, hc_counts *c) {
-  HC_SLOT *s = (HC_SLOT *)h->slots;
+                               int side, uint8_t *dfr, tdm__hc_counts *c) {
+  HC_SLOT *s = (HC_SLOT *)tdm__hash_cpu_of(h)->slots;
   unsigned l = h->log2cap;
   int dup = (int)h->dup, vkind = h->vkind;
   size_t region = h->cap / np, p, j;
@@ -158,18 +168,18 @@ static void HC_FN(part_insert)(tdm_hash *h, const HC_SLOT *rec, const size_t *b,
      * sweep), so the random probes below hit the cache. */
     for (; r < end; r += 64) __builtin_prefetch(r, 1, 2);
     for (j = b[p]; j < b[p + 1]; j++)
-      HC_FN(put)(s, l, rec[j].k, rec[j].v, HC_FN(tdm_hs_start)(rec[j].k, l), 0, stop, dup, vkind, c,
+      HC_FN(put)(s, l, rec[j].k, rec[j].v, HC_FN(tdm__hs_start)(rec[j].k, l), 0, stop, dup, vkind, c,
                  dfr ? &dfr[j] : &none);
   }
   if (side)
     for (j = b[np]; j < b[np + 1]; j++)
-      HC_FN(put)(s, l, rec[j].k, rec[j].v, HC_FN(tdm_hs_start)(rec[j].k, l), 0, TDM_HASH_NONE, dup, vkind, c, &none);
+      HC_FN(put)(s, l, rec[j].k, rec[j].v, HC_FN(tdm__hs_start)(rec[j].k, l), 0, TDM_HASH_NONE, dup, vkind, c, &none);
 }
 
 /* Moves every live table key of old slots [lo, hi) into the table dst of
  * 2^dl slots. Keys are distinct, so a claim always takes a new slot. Reading
  * the old table in order writes the new one almost in order too (homes are
- * the top hash bits, see tdm_hash_home), so no prefetching is needed. */
+ * the top hash bits, see tdm__hash_home), so no prefetching is needed. */
 static void HC_FN(rehash_range)(const HC_SLOT *src, size_t lo, size_t hi, HC_SLOT *dst, unsigned dl, int atomic) {
   size_t i;
   for (i = lo; i < hi; i++) {
@@ -177,30 +187,30 @@ static void HC_FN(rehash_range)(const HC_SLOT *src, size_t lo, size_t hi, HC_SLO
     int o;
     uint64_t pos;
     if (k == (HS_K)TDM_HASH_EMPTY || k == HC_TOMB) continue;
-    pos = HC_FN(tdm_hs_claim)(dst, dl, k, HC_FN(tdm_hs_home)(k, dl), atomic, TDM_HASH_NONE, &o);
+    pos = HC_FN(tdm__hs_claim)(dst, dl, k, HC_FN(tdm__hs_home)(k, dl), atomic, TDM_HASH_NONE, &o);
     if (pos != TDM_HASH_NONE) dst[pos].v = src[i].v; /* always: the new table has room */
   }
 }
 
 /* Finds keys [lo, hi). values_out / found_out may be NULL. */
 static void HC_FN(find_range)(const tdm_hash *h, const HS_K *keys, HS_V *vo, uint8_t *fo, size_t lo, size_t hi) {
-  const HC_SLOT *s = (const HC_SLOT *)h->slots;
+  const HC_SLOT *s = (const HC_SLOT *)tdm__hash_cpu_of(h)->slots;
   unsigned l = h->log2cap;
   uint64_t ring[PF];
   size_t m = hi - lo, i;
   for (i = 0; i < PF && i < m; i++) {
-    ring[i] = HC_FN(tdm_hs_start)(keys[lo + i], l);
+    ring[i] = HC_FN(tdm__hs_start)(keys[lo + i], l);
     __builtin_prefetch(&s[ring[i]], 0, 3);
   }
   for (i = 0; i < m; i++) {
     uint64_t st = ring[i % PF], pos;
     HS_K key = keys[lo + i];
     if (i + PF < m) {
-      uint64_t ns = HC_FN(tdm_hs_start)(keys[lo + i + PF], l);
+      uint64_t ns = HC_FN(tdm__hs_start)(keys[lo + i + PF], l);
       ring[i % PF] = ns;
       __builtin_prefetch(&s[ns], 0, 3);
     }
-    pos = HC_FN(tdm_hs_lookup)(s, l, key, st, 0);
+    pos = HC_FN(tdm__hs_lookup)(s, l, key, st, 0);
     if (pos != TDM_HASH_NONE) {
       if (vo) vo[lo + i] = s[pos].v;
       if (fo) fo[lo + i] = 1;
@@ -212,24 +222,24 @@ static void HC_FN(find_range)(const tdm_hash *h, const HS_K *keys, HS_V *vo, uin
 }
 
 /* Erases keys [lo, hi); outcomes counted in c. */
-static void HC_FN(erase_range)(tdm_hash *h, const HS_K *keys, size_t lo, size_t hi, int atomic, hc_counts *c) {
-  HC_SLOT *s = (HC_SLOT *)h->slots;
+static void HC_FN(erase_range)(tdm_hash *h, const HS_K *keys, size_t lo, size_t hi, int atomic, tdm__hc_counts *c) {
+  HC_SLOT *s = (HC_SLOT *)tdm__hash_cpu_of(h)->slots;
   unsigned l = h->log2cap;
   uint64_t ring[PF];
   size_t m = hi - lo, i;
   for (i = 0; i < PF && i < m; i++) {
-    ring[i] = HC_FN(tdm_hs_start)(keys[lo + i], l);
+    ring[i] = HC_FN(tdm__hs_start)(keys[lo + i], l);
     __builtin_prefetch(&s[ring[i]], 1, 3);
   }
   for (i = 0; i < m; i++) {
     uint64_t st = ring[i % PF];
     HS_K key = keys[lo + i];
     if (i + PF < m) {
-      uint64_t ns = HC_FN(tdm_hs_start)(keys[lo + i + PF], l);
+      uint64_t ns = HC_FN(tdm__hs_start)(keys[lo + i + PF], l);
       ring[i % PF] = ns;
       __builtin_prefetch(&s[ns], 1, 3);
     }
-    c->n[4 + HC_FN(tdm_hs_erase)(s, l, key, st, atomic)]++;
+    c->n[4 + HC_FN(tdm__hs_erase)(s, l, key, st, atomic)]++;
   }
 }
 
@@ -266,63 +276,54 @@ static size_t HC_FN(export_side)(const HC_SLOT *s, uint64_t cap, HS_K *ko, HS_V 
   return at;
 }
 
-/* The invariants of hash_layout.h on a host copy of the table. */
-static tdm_status HC_FN(check)(const tdm_hash *h, const HC_SLOT *s) {
-  static const char fn[] = "tdm_hash_validate";
-  unsigned l = h->log2cap;
-  uint64_t cap = (uint64_t)1 << l, mask = cap - 1u, i;
-  size_t live = 0, tombs = 0, side = 0;
-  for (i = 0; i < cap; i++) {
-    HS_K k = s[i].k;
-    uint64_t p, steps = 0;
-    if (k == (HS_K)TDM_HASH_EMPTY || k == HC_TOMB) {
-      if (s[i].v != 0)
-        return tdm__fail(TDM_ERR_CORRUPT, "%s: slot %llu is %s but its value bits are 0x%llx, not 0", fn,
-                         (unsigned long long)i, k == HC_TOMB ? "a tombstone" : "empty",
-                         (unsigned long long)s[i].v);
-      tombs += k == HC_TOMB;
-      continue;
-    }
-    live++;
-    for (p = HC_FN(tdm_hs_home)(k, l); p != i; p = tdm_hash_next(p, mask)) {
-      if (s[p].k == (HS_K)TDM_HASH_EMPTY)
-        return tdm__fail(TDM_ERR_CORRUPT,
-                         "%s: slot %llu: key 0x%llx is unreachable from its home slot %llu, because slot %llu "
-                         "on its probe path is empty",
-                         fn, (unsigned long long)i, (unsigned long long)k,
-                         (unsigned long long)HC_FN(tdm_hs_home)(k, l), (unsigned long long)p);
-      if (s[p].k == k)
-        return tdm__fail(TDM_ERR_CORRUPT, "%s: slot %llu: key 0x%llx is stored twice, also in slot %llu", fn,
-                         (unsigned long long)i, (unsigned long long)k, (unsigned long long)p);
-      if (++steps > cap)
-        return tdm__fail(TDM_ERR_CORRUPT, "%s: slot %llu: probe path of key 0x%llx does not end", fn,
-                         (unsigned long long)i, (unsigned long long)k);
-    }
-  }
-  for (i = cap; i < cap + 2u; i++) {
-    if (s[i].k > 1u)
-      return tdm__fail(TDM_ERR_CORRUPT, "%s: side slot %llu (key 0x%llx) has present flag 0x%llx, not 0 or 1", fn,
-                       (unsigned long long)i, (unsigned long long)(i == cap ? (HS_K)TDM_HASH_EMPTY : HC_TOMB),
-                       (unsigned long long)s[i].k);
-    if (!s[i].k && s[i].v != 0)
-      return tdm__fail(TDM_ERR_CORRUPT, "%s: side slot %llu is absent but its value bits are 0x%llx, not 0", fn,
-                       (unsigned long long)i, (unsigned long long)s[i].v);
-    side += s[i].k;
-  }
-  if (side != h->side)
-    return tdm__fail(TDM_ERR_CORRUPT, "%s: side slots (slots %llu, %llu) hold %zu keys, the table counts %zu", fn,
-                     (unsigned long long)cap, (unsigned long long)cap + 1u, side, h->side);
-  if (live + side != h->size)
-    return tdm__fail(TDM_ERR_CORRUPT, "%s: %zu live keys in slots 0..%llu and the side slots, but size is %zu", fn,
-                     live + side, (unsigned long long)cap + 1u, h->size);
-  if (tombs != h->tombs)
-    return tdm__fail(TDM_ERR_CORRUPT, "%s: %zu tombstones in slots 0..%llu, but the table counts %zu", fn, tombs,
-                     (unsigned long long)mask, h->tombs);
-  if (live + tombs > h->limit)
-    return tdm__fail(TDM_ERR_CORRUPT, "%s: %zu live keys + %zu tombstones in slots 0..%llu exceed the load limit %zu",
-                     fn, live, tombs, (unsigned long long)mask, h->limit);
-  return TDM_OK;
+/* ---- the table of this instantiation: untyped entry points ---------------- */
+
+static void hc_insert_run(tdm_hash *h, const void *keys, const void *vals, size_t n, unsigned nt, unsigned t,
+                          uint8_t *dfr, tdm__hc_counts *c) {
+  HC_FN(insert_run)(h, (const HS_K *)keys, (const HS_V *)vals, n, nt, t, dfr, c);
 }
+static void hc_insert_deferred(tdm_hash *h, const void *keys, const void *vals, const uint8_t *dfr, size_t n,
+                               tdm__hc_counts *c) {
+  HC_FN(insert_deferred)(h, (const HS_K *)keys, (const HS_V *)vals, dfr, n, c);
+}
+static void hc_part_count(const void *keys, size_t lo, size_t hi, unsigned pbits, size_t np, size_t *cnt) {
+  HC_FN(part_count)((const HS_K *)keys, lo, hi, pbits, np, cnt);
+}
+static void hc_part_scatter(const void *keys, const void *vals, size_t lo, size_t hi, unsigned pbits, size_t np,
+                            size_t *at, void *rec) {
+  HC_FN(part_scatter)((const HS_K *)keys, (const HS_V *)vals, lo, hi, pbits, np, at, (HC_SLOT *)rec);
+}
+static void hc_part_insert(tdm_hash *h, const void *rec, const size_t *b, size_t plo, size_t phi, size_t np, int side,
+                           uint8_t *dfr, tdm__hc_counts *c) {
+  HC_FN(part_insert)(h, (const HC_SLOT *)rec, b, plo, phi, np, side, dfr, c);
+}
+static void hc_part_deferred(tdm_hash *h, const void *rec, const uint8_t *dfr, size_t n, tdm__hc_counts *c) {
+  HC_FN(part_deferred)(h, (const HC_SLOT *)rec, dfr, n, c);
+}
+static void hc_rehash_range(const void *src, size_t lo, size_t hi, void *dst, unsigned dl, int atomic) {
+  HC_FN(rehash_range)((const HC_SLOT *)src, lo, hi, (HC_SLOT *)dst, dl, atomic);
+}
+static void hc_find_range(const tdm_hash *h, const void *keys, void *vo, uint8_t *fo, size_t lo, size_t hi) {
+  HC_FN(find_range)(h, (const HS_K *)keys, (HS_V *)vo, fo, lo, hi);
+}
+static void hc_erase_range(tdm_hash *h, const void *keys, size_t lo, size_t hi, int atomic, tdm__hc_counts *c) {
+  HC_FN(erase_range)(h, (const HS_K *)keys, lo, hi, atomic, c);
+}
+static size_t hc_count_range(const void *s, size_t lo, size_t hi) {
+  return HC_FN(count_range)((const HC_SLOT *)s, lo, hi);
+}
+static void hc_export_range(const void *s, size_t lo, size_t hi, void *ko, void *vo, size_t at) {
+  HC_FN(export_range)((const HC_SLOT *)s, lo, hi, (HS_K *)ko, (HS_V *)vo, at);
+}
+static size_t hc_export_side(const void *s, uint64_t cap, void *ko, void *vo) {
+  return HC_FN(export_side)((const HC_SLOT *)s, cap, (HS_K *)ko, (HS_V *)vo);
+}
+
+#define HC_FNS                                                                                                    \
+  {                                                                                                               \
+    hc_insert_run, hc_insert_deferred, hc_part_count, hc_part_scatter, hc_part_insert, hc_part_deferred,          \
+        hc_rehash_range, hc_find_range, hc_erase_range, hc_count_range, hc_export_range, hc_export_side           \
+  }
 
 #undef HC_CAT2
 #undef HC_CAT
@@ -331,3 +332,5 @@ static tdm_status HC_FN(check)(const tdm_hash *h, const HC_SLOT *s) {
 #undef HC_WCAT2
 #undef HC_WCAT
 #undef HC_TOMB
+
+#endif /* TANDEM_HASH_CPU_IMPL_H */

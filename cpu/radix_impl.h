@@ -347,8 +347,8 @@ static void RS_FN(first_pass)(const rs_work *w, RS_K *a, size_t n, int W, RS_K *
       }
     } else {
       for (i = lo; i < hi; i++) {
-        RS_K b = (RS_K)(sizeof(RS_K) == 4 ? tdm_sortbits32((uint32_t)a[i], o->kind, o->desc)
-                                          : tdm_sortbits64((uint64_t)a[i], o->kind, o->desc));
+        RS_K b = (RS_K)(sizeof(RS_K) == 4 ? tdm__sortbits32((uint32_t)a[i], o->kind, o->desc)
+                                          : tdm__sortbits64((uint64_t)a[i], o->kind, o->desc));
         a[i] = b;
         x |= b;
         y &= b;

@@ -13,7 +13,7 @@
 #include <emmintrin.h>
 #endif
 
-#include "cpu_backend.h"
+#include "cpu.h"
 
 /* How the final write maps bits back to keys. */
 typedef struct rs_out {
@@ -104,8 +104,8 @@ static inline void rs_stream_fence(void) {
 #endif
 }
 
-#define RS_UNSORT32(b, o) tdm_unsortbits32((b), (o)->kind, (o)->desc)
-#define RS_UNSORT64(b, o) tdm_unsortbits64((b), (o)->kind, (o)->desc)
+#define RS_UNSORT32(b, o) tdm__unsortbits32((b), (o)->kind, (o)->desc)
+#define RS_UNSORT64(b, o) tdm__unsortbits64((b), (o)->kind, (o)->desc)
 
 #define RS_K uint32_t
 #define RS_V uint32_t
@@ -241,8 +241,8 @@ static void arg_fill(const rs_work *w, const void *keys, void *kb, void *perm, s
   long i;
 #pragma omp parallel for num_threads(w->threads) schedule(static) if (n > RS_MIN_PER_TASK)
   for (i = 0; i < (long)n; i++) {
-    if (ks == 4) ((uint32_t *)kb)[i] = tdm_sortbits32(((const uint32_t *)keys)[i], kind, desc);
-    else ((uint64_t *)kb)[i] = tdm_sortbits64(((const uint64_t *)keys)[i], kind, desc);
+    if (ks == 4) ((uint32_t *)kb)[i] = tdm__sortbits32(((const uint32_t *)keys)[i], kind, desc);
+    else ((uint64_t *)kb)[i] = tdm__sortbits64(((const uint64_t *)keys)[i], kind, desc);
     if (is == 4) ((uint32_t *)perm)[i] = (uint32_t)i;
     else ((uint64_t *)perm)[i] = (uint64_t)i;
   }
@@ -278,3 +278,5 @@ tdm_status tdm__cpu_argsort(tdm_ctx *ctx, tdm_type key_type, const void *keys, t
   tdm__host_scratch_release(ctx, &s);
   return TDM_OK;
 }
+
+const tdm__sort_ops tdm__sort_cpu_ops = {.sort = tdm__cpu_sort, .argsort = tdm__cpu_argsort};

@@ -1,42 +1,65 @@
 /*
- * gpu_common.cuh: what every CUDA source of the backend shares: checked CUDA
- * calls, the per-context GPU state, device allocation through the
- * failure-injection hook, and staging of caller arrays that may live in host
- * or device memory.
+ * gpu_common.cuh: the CUDA backend's private header, and its plumbing:
+ * checked CUDA calls, the per-context GPU state, device allocation through the
+ * failure-injection hook, staging of caller arrays that may live in host or
+ * device memory, the launch shape and grid-stride loop every kernel uses, and
+ * the one cleanup style (tdm__gpu_scope: device memory of a call, released on
+ * every return path).
  *
- * Layering (as in CUB): public API (src/) -> dispatch (gpu/*_gpu.cu, C linkage,
- * stages arrays, picks the instantiation) -> kernels (thin loops around the
- * shared host/device functions of src/*.h).
+ * Layering (as in CUB): public API (src/) -> operation tables (gpu/..._gpu.cu:
+ * stage arrays, pick the instantiation) -> kernels (thin loops around the
+ * shared host/device functions of src/hd/).
  */
 #ifndef TANDEM_GPU_COMMON_CUH
 #define TANDEM_GPU_COMMON_CUH
 
 #include <cuda_runtime.h>
 
-#include "../src/gpu_iface.h"
+#include "../src/backend.h"
 
 /* Per-context GPU state (ctx->gpu). */
-struct tdm_gpu_state {
+struct tdm__gpu_state {
   cudaStream_t stream;
   int own_stream;
   int device;
 };
 
+/* The operation tables (gathered into tdm__cuda_backend by backend_gpu.cu). */
+extern const tdm__sort_ops tdm__sort_cuda_ops;
+extern const tdm__hash_ops tdm__hash_cuda_ops;
+extern const tdm__btree_ops tdm__btree_cuda_ops;
+
+/* Context hooks (runtime.cu). */
+tdm_status tdm__gpu_ctx_init(tdm_ctx *ctx);
+void tdm__gpu_ctx_fini(tdm_ctx *ctx);
+
+/* The device sort (sort_gpu.cu), also used by the B+ tree for its batches. */
+tdm_status tdm__gpu_sort(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type value_type, void *values, size_t n,
+                         int desc);
+
+/* ---- errors ---------------------------------------------------------------- */
+
 /* Runs a CUDA call; on failure records "where: CUDA error text" and returns
  * TDM_ERR_DEVICE (TDM_ERR_OUT_OF_MEMORY for cudaErrorMemoryAllocation) from
- * the enclosing function, after running the cleanup statement. */
+ * the enclosing function, after running the cleanup statement ((void)0 where
+ * a tdm__gpu_scope does the cleaning). */
 #define TDM_CUDA_TRY(call, cleanup)                                                          \
   do {                                                                                       \
-    cudaError_t tdm_e_ = (call);                                                             \
-    if (tdm_e_ != cudaSuccess) {                                                             \
+    cudaError_t tdm__e = (call);                                                             \
+    if (tdm__e != cudaSuccess) {                                                             \
       (void)cudaGetLastError();                                                              \
       cleanup;                                                                               \
-      return tdm__cuda_fail(tdm_e_, #call, __FILE__, __LINE__);                             \
+      return tdm__cuda_fail(tdm__e, #call, __FILE__, __LINE__);                             \
     }                                                                                        \
   } while (0)
 
 /* Records a CUDA failure and maps it to a status. */
 tdm_status tdm__cuda_fail(cudaError_t e, const char *what, const char *file, int line);
+
+/* Reports a failed launch among the kernels just issued (where names them). */
+tdm_status tdm__launch_check(const char *where);
+
+/* ---- context, memory, staging ------------------------------------------------ */
 
 /* Makes ctx's device current for this host thread. */
 tdm_status tdm__gpu_enter(tdm_ctx *ctx);
@@ -70,11 +93,75 @@ void tdm__gpu_release(tdm_ctx *ctx, tdm__dev_array *a);
 /* Waits for the context's stream and reports any asynchronous error. */
 tdm_status tdm__gpu_sync(tdm_ctx *ctx, const char *where);
 
-/* Grid size for a grid-stride loop over n elements. */
-static inline unsigned tdm__grid(size_t n, unsigned block) {
-  size_t g = (n + block - 1) / block;
+/* The device memory one call takes: scratch buffers and staged caller arrays,
+ * all released (stream-ordered) when the scope ends, whichever way the call
+ * returns. keep() hands a buffer over to a longer-lived owner (a structure). */
+class tdm__gpu_scope {
+ public:
+  explicit tdm__gpu_scope(tdm_ctx *ctx) : ctx_(ctx), nbuf_(0), narr_(0) {}
+  ~tdm__gpu_scope() {
+    for (int i = 0; i < narr_; i++) tdm__gpu_release(ctx_, arr_[i]);
+    for (int i = 0; i < nbuf_; i++) tdm__gpu_free(ctx_, buf_[i]);
+  }
+  tdm__gpu_scope(const tdm__gpu_scope &) = delete;
+  tdm__gpu_scope &operator=(const tdm__gpu_scope &) = delete;
+
+  /* Scratch of bytes (NULL for 0), freed with the scope. */
+  template <typename T>
+  tdm_status alloc(size_t bytes, T **out) {
+    void *p = NULL;
+    tdm_status st;
+    *out = NULL;
+    if (nbuf_ == MAX) return full();
+    if ((st = tdm__gpu_malloc(ctx_, bytes, &p)) != TDM_OK) return st;
+    if (p) buf_[nbuf_++] = p;
+    *out = (T *)p;
+    return TDM_OK;
+  }
+  /* A caller's input / output array on the device (tdm__gpu_in / _out). */
+  tdm_status in(const void *user, size_t bytes, tdm__dev_array *a) {
+    if (narr_ == MAX) return full();
+    arr_[narr_++] = a;
+    a->d = NULL;
+    a->staged = 0;
+    return tdm__gpu_in(ctx_, user, bytes, a);
+  }
+  tdm_status out(void *user, size_t bytes, tdm__dev_array *a) {
+    if (narr_ == MAX) return full();
+    arr_[narr_++] = a;
+    a->d = NULL;
+    a->staged = 0;
+    return tdm__gpu_out(ctx_, user, bytes, a);
+  }
+  /* Stops tracking p: its new owner frees it. */
+  void keep(void *p) {
+    for (int i = 0; i < nbuf_; i++)
+      if (buf_[i] == p) buf_[i] = NULL;
+  }
+
+ private:
+  enum { MAX = 16 };
+  static tdm_status full() { return tdm__fail(TDM_ERR_DEVICE, "internal: more than 16 device buffers in one call"); }
+  tdm_ctx *ctx_;
+  void *buf_[MAX];
+  tdm__dev_array *arr_[MAX];
+  int nbuf_, narr_;
+};
+
+/* ---- launch shape -------------------------------------------------------------- */
+
+/* Threads per block of every kernel. */
+#define TDM_GPU_BLOCK 256u
+
+/* Grid size for a grid-stride loop over n elements in blocks of TDM_GPU_BLOCK. */
+static inline unsigned tdm__grid(size_t n) {
+  size_t g = (n + TDM_GPU_BLOCK - 1) / TDM_GPU_BLOCK;
   if (g > 65535u * 16u) g = 65535u * 16u;
   return (unsigned)(g ? g : 1);
 }
+
+/* The grid-stride loop: each thread takes i, i + grid size, ... below n. */
+#define TDM_GRID_STRIDE(i, n) \
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (n); i += (size_t)gridDim.x * blockDim.x)
 
 #endif /* TANDEM_GPU_COMMON_CUH */

@@ -23,14 +23,14 @@ static void probe_devices(void) {
   device_count_cached = n;
 }
 
-extern "C" int tdm__gpu_device_count(void) {
+int tdm__cuda_device_count(void) {
   pthread_once(&count_once, probe_devices);
   return device_count_cached;
 }
 
-extern "C" int tdm__gpu_is_device_ptr(const void *p) {
+int tdm__cuda_is_device_ptr(const void *p) {
   cudaPointerAttributes attr;
-  if (tdm__gpu_device_count() == 0) return 0;
+  if (tdm__cuda_device_count() == 0) return 0;
   if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
     (void)cudaGetLastError();
     return 0;
@@ -44,9 +44,9 @@ tdm_status tdm__cuda_fail(cudaError_t e, const char *what, const char *file, int
                    file, line);
 }
 
-extern "C" tdm_status tdm__gpu_ctx_init(tdm_ctx *ctx) {
-  int n = tdm__gpu_device_count();
-  tdm_gpu_state *g;
+tdm_status tdm__gpu_ctx_init(tdm_ctx *ctx) {
+  int n = tdm__cuda_device_count();
+  tdm__gpu_state *g;
   if (n == 0) {
     if (device_count_error != cudaSuccess)
       return tdm__fail(TDM_ERR_NO_DEVICE, "tdm_ctx_create: no usable CUDA device: %s (%s)",
@@ -56,7 +56,7 @@ extern "C" tdm_status tdm__gpu_ctx_init(tdm_ctx *ctx) {
   if (ctx->device >= n)
     return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "tdm_ctx_create: cuda_device %d, but only %d device(s)",
                      ctx->device, n);
-  g = (tdm_gpu_state *)tdm__calloc(1, sizeof *g);
+  g = (tdm__gpu_state *)tdm__calloc(1, sizeof *g);
   if (!g) return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "tdm_ctx_create: out of host memory");
   g->device = ctx->device;
   TDM_CUDA_TRY(cudaSetDevice(ctx->device), tdm__free(g));
@@ -80,8 +80,8 @@ extern "C" tdm_status tdm__gpu_ctx_init(tdm_ctx *ctx) {
   return TDM_OK;
 }
 
-extern "C" void tdm__gpu_ctx_fini(tdm_ctx *ctx) {
-  tdm_gpu_state *g = ctx->gpu;
+void tdm__gpu_ctx_fini(tdm_ctx *ctx) {
+  tdm__gpu_state *g = ctx->gpu;
   if (!g) return;
   (void)cudaSetDevice(g->device);
   if (g->own_stream) {
@@ -91,6 +91,12 @@ extern "C" void tdm__gpu_ctx_fini(tdm_ctx *ctx) {
   (void)cudaGetLastError();
   tdm__free(g);
   ctx->gpu = NULL;
+}
+
+tdm_status tdm__launch_check(const char *where) {
+  cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess) return tdm__cuda_fail(e, where, __FILE__, __LINE__);
+  return TDM_OK;
 }
 
 tdm_status tdm__gpu_enter(tdm_ctx *ctx) {
@@ -124,7 +130,7 @@ tdm_status tdm__gpu_in(tdm_ctx *ctx, const void *user, size_t bytes, tdm__dev_ar
   a->bytes = bytes;
   a->staged = 0;
   a->d = (void *)user;
-  if (bytes == 0 || tdm__gpu_is_device_ptr(user)) return TDM_OK;
+  if (bytes == 0 || tdm__cuda_is_device_ptr(user)) return TDM_OK;
   st = tdm__gpu_malloc(ctx, bytes, &a->d);
   if (st != TDM_OK) return st;
   a->staged = 1;
@@ -139,7 +145,7 @@ tdm_status tdm__gpu_out(tdm_ctx *ctx, void *user, size_t bytes, tdm__dev_array *
   a->bytes = bytes;
   a->staged = 0;
   a->d = user;
-  if (bytes == 0 || tdm__gpu_is_device_ptr(user)) return TDM_OK;
+  if (bytes == 0 || tdm__cuda_is_device_ptr(user)) return TDM_OK;
   st = tdm__gpu_malloc(ctx, bytes, &a->d);
   if (st != TDM_OK) return st;
   a->staged = 1;

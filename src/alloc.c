@@ -1,6 +1,7 @@
 /*
- * alloc.c: every host allocation of the library, and the failure-injection
- * hook the tests use to make the k-th allocation fail (host or device).
+ * alloc.c: every host allocation of the library (heap blocks and page
+ * mappings), and the failure-injection hook the tests use to make the k-th
+ * allocation fail (host or device).
  *
  * The hook is process-wide and atomic; tests that arm it must not run other
  * allocating calls concurrently.
@@ -14,12 +15,12 @@
 static long fail_at;    /* 0: disarmed; else the allocation number that fails */
 static long alloc_seen; /* allocations since the hook was last armed */
 
-void tdm_test_alloc_fail_at(long k) {
+void tdm__alloc_fail_at(long k) {
   __atomic_store_n(&alloc_seen, 0, __ATOMIC_SEQ_CST);
   __atomic_store_n(&fail_at, k > 0 ? k : 0, __ATOMIC_SEQ_CST);
 }
 
-long tdm_test_alloc_count(void) { return __atomic_load_n(&alloc_seen, __ATOMIC_SEQ_CST); }
+long tdm__alloc_count(void) { return __atomic_load_n(&alloc_seen, __ATOMIC_SEQ_CST); }
 
 int tdm__alloc_should_fail(void) {
   long k = __atomic_load_n(&fail_at, __ATOMIC_RELAXED);
@@ -43,13 +44,12 @@ void *tdm__calloc(size_t count, size_t size) {
  * for transparent huge pages, which cuts TLB misses on random access and
  * makes first touch fault once per 2 MiB instead of once per 4 KiB. */
 #define TDM_HUGE_MIN ((size_t)4 << 20)
-#define TDM_HUGE_ALIGN ((size_t)2 << 20)
 
 void *tdm__aligned_alloc(size_t bytes) {
   void *p = NULL;
   if (bytes == 0 || tdm__alloc_should_fail()) return NULL;
   if (bytes >= TDM_HUGE_MIN) {
-    if (posix_memalign(&p, TDM_HUGE_ALIGN, bytes) != 0) return NULL;
+    if (posix_memalign(&p, TDM__HUGE_PAGE, bytes) != 0) return NULL;
 #ifdef MADV_HUGEPAGE
     (void)madvise(p, bytes, MADV_HUGEPAGE); /* advisory: failure only costs speed */
 #endif
@@ -60,3 +60,33 @@ void *tdm__aligned_alloc(size_t bytes) {
 }
 
 void tdm__free(void *p) { free(p); }
+
+void *tdm__handle_alloc(size_t common_bytes, size_t state_bytes, void **state) {
+  size_t at = (common_bytes + 63u) & ~(size_t)63u;
+  char *h = (char *)tdm__calloc(1, at + state_bytes);
+  *state = h ? h + at : NULL;
+  return h;
+}
+
+void *tdm__map(size_t len, int huge, int lazy) {
+  size_t extra = huge ? TDM__HUGE_PAGE : 0, head;
+  int flags = MAP_PRIVATE | MAP_ANONYMOUS | (lazy ? MAP_NORESERVE : 0);
+  char *p, *a;
+  if (len == 0 || tdm__alloc_should_fail()) return NULL;
+  p = (char *)mmap(NULL, len + extra, PROT_READ | PROT_WRITE, flags, -1, 0);
+  if (p == (char *)MAP_FAILED) return NULL;
+  if (!huge) return p;
+  /* Trim to a 2 MiB aligned window so huge pages can back all of it. */
+  head = (TDM__HUGE_PAGE - ((uintptr_t)p & (TDM__HUGE_PAGE - 1))) & (TDM__HUGE_PAGE - 1);
+  a = p + head;
+  if (head) munmap(p, head);
+  if (extra - head) munmap(a + len, extra - head);
+#ifdef MADV_HUGEPAGE
+  (void)madvise(a, len, MADV_HUGEPAGE); /* a hint: without THP the mapping still works */
+#endif
+  return a;
+}
+
+void tdm__unmap(void *p, size_t len) {
+  if (p) munmap(p, len);
+}

@@ -1,14 +1,11 @@
 /*
  * btree_api.c: the public B+ tree calls. Arguments are checked once here
  * (NULL handles and arrays, enums, size overflow, memory space, overlap of
- * inputs with outputs), then the call goes to the tree's backend: the CPU
- * backend for trees built on a CPU context, the CUDA backend otherwise.
+ * inputs with outputs), then the call goes through the tree's operation
+ * table, taken from its context's backend when the tree was built.
  */
-#include <string.h>
+#include "backend.h"
 
-#include "btree_gpu_iface.h"
-
-#define IS_CUDA(t) ((t)->ctx->backend == TDM_BACKEND_CUDA)
 
 /* One array argument of a call, for the overlap check. */
 typedef struct arg {
@@ -44,28 +41,24 @@ static tdm_status check_opt(const tdm_btree *t, const char *fn, const char *what
 tdm_status tdm_btree_build(tdm_ctx *ctx, const tdm_btree_opts *opts, const void *keys, const void *values,
                            size_t n, tdm_btree **out) {
   static const char fn[] = "tdm_btree_build";
+  const tdm__btree_ops *ops;
+  void *be;
   tdm_btree *t;
   tdm_status st;
   if ((st = tdm__check_ctx(ctx, fn)) != TDM_OK) return st;
   if (!opts) return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: opts is NULL", fn);
   if (!out) return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: out is NULL", fn);
-  if (!tdm__type_valid(opts->key_type))
-    return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: key_type %d is not a tdm_type", fn, (int)opts->key_type);
-  if (!tdm__type_valid(opts->value_type))
-    return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: value_type %d is not a tdm_type", fn, (int)opts->value_type);
-  if ((int)opts->on_duplicate < (int)TDM_DUP_KEEP_FIRST || (int)opts->on_duplicate > (int)TDM_DUP_MAX)
-    return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: on_duplicate %d is not a tdm_dup", fn,
-                     (int)opts->on_duplicate);
-  if (opts->on_duplicate == TDM_DUP_SUM && (opts->value_type == TDM_F32 || opts->value_type == TDM_F64))
-    return tdm__fail(TDM_ERR_UNSUPPORTED, "%s: TDM_DUP_SUM needs an integer value type, not %s", fn,
-                     tdm_type_name(opts->value_type));
+  if ((st = tdm__check_kv_opts(fn, opts->key_type, opts->value_type, (int)opts->on_duplicate)) != TDM_OK) return st;
   if ((st = tdm__check_array(ctx, fn, "keys", keys, n, tdm_type_size(opts->key_type), NULL)) != TDM_OK) return st;
   if ((st = tdm__check_array(ctx, fn, "values", values, n, tdm_type_size(opts->value_type), NULL)) != TDM_OK)
     return st;
 
-  t = (tdm_btree *)tdm__calloc(1, sizeof *t);
+  ops = ctx->be->btree;
+  t = (tdm_btree *)tdm__handle_alloc(sizeof *t, ops->state_bytes, &be);
   if (!t) return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "%s: out of host memory for the tree handle", fn);
   t->ctx = ctx;
+  t->ops = ops;
+  t->be = be;
   t->key_type = opts->key_type;
   t->value_type = opts->value_type;
   t->dup = (int)opts->on_duplicate;
@@ -73,8 +66,8 @@ tdm_status tdm_btree_build(tdm_ctx *ctx, const tdm_btree_opts *opts, const void 
   t->vkind = tdm__key_kind(opts->value_type);
   t->ks = (uint32_t)tdm_type_size(opts->key_type);
   t->vs = (uint32_t)tdm_type_size(opts->value_type);
-  t->root = t->first_leaf = t->last_leaf = t->free_head = TDM_BT_NIL;
-  st = IS_CUDA(t) ? tdm__bt_gpu_build(t, keys, values, n) : tdm__bt_cpu_build(t, keys, values, n);
+  t->root = t->first_leaf = t->last_leaf = TDM_BT_NIL;
+  st = ops->build(t, keys, values, n);
   if (st != TDM_OK) {
     tdm_btree_destroy(t);
     return st;
@@ -85,8 +78,7 @@ tdm_status tdm_btree_build(tdm_ctx *ctx, const tdm_btree_opts *opts, const void 
 
 void tdm_btree_destroy(tdm_btree *t) {
   if (!t) return;
-  if (IS_CUDA(t)) tdm__bt_gpu_free(t);
-  else tdm__bt_cpu_free(t);
+  t->ops->destroy(t);
   tdm__free(t);
 }
 
@@ -104,8 +96,7 @@ tdm_status tdm_btree_find(const tdm_btree *t, const void *keys, void *values_out
   a[2].name = "found_out", a[2].p = found_out, a[2].bytes = fb, a[2].out = 1;
   if ((st = check_overlap(fn, a, 3)) != TDM_OK) return st;
   if (n == 0 || (!values_out && !found_out)) return TDM_OK;
-  return IS_CUDA(t) ? tdm__bt_gpu_find(t, keys, values_out, found_out, n)
-                    : tdm__bt_cpu_find(t, keys, values_out, found_out, n);
+  return t->ops->find(t, keys, values_out, found_out, n);
 }
 
 tdm_status tdm_btree_rank(const tdm_btree *t, const void *keys, uint64_t *rank_out, size_t n) {
@@ -120,7 +111,7 @@ tdm_status tdm_btree_rank(const tdm_btree *t, const void *keys, uint64_t *rank_o
   a[1].name = "rank_out", a[1].p = rank_out, a[1].bytes = rb, a[1].out = 1;
   if ((st = check_overlap(fn, a, 2)) != TDM_OK) return st;
   if (n == 0) return TDM_OK;
-  return IS_CUDA(t) ? tdm__bt_gpu_rank(t, keys, rank_out, n) : tdm__bt_cpu_rank(t, keys, rank_out, n);
+  return t->ops->rank(t, keys, rank_out, n);
 }
 
 tdm_status tdm_btree_range_count(const tdm_btree *t, const void *lo, const void *hi, uint64_t *count_out,
@@ -138,8 +129,7 @@ tdm_status tdm_btree_range_count(const tdm_btree *t, const void *lo, const void 
   a[2].name = "count_out", a[2].p = count_out, a[2].bytes = cb, a[2].out = 1;
   if ((st = check_overlap(fn, a, 3)) != TDM_OK) return st;
   if (n == 0) return TDM_OK;
-  return IS_CUDA(t) ? tdm__bt_gpu_range_count(t, lo, hi, count_out, n)
-                    : tdm__bt_cpu_range_count(t, lo, hi, count_out, n);
+  return t->ops->range_count(t, lo, hi, count_out, n);
 }
 
 tdm_status tdm_btree_range(const tdm_btree *t, const void *lo, const void *hi, size_t n, uint64_t *offsets_out,
@@ -165,15 +155,10 @@ tdm_status tdm_btree_range(const tdm_btree *t, const void *lo, const void *hi, s
   if ((st = check_overlap(fn, a, 5)) != TDM_OK) return st;
   if (n == 0) {
     /* One offset, 0, when the caller gave room for it. */
-    if (offsets_out) {
-      uint64_t zero = 0;
-      if (IS_CUDA(t)) return tdm__bt_gpu_range(t, lo, hi, 0, offsets_out, keys_out, values_out, cap);
-      memcpy(offsets_out, &zero, sizeof zero);
-    }
+    if (offsets_out) return t->ops->range(t, lo, hi, 0, offsets_out, keys_out, values_out, cap);
     return TDM_OK;
   }
-  return IS_CUDA(t) ? tdm__bt_gpu_range(t, lo, hi, n, offsets_out, keys_out, values_out, cap)
-                    : tdm__bt_cpu_range(t, lo, hi, n, offsets_out, keys_out, values_out, cap);
+  return t->ops->range(t, lo, hi, n, offsets_out, keys_out, values_out, cap);
 }
 
 tdm_status tdm_btree_insert(tdm_btree *t, const void *keys, const void *values, size_t n) {
@@ -183,7 +168,7 @@ tdm_status tdm_btree_insert(tdm_btree *t, const void *keys, const void *values, 
   if ((st = tdm__check_array(t->ctx, fn, "keys", keys, n, t->ks, NULL)) != TDM_OK) return st;
   if ((st = tdm__check_array(t->ctx, fn, "values", values, n, t->vs, NULL)) != TDM_OK) return st;
   if (n == 0) return TDM_OK;
-  return IS_CUDA(t) ? tdm__bt_gpu_insert(t, keys, values, n) : tdm__bt_cpu_insert(t, keys, values, n);
+  return t->ops->insert(t, keys, values, n);
 }
 
 tdm_status tdm_btree_erase(tdm_btree *t, const void *keys, size_t n, size_t *erased_out) {
@@ -198,7 +183,7 @@ tdm_status tdm_btree_erase(tdm_btree *t, const void *keys, size_t n, size_t *era
     if (erased_out) *erased_out = 0;
     return TDM_OK;
   }
-  return IS_CUDA(t) ? tdm__bt_gpu_erase(t, keys, n, erased_out) : tdm__bt_cpu_erase(t, keys, n, erased_out);
+  return t->ops->erase(t, keys, n, erased_out);
 }
 
 size_t tdm_btree_size(const tdm_btree *t) { return t ? (size_t)t->size : 0; }
@@ -221,24 +206,12 @@ tdm_status tdm_btree_export(const tdm_btree *t, void *keys_out, void *values_out
     return tdm__fail(TDM_ERR_CAPACITY, "%s: the tree holds %llu keys, but cap is %zu", fn,
                      (unsigned long long)t->size, cap);
   if (t->size == 0 || (!keys_out && !values_out)) return TDM_OK;
-  return IS_CUDA(t) ? tdm__bt_gpu_export(t, keys_out, values_out) : tdm__bt_cpu_export(t, keys_out, values_out);
+  return t->ops->export_all(t, keys_out, values_out);
 }
 
 tdm_status tdm_btree_validate(const tdm_btree *t) {
   static const char fn[] = "tdm_btree_validate";
-  tdm_bt_node *host;
   tdm_status st;
   if ((st = check_tree(t, fn)) != TDM_OK) return st;
-  if (!IS_CUDA(t)) {
-    if (t->root != TDM_BT_NIL && t->live > t->used)
-      return tdm__fail(TDM_ERR_CORRUPT, "%s: tree: reachable twice: %u live nodes in %u slots", fn, t->live,
-                       t->used);
-    return tdm__bt_validate_nodes(t, t->nodes, t->used, t->live);
-  }
-  /* A device tree is checked by the same code on a host copy of its nodes. */
-  if (t->root == TDM_BT_NIL) return tdm__bt_validate_nodes(t, NULL, 0, 0);
-  if ((st = tdm__bt_gpu_download(t, &host)) != TDM_OK) return st;
-  st = tdm__bt_validate_nodes(t, host, (uint32_t)t->geom.nodes, (uint32_t)t->geom.nodes);
-  tdm__free(host);
-  return st;
+  return t->ops->validate(t);
 }

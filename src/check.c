@@ -1,6 +1,5 @@
 /* check.c: argument checks shared by every public entry point. */
-#include "gpu_iface.h"
-#include "internal.h"
+#include "backend.h"
 
 tdm_status tdm__check_ctx(const tdm_ctx *ctx, const char *fn) {
   if (!ctx) return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
@@ -21,11 +20,9 @@ tdm_status tdm__check_array(const tdm_ctx *ctx, const char *fn, const char *what
   if ((uintptr_t)p % elem != 0)
     return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: %s (%p) is not aligned to its %zu-byte elements", fn, what, p,
                      elem);
-  if (ctx->backend == TDM_BACKEND_CPU && tdm__is_device_ptr(p))
+  if (ctx->be->host_arrays_only && tdm__is_device_ptr(p))
     return tdm__fail(TDM_ERR_INVALID_ARGUMENT,
                      "%s: %s is CUDA device memory, but the context runs on the CPU; "
                      "use a CUDA context or a host array", fn, what);
   return TDM_OK;
 }
-
-int tdm__is_device_ptr(const void *p) { return p ? tdm__gpu_is_device_ptr(p) : 0; }

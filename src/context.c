@@ -6,10 +6,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gpu_iface.h"
-#include "internal.h"
+#include "backend.h"
 
-int tdm_cuda_device_count(void) { return tdm__gpu_device_count(); }
+int tdm_cuda_device_count(void) { return tdm__device_count(); }
 
 static int online_cores(void) {
   long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -19,6 +18,7 @@ static int online_cores(void) {
 tdm_status tdm_ctx_create(const tdm_ctx_opts *opts, tdm_ctx **out) {
   tdm_ctx_opts o;
   tdm_ctx *ctx;
+  const tdm__backend *be;
   tdm_status st;
 
   if (!out) return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "tdm_ctx_create: out is NULL");
@@ -37,19 +37,21 @@ tdm_status tdm_ctx_create(const tdm_ctx_opts *opts, tdm_ctx **out) {
 
   if (o.backend == TDM_BACKEND_AUTO) {
     /* AUTO picks CUDA only when the requested device exists and works. */
-    o.backend = (tdm__gpu_device_count() > o.cuda_device) ? TDM_BACKEND_CUDA : TDM_BACKEND_CPU;
+    o.backend = (tdm__device_count() > o.cuda_device) ? TDM_BACKEND_CUDA : TDM_BACKEND_CPU;
   }
+  if ((st = tdm__backend_get(o.backend, "tdm_ctx_create", &be)) != TDM_OK) return st;
 
   ctx = (tdm_ctx *)tdm__calloc(1, sizeof *ctx);
   if (!ctx) return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "tdm_ctx_create: out of host memory for the context");
-  ctx->backend = o.backend;
+  ctx->backend = be->id;
+  ctx->be = be;
   ctx->threads = o.cpu_threads ? o.cpu_threads : online_cores();
   ctx->device = o.cuda_device;
   ctx->stream = o.cuda_stream;
   pthread_mutex_init(&ctx->lock, NULL);
 
-  if (ctx->backend == TDM_BACKEND_CUDA) {
-    st = tdm__gpu_ctx_init(ctx);
+  if (be->ctx_init) {
+    st = be->ctx_init(ctx);
     if (st != TDM_OK) {
       pthread_mutex_destroy(&ctx->lock);
       tdm__free(ctx);
@@ -62,7 +64,7 @@ tdm_status tdm_ctx_create(const tdm_ctx_opts *opts, tdm_ctx **out) {
 
 void tdm_ctx_destroy(tdm_ctx *ctx) {
   if (!ctx) return;
-  if (ctx->backend == TDM_BACKEND_CUDA) tdm__gpu_ctx_fini(ctx);
+  if (ctx->be->ctx_fini) ctx->be->ctx_fini(ctx);
   tdm__free(ctx->host_cache);
   pthread_mutex_destroy(&ctx->lock);
   tdm__free(ctx);

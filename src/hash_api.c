@@ -14,10 +14,8 @@
  */
 #include <math.h>
 
-#include "hash_gpu_iface.h"
-#include "hash_internal.h"
+#include "backend.h"
 
-static int is_cuda(const tdm_hash *h) { return h->ctx->backend == TDM_BACKEND_CUDA; }
 
 static tdm_status check_h(const tdm_hash *h, const char *fn) {
   if (!h) return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: table is NULL", fn);
@@ -28,7 +26,7 @@ static tdm_status check_h(const tdm_hash *h, const char *fn) {
  * exceed TDM_HASH_MAX_LOG2. */
 static unsigned log2_for(size_t need, double max_load, unsigned from) {
   unsigned l = from < TDM_HASH_MIN_LOG2 ? TDM_HASH_MIN_LOG2 : from;
-  while (tdm_hash_limit(l, max_load) < (uint64_t)need) {
+  while (tdm__hash_limit(l, max_load) < (uint64_t)need) {
     if (++l > TDM_HASH_MAX_LOG2) return 0;
   }
   return l;
@@ -36,6 +34,8 @@ static unsigned log2_for(size_t need, double max_load, unsigned from) {
 
 tdm_status tdm_hash_create(tdm_ctx *ctx, const tdm_hash_opts *opts, tdm_hash **out) {
   static const char fn[] = "tdm_hash_create";
+  const tdm__hash_ops *ops;
+  void *be;
   tdm_hash *h;
   double ml;
   unsigned l;
@@ -44,33 +44,28 @@ tdm_status tdm_hash_create(tdm_ctx *ctx, const tdm_hash_opts *opts, tdm_hash **o
   if (!out) return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: out is NULL", fn);
   if ((st = tdm__check_ctx(ctx, fn)) != TDM_OK) return st;
   if (!opts) return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: opts is NULL; key and value types are needed", fn);
-  if (!tdm__type_valid(opts->key_type))
-    return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: key_type %d is not a tdm_type", fn, (int)opts->key_type);
-  if (!tdm__type_valid(opts->value_type))
-    return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: value_type %d is not a tdm_type", fn, (int)opts->value_type);
-  if ((unsigned)opts->on_duplicate > (unsigned)TDM_DUP_MAX)
-    return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: on_duplicate %d is not a tdm_dup", fn, (int)opts->on_duplicate);
+  if ((st = tdm__check_kv_opts(fn, opts->key_type, opts->value_type, (int)opts->on_duplicate)) != TDM_OK) return st;
   if (isnan(opts->max_load) || opts->max_load < 0.0 || opts->max_load >= 1.0)
     return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: max_load %g must be 0 (default) or in (0, 1)", fn,
                      opts->max_load);
   if (opts->key_type == TDM_F32 || opts->key_type == TDM_F64)
     return tdm__fail(TDM_ERR_UNSUPPORTED, "%s: float keys (%s) are not supported; use an integer key type", fn,
                      tdm_type_name(opts->key_type));
-  if (opts->on_duplicate == TDM_DUP_SUM && (opts->value_type == TDM_F32 || opts->value_type == TDM_F64))
-    return tdm__fail(TDM_ERR_UNSUPPORTED, "%s: TDM_DUP_SUM needs integer values, not %s", fn,
-                     tdm_type_name(opts->value_type));
   ml = opts->max_load == 0.0 ? TDM_HASH_DEFAULT_MAX_LOAD : opts->max_load;
   l = log2_for(opts->capacity, ml, TDM_HASH_MIN_LOG2);
   if (!l)
     return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: capacity %zu at max_load %g needs more than 2^%u slots", fn,
                      opts->capacity, ml, TDM_HASH_MAX_LOG2);
 
-  h = (tdm_hash *)tdm__calloc(1, sizeof *h);
+  ops = ctx->be->hash;
+  h = (tdm_hash *)tdm__handle_alloc(sizeof *h, ops->state_bytes, &be);
   if (!h) return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "%s: out of host memory for the table object", fn);
   h->ctx = ctx;
+  h->ops = ops;
+  h->be = be;
   h->key_type = opts->key_type;
   h->value_type = opts->value_type;
-  h->dup = opts->on_duplicate;
+  h->dup = (int)opts->on_duplicate;
   h->vkind = tdm__key_kind(opts->value_type);
   h->fixed = opts->fixed_capacity != 0;
   h->max_load = ml;
@@ -79,8 +74,8 @@ tdm_status tdm_hash_create(tdm_ctx *ctx, const tdm_hash_opts *opts, tdm_hash **o
   h->slot_bytes = (h->ks == 4 && h->vs == 4) ? 8u : 16u;
   h->log2cap = l;
   h->cap = (size_t)1 << l;
-  h->limit = (size_t)tdm_hash_limit(l, ml);
-  st = is_cuda(h) ? tdm__gpu_hash_init(h) : tdm__cpu_hash_init(h);
+  h->limit = (size_t)tdm__hash_limit(l, ml);
+  st = ops->create(h);
   if (st != TDM_OK) {
     tdm__free(h);
     return st;
@@ -91,8 +86,7 @@ tdm_status tdm_hash_create(tdm_ctx *ctx, const tdm_hash_opts *opts, tdm_hash **o
 
 void tdm_hash_destroy(tdm_hash *h) {
   if (!h) return;
-  if (is_cuda(h)) tdm__gpu_hash_fini(h);
-  else tdm__cpu_hash_fini(h);
+  h->ops->destroy(h);
   tdm__free(h);
 }
 
@@ -135,7 +129,7 @@ tdm_status tdm_hash_insert(tdm_hash *h, const void *keys, const void *values, si
   if ((st = tdm__check_array(h->ctx, fn, "values", values, n, h->vs, NULL)) != TDM_OK) return st;
   if (n == 0) return TDM_OK;
   if ((st = plan_insert(h, n, &grow)) != TDM_OK) return st;
-  return is_cuda(h) ? tdm__gpu_hash_insert(h, keys, values, n, grow) : tdm__cpu_hash_insert(h, keys, values, n, grow);
+  return h->ops->insert(h, keys, values, n, grow);
 }
 
 tdm_status tdm_hash_find(const tdm_hash *h, const void *keys, void *values_out, uint8_t *found_out, size_t n) {
@@ -154,8 +148,7 @@ tdm_status tdm_hash_find(const tdm_hash *h, const void *keys, void *values_out, 
   if (tdm__overlap(values_out, vb, found_out, fb))
     return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: values_out and found_out overlap", fn);
   if (n == 0 || (!values_out && !found_out)) return TDM_OK;
-  return is_cuda(h) ? tdm__gpu_hash_find(h, keys, values_out, found_out, n)
-                    : tdm__cpu_hash_find(h, keys, values_out, found_out, n);
+  return h->ops->find(h, keys, values_out, found_out, n);
 }
 
 tdm_status tdm_hash_erase(tdm_hash *h, const void *keys, size_t n, size_t *erased_out) {
@@ -169,7 +162,7 @@ tdm_status tdm_hash_erase(tdm_hash *h, const void *keys, size_t n, size_t *erase
   if (tdm__overlap(keys, kb, erased_out, erased_out ? sizeof *erased_out : 0))
     return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: keys and erased_out overlap", fn);
   if (n > 0) {
-    st = is_cuda(h) ? tdm__gpu_hash_erase(h, keys, n, &erased) : tdm__cpu_hash_erase(h, keys, n, &erased);
+    st = h->ops->erase(h, keys, n, &erased);
     if (st != TDM_OK) return st;
   }
   if (erased_out) *erased_out = erased;
@@ -196,19 +189,19 @@ tdm_status tdm_hash_export(const tdm_hash *h, void *keys_out, void *values_out, 
   if (n_out && (tdm__overlap(n_out, sizeof *n_out, keys_out, kb) || tdm__overlap(n_out, sizeof *n_out, values_out, vb)))
     return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: n_out overlaps an output array", fn);
   if (h->size == 0) return TDM_OK;
-  return is_cuda(h) ? tdm__gpu_hash_export(h, keys_out, values_out) : tdm__cpu_hash_export(h, keys_out, values_out);
+  return h->ops->export_all(h, keys_out, values_out);
 }
 
 tdm_status tdm_hash_clear(tdm_hash *h) {
   static const char fn[] = "tdm_hash_clear";
   tdm_status st;
   if ((st = check_h(h, fn)) != TDM_OK) return st;
-  return is_cuda(h) ? tdm__gpu_hash_clear(h) : tdm__cpu_hash_clear(h);
+  return h->ops->clear(h);
 }
 
 tdm_status tdm_hash_validate(const tdm_hash *h) {
   static const char fn[] = "tdm_hash_validate";
   tdm_status st;
   if ((st = check_h(h, fn)) != TDM_OK) return st;
-  return is_cuda(h) ? tdm__gpu_hash_validate(h) : tdm__cpu_hash_validate(h);
+  return h->ops->validate(h);
 }

@@ -2,15 +2,17 @@
  * internal.h: what every part of the library shares and users never see:
  * the context layout, error reporting, the allocation layer (with its
  * failure-injection hook for tests), context scratch memory, overflow-checked
- * size arithmetic and common argument checks.
+ * size arithmetic and common argument checks. The backend boundary (operation
+ * tables, handle layouts) builds on it in backend.h.
  *
  * Conventions:
  *  - Internal functions are prefixed tdm__ (double underscore).
  *  - A failing internal function sets the thread's error text with tdm__fail
  *    and returns the status; callers propagate the status unchanged so the
  *    innermost, most precise message survives.
- *  - Every allocation goes through tdm__malloc / tdm__gpu_malloc so tests can
- *    make the k-th one fail.
+ *  - Every allocation goes through this layer (tdm__malloc, tdm__map, and on
+ *    the device tdm__gpu_malloc, which asks tdm__alloc_should_fail too), so
+ *    tests can make the k-th one fail and one place sees all of them.
  */
 #ifndef TANDEM_INTERNAL_H
 #define TANDEM_INTERNAL_H
@@ -21,7 +23,7 @@
 #include <pthread.h>
 
 #include "tandem/tandem.h"
-#include "keybits.h"
+#include "hd/keybits.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -52,12 +54,26 @@ TDM_INTERNAL void tdm__free(void *p);
 /* Returns 1 when the allocation being made now must fail (test hook); counts
  * the allocation otherwise. Device allocators call it too. */
 TDM_INTERNAL int tdm__alloc_should_fail(void);
+/* The hook itself: make the k-th allocation from now fail (k >= 1; 0
+ * disarms), and the number of allocations since it was last armed. Hidden:
+ * only the test build's hook functions (tests/hooks/) reach them. */
+TDM_INTERNAL void tdm__alloc_fail_at(long k);
+TDM_INTERNAL long tdm__alloc_count(void);
 
-/* Test-only hooks, exported for the test suite and not declared in the public
- * headers: make the k-th allocation from now fail (k >= 1; 0 disarms), and
- * read how many allocations have been made since the last arm. */
-TDM_API void tdm_test_alloc_fail_at(long k);
-TDM_API long tdm_test_alloc_count(void);
+/* A structure handle: common_bytes for the part src/ owns, then state_bytes
+ * of zeroed backend state (64-byte aligned) at *state, in one allocation
+ * freed with tdm__free. NULL when out of memory. */
+TDM_INTERNAL void *tdm__handle_alloc(size_t common_bytes, size_t state_bytes, void **state);
+
+/* Huge page size: large arrays are aligned to it and advised as huge pages,
+ * which cuts TLB misses on random access and page faults on first touch. */
+#define TDM__HUGE_PAGE ((size_t)2 << 20)
+/* An anonymous, zeroed mapping of len bytes (a multiple of 4096) through the
+ * failure hook. huge: 2 MiB aligned and advised MADV_HUGEPAGE (len should be
+ * a multiple of TDM__HUGE_PAGE). lazy: MAP_NORESERVE (capacity reserved ahead
+ * costs address space only). NULL on failure. Free with tdm__unmap. */
+TDM_INTERNAL void *tdm__map(size_t len, int huge, int lazy);
+TDM_INTERNAL void tdm__unmap(void *p, size_t len);
 
 /* ---- size arithmetic --------------------------------------------------- */
 
@@ -71,7 +87,8 @@ static inline int tdm__add_ok(size_t a, size_t b, size_t *out) {
 
 /* ---- context ----------------------------------------------------------- */
 
-struct tdm_gpu_state; /* owned by gpu/, opaque here */
+struct tdm__gpu_state;  /* owned by gpu/, opaque here */
+struct tdm__backend;   /* backend.h */
 
 /* A reusable scratch block. Only one call at a time can hold the context's
  * cached block; a concurrent call gets a private allocation instead, so one
@@ -84,6 +101,7 @@ typedef struct tdm__scratch {
 
 struct tdm_ctx {
   tdm_backend backend; /* resolved: CPU or CUDA */
+  const struct tdm__backend *be; /* its operation tables, chosen once at creation */
   int threads;         /* CPU threads to use, >= 1 */
   int device;          /* CUDA device ordinal */
   void *stream;        /* cudaStream_t */
@@ -93,11 +111,8 @@ struct tdm_ctx {
   void *host_cache;
   size_t host_cache_bytes;
   int host_cache_busy;
-  void *dev_cache;
-  size_t dev_cache_bytes;
-  int dev_cache_busy;
 
-  struct tdm_gpu_state *gpu;
+  struct tdm__gpu_state *gpu; /* the CUDA backend's per-context state */
 };
 
 /* Host scratch of at least bytes, 64-byte aligned. Reuses the context's cache
@@ -124,6 +139,10 @@ static inline int tdm__threads_for(const tdm_ctx *ctx, size_t n, size_t per_thre
 
 /* ---- argument checks ---------------------------------------------------- */
 
+/* Checks the options a hash table and a B+ tree share: key and value types,
+ * the duplicate policy, and SUM only with integer values. */
+TDM_INTERNAL tdm_status tdm__check_kv_opts(const char *fn, tdm_type key_type, tdm_type value_type, int dup);
+
 /* 1 if t is a member of tdm_type. */
 static inline int tdm__type_valid(tdm_type t) { return t >= TDM_U32 && t <= TDM_F64; }
 
@@ -140,7 +159,8 @@ static inline int tdm__key_kind(tdm_type t) {
 TDM_INTERNAL tdm_status tdm__check_ctx(const tdm_ctx *ctx, const char *fn);
 
 /* Checks one array argument of n elements of elem bytes: non-NULL when n > 0,
- * n * elem does not overflow, and on a CPU context not a device pointer.
+ * naturally aligned, n * elem does not overflow, and not a device pointer
+ * when the context's backend takes host arrays only.
  * *bytes_out receives n * elem. what names the argument ("keys"). */
 TDM_INTERNAL tdm_status tdm__check_array(const tdm_ctx *ctx, const char *fn, const char *what,
                                          const void *p, size_t n, size_t elem, size_t *bytes_out);

@@ -2,9 +2,7 @@
  * sort_api.c: the public sort calls. Arguments are checked once here, then the
  * call goes to the context's backend.
  */
-#include "../cpu/cpu_backend.h"
-#include "gpu_iface.h"
-#include "internal.h"
+#include "backend.h"
 
 static tdm_status check_common(tdm_ctx *ctx, const char *fn, tdm_type key_type, unsigned flags) {
   tdm_status st = tdm__check_ctx(ctx, fn);
@@ -24,9 +22,7 @@ tdm_status tdm_sort(tdm_ctx *ctx, tdm_type key_type, void *keys, size_t n, unsig
   st = tdm__check_array(ctx, fn, "keys", keys, n, tdm_type_size(key_type), NULL);
   if (st != TDM_OK) return st;
   if (n < 2) return TDM_OK;
-  if (ctx->backend == TDM_BACKEND_CUDA)
-    return tdm__gpu_sort(ctx, key_type, keys, key_type, NULL, n, flags & TDM_SORT_DESCENDING);
-  return tdm__cpu_sort(ctx, key_type, keys, key_type, NULL, n, flags & TDM_SORT_DESCENDING);
+  return ctx->be->sort->sort(ctx, key_type, keys, key_type, NULL, n, flags & TDM_SORT_DESCENDING);
 }
 
 tdm_status tdm_sort_pairs(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type value_type,
@@ -44,9 +40,7 @@ tdm_status tdm_sort_pairs(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type 
   if (tdm__overlap(keys, kb, values, vb))
     return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: keys and values overlap", fn);
   if (n < 2) return TDM_OK;
-  if (ctx->backend == TDM_BACKEND_CUDA)
-    return tdm__gpu_sort(ctx, key_type, keys, value_type, values, n, flags & TDM_SORT_DESCENDING);
-  return tdm__cpu_sort(ctx, key_type, keys, value_type, values, n, flags & TDM_SORT_DESCENDING);
+  return ctx->be->sort->sort(ctx, key_type, keys, value_type, values, n, flags & TDM_SORT_DESCENDING);
 }
 
 tdm_status tdm_argsort(tdm_ctx *ctx, tdm_type key_type, const void *keys, tdm_type index_type,
@@ -69,7 +63,5 @@ tdm_status tdm_argsort(tdm_ctx *ctx, tdm_type key_type, const void *keys, tdm_ty
   if (tdm__overlap(keys, kb, perm_out, pb))
     return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: keys and perm_out overlap", fn);
   if (n == 0) return TDM_OK;
-  if (ctx->backend == TDM_BACKEND_CUDA)
-    return tdm__gpu_argsort(ctx, key_type, keys, index_type, perm_out, n, flags & TDM_SORT_DESCENDING);
-  return tdm__cpu_argsort(ctx, key_type, keys, index_type, perm_out, n, flags & TDM_SORT_DESCENDING);
+  return ctx->be->sort->argsort(ctx, key_type, keys, index_type, perm_out, n, flags & TDM_SORT_DESCENDING);
 }

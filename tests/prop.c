@@ -12,7 +12,7 @@
 #include <cuda_runtime_api.h>
 #endif
 
-#include "../src/keybits.h"
+#include "../src/hd/keybits.h"
 #include "prop.h"
 
 static uint64_t splitmix(uint64_t *x) {
@@ -200,7 +200,7 @@ void prop_fill(prop_rng *r, tdm_type t, void *out, size_t n, prop_dist d) {
   for (i = 0; i < n; i++) {
     uint64_t v = random_value(r, t);
     if (prop_below(r, 8) == 0) v = bnd[prop_below(r, nb)];
-    tmp[i] = w4 ? tdm_bits32_from_key((uint32_t)v, kind) : tdm_bits64_from_key(v, kind);
+    tmp[i] = w4 ? tdm__bits32_from_key((uint32_t)v, kind) : tdm__bits64_from_key(v, kind);
   }
   qsort(tmp, n, sizeof *tmp, cmp_u64_bits);
   for (i = 0; i < n; i++) {
@@ -208,7 +208,7 @@ void prop_fill(prop_rng *r, tdm_type t, void *out, size_t n, prop_dist d) {
     if (d == PROP_REVERSE) src = n - 1 - i;
     else if (d == PROP_ORGAN_PIPE) src = (i < (n + 1) / 2) ? 2 * i : 2 * (n - 1 - i) + 1;
     if (src >= n) src = n - 1;
-    put(t, out, i, w4 ? tdm_key_from_bits32((uint32_t)tmp[src], kind) : tdm_key_from_bits64(tmp[src], kind));
+    put(t, out, i, w4 ? tdm__key_from_bits32((uint32_t)tmp[src], kind) : tdm__key_from_bits64(tmp[src], kind));
   }
   free(tmp);
 }
@@ -272,12 +272,12 @@ int prop_cmp_keys(tdm_type t, const void *a, const void *b) {
     uint32_t x, y;
     memcpy(&x, a, 4);
     memcpy(&y, b, 4);
-    return tdm_cmp_raw32(x, y, kind);
+    return tdm__cmp_raw32(x, y, kind);
   } else {
     uint64_t x, y;
     memcpy(&x, a, 8);
     memcpy(&y, b, 8);
-    return tdm_cmp_raw64(x, y, kind);
+    return tdm__cmp_raw64(x, y, kind);
   }
 }
 

@@ -15,7 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "btree_impl.h"
+#include "../cpu/cpu.h" /* node layout of CPU trees */
+#include "hooks/hooks.h"
 #include "prop.h"
 
 static const tdm_type all_types[] = {TDM_U32, TDM_U64, TDM_I32, TDM_I64, TDM_F32, TDM_F64};
@@ -300,7 +301,7 @@ static int has(const tdm_btree *t, uint64_t k) {
   CHECK_OK(tdm_btree_find(t, &k, NULL, &f, 1));
   return f;
 }
-static const tdm_bt_node *node(const tdm_btree *t, uint32_t i) { return &t->nodes[i]; }
+static const tdm__bt_node *node(const tdm_btree *t, uint32_t i) { return &tdm__btree_cpu_of(t)->nodes[i]; }
 
 Test(btree_unit, insert_ascending_then_descending) {
   tdm_ctx *ctx = cpu_ctx();
@@ -346,7 +347,7 @@ Test(btree_unit, delete_every_other_then_to_empty) {
 Test(btree_unit, root_split_and_collapse) {
   tdm_ctx *ctx = cpu_ctx();
   tdm_btree *t = build_u64(ctx, NULL, 0, TDM_DUP_KEEP_FIRST);
-  const tdm_bt_node *r;
+  const tdm__bt_node *r;
   uint64_t i;
   for (i = 1; i <= 16; i++) insert1(t, i);
   cr_assert_eq(tdm_btree_height(t), 1, "16 keys fit one leaf");
@@ -370,7 +371,7 @@ Test(btree_unit, root_split_and_collapse) {
 static tdm_btree *two_leaves(tdm_ctx *ctx) {
   uint64_t k[28], i;
   tdm_btree *t;
-  const tdm_bt_node *r;
+  const tdm__bt_node *r;
   for (i = 0; i < 28; i++) k[i] = i;
   t = build_u64(ctx, k, 28, TDM_DUP_KEEP_FIRST);
   cr_assert_eq(tdm_btree_height(t), 2);
@@ -384,7 +385,7 @@ static tdm_btree *two_leaves(tdm_ctx *ctx) {
 Test(btree_unit, borrow_from_left) {
   tdm_ctx *ctx = cpu_ctx();
   tdm_btree *t = two_leaves(ctx);
-  const tdm_bt_node *r;
+  const tdm__bt_node *r;
   uint64_t i;
   for (i = 14; i <= 20; i++) erase1(t, i); /* the right leaf drops to 7 */
   r = node(t, t->root);
@@ -400,7 +401,7 @@ Test(btree_unit, borrow_from_left) {
 Test(btree_unit, borrow_from_right) {
   tdm_ctx *ctx = cpu_ctx();
   tdm_btree *t = two_leaves(ctx);
-  const tdm_bt_node *r;
+  const tdm__bt_node *r;
   uint64_t i;
   for (i = 0; i <= 6; i++) erase1(t, i); /* the left leaf drops to 7 */
   r = node(t, t->root);
@@ -426,7 +427,7 @@ Test(btree_unit, merge_siblings) {
 }
 
 Test(btree_unit, inner_borrow_and_merge) {
-  /* A three-level tree thinned out from both ends exercises inner-node
+  /* A four-level tree thinned out from both ends exercises inner-node
    * borrows and merges; validate after every erase checks each step. */
   tdm_ctx *ctx = cpu_ctx();
   uint64_t k[5000], i;

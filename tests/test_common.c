@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h" /* tdm_test_alloc_fail_at */
+#include "hooks/hooks.h"
 #include "prop.h"
 
 #define ASSERT_FAILS(call, status)                                                               \

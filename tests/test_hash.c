@@ -23,7 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hash_internal.h"
+#include "../cpu/cpu.h" /* slots of CPU tables */
+#include "hooks/hooks.h"
 #include "prop.h"
 
 /* ---- helpers ------------------------------------------------------------- */
@@ -99,7 +100,7 @@ Test(hash_unit, colliding_keys) {
   int m = 0;
   cr_assert_eq(h->log2cap, 4u, "a table for 8 keys at load 0.8 has 16 slots");
   for (k = 1; m < 5; k++)
-    if (tdm_hs_start_k64v64(k, 4) == 4) keys[m++] = k; /* all five start at slot 4 */
+    if (tdm__hs_start_k64v64(k, 4) == 4) keys[m++] = k; /* all five start at slot 4 */
   for (m = 0; m < 5; m++) insert1(h, keys[m], keys[m] * 10);
   VALID(h);
   for (m = 0; m < 5; m++) cr_assert(find1(h, keys[m], &v) && v == keys[m] * 10);
@@ -518,10 +519,10 @@ Test(hash_unit, argument_errors) {
 Test(hash_unit, validate_names_the_broken_slot) {
   tdm_ctx *c = cpu1();
   tdm_hash *h = make(c, TDM_U64, TDM_U64, 8, TDM_DUP_KEEP_FIRST, 0);
-  tdm_hslot_k64v64 *s = (tdm_hslot_k64v64 *)h->slots;
+  tdm__hslot_k64v64 *s = (tdm__hslot_k64v64 *)tdm__hash_cpu_of(h)->slots;
   uint64_t k = 12345, pos;
   insert1(h, k, 1);
-  pos = tdm_hs_lookup_k64v64(s, h->log2cap, k, tdm_hs_start_k64v64(k, h->log2cap), 0);
+  pos = tdm__hs_lookup_k64v64(s, h->log2cap, k, tdm__hs_start_k64v64(k, h->log2cap), 0);
   cr_assert_neq(pos, TDM_HASH_NONE);
   s[pos].k = TDM_HASH_EMPTY; /* lose the key: size no longer matches */
   cr_assert_eq(tdm_hash_validate(h), TDM_ERR_CORRUPT);

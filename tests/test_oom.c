@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h" /* tdm_test_alloc_fail_at */
+#include "hooks/hooks.h"
 #include "prop.h"
 
 enum { N = 60000 };

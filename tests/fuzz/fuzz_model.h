@@ -14,7 +14,7 @@
 
 #include <tandem/tandem.h>
 
-#include "../../src/keybits.h"
+#include "../../src/hd/keybits.h"
 
 typedef struct model {
   uint64_t *k, *v;
@@ -56,8 +56,8 @@ static inline int kind_of(tdm_type t) {
 
 /* Compares two values of type t in the contract's order. */
 static inline int value_cmp(tdm_type t, uint64_t a, uint64_t b) {
-  if (tdm_type_size(t) == 4) return tdm_cmp_raw32((uint32_t)a, (uint32_t)b, kind_of(t));
-  return tdm_cmp_raw64(a, b, kind_of(t));
+  if (tdm_type_size(t) == 4) return tdm__cmp_raw32((uint32_t)a, (uint32_t)b, kind_of(t));
+  return tdm__cmp_raw64(a, b, kind_of(t));
 }
 
 /* The value a duplicate policy keeps when `incoming` meets `old`. */

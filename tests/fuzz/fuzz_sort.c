@@ -54,7 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   for (i = 0; i < n; i++) {
     uint64_t raw = 0;
     memcpy(&raw, keys + i * ks, ks);
-    ref[i].bits = ks == 4 ? tdm_sortbits32((uint32_t)raw, kind, desc) : tdm_sortbits64(raw, kind, desc);
+    ref[i].bits = ks == 4 ? tdm__sortbits32((uint32_t)raw, kind, desc) : tdm__sortbits64(raw, kind, desc);
     ref[i].idx = i;
     vals[i] = i * 0x9e3779b97f4a7c15ull;
   }

@@ -15,7 +15,7 @@
 #define HS_CAT(a, b) HS_CAT2(a, b)
 #define HS_WCAT2(a, b) a##b
 #define HS_WCAT(a, b) HS_WCAT2(a, b)
-#define HS_SLOT HS_CAT(tdm_hslot, HS_SFX)
+#define HS_SLOT HS_CAT(tdm__hslot, HS_SFX)
 #define HS_FN(name) HS_CAT(name, HS_SFX)
 #define HS_KFN(name) HS_WCAT(name, HS_KW)
 #define HS_VFN(name) HS_WCAT(name, HS_VW)
@@ -28,30 +28,30 @@ typedef struct HS_SLOT {
   HS_V v;
 } HS_SLOT;
 
-/* Slots per 64-byte line: the probe bucket of tdm_hash_home. */
+/* Slots per 64-byte line: the probe bucket of tdm__hash_home. */
 #define HS_GROUP ((unsigned)(64u / sizeof(HS_SLOT)))
 
 /* Where a key's probe starts: its home slot, or its side slot (>= cap) for
  * the two marker values: slot cap for the empty marker's value, cap + 1 for
  * the tombstone's. */
-TDM_HD uint64_t HS_FN(tdm_hs_start)(HS_K key, unsigned log2cap) {
-  unsigned side = HS_WCAT(tdm_hash_side, HS_KW)(key);
+TDM_HD uint64_t HS_FN(tdm__hs_start)(HS_K key, unsigned log2cap) {
+  unsigned side = HS_WCAT(tdm__hash_side, HS_KW)(key);
   if (side) return ((uint64_t)1 << log2cap) + side - 1u;
-  return tdm_hash_home(tdm_hash_mix(key), log2cap, HS_GROUP);
+  return tdm__hash_home(tdm__hash_mix(key), log2cap, HS_GROUP);
 }
 
 /* Home slot of a table key (not a marker value). */
-TDM_HD uint64_t HS_FN(tdm_hs_home)(HS_K key, unsigned log2cap) {
-  return tdm_hash_home(tdm_hash_mix(key), log2cap, HS_GROUP);
+TDM_HD uint64_t HS_FN(tdm__hs_home)(HS_K key, unsigned log2cap) {
+  return tdm__hash_home(tdm__hash_mix(key), log2cap, HS_GROUP);
 }
 
 /* Reads a key word: an atomic / volatile read when other threads write. */
-TDM_HD HS_K HS_FN(tdm_hs_key)(const HS_SLOT *s, uint64_t i, int atomic) {
+TDM_HD HS_K HS_FN(tdm__hs_key)(const HS_SLOT *s, uint64_t i, int atomic) {
 #if defined(__CUDA_ARCH__)
-  return atomic ? HS_KFN(tdm_hash_load)(&s[i].k) : s[i].k;
+  return atomic ? HS_KFN(tdm__hash_load)(&s[i].k) : s[i].k;
 #else
   (void)atomic;
-  return HS_KFN(tdm_hash_load)(&s[i].k);
+  return HS_KFN(tdm__hash_load)(&s[i].k);
 #endif
 }
 
@@ -59,11 +59,11 @@ TDM_HD HS_K HS_FN(tdm_hs_key)(const HS_SLOT *s, uint64_t i, int atomic) {
  * *em / *tm is set when slot pos + j holds key / is empty / is a tombstone.
  * Comparing the whole line at once leaves no branch on where in the line the
  * key sits, which a slot-by-slot loop would mispredict about once a probe. */
-TDM_HD void HS_FN(tdm_hs_scan)(const HS_SLOT *s, uint64_t pos, HS_K key, int atomic, unsigned *eq, unsigned *em,
+TDM_HD void HS_FN(tdm__hs_scan)(const HS_SLOT *s, uint64_t pos, HS_K key, int atomic, unsigned *eq, unsigned *em,
                                unsigned *tm) {
   unsigned j, e = 0, m = 0, t = 0;
   for (j = 0; j < HS_GROUP; j++) {
-    HS_K c = HS_FN(tdm_hs_key)(s, pos + j, atomic);
+    HS_K c = HS_FN(tdm__hs_key)(s, pos + j, atomic);
     e |= (unsigned)(c == key) << j;
     m |= (unsigned)(c == (HS_K)TDM_HASH_EMPTY) << j;
     t |= (unsigned)(c == (HS_K)HS_KFN(TDM_HASH_TOMB)) << j;
@@ -75,24 +75,24 @@ TDM_HD void HS_FN(tdm_hs_scan)(const HS_SLOT *s, uint64_t pos, HS_K key, int ato
 
 /* Bits of the slots before the first empty one of a bucket (all when none):
  * a probe reads a bucket's slots in order and stops at an empty one. */
-TDM_HD unsigned HS_FN(tdm_hs_before_empty)(unsigned em) {
+TDM_HD unsigned HS_FN(tdm__hs_before_empty)(unsigned em) {
   return em ? (em & (0u - em)) - 1u : (1u << HS_GROUP) - 1u;
 }
 
 /* Index of key's slot (table or side), or TDM_HASH_NONE when it is absent.
- * start is tdm_hs_start of the key (a bucket's first slot, or a side slot).
+ * start is tdm__hs_start of the key (a bucket's first slot, or a side slot).
  * Reads bucket after bucket; stops at the first empty slot; gives up after
  * the whole table (a corrupt, full table). The same result as reading slot by
  * slot from start. */
-TDM_HD uint64_t HS_FN(tdm_hs_lookup)(const HS_SLOT *s, unsigned log2cap, HS_K key, uint64_t start,
+TDM_HD uint64_t HS_FN(tdm__hs_lookup)(const HS_SLOT *s, unsigned log2cap, HS_K key, uint64_t start,
                                      int atomic) {
   uint64_t cap = (uint64_t)1 << log2cap, mask = cap - 1u, pos = start, g;
-  if (start >= cap) return HS_FN(tdm_hs_key)(s, start, atomic) ? start : TDM_HASH_NONE;
+  if (start >= cap) return HS_FN(tdm__hs_key)(s, start, atomic) ? start : TDM_HASH_NONE;
   for (g = 0; g < cap / HS_GROUP; g++) {
     unsigned eq, em, tm, hit;
-    HS_FN(tdm_hs_scan)(s, pos, key, atomic, &eq, &em, &tm);
-    hit = eq & HS_FN(tdm_hs_before_empty)(em);
-    if (hit) return pos + tdm_hash_ctz(hit);
+    HS_FN(tdm__hs_scan)(s, pos, key, atomic, &eq, &em, &tm);
+    hit = eq & HS_FN(tdm__hs_before_empty)(em);
+    if (hit) return pos + tdm__hash_ctz(hit);
     if (em) return TDM_HASH_NONE;
     pos = (pos + HS_GROUP) & mask;
   }
@@ -117,19 +117,19 @@ TDM_HD uint64_t HS_FN(tdm_hs_lookup)(const HS_SLOT *s, unsigned log2cap, HS_K ke
  * no window.
  * Returns TDM_HASH_NONE otherwise only when no free slot exists (a corrupt
  * table). */
-TDM_HD uint64_t HS_FN(tdm_hs_claim)(HS_SLOT *s, unsigned log2cap, HS_K key, uint64_t start, int atomic,
+TDM_HD uint64_t HS_FN(tdm__hs_claim)(HS_SLOT *s, unsigned log2cap, HS_K key, uint64_t start, int atomic,
                                     uint64_t stop, int *outcome) {
   uint64_t cap = (uint64_t)1 << log2cap, mask = cap - 1u;
   *outcome = TDM_HASH_FOUND;
   if (start >= cap) {
     /* Side slot: its key word is the present flag. */
-    if (HS_FN(tdm_hs_key)(s, start, atomic)) {
+    if (HS_FN(tdm__hs_key)(s, start, atomic)) {
       *outcome = TDM_HASH_FOUND;
     } else if (!atomic) {
-      HS_KFN(tdm_hash_store)(&s[start].k, 1u);
+      HS_KFN(tdm__hash_store)(&s[start].k, 1u);
       *outcome = TDM_HASH_NEW_SIDE;
     } else {
-      *outcome = HS_KFN(tdm_hash_cas)(&s[start].k, 0u, 1u) == 0u ? TDM_HASH_NEW_SIDE : TDM_HASH_FOUND;
+      *outcome = HS_KFN(tdm__hash_cas)(&s[start].k, 0u, 1u) == 0u ? TDM_HASH_NEW_SIDE : TDM_HASH_FOUND;
     }
     return start;
   }
@@ -138,15 +138,15 @@ TDM_HD uint64_t HS_FN(tdm_hs_claim)(HS_SLOT *s, unsigned log2cap, HS_K key, uint
     HS_K expect, prev;
     for (g = 0; g < cap / HS_GROUP; g++) {
       unsigned eq, em, tm, before;
-      HS_FN(tdm_hs_scan)(s, pos, key, atomic, &eq, &em, &tm);
-      before = HS_FN(tdm_hs_before_empty)(em);
+      HS_FN(tdm__hs_scan)(s, pos, key, atomic, &eq, &em, &tm);
+      before = HS_FN(tdm__hs_before_empty)(em);
       if (eq & before) {
         *outcome = TDM_HASH_FOUND;
-        return pos + tdm_hash_ctz(eq & before);
+        return pos + tdm__hash_ctz(eq & before);
       }
-      if (tomb == TDM_HASH_NONE && (tm & before)) tomb = pos + tdm_hash_ctz(tm & before);
+      if (tomb == TDM_HASH_NONE && (tm & before)) tomb = pos + tdm__hash_ctz(tm & before);
       if (em) {
-        empty = pos + tdm_hash_ctz(em);
+        empty = pos + tdm__hash_ctz(em);
         break;
       }
       if (pos + HS_GROUP == stop) {
@@ -165,10 +165,10 @@ TDM_HD uint64_t HS_FN(tdm_hs_claim)(HS_SLOT *s, unsigned log2cap, HS_K key, uint
       return TDM_HASH_NONE;
     }
     if (!atomic) {
-      HS_KFN(tdm_hash_store)(&s[target].k, key);
+      HS_KFN(tdm__hash_store)(&s[target].k, key);
       prev = expect;
     } else {
-      prev = HS_KFN(tdm_hash_cas)(&s[target].k, expect, key);
+      prev = HS_KFN(tdm__hash_cas)(&s[target].k, expect, key);
     }
     if (prev == expect) {
       *outcome = expect == (HS_K)TDM_HASH_EMPTY ? TDM_HASH_NEW_EMPTY : TDM_HASH_NEW_TOMB;
@@ -186,35 +186,35 @@ TDM_HD uint64_t HS_FN(tdm_hs_claim)(HS_SLOT *s, unsigned log2cap, HS_K key, uint
  * is zeroed (the invariant). When the next slot is empty no probe can pass the
  * freed slot, so it becomes empty instead of a tombstone. With atomic set,
  * the CAS makes exactly one of several threads erasing one key succeed. */
-TDM_HD int HS_FN(tdm_hs_erase)(HS_SLOT *s, unsigned log2cap, HS_K key, uint64_t start, int atomic) {
+TDM_HD int HS_FN(tdm__hs_erase)(HS_SLOT *s, unsigned log2cap, HS_K key, uint64_t start, int atomic) {
   uint64_t cap = (uint64_t)1 << log2cap, mask = cap - 1u;
-  uint64_t pos = HS_FN(tdm_hs_lookup)(s, log2cap, key, start, atomic);
+  uint64_t pos = HS_FN(tdm__hs_lookup)(s, log2cap, key, start, atomic);
   if (pos == TDM_HASH_NONE) return TDM_HASH_ABSENT;
   if (pos >= cap) {
     if (atomic) {
-      if (HS_KFN(tdm_hash_cas)(&s[pos].k, 1u, 0u) != 1u) return TDM_HASH_ABSENT;
+      if (HS_KFN(tdm__hash_cas)(&s[pos].k, 1u, 0u) != 1u) return TDM_HASH_ABSENT;
     } else {
-      HS_KFN(tdm_hash_store)(&s[pos].k, 0u);
+      HS_KFN(tdm__hash_store)(&s[pos].k, 0u);
     }
     s[pos].v = 0;
     return TDM_HASH_GONE_SIDE;
   }
   if (atomic) {
-    if (HS_KFN(tdm_hash_cas)(&s[pos].k, key, (HS_K)HS_KFN(TDM_HASH_TOMB)) != key) return TDM_HASH_ABSENT;
+    if (HS_KFN(tdm__hash_cas)(&s[pos].k, key, (HS_K)HS_KFN(TDM_HASH_TOMB)) != key) return TDM_HASH_ABSENT;
   } else {
-    HS_KFN(tdm_hash_store)(&s[pos].k, (HS_K)HS_KFN(TDM_HASH_TOMB));
+    HS_KFN(tdm__hash_store)(&s[pos].k, (HS_K)HS_KFN(TDM_HASH_TOMB));
   }
   s[pos].v = 0;
-  if (HS_FN(tdm_hs_key)(s, tdm_hash_next(pos, mask), atomic) == (HS_K)TDM_HASH_EMPTY) {
-    HS_KFN(tdm_hash_store)(&s[pos].k, (HS_K)TDM_HASH_EMPTY);
+  if (HS_FN(tdm__hs_key)(s, tdm__hash_next(pos, mask), atomic) == (HS_K)TDM_HASH_EMPTY) {
+    HS_KFN(tdm__hash_store)(&s[pos].k, (HS_K)TDM_HASH_EMPTY);
     return TDM_HASH_GONE_EMPTY;
   }
   return TDM_HASH_GONE_TOMB;
 }
 
 /* Duplicate policy on this value width. */
-TDM_HD HS_V HS_FN(tdm_hs_combine)(HS_V old, HS_V in, int dup, int vkind) {
-  return HS_VFN(tdm_hash_combine)(old, in, dup, vkind);
+TDM_HD HS_V HS_FN(tdm__hs_combine)(HS_V old, HS_V in, int dup, int vkind) {
+  return HS_VFN(tdm__dup_combine)(old, in, dup, vkind);
 }
 
 #undef HS_CAT2

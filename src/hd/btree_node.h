@@ -50,7 +50,7 @@
  *    and the reachable nodes are exactly the live (non-free) ones.
  * Free nodes (after merges) carry level TDM_BT_FREE and are chained by next.
  *
- * Search: tdm_bt_lower counts the slots whose key is < q over all 16 slots.
+ * Search: tdm__bt_lower counts the slots whose key is < q over all 16 slots.
  * Padding is all ones, never < q, so the count equals the lower-bound position
  * without looking at `count`: in a leaf it is the slot of the first key >= q,
  * in an inner node the child whose range holds q (separators are upper bounds
@@ -60,6 +60,7 @@
 #define TANDEM_BTREE_NODE_H
 
 #include "hd.h"
+#include "dup.h"
 #include "keybits.h"
 
 #define TDM_BT_B 16u             /* slots per node: keys in a leaf, children in an inner node */
@@ -70,26 +71,26 @@
 #define TDM_BT_PAD 0xFFFFFFFFFFFFFFFFull /* key of an unused slot */
 #define TDM_BT_MAX_HEIGHT 32u    /* 8^31 keys: more than any address space */
 
-typedef struct tdm_bt_inner {
+typedef struct tdm__bt_inner {
   uint32_t child[16]; /* node index of each child; TDM_BT_NIL when unused */
   uint64_t cum[16];   /* keys under children 0..i (inclusive prefix); 0 when unused */
-} tdm_bt_inner;
+} tdm__bt_inner;
 
-typedef struct tdm_bt_node {
+typedef struct tdm__bt_node {
   uint64_t key[16]; /* leaf: keys as sort bits; inner: separators; unused: TDM_BT_PAD */
   union {
     uint64_t val[16]; /* leaf: values, raw bits zero-extended to 64 */
-    tdm_bt_inner in;  /* inner */
+    tdm__bt_inner in;  /* inner */
   } u;
   uint32_t count;   /* leaf: keys; inner: children */
   uint32_t level;   /* 0 for leaves, height - 1 at the root, TDM_BT_FREE when free */
   uint32_t next;    /* leaf chain (and free list) */
   uint32_t prev;    /* leaf chain */
   uint8_t pad[48];  /* to 384 bytes: six whole cache lines */
-} tdm_bt_node;
+} tdm__bt_node;
 
 /* Number of keys in key[0..15] that are < q: the lower-bound slot of q. */
-TDM_HD uint32_t tdm_bt_lower(const uint64_t *key, uint64_t q) {
+TDM_HD uint32_t tdm__bt_lower(const uint64_t *key, uint64_t q) {
   uint32_t c = 0;
   int i;
   for (i = 0; i < 16; i++) c += (uint32_t)(key[i] < q);
@@ -98,13 +99,13 @@ TDM_HD uint32_t tdm_bt_lower(const uint64_t *key, uint64_t q) {
 
 /* Keys under the children left of child c: one load from the prefix counts
  * (0 for c == 0, without a branch). */
-TDM_HD uint64_t tdm_bt_left_size(const uint64_t *cum, uint32_t c) {
+TDM_HD uint64_t tdm__bt_left_size(const uint64_t *cum, uint32_t c) {
   return cum[(c - 1) & 15] & (0 - (uint64_t)(c != 0));
 }
 
-/* 1 if leaf slot pos (from tdm_bt_lower) holds q. Padding equals q only when q
+/* 1 if leaf slot pos (from tdm__bt_lower) holds q. Padding equals q only when q
  * is all ones, so only then is the count consulted. */
-TDM_HD int tdm_bt_leaf_hit(const tdm_bt_node *leaf, uint32_t pos, uint64_t q) {
+TDM_HD int tdm__bt_leaf_hit(const tdm__bt_node *leaf, uint32_t pos, uint64_t q) {
   if (pos >= 16 || leaf->key[pos] != q) return 0;
   return q != TDM_BT_PAD || pos < leaf->count;
 }
@@ -113,70 +114,44 @@ TDM_HD int tdm_bt_leaf_hit(const tdm_bt_node *leaf, uint32_t pos, uint64_t q) {
  * the lower-bound slot in it; returns the rank of q (keys < q). The tree is
  * non-empty and height >= 1. The one-query form of the CPU's grouped search;
  * the CUDA kernels run it per thread. */
-TDM_HD uint64_t tdm_bt_descend(const tdm_bt_node *nodes, uint32_t root, uint32_t height, uint64_t q,
+TDM_HD uint64_t tdm__bt_descend(const tdm__bt_node *nodes, uint32_t root, uint32_t height, uint64_t q,
                                uint32_t *leaf, uint32_t *pos) {
   uint64_t rank = 0;
   uint32_t n = root, l, c;
   for (l = height; l > 1; l--) {
-    const tdm_bt_node *x = &nodes[n];
-    c = tdm_bt_lower(x->key, q);
-    rank += tdm_bt_left_size(x->u.in.cum, c);
+    const tdm__bt_node *x = &nodes[n];
+    c = tdm__bt_lower(x->key, q);
+    rank += tdm__bt_left_size(x->u.in.cum, c);
     n = x->u.in.child[c];
   }
   *leaf = n;
-  *pos = tdm_bt_lower(nodes[n].key, q);
+  *pos = tdm__bt_lower(nodes[n].key, q);
   return rank + *pos;
 }
 
 /* Key bits of a raw key of ks bytes (4 or 8) read from p, widened to 64. */
-TDM_HD uint64_t tdm_bt_key_bits(const void *p, uint64_t i, uint32_t ks, int kind) {
-  if (ks == 4) return (uint64_t)tdm_bits32_from_key(((const uint32_t *)p)[i], kind);
-  return tdm_bits64_from_key(((const uint64_t *)p)[i], kind);
+TDM_HD uint64_t tdm__bt_key_bits(const void *p, uint64_t i, uint32_t ks, int kind) {
+  if (ks == 4) return (uint64_t)tdm__bits32_from_key(((const uint32_t *)p)[i], kind);
+  return tdm__bits64_from_key(((const uint64_t *)p)[i], kind);
 }
-/* Inverse of tdm_bt_key_bits, stored at p[i]. */
-TDM_HD void tdm_bt_store_key(void *p, uint64_t i, uint64_t bits, uint32_t ks, int kind) {
-  if (ks == 4) ((uint32_t *)p)[i] = tdm_key_from_bits32((uint32_t)bits, kind);
-  else ((uint64_t *)p)[i] = tdm_key_from_bits64(bits, kind);
+/* Inverse of tdm__bt_key_bits, stored at p[i]. */
+TDM_HD void tdm__bt_store_key(void *p, uint64_t i, uint64_t bits, uint32_t ks, int kind) {
+  if (ks == 4) ((uint32_t *)p)[i] = tdm__key_from_bits32((uint32_t)bits, kind);
+  else ((uint64_t *)p)[i] = tdm__key_from_bits64(bits, kind);
 }
-TDM_HD uint64_t tdm_bt_load_val(const void *p, uint64_t i, uint32_t vs) {
+TDM_HD uint64_t tdm__bt_load_val(const void *p, uint64_t i, uint32_t vs) {
   if (vs == 4) return ((const uint32_t *)p)[i];
   return ((const uint64_t *)p)[i];
 }
-TDM_HD void tdm_bt_store_val(void *p, uint64_t i, uint64_t v, uint32_t vs) {
+TDM_HD void tdm__bt_store_val(void *p, uint64_t i, uint64_t v, uint32_t vs) {
   if (vs == 4) ((uint32_t *)p)[i] = (uint32_t)v;
   else ((uint64_t *)p)[i] = v;
 }
 
-/* Duplicate policies, numerically equal to tdm_dup (kept here so kernels need
- * no public header). */
-enum { TDM_BT_KEEP_FIRST = 0, TDM_BT_KEEP_LAST = 1, TDM_BT_SUM = 2, TDM_BT_MIN_V = 3, TDM_BT_MAX_V = 4 };
-
-/* Combines an earlier value a with a later value b for the same key under
- * policy dup; vs is the value width, vkind its keybits kind (value order of
- * MIN/MAX; floats by totalOrder). SUM wraps at the value width. */
-TDM_HD uint64_t tdm_bt_combine(uint64_t a, uint64_t b, int dup, uint32_t vs, int vkind) {
-  uint64_t x, y;
-  switch (dup) {
-  case TDM_BT_KEEP_FIRST: return a;
-  case TDM_BT_KEEP_LAST: return b;
-  case TDM_BT_SUM: return vs == 4 ? (uint64_t)(uint32_t)(a + b) : a + b;
-  default: break;
-  }
-  if (vs == 4) {
-    x = tdm_bits32_from_key((uint32_t)a, vkind);
-    y = tdm_bits32_from_key((uint32_t)b, vkind);
-  } else {
-    x = tdm_bits64_from_key(a, vkind);
-    y = tdm_bits64_from_key(b, vkind);
-  }
-  if (dup == TDM_BT_MIN_V) return y < x ? b : a;
-  return y > x ? b : a;
-}
-
 /* ---- bulk-load geometry ---------------------------------------------------
  * A bulk-loaded tree of m keys has levels 0 (leaves) .. h-1 (root) with
- * cnt[0] = tdm_bt_bulk_parts(m, 14) leaves and cnt[l] =
- * tdm_bt_bulk_parts(cnt[l-1], 16) nodes above. Items of each level (keys for
+ * cnt[0] = tdm__bt_bulk_parts(m, 14) leaves and cnt[l] =
+ * tdm__bt_bulk_parts(cnt[l-1], 16) nodes above. Items of each level (keys for
  * leaves, child nodes above) are spread evenly, so sizes differ by at most
  * one, stay within the fill, and are >= 8 in every node when a level has two
  * or more. Level
@@ -184,28 +159,28 @@ TDM_HD uint64_t tdm_bt_combine(uint64_t a, uint64_t b, int dup, uint32_t vs, int
  * last, so leaves are contiguous in key order. Both backends fill nodes with
  * the same functions below, one node per loop iteration or thread. */
 
-typedef struct tdm_bt_geom {
+typedef struct tdm__bt_geom {
   uint64_t m;                          /* keys */
   uint32_t h;                          /* levels */
   uint32_t cnt[TDM_BT_MAX_HEIGHT];     /* nodes per level */
   uint32_t base[TDM_BT_MAX_HEIGHT];    /* index of each level's first node */
   uint64_t nodes;                      /* total nodes */
-} tdm_bt_geom;
+} tdm__bt_geom;
 
 /* Nodes a bulk load makes for c >= 1 items of one level at fill f: about
  * c / f, but never so many that a node would get fewer than TDM_BT_MIN items.
  * Leaves use f = TDM_BT_BULK, keeping two slots free, so a fresh tree takes a
  * batch of random inserts without splitting most leaves (as database fill
  * factors do); inner levels are packed full (f = 16) to keep the tree low. */
-TDM_HD uint64_t tdm_bt_bulk_parts(uint64_t c, uint64_t f) {
+TDM_HD uint64_t tdm__bt_bulk_parts(uint64_t c, uint64_t f) {
   uint64_t p = (c + f - 1) / f, most = c / TDM_BT_MIN;
   if (p > most) p = most;
   return p ? p : 1;
 }
 
 /* Geometry of a bulk-loaded tree of m >= 1 keys. */
-TDM_HD void tdm_bt_geom_init(tdm_bt_geom *g, uint64_t m) {
-  uint64_t c = tdm_bt_bulk_parts(m, TDM_BT_BULK), b = 0;
+TDM_HD void tdm__bt_geom_init(tdm__bt_geom *g, uint64_t m) {
+  uint64_t c = tdm__bt_bulk_parts(m, TDM_BT_BULK), b = 0;
   uint32_t l = 0;
   g->m = m;
   for (;;) {
@@ -214,26 +189,26 @@ TDM_HD void tdm_bt_geom_init(tdm_bt_geom *g, uint64_t m) {
     b += c;
     l++;
     if (c == 1) break;
-    c = tdm_bt_bulk_parts(c, TDM_BT_B);
+    c = tdm__bt_bulk_parts(c, TDM_BT_B);
   }
   g->h = l;
   g->nodes = b;
 }
 
 /* Start of part i when total items are split evenly into parts. */
-TDM_HD uint64_t tdm_bt_even_start(uint64_t total, uint64_t parts, uint64_t i) {
+TDM_HD uint64_t tdm__bt_even_start(uint64_t total, uint64_t parts, uint64_t i) {
   return i * (total / parts) + (i < total % parts ? i : total % parts);
 }
 /* The part holding item x under the same split. */
-TDM_HD uint64_t tdm_bt_even_part(uint64_t total, uint64_t parts, uint64_t x) {
+TDM_HD uint64_t tdm__bt_even_part(uint64_t total, uint64_t parts, uint64_t x) {
   uint64_t q = total / parts, r = total % parts;
   if (x < r * (q + 1)) return x / (q + 1);
   return r + (x - r * (q + 1)) / q;
 }
 /* Index of the first key under node i of level l. */
-TDM_HD uint64_t tdm_bt_geom_key_start(const tdm_bt_geom *g, uint32_t l, uint64_t i) {
-  for (; l > 0 && l < TDM_BT_MAX_HEIGHT; l--) i = tdm_bt_even_start(g->cnt[l - 1], g->cnt[l], i);
-  return tdm_bt_even_start(g->m, g->cnt[0], i);
+TDM_HD uint64_t tdm__bt_geom_key_start(const tdm__bt_geom *g, uint32_t l, uint64_t i) {
+  for (; l > 0 && l < TDM_BT_MAX_HEIGHT; l--) i = tdm__bt_even_start(g->cnt[l - 1], g->cnt[l], i);
+  return tdm__bt_even_start(g->m, g->cnt[0], i);
 }
 
 /* Fills leaf i from sorted keys (raw, ks bytes, keybits kind) and values (vs
@@ -241,20 +216,20 @@ TDM_HD uint64_t tdm_bt_geom_key_start(const tdm_bt_geom *g, uint32_t l, uint64_t
  * kind UNSIGNED. Returns 1
  * when the leaf's keys strictly increase starting from the key before its
  * first, so 1 from every leaf proves the input free of duplicates. */
-TDM_HD int tdm_bt_fill_leaf(tdm_bt_node *nodes, const tdm_bt_geom *g, const void *keys, const void *vals,
+TDM_HD int tdm__bt_fill_leaf(tdm__bt_node *nodes, const tdm__bt_geom *g, const void *keys, const void *vals,
                             uint32_t ks, uint32_t vs, int kind, uint64_t i) {
-  tdm_bt_node *x = &nodes[g->base[0] + i];
-  uint64_t s = tdm_bt_even_start(g->m, g->cnt[0], i), e = tdm_bt_even_start(g->m, g->cnt[0], i + 1);
-  uint64_t prev = s > 0 ? tdm_bt_key_bits(keys, s - 1, ks, kind) : 0, k;
+  tdm__bt_node *x = &nodes[g->base[0] + i];
+  uint64_t s = tdm__bt_even_start(g->m, g->cnt[0], i), e = tdm__bt_even_start(g->m, g->cnt[0], i + 1);
+  uint64_t prev = s > 0 ? tdm__bt_key_bits(keys, s - 1, ks, kind) : 0, k;
   uint32_t j, c = (uint32_t)(e - s);
   int ok = 1;
   for (j = 0; j < 16; j++) {
     if (j < c) {
-      k = tdm_bt_key_bits(keys, s + j, ks, kind);
+      k = tdm__bt_key_bits(keys, s + j, ks, kind);
       ok &= (s + j == 0) | (k > prev);
       prev = k;
       x->key[j] = k;
-      x->u.val[j] = vals ? tdm_bt_load_val(vals, s + j, vs) : 0;
+      x->u.val[j] = vals ? tdm__bt_load_val(vals, s + j, vs) : 0;
     } else {
       x->key[j] = TDM_BT_PAD;
       x->u.val[j] = 0;
@@ -269,24 +244,24 @@ TDM_HD int tdm_bt_fill_leaf(tdm_bt_node *nodes, const tdm_bt_geom *g, const void
 }
 
 /* Fills inner node i of level l >= 1: separators are the last key under each
- * child but the last. Keys as for tdm_bt_fill_leaf. */
-TDM_HD void tdm_bt_fill_inner(tdm_bt_node *nodes, const tdm_bt_geom *g, const void *keys, uint32_t ks, int kind,
+ * child but the last. Keys as for tdm__bt_fill_leaf. */
+TDM_HD void tdm__bt_fill_inner(tdm__bt_node *nodes, const tdm__bt_geom *g, const void *keys, uint32_t ks, int kind,
                               uint32_t l, uint64_t i) {
-  tdm_bt_node *x = &nodes[g->base[l] + i];
-  uint64_t cs = tdm_bt_even_start(g->cnt[l - 1], g->cnt[l], i);
-  uint64_t ce = tdm_bt_even_start(g->cnt[l - 1], g->cnt[l], i + 1);
+  tdm__bt_node *x = &nodes[g->base[l] + i];
+  uint64_t cs = tdm__bt_even_start(g->cnt[l - 1], g->cnt[l], i);
+  uint64_t ce = tdm__bt_even_start(g->cnt[l - 1], g->cnt[l], i + 1);
   uint32_t j, c = (uint32_t)(ce - cs);
-  uint64_t kfirst = tdm_bt_geom_key_start(g, l - 1, cs), ke;
+  uint64_t kfirst = tdm__bt_geom_key_start(g, l - 1, cs), ke;
   for (j = 0; j < 16; j++) {
     x->key[j] = TDM_BT_PAD;
     x->u.in.child[j] = TDM_BT_NIL;
     x->u.in.cum[j] = 0;
   }
   for (j = 0; j < c; j++) {
-    ke = tdm_bt_geom_key_start(g, l - 1, cs + j + 1);
+    ke = tdm__bt_geom_key_start(g, l - 1, cs + j + 1);
     x->u.in.child[j] = g->base[l - 1] + (uint32_t)(cs + j);
     x->u.in.cum[j] = ke - kfirst;
-    if (j + 1 < c) x->key[j] = tdm_bt_key_bits(keys, ke - 1, ks, kind);
+    if (j + 1 < c) x->key[j] = tdm__bt_key_bits(keys, ke - 1, ks, kind);
   }
   x->count = c;
   x->level = l;
@@ -297,12 +272,12 @@ TDM_HD void tdm_bt_fill_inner(tdm_bt_node *nodes, const tdm_bt_geom *g, const vo
 
 /* Run reduction shared by build and insert: given sorted key bits where equal
  * keys are adjacent in input order, the value of the run [s, e) under dup. */
-TDM_HD uint64_t tdm_bt_reduce_run(const uint64_t *vals, uint64_t s, uint64_t e, int dup, uint32_t vs,
+TDM_HD uint64_t tdm__bt_reduce_run(const uint64_t *vals, uint64_t s, uint64_t e, int dup, uint32_t vs,
                                   int vkind) {
   uint64_t v = vals[s], i;
-  if (dup == TDM_BT_KEEP_FIRST) return v;
-  if (dup == TDM_BT_KEEP_LAST) return vals[e - 1];
-  for (i = s + 1; i < e; i++) v = tdm_bt_combine(v, vals[i], dup, vs, vkind);
+  if (dup == TDM__DUP_KEEP_FIRST) return v;
+  if (dup == TDM__DUP_KEEP_LAST) return vals[e - 1];
+  for (i = s + 1; i < e; i++) v = tdm__dup_combine(v, vals[i], dup, vs, vkind);
   return v;
 }
 

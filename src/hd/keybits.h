@@ -24,9 +24,9 @@
 #include "hd.h"
 
 /* Kind of transform, derived from a tdm_type (see tdm__key_kind). */
-enum tdm_key_kind { TDM_KIND_UNSIGNED = 0, TDM_KIND_SIGNED = 1, TDM_KIND_FLOAT = 2 };
+enum tdm__key_kind { TDM_KIND_UNSIGNED = 0, TDM_KIND_SIGNED = 1, TDM_KIND_FLOAT = 2 };
 
-TDM_HD uint32_t tdm_bits32_from_key(uint32_t raw, int kind) {
+TDM_HD uint32_t tdm__bits32_from_key(uint32_t raw, int kind) {
   if (kind == TDM_KIND_SIGNED) return raw ^ 0x80000000u;
   if (kind == TDM_KIND_FLOAT) {
     uint32_t mask = (uint32_t)(-(int32_t)(raw >> 31)) | 0x80000000u;
@@ -35,7 +35,7 @@ TDM_HD uint32_t tdm_bits32_from_key(uint32_t raw, int kind) {
   return raw;
 }
 
-TDM_HD uint32_t tdm_key_from_bits32(uint32_t bits, int kind) {
+TDM_HD uint32_t tdm__key_from_bits32(uint32_t bits, int kind) {
   if (kind == TDM_KIND_SIGNED) return bits ^ 0x80000000u;
   if (kind == TDM_KIND_FLOAT) {
     /* bits top set: came from a non-negative float, only the sign was flipped. */
@@ -45,7 +45,7 @@ TDM_HD uint32_t tdm_key_from_bits32(uint32_t bits, int kind) {
   return bits;
 }
 
-TDM_HD uint64_t tdm_bits64_from_key(uint64_t raw, int kind) {
+TDM_HD uint64_t tdm__bits64_from_key(uint64_t raw, int kind) {
   if (kind == TDM_KIND_SIGNED) return raw ^ 0x8000000000000000ull;
   if (kind == TDM_KIND_FLOAT) {
     uint64_t mask = (uint64_t)(-(int64_t)(raw >> 63)) | 0x8000000000000000ull;
@@ -54,7 +54,7 @@ TDM_HD uint64_t tdm_bits64_from_key(uint64_t raw, int kind) {
   return raw;
 }
 
-TDM_HD uint64_t tdm_key_from_bits64(uint64_t bits, int kind) {
+TDM_HD uint64_t tdm__key_from_bits64(uint64_t bits, int kind) {
   if (kind == TDM_KIND_SIGNED) return bits ^ 0x8000000000000000ull;
   if (kind == TDM_KIND_FLOAT) {
     uint64_t mask = (uint64_t)(-(int64_t)((bits >> 63) ^ 1u)) | 0x8000000000000000ull;
@@ -64,29 +64,29 @@ TDM_HD uint64_t tdm_key_from_bits64(uint64_t bits, int kind) {
 }
 
 /* Forward map with the direction folded in: desc != 0 complements the bits. */
-TDM_HD uint32_t tdm_sortbits32(uint32_t raw, int kind, int desc) {
-  uint32_t b = tdm_bits32_from_key(raw, kind);
+TDM_HD uint32_t tdm__sortbits32(uint32_t raw, int kind, int desc) {
+  uint32_t b = tdm__bits32_from_key(raw, kind);
   return desc ? ~b : b;
 }
-TDM_HD uint32_t tdm_unsortbits32(uint32_t b, int kind, int desc) {
-  return tdm_key_from_bits32(desc ? ~b : b, kind);
+TDM_HD uint32_t tdm__unsortbits32(uint32_t b, int kind, int desc) {
+  return tdm__key_from_bits32(desc ? ~b : b, kind);
 }
-TDM_HD uint64_t tdm_sortbits64(uint64_t raw, int kind, int desc) {
-  uint64_t b = tdm_bits64_from_key(raw, kind);
+TDM_HD uint64_t tdm__sortbits64(uint64_t raw, int kind, int desc) {
+  uint64_t b = tdm__bits64_from_key(raw, kind);
   return desc ? ~b : b;
 }
-TDM_HD uint64_t tdm_unsortbits64(uint64_t b, int kind, int desc) {
-  return tdm_key_from_bits64(desc ? ~b : b, kind);
+TDM_HD uint64_t tdm__unsortbits64(uint64_t b, int kind, int desc) {
+  return tdm__key_from_bits64(desc ? ~b : b, kind);
 }
 
 /* Three-way comparison of two raw keys of width 4 or 8 bytes in key order;
  * used by the B-tree and the tests. Returns -1, 0 or 1. */
-TDM_HD int tdm_cmp_raw32(uint32_t a, uint32_t b, int kind) {
-  uint32_t x = tdm_bits32_from_key(a, kind), y = tdm_bits32_from_key(b, kind);
+TDM_HD int tdm__cmp_raw32(uint32_t a, uint32_t b, int kind) {
+  uint32_t x = tdm__bits32_from_key(a, kind), y = tdm__bits32_from_key(b, kind);
   return (x > y) - (x < y);
 }
-TDM_HD int tdm_cmp_raw64(uint64_t a, uint64_t b, int kind) {
-  uint64_t x = tdm_bits64_from_key(a, kind), y = tdm_bits64_from_key(b, kind);
+TDM_HD int tdm__cmp_raw64(uint64_t a, uint64_t b, int kind) {
+  uint64_t x = tdm__bits64_from_key(a, kind), y = tdm__bits64_from_key(b, kind);
   return (x > y) - (x < y);
 }
 

@@ -5,7 +5,7 @@
  *
  * Table: an array of cap = 2^log2cap slots (log2cap >= TDM_HASH_MIN_LOG2),
  * followed by two side slots at indices cap and cap + 1. A slot is a struct
- * { key; value; } in the key and value widths (hash_slot.h). Values are kept
+ * { key; value; } in the key and value widths (hash_slot_impl.h). Values are kept
  * as raw bits of the value type.
  *
  * Markers: a table slot whose key word is TDM_HASH_EMPTY (0) is empty, one
@@ -25,6 +25,7 @@
 #define TANDEM_HASH_LAYOUT_H
 
 #include "hd.h"
+#include "dup.h"
 #include "keybits.h"
 
 #define TDM_HASH_EMPTY 0u
@@ -43,7 +44,7 @@ enum {
   TDM_HASH_NEW_EMPTY = 1,  /* key took an empty table slot */
   TDM_HASH_NEW_TOMB = 2,   /* key took a tombstone (one fewer tombstone) */
   TDM_HASH_NEW_SIDE = 3,   /* key is a marker value and took its side slot */
-  TDM_HASH_DEFER = 4,      /* probe would leave the caller's window (tdm_hs_claim's stop) */
+  TDM_HASH_DEFER = 4,      /* probe would leave the caller's window (tdm__hs_claim's stop) */
 };
 /* Erase outcomes. */
 enum {
@@ -56,7 +57,7 @@ enum {
 /* The hash: a 64-bit mixer (xor-shift / multiply, three rounds) with full
  * avalanche, so the top bits used by home() depend on every key bit. Keys of
  * 32 bits are zero-extended first. */
-TDM_HD uint64_t tdm_hash_mix(uint64_t x) {
+TDM_HD uint64_t tdm__hash_mix(uint64_t x) {
   x ^= x >> 32;
   x *= 0xd6e8feb86659fd93ull;
   x ^= x >> 32;
@@ -76,7 +77,7 @@ TDM_HD uint64_t tdm_hash_mix(uint64_t x) {
  *    empty slot), so one lookup costs one cache miss. Starting mid-line, an
  *    unsuccessful probe at load 0.6 (about 3.6 slots) would usually spill into
  *    a second line. */
-TDM_HD uint64_t tdm_hash_home(uint64_t h, unsigned log2cap, unsigned group) {
+TDM_HD uint64_t tdm__hash_home(uint64_t h, unsigned log2cap, unsigned group) {
   return (h >> (64u - log2cap)) & ~(uint64_t)(group - 1u);
 }
 
@@ -90,10 +91,10 @@ TDM_HD uint64_t tdm_hash_home(uint64_t h, unsigned log2cap, unsigned group) {
  * functions read the sequence a bucket (cache line) at a time, which visits
  * the same slots in the same order, and give up after cap / group buckets,
  * so even a corrupted table cannot hang a call. */
-TDM_HD uint64_t tdm_hash_next(uint64_t pos, uint64_t mask) { return (pos + 1u) & mask; }
+TDM_HD uint64_t tdm__hash_next(uint64_t pos, uint64_t mask) { return (pos + 1u) & mask; }
 
 /* Index of the lowest set bit of a nonzero word. */
-TDM_HD unsigned tdm_hash_ctz(unsigned x) {
+TDM_HD unsigned tdm__hash_ctz(unsigned x) {
 #if defined(__CUDA_ARCH__)
   return (unsigned)(__ffs((int)x) - 1);
 #else
@@ -103,53 +104,35 @@ TDM_HD unsigned tdm_hash_ctz(unsigned x) {
 
 /* Which side slot a key needs: 0 for an ordinary key, 1 for the empty
  * marker's value (slot cap), 2 for the tombstone's value (slot cap + 1). */
-TDM_HD unsigned tdm_hash_side32(uint32_t key) {
+TDM_HD unsigned tdm__hash_side32(uint32_t key) {
   return key == TDM_HASH_EMPTY ? 1u : key == TDM_HASH_TOMB32 ? 2u : 0u;
 }
-TDM_HD unsigned tdm_hash_side64(uint64_t key) {
+TDM_HD unsigned tdm__hash_side64(uint64_t key) {
   return key == TDM_HASH_EMPTY ? 1u : key == TDM_HASH_TOMB64 ? 2u : 0u;
 }
 
 /* Largest number of live table keys + tombstones a table of 2^log2cap slots
  * may hold at max_load: floor(max_load * cap), at most cap - 1. */
-TDM_HD uint64_t tdm_hash_limit(unsigned log2cap, double max_load) {
+TDM_HD uint64_t tdm__hash_limit(unsigned log2cap, double max_load) {
   uint64_t cap = (uint64_t)1 << log2cap;
   double l = max_load * (double)cap;
   uint64_t lim = l >= (double)cap ? cap : (uint64_t)l;
   return lim >= cap ? cap - 1u : lim;
 }
 
-/* Duplicate policy applied to one existing value old and one incoming value
- * in (raw bits). dup is a tdm_dup, vkind the value type's keybits.h kind:
- * MIN / MAX compare in the value type's key order (floats: totalOrder). SUM
- * wraps; the public layer refuses it for float values. */
-TDM_HD uint64_t tdm_hash_combine64(uint64_t old, uint64_t in, int dup, int vkind) {
-  switch (dup) {
-  case 0: return old;                  /* KEEP_FIRST */
-  case 1: return in;                   /* KEEP_LAST */
-  case 2: return old + in;             /* SUM */
-  case 3: return tdm_bits64_from_key(in, vkind) < tdm_bits64_from_key(old, vkind) ? in : old;
-  default: return tdm_bits64_from_key(in, vkind) > tdm_bits64_from_key(old, vkind) ? in : old;
-  }
-}
-TDM_HD uint32_t tdm_hash_combine32(uint32_t old, uint32_t in, int dup, int vkind) {
-  switch (dup) {
-  case 0: return old;
-  case 1: return in;
-  case 2: return old + in;
-  case 3: return tdm_bits32_from_key(in, vkind) < tdm_bits32_from_key(old, vkind) ? in : old;
-  default: return tdm_bits32_from_key(in, vkind) > tdm_bits32_from_key(old, vkind) ? in : old;
-  }
-}
+/* Index 0..3 of a table's key and value widths in bytes: k32v32, k32v64,
+ * k64v32, k64v64. The one place that fixes the order of the per-width tables
+ * of both backends. */
+TDM_HD int tdm__hash_inst(unsigned ks, unsigned vs) { return (ks == 8) * 2 + (vs == 8); }
 
 /* Owner of a bucket-aligned home slot when t threads split the table into t
  * runs of whole buckets (CPU insert): thread floor(bucket * t / buckets).
- * Thread t's run starts at slot tdm_hash_run_start(t, ...). */
-TDM_HD unsigned tdm_hash_owner(uint64_t home, unsigned log2cap, unsigned group, unsigned threads) {
+ * Thread t's run starts at slot tdm__hash_run_start(t, ...). */
+TDM_HD unsigned tdm__hash_owner(uint64_t home, unsigned log2cap, unsigned group, unsigned threads) {
   uint64_t buckets = ((uint64_t)1 << log2cap) / group;
   return (unsigned)(home / group * threads / buckets);
 }
-TDM_HD uint64_t tdm_hash_run_start(unsigned t, unsigned log2cap, unsigned group, unsigned threads) {
+TDM_HD uint64_t tdm__hash_run_start(unsigned t, unsigned log2cap, unsigned group, unsigned threads) {
   uint64_t buckets = ((uint64_t)1 << log2cap) / group;
   return (t * buckets + threads - 1u) / threads * group; /* first bucket b with b * threads / buckets >= t */
 }
@@ -159,28 +142,28 @@ TDM_HD uint64_t tdm_hash_run_start(unsigned t, unsigned log2cap, unsigned group,
  * claim or an erase); these wrappers give the CAS, and loads / stores that
  * the compiler neither tears nor caches. On the host they are relaxed
  * atomics: the end of the parallel region orders everything else. */
-TDM_HD uint32_t tdm_hash_load32(const uint32_t *p) {
+TDM_HD uint32_t tdm__hash_load32(const uint32_t *p) {
 #if defined(__CUDA_ARCH__)
   return *(const volatile uint32_t *)p;
 #else
   return __atomic_load_n(p, __ATOMIC_RELAXED);
 #endif
 }
-TDM_HD uint64_t tdm_hash_load64(const uint64_t *p) {
+TDM_HD uint64_t tdm__hash_load64(const uint64_t *p) {
 #if defined(__CUDA_ARCH__)
   return *(const volatile uint64_t *)p;
 #else
   return __atomic_load_n(p, __ATOMIC_RELAXED);
 #endif
 }
-TDM_HD void tdm_hash_store32(uint32_t *p, uint32_t v) {
+TDM_HD void tdm__hash_store32(uint32_t *p, uint32_t v) {
 #if defined(__CUDA_ARCH__)
   *(volatile uint32_t *)p = v;
 #else
   __atomic_store_n(p, v, __ATOMIC_RELAXED);
 #endif
 }
-TDM_HD void tdm_hash_store64(uint64_t *p, uint64_t v) {
+TDM_HD void tdm__hash_store64(uint64_t *p, uint64_t v) {
 #if defined(__CUDA_ARCH__)
   *(volatile uint64_t *)p = v;
 #else
@@ -188,7 +171,7 @@ TDM_HD void tdm_hash_store64(uint64_t *p, uint64_t v) {
 #endif
 }
 /* Compare-and-swap; returns the word's previous value (== expect on success). */
-TDM_HD uint32_t tdm_hash_cas32(uint32_t *p, uint32_t expect, uint32_t desired) {
+TDM_HD uint32_t tdm__hash_cas32(uint32_t *p, uint32_t expect, uint32_t desired) {
 #if defined(__CUDA_ARCH__)
   return atomicCAS((unsigned int *)p, expect, desired);
 #else
@@ -196,7 +179,7 @@ TDM_HD uint32_t tdm_hash_cas32(uint32_t *p, uint32_t expect, uint32_t desired) {
   return expect;
 #endif
 }
-TDM_HD uint64_t tdm_hash_cas64(uint64_t *p, uint64_t expect, uint64_t desired) {
+TDM_HD uint64_t tdm__hash_cas64(uint64_t *p, uint64_t expect, uint64_t desired) {
 #if defined(__CUDA_ARCH__)
   return (uint64_t)atomicCAS((unsigned long long *)p, (unsigned long long)expect, (unsigned long long)desired);
 #else

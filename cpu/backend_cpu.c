@@ -1,0 +1,12 @@
+/* backend_cpu.c: the CPU backend as the dispatch layer sees it. */
+#include "cpu.h"
+
+const tdm__backend tdm__cpu_backend = {
+    .id = TDM_BACKEND_CPU,
+    .host_arrays_only = 1,
+    .ctx_init = NULL,
+    .ctx_fini = NULL,
+    .sort = &tdm__sort_cpu_ops,
+    .hash = &tdm__hash_cpu_ops,
+    .btree = &tdm__btree_cpu_ops,
+};

@@ -1,0 +1,93 @@
+/*
+ * cpu.h: the CPU backend's private header: its operation tables (gathered
+ * into tdm__cpu_backend by cpu/backend_cpu.c) and the private state of its
+ * structures. Nothing outside cpu/ includes it but tests that look at CPU
+ * storage.
+ */
+#ifndef TANDEM_CPU_H
+#define TANDEM_CPU_H
+
+#include "../src/backend.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+TDM_INTERNAL extern const tdm__sort_ops tdm__sort_cpu_ops;
+TDM_INTERNAL extern const tdm__hash_ops tdm__hash_cpu_ops;
+TDM_INTERNAL extern const tdm__btree_ops tdm__btree_cpu_ops;
+
+/* ---- sort ------------------------------------------------------------------ */
+
+/* The sort operations (sort_cpu.c), also used by the B+ tree to sort batches. */
+TDM_INTERNAL tdm_status tdm__cpu_sort(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type value_type, void *values,
+                                      size_t n, int desc);
+TDM_INTERNAL tdm_status tdm__cpu_argsort(tdm_ctx *ctx, tdm_type key_type, const void *keys, tdm_type index_type,
+                                         void *perm_out, size_t n, int desc);
+
+/* ---- hash table ------------------------------------------------------------ */
+
+/* Per-thread outcome counters, one cache line: [1..3] claim outcomes
+ * (TDM_HASH_NEW_*), [0] claims that found no free slot (a corrupt table),
+ * [4..7] erase outcomes (4 + TDM_HASH_ABSENT ...). */
+typedef struct tdm__hc_counts {
+  size_t n[8];
+} tdm__hc_counts;
+
+/* The loops of one key/value width pair (cpu/hash_cpu_impl.h), instantiated
+ * in cpu/hash_cpu_k32v32.c ... hash_cpu_k64v64.c. Slots, keys and values are
+ * untyped here; each entry casts them to its widths. hash_cpu.c picks a table
+ * once, when the table is created. */
+typedef struct tdm__hash_cpu_fns {
+  void (*insert_run)(tdm_hash *h, const void *keys, const void *vals, size_t n, unsigned nt, unsigned t,
+                     uint8_t *dfr, tdm__hc_counts *c);
+  void (*insert_deferred)(tdm_hash *h, const void *keys, const void *vals, const uint8_t *dfr, size_t n,
+                          tdm__hc_counts *c);
+  void (*part_count)(const void *keys, size_t lo, size_t hi, unsigned pbits, size_t np, size_t *cnt);
+  void (*part_scatter)(const void *keys, const void *vals, size_t lo, size_t hi, unsigned pbits, size_t np,
+                       size_t *at, void *rec);
+  void (*part_insert)(tdm_hash *h, const void *rec, const size_t *b, size_t plo, size_t phi, size_t np, int side,
+                      uint8_t *dfr, tdm__hc_counts *c);
+  void (*part_deferred)(tdm_hash *h, const void *rec, const uint8_t *dfr, size_t n, tdm__hc_counts *c);
+  void (*rehash_range)(const void *src, size_t lo, size_t hi, void *dst, unsigned dl, int atomic);
+  void (*find_range)(const tdm_hash *h, const void *keys, void *vo, uint8_t *fo, size_t lo, size_t hi);
+  void (*erase_range)(tdm_hash *h, const void *keys, size_t lo, size_t hi, int atomic, tdm__hc_counts *c);
+  size_t (*count_range)(const void *s, size_t lo, size_t hi);
+  void (*export_range)(const void *s, size_t lo, size_t hi, void *ko, void *vo, size_t at);
+  size_t (*export_side)(const void *s, uint64_t cap, void *ko, void *vo);
+} tdm__hash_cpu_fns;
+
+/* Indexed by tdm__hash_inst (hd/hash_layout.h). */
+TDM_INTERNAL extern const tdm__hash_cpu_fns tdm__hash_cpu_k32v32, tdm__hash_cpu_k32v64, tdm__hash_cpu_k64v32,
+    tdm__hash_cpu_k64v64;
+
+/* A CPU table's private state (at h->be). */
+typedef struct tdm__hash_cpu {
+  void *slots;                 /* cap + 2 slots in host memory */
+  size_t slots_bytes;          /* bytes allocated for them */
+  int mapped;                  /* from tdm__map (huge pages): freed with tdm__unmap */
+  const tdm__hash_cpu_fns *fn; /* the loops of this table's widths */
+} tdm__hash_cpu;
+
+static inline tdm__hash_cpu *tdm__hash_cpu_of(const tdm_hash *h) { return (tdm__hash_cpu *)h->be; }
+
+/* ---- B+ tree --------------------------------------------------------------- */
+
+/* A CPU tree's private state (at t->be): a classic B+ tree over a node array
+ * that splits, borrows and merges in place. */
+typedef struct tdm__btree_cpu {
+  tdm__bt_node *nodes; /* cap slots; [0, used) have been handed out */
+  void *nodes_raw;     /* the mapping holding nodes */
+  size_t map_bytes;    /* its length */
+  uint32_t cap, used;  /* slots allocated / slots ever handed out */
+  uint32_t live;       /* nodes in the tree (used minus free) */
+  uint32_t free_head;  /* free list through next; TDM_BT_NIL when empty */
+} tdm__btree_cpu;
+
+static inline tdm__btree_cpu *tdm__btree_cpu_of(const tdm_btree *t) { return (tdm__btree_cpu *)t->be; }
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TANDEM_CPU_H */

@@ -1,0 +1,33 @@
+/*
+ * sort_cub_impl.cuh: the definition of tdm__cub_sort (sort_cub.cuh), and the
+ * macro that instantiates it for one key width with every value word.
+ * Included only by the instantiation files cub_k32.cu and cub_k64.cu.
+ */
+#ifndef TANDEM_SORT_CUB_IMPL_CUH
+#define TANDEM_SORT_CUB_IMPL_CUH
+
+#include <cub/device/device_radix_sort.cuh>
+#include <type_traits>
+
+#include "sort_cub.cuh"
+
+template <typename K, typename V>
+cudaError_t tdm__cub_sort(void *d_temp, size_t &temp_bytes, cub::DoubleBuffer<K> &d_keys,
+                          cub::DoubleBuffer<V> &d_values, size_t n, int begin_bit, int end_bit, cudaStream_t stream) {
+  if constexpr (std::is_same<V, tdm__no_value>::value) {
+    (void)d_values;
+    return cub::DeviceRadixSort::SortKeys(d_temp, temp_bytes, d_keys, n, begin_bit, end_bit, stream);
+  } else {
+    return cub::DeviceRadixSort::SortPairs(d_temp, temp_bytes, d_keys, d_values, n, begin_bit, end_bit, stream);
+  }
+}
+
+#define TDM__CUB_INSTANTIATE_V(K, V)                                                                              \
+  template cudaError_t tdm__cub_sort<K, V>(void *, size_t &, cub::DoubleBuffer<K> &, cub::DoubleBuffer<V> &, size_t, \
+                                           int, int, cudaStream_t);
+#define TDM__CUB_INSTANTIATE(K)              \
+  TDM__CUB_INSTANTIATE_V(K, tdm__no_value)   \
+  TDM__CUB_INSTANTIATE_V(K, uint32_t)        \
+  TDM__CUB_INSTANTIATE_V(K, uint64_t)
+
+#endif /* TANDEM_SORT_CUB_IMPL_CUH */

@@ -1,0 +1,279 @@
+/* main.c: tandem-judge, the command line.
+ *
+ *   tandem-judge {sort|map|ordered} LIB.so [--seed S] [--ops N] [--time SECONDS] [--bench] [--n N]
+ *
+ * Runs random operation sequences on the candidate library (see
+ * tandem/judge.h) and on tandem, and stops at the first difference, crash,
+ * hang or leak, which it shrinks and prints as a C program. Exit status: 0 no
+ * difference, 1 a difference (wrong result or leak), 2 bad usage or a library
+ * that cannot be used, 3 the candidate crashed or hung.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "jdg.h"
+
+#define DEFAULT_MAP_OPS 50000
+#define DEFAULT_SORT_OPS 300
+#define MAX_SEQ_OPS 300
+#define DEFAULT_LIMIT 2.0
+#define DEFAULT_BENCH_N 200000
+#define DEFAULT_BENCH_SORT_N 1000000
+/* After a failure: up to this many failing sequences are shrunk, among the next EXTRA_SEQS. */
+#define EXTRA_FAILURES 5
+#define EXTRA_SEQS 200
+
+static void usage(FILE *f) {
+  fputs("usage: tandem-judge {sort|map|ordered} LIB.so [--seed S] [--ops N] [--time SECONDS] [--bench] [--n N]\n"
+        "  Checks a candidate library (the judge_* functions of tandem/judge.h) against tandem\n"
+        "  on random operation sequences; prints the smallest failing sequence as a C program.\n"
+        "  --seed S        seed of the random sequences (default: drawn and printed)\n"
+        "  --ops N         operations to run in all (default 50000; for sort: 300 sort calls)\n"
+        "  --time SECONDS  time limit of one run of the candidate on one sequence (default 2);\n"
+        "                  a run that takes longer is a hang\n"
+        "  --bench         after a clean check, CSV throughput of the candidate against tandem\n"
+        "                  on stdout (the report goes to stderr then)\n"
+        "  --n N           bench size (default 200000 keys; sort: 1000000)\n"
+        "exit status: 0 no difference from tandem, 1 a difference (wrong result or leaked memory),\n"
+        "             2 bad usage or unusable library, 3 the candidate crashed or hung\n"
+        "             (also while loading)\n",
+        f);
+}
+
+__attribute__((format(printf, 1, 2))) static int bad_usage(const char *fmt, ...) {
+  va_list ap;
+  fputs("tandem-judge: ", stderr);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputs("\n", stderr);
+  usage(stderr);
+  return 2;
+}
+
+static int parse_u64(const char *s, uint64_t *out) {
+  char *end;
+  unsigned long long v;
+  if (!s || !*s || *s == '-') return -1;
+  errno = 0;
+  v = strtoull(s, &end, 0);
+  if (errno || *end) {
+    /* 1e6 style counts */
+    double d = strtod(s, &end);
+    if (*end || d < 0 || d > 1.8e19 || d != (double)(uint64_t)d) return -1;
+    v = (unsigned long long)d;
+  }
+  *out = v;
+  return 0;
+}
+
+static uint64_t draw_seed(void) {
+  struct timespec ts;
+  uint64_t x;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ ((uint64_t)getpid() << 40);
+  x ^= x >> 31;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 29;
+  return x % 1000000000ull;
+}
+
+/* Generates, runs and compares sequence number k (0-based stream) of the
+ * run. Returns 0, or -1 on a judge failure (message on stderr). */
+static int run_one(const jdg_cand *c, uint64_t seed, size_t k, size_t max_ops, double limit, jdg_seq *s,
+                   jdg_outcome *o, const char **shape) {
+  jdg_rng rng;
+  uint64_t *exp;
+  char err[256];
+  jdg_rng_init(&rng, seed, k);
+  if (jdg_gen_seq(&rng, c, max_ops, s, shape) != 0) {
+    fprintf(stderr, "tandem-judge: out of memory generating a sequence\n");
+    return -1;
+  }
+  if (jdg_oracle_expect(c->kind, s, &exp, err, sizeof err) != 0) {
+    fprintf(stderr, "tandem-judge: %s\n", err);
+    jdg_seq_free(s);
+    return -1;
+  }
+  jdg_run(c, s, exp, limit, o);
+  free(exp);
+  if (o->v == JDG_ERROR) {
+    fprintf(stderr, "tandem-judge: %s\n", o->why);
+    jdg_outcome_free(o);
+    jdg_seq_free(s);
+    return -1;
+  }
+  return 0;
+}
+
+/* Reports a failure of sequence s (outcome o, the seq_no-th sequence) after
+ * shrinking it. Greedy shrinking can stop in a local minimum, so the next
+ * few sequences that fail the same way are shrunk too and the shortest
+ * result is shown (not for hangs, whose every run costs the time limit).
+ * Returns the exit status. */
+static int report(FILE *msg, const jdg_cand *c, jdg_seq *s, jdg_outcome *o, uint64_t seed, double limit,
+                  size_t seq_no, const char *shape) {
+  jdg_shrink_stats st;
+  uint64_t *exp = NULL;
+  char err[256];
+  size_t k, found = 1, runs;
+  fprintf(msg, "FAIL: %s in sequence %zu (%s; %zu operations); shrinking...\n", jdg_verdict_name(o->v), seq_no,
+          shape, s->n);
+  fflush(msg);
+  jdg_shrink(c, s, o, limit, &st);
+  runs = st.trials;
+  for (k = seq_no; o->v != JDG_HANG && found < EXTRA_FAILURES && k < seq_no + EXTRA_SEQS; k++) {
+    jdg_seq t;
+    jdg_outcome to;
+    jdg_shrink_stats tst;
+    const char *tshape;
+    if (run_one(c, seed, k, MAX_SEQ_OPS, limit, &t, &to, &tshape) != 0) break;
+    if (to.v == o->v) {
+      found++;
+      jdg_shrink(c, &t, &to, limit, &tst);
+      runs += tst.trials;
+      if (!tst.fallback && t.n < s->n) {
+        jdg_seq_free(s);
+        *s = t;
+        jdg_outcome_free(o);
+        *o = to;
+        tst.original_ops = st.original_ops;
+        st = tst;
+        continue;
+      }
+    }
+    jdg_outcome_free(&to);
+    jdg_seq_free(&t);
+  }
+  if (st.fallback)
+    fprintf(msg, "the shrunk sequence did not fail again under the full time limit: the original follows\n");
+  else
+    fprintf(msg, "shrunk to %zu operation%s (the shortest of %zu failing sequence%s shrunk, %zu runs)\n", s->n,
+            s->n == 1 ? "" : "s", found, found == 1 ? "" : "s", runs);
+  if (jdg_oracle_expect(c->kind, s, &exp, err, sizeof err) != 0) {
+    fprintf(stderr, "tandem-judge: %s\n", err);
+    return 2;
+  }
+  jdg_describe(msg, c, s, exp, o, limit);
+  fprintf(msg, "the failing sequence as a C program:\n-----8<-----\n");
+  jdg_print_program(msg, c, s, exp, o, seed, limit);
+  fprintf(msg, "-----8<-----\n");
+  free(exp);
+  return (o->v == JDG_CRASH || o->v == JDG_HANG) ? 3 : 1;
+}
+
+int main(int argc, char **argv) {
+  jdg_kind kind;
+  jdg_cand cand;
+  uint64_t seed = 0, ops = 0, n_bench = 0, v;
+  double limit = DEFAULT_LIMIT;
+  int have_seed = 0, bench = 0, i, rc = 0;
+  const char *lib, *pos[2];
+  int npos = 0;
+  char err[1024], notes[1024];
+  FILE *msg;
+  size_t done_ops = 0, seqs = 0;
+
+  for (i = 1; i < argc; i++)
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      usage(stdout);
+      return 0;
+    }
+  /* Options may come anywhere, as --opt VALUE or --opt=VALUE; the two
+   * other words are KIND and LIB, in that order. */
+  for (i = 1; i < argc; i++) {
+    const char *a = argv[i], *val, *eq;
+    char name[16];
+    if (strncmp(a, "--", 2) != 0) {
+      if (npos >= 2) return bad_usage("unexpected argument '%s'", a);
+      pos[npos++] = a;
+      continue;
+    }
+    if (!strcmp(a, "--bench")) {
+      bench = 1;
+      continue;
+    }
+    eq = strchr(a, '=');
+    snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - a) : (int)strlen(a), a);
+    if (strcmp(name, "--seed") && strcmp(name, "--ops") && strcmp(name, "--time") && strcmp(name, "--n"))
+      return bad_usage("unknown option '%s'", a);
+    if (eq) {
+      val = eq + 1;
+    } else {
+      if (i + 1 >= argc) return bad_usage("%s needs a value", a);
+      val = argv[++i];
+    }
+    if (!strcmp(name, "--time")) {
+      char *end;
+      errno = 0;
+      limit = strtod(val, &end);
+      if (errno || *end || !(limit > 0) || limit > 86400)
+        return bad_usage("--time: '%s' is not a number of seconds in (0, 86400]", val);
+    } else if (parse_u64(val, &v) != 0) {
+      return bad_usage("%s: '%s' is not a non-negative integer", name, val);
+    } else if (!strcmp(name, "--seed")) {
+      seed = v;
+      have_seed = 1;
+    } else if (!strcmp(name, "--ops")) {
+      if (v == 0) return bad_usage("--ops: %s", "must be at least 1");
+      ops = v;
+    } else {
+      if (v == 0 || v > ((uint64_t)1 << 32)) return bad_usage("--n: '%s' must be in [1, 2^32]", val);
+      n_bench = v;
+    }
+  }
+  if (npos < 2) return bad_usage("%s", "needs a KIND and a library");
+  if (!strcmp(pos[0], "sort")) kind = JDG_SORT;
+  else if (!strcmp(pos[0], "map")) kind = JDG_MAP;
+  else if (!strcmp(pos[0], "ordered")) kind = JDG_ORDERED;
+  else return bad_usage("unknown KIND '%s' (expected sort, map or ordered)", pos[0]);
+  lib = pos[1];
+  if (!have_seed) seed = draw_seed();
+  if (!ops) ops = kind == JDG_SORT ? DEFAULT_SORT_OPS : DEFAULT_MAP_OPS;
+  if (!n_bench) n_bench = kind == JDG_SORT ? DEFAULT_BENCH_SORT_N : DEFAULT_BENCH_N;
+  msg = bench ? stderr : stdout;
+
+  rc = jdg_cand_load(&cand, lib, kind, err, sizeof err, notes, sizeof notes);
+  if (rc != 0) {
+    fprintf(stderr, "tandem-judge: %s\n", err);
+    return rc == -2 ? 3 : 2;
+  }
+  if (jdg_oracle_init(err, sizeof err) != 0) {
+    fprintf(stderr, "tandem-judge: %s\n", err);
+    return 2;
+  }
+  fprintf(msg, "tandem-judge %s %s: seed %" PRIu64 " (--seed %" PRIu64 " replays this run)\n", jdg_kind_name(kind), lib,
+          seed, seed);
+  fputs(notes, msg);
+  fflush(msg);
+
+  while (done_ops < ops && rc == 0) {
+    jdg_seq s;
+    jdg_outcome o;
+    const char *shape = "";
+    size_t max_ops = ops - done_ops < MAX_SEQ_OPS ? (size_t)(ops - done_ops) : MAX_SEQ_OPS;
+    if (run_one(&cand, seed, seqs, max_ops, limit, &s, &o, &shape) != 0) {
+      rc = 2;
+      break;
+    }
+    seqs++;
+    done_ops += s.n;
+    if (o.v != JDG_PASS) rc = report(msg, &cand, &s, &o, seed, limit, seqs, shape);
+    jdg_outcome_free(&o);
+    jdg_seq_free(&s);
+  }
+  if (rc == 0) {
+    fprintf(msg, "PASS: no difference from tandem in %zu sequences (%zu %s)\n", seqs, done_ops,
+            kind == JDG_SORT ? "sort calls" : "operations");
+    fflush(msg);
+    if (bench) rc = jdg_bench(&cand, stdout, (size_t)n_bench, seed, 60 * limit);
+  }
+  jdg_oracle_fini();
+  return rc;
+}

@@ -1,0 +1,477 @@
+/* shrink.c: reduces a failing sequence to a short one that fails the same way.
+ *
+ * Greedy and deterministic (the same failure shrinks to the same program):
+ *  1. cut everything after the failing operation;
+ *  2. delete chunks of operations, halving the chunk size down to single
+ *     operations, until no single deletion keeps the failure (ddmin-style);
+ *  3. the same over the elements of every array (sort inputs, bulk finds);
+ *  4. simpler numbers: every distinct key is tried at small values (keeping
+ *     distinct keys distinct), then every inserted value and sort element.
+ * "The same way" means the same verdict: a wrong result stays a wrong result
+ * (at any operation), a crash a crash, a hang a hang, a leak a leak. A hang is
+ * shrunk under a shorter time limit (a run that hangs costs the whole
+ * limit), and the final sequence is checked again under the full one; when it
+ * no longer fails there, the unshrunk sequence is reported.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "jdg.h"
+
+/* Bounds on one shrink. Only hangs (every hanging run costs the time limit)
+ * are bounded by time in practice; other verdicts stop on the run count, so
+ * their result does not depend on the machine's speed. */
+#define MAX_TRIALS 4000
+#define MAX_SECONDS_HANG 90.0
+#define MAX_SECONDS 1200.0
+
+typedef struct shr {
+  const jdg_cand *c;
+  double limit;
+  jdg_verdict want;
+  size_t trials;
+  double give_up; /* jdg_now() past which no more trials run */
+} shr;
+
+/* Runs t; 1 when it fails as wanted (o filled, caller frees), else 0. */
+static int fails(shr *sh, const jdg_seq *t, jdg_outcome *o) {
+  uint64_t *exp;
+  char err[200];
+  if (sh->trials >= MAX_TRIALS || jdg_now() > sh->give_up) return 0;
+  if (jdg_oracle_expect(sh->c->kind, t, &exp, err, sizeof err) != 0) return 0;
+  sh->trials++;
+  jdg_run(sh->c, t, exp, sh->limit, o);
+  free(exp);
+  if (o->v == sh->want) return 1;
+  jdg_outcome_free(o);
+  return 0;
+}
+
+/* Keeps t as the new current sequence (s), with its outcome. */
+static void accept(jdg_seq *s, jdg_outcome *o, jdg_seq *t, jdg_outcome *to) {
+  jdg_seq_free(s);
+  *s = *t;
+  jdg_outcome_free(o);
+  *o = *to;
+  /* Everything after the failing operation is not needed. */
+  if ((o->v == JDG_MISMATCH || o->v == JDG_CRASH || o->v == JDG_HANG) && o->op != JDG_AT_CREATE &&
+      o->op + 1 < s->n) {
+    size_t i;
+    for (i = o->op + 1; i < s->n; i++) free(s->ops[i].arr);
+    s->n = o->op + 1;
+  }
+}
+
+/* s without ops [lo, hi). */
+static int without_ops(const jdg_seq *s, size_t lo, size_t hi, jdg_seq *t) {
+  size_t i;
+  t->n = 0;
+  t->ops = calloc(s->n ? s->n : 1, sizeof *t->ops);
+  if (!t->ops) return -1;
+  for (i = 0; i < s->n; i++) {
+    if (i >= lo && i < hi) continue;
+    if (jdg_op_copy(&t->ops[t->n], &s->ops[i]) != 0) {
+      jdg_seq_free(t);
+      return -1;
+    }
+    t->n++;
+  }
+  return 0;
+}
+
+static void shrink_ops(shr *sh, jdg_seq *s, jdg_outcome *o) {
+  size_t chunk = s->n / 2 ? s->n / 2 : 1;
+  for (;;) {
+    int changed = 0;
+    size_t i = 0;
+    while (i < s->n) {
+      jdg_seq t;
+      jdg_outcome to;
+      size_t hi = i + chunk < s->n ? i + chunk : s->n;
+      if (without_ops(s, i, hi, &t) != 0) return;
+      if (fails(sh, &t, &to)) {
+        accept(s, o, &t, &to);
+        changed = 1;
+      } else {
+        jdg_seq_free(&t);
+        i += chunk;
+      }
+    }
+    if (chunk > 1) chunk /= 2;
+    else if (!changed) return;
+  }
+}
+
+/* Deletes every operation on one key (its inserts, finds, erases...) at
+ * once: a key's insert and later erase often only go together. */
+static void shrink_by_key(shr *sh, jdg_seq *s, jdg_outcome *o) {
+  size_t i = 0, j;
+  while (i < s->n) {
+    jdg_seq t;
+    jdg_outcome to;
+    uint64_t key = s->ops[i].a;
+    jdg_opcode code = s->ops[i].code;
+    if (code == JDG_OP_SIZE || code == JDG_OP_FIND_BULK || code >= JDG_OP_SORT_U32) {
+      i++;
+      continue;
+    }
+    t.ops = calloc(s->n, sizeof *t.ops);
+    t.n = 0;
+    if (!t.ops) return;
+    for (j = 0; j < s->n; j++) {
+      const jdg_op *op = &s->ops[j];
+      if (op->code != JDG_OP_SIZE && op->code != JDG_OP_FIND_BULK && op->code < JDG_OP_SORT_U32 && op->a == key &&
+          op->code != JDG_OP_RANGE_COUNT)
+        continue;
+      if (jdg_op_copy(&t.ops[t.n], op) != 0) {
+        jdg_seq_free(&t);
+        return;
+      }
+      t.n++;
+    }
+    if (t.n < s->n && fails(sh, &t, &to)) {
+      accept(s, o, &t, &to);
+      i = 0;
+    } else {
+      jdg_seq_free(&t);
+      i++;
+    }
+  }
+}
+
+/* Deletes two operations at once, anywhere (short sequences only): an
+ * insert that matters only because of a later operation goes with it. */
+static void shrink_pairs(shr *sh, jdg_seq *s, jdg_outcome *o) {
+  size_t i, j, k;
+  int again = 1;
+  while (again && s->n <= 48) {
+    again = 0;
+    for (i = 0; i + 1 < s->n && !again; i++)
+      for (j = i + 1; j < s->n && !again; j++) {
+        jdg_seq t;
+        jdg_outcome to;
+        t.ops = calloc(s->n, sizeof *t.ops);
+        t.n = 0;
+        if (!t.ops) return;
+        for (k = 0; k < s->n; k++) {
+          if (k == i || k == j) continue;
+          if (jdg_op_copy(&t.ops[t.n], &s->ops[k]) != 0) {
+            jdg_seq_free(&t);
+            return;
+          }
+          t.n++;
+        }
+        if (fails(sh, &t, &to)) {
+          accept(s, o, &t, &to);
+          again = 1;
+        } else {
+          jdg_seq_free(&t);
+        }
+      }
+  }
+}
+
+/* The same over the elements of op k's array. */
+static void shrink_array(shr *sh, jdg_seq *s, jdg_outcome *o, size_t k) {
+  size_t chunk;
+  if (k >= s->n || s->ops[k].n == 0) return;
+  chunk = s->ops[k].n / 2 ? s->ops[k].n / 2 : 1;
+  for (;;) {
+    int changed = 0;
+    size_t i = 0;
+    while (k < s->n && i < s->ops[k].n) {
+      jdg_seq t;
+      jdg_outcome to;
+      jdg_op *op;
+      size_t n = s->ops[k].n, hi = i + chunk < n ? i + chunk : n;
+      /* A bulk find keeps at least one key. */
+      if (s->ops[k].code == JDG_OP_FIND_BULK && hi - i >= n) {
+        i = hi;
+        continue;
+      }
+      if (jdg_seq_copy(&t, s) != 0) return;
+      op = &t.ops[k];
+      memmove(op->arr + i, op->arr + hi, (n - hi) * sizeof *op->arr);
+      op->n = n - (hi - i);
+      if (fails(sh, &t, &to)) {
+        accept(s, o, &t, &to);
+        changed = 1;
+      } else {
+        jdg_seq_free(&t);
+        i += chunk;
+      }
+    }
+    if (k >= s->n) return;
+    if (chunk > 1) chunk /= 2;
+    else if (!changed) return;
+  }
+}
+
+/* ---- simpler numbers ------------------------------------------------------- */
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Keys of the map operations (a, and b of range_count, bulk keys), sorted and
+ * deduplicated into a new array. */
+static uint64_t *distinct_keys(const jdg_seq *s, size_t *m) {
+  size_t i, j, n = 0, cap = 0;
+  uint64_t *k;
+  for (i = 0; i < s->n; i++) cap += 2 + s->ops[i].n;
+  k = malloc((cap ? cap : 1) * sizeof *k);
+  if (!k) return NULL;
+  for (i = 0; i < s->n; i++) {
+    const jdg_op *op = &s->ops[i];
+    if (op->code == JDG_OP_SIZE) continue;
+    if (op->code == JDG_OP_FIND_BULK) {
+      for (j = 0; j < op->n; j++) k[n++] = op->arr[j];
+      continue;
+    }
+    k[n++] = op->a;
+    if (op->code == JDG_OP_RANGE_COUNT) k[n++] = op->b;
+  }
+  qsort(k, n, sizeof *k, cmp_u64);
+  for (i = j = 0; i < n; i++)
+    if (j == 0 || k[j - 1] != k[i]) k[j++] = k[i];
+  *m = j;
+  return k;
+}
+
+static void rename_key(jdg_seq *t, uint64_t from, uint64_t to) {
+  size_t i, j;
+  for (i = 0; i < t->n; i++) {
+    jdg_op *op = &t->ops[i];
+    if (op->code == JDG_OP_SIZE) continue;
+    if (op->code == JDG_OP_FIND_BULK) {
+      for (j = 0; j < op->n; j++)
+        if (op->arr[j] == from) op->arr[j] = to;
+      continue;
+    }
+    if (op->a == from) op->a = to;
+    if (op->code == JDG_OP_RANGE_COUNT && op->b == from) op->b = to;
+  }
+}
+
+static int in_sorted(const uint64_t *k, size_t m, uint64_t v) {
+  return bsearch(&v, k, m, sizeof *k, cmp_u64) != NULL;
+}
+
+/* Every key replaced by its position among the distinct keys (0, 1, 2, ...):
+ * the order between keys, which is all an ordered map sees, stays. */
+static void compact_keys(shr *sh, jdg_seq *s, jdg_outcome *o) {
+  size_t m, i, j;
+  uint64_t *keys = distinct_keys(s, &m);
+  jdg_seq t;
+  jdg_outcome to;
+  if (!keys) return;
+  for (i = 0; i < m && keys[i] == i; i++) {
+  }
+  if (i == m || jdg_seq_copy(&t, s) != 0) {
+    free(keys);
+    return;
+  }
+  for (i = 0; i < t.n; i++) {
+    jdg_op *op = &t.ops[i];
+    if (op->code == JDG_OP_SIZE) continue;
+    for (j = 0; op->code == JDG_OP_FIND_BULK && j < op->n; j++)
+      op->arr[j] = (uint64_t)((uint64_t *)bsearch(&op->arr[j], keys, m, sizeof *keys, cmp_u64) - keys);
+    if (op->code == JDG_OP_FIND_BULK) continue;
+    op->a = (uint64_t)((uint64_t *)bsearch(&op->a, keys, m, sizeof *keys, cmp_u64) - keys);
+    if (op->code == JDG_OP_RANGE_COUNT)
+      op->b = (uint64_t)((uint64_t *)bsearch(&op->b, keys, m, sizeof *keys, cmp_u64) - keys);
+  }
+  free(keys);
+  if (fails(sh, &t, &to)) accept(s, o, &t, &to);
+  else jdg_seq_free(&t);
+}
+
+/* Simpler numbers than x to try, simplest first: 0 .. small - 1, then the
+ * highest power of two <= x, then x / 2 (repeated rounds halve further). */
+static size_t simpler_values(uint64_t x, uint64_t small, uint64_t out[20]) {
+  size_t n = 0;
+  uint64_t v, p = 1;
+  for (v = 0; v < small && v < x && n < 16; v++) out[n++] = v;
+  if (x > small) {
+    while (p <= x / 2) p <<= 1;
+    if (p < x && p >= small) out[n++] = p;
+    if (x / 2 >= small && x / 2 != p) out[n++] = x / 2;
+  }
+  return n;
+}
+
+static void simplify_keys(shr *sh, jdg_seq *s, jdg_outcome *o) {
+  size_t m, i;
+  uint64_t *keys, v;
+  compact_keys(sh, s, o);
+  keys = distinct_keys(s, &m);
+  if (!keys) return;
+  for (i = 0; i < m; i++) {
+    uint64_t k = keys[i], cand[20];
+    size_t c, nc = simpler_values(k, 16, cand);
+    for (c = 0; c < nc; c++) {
+      jdg_seq t;
+      jdg_outcome to;
+      uint64_t *now;
+      size_t mn;
+      now = distinct_keys(s, &mn);
+      if (!now) break;
+      v = cand[c];
+      if (in_sorted(now, mn, v) || !in_sorted(now, mn, k)) {
+        free(now);
+        continue;
+      }
+      free(now);
+      if (jdg_seq_copy(&t, s) != 0) break;
+      rename_key(&t, k, v);
+      if (fails(sh, &t, &to)) {
+        accept(s, o, &t, &to);
+        break;
+      }
+      jdg_seq_free(&t);
+    }
+  }
+  free(keys);
+}
+
+/* Inserted values and sort elements: each tried at 0..9 (and the element
+ * before it in a sort input, which makes ties). */
+static void simplify_values(shr *sh, jdg_seq *s, jdg_outcome *o) {
+  size_t i, j;
+  uint64_t v;
+  for (i = 0; i < s->n; i++) {
+    if (s->ops[i].code == JDG_OP_INSERT) {
+      for (v = 0; v < 10 && i < s->n && v < s->ops[i].b; v++) {
+        jdg_seq t;
+        jdg_outcome to;
+        if (jdg_seq_copy(&t, s) != 0) return;
+        t.ops[i].b = v;
+        if (fails(sh, &t, &to)) {
+          accept(s, o, &t, &to);
+          break;
+        }
+        jdg_seq_free(&t);
+      }
+    }
+    if (i < s->n && s->ops[i].code >= JDG_OP_SORT_U32 && s->ops[i].n) {
+      /* First all elements at once, by rank among the distinct values (ties
+       * stay ties, order stays order). */
+      jdg_seq t;
+      jdg_outcome to;
+      uint64_t *d = malloc(s->ops[i].n * sizeof *d);
+      size_t m = 0;
+      if (d && jdg_seq_copy(&t, s) == 0) {
+        memcpy(d, s->ops[i].arr, s->ops[i].n * sizeof *d);
+        qsort(d, s->ops[i].n, sizeof *d, cmp_u64);
+        for (j = 0; j < s->ops[i].n; j++)
+          if (m == 0 || d[m - 1] != d[j]) d[m++] = d[j];
+        for (j = 0; j < t.ops[i].n; j++)
+          t.ops[i].arr[j] = (uint64_t)((uint64_t *)bsearch(&t.ops[i].arr[j], d, m, sizeof *d, cmp_u64) - d);
+        if (memcmp(t.ops[i].arr, s->ops[i].arr, s->ops[i].n * sizeof *d) != 0 && fails(sh, &t, &to))
+          accept(s, o, &t, &to);
+        else
+          jdg_seq_free(&t);
+      }
+      free(d);
+    }
+    if (i < s->n && s->ops[i].code >= JDG_OP_SORT_U32) {
+      for (j = 0; i < s->n && j < s->ops[i].n; j++) {
+        uint64_t cand[20];
+        size_t c, nc = simpler_values(s->ops[i].arr[j], 10, cand);
+        for (c = 0; c < nc && i < s->n && j < s->ops[i].n; c++) {
+          jdg_seq t;
+          jdg_outcome to;
+          v = cand[c];
+          if (jdg_seq_copy(&t, s) != 0) return;
+          t.ops[i].arr[j] = v;
+          if (fails(sh, &t, &to)) {
+            accept(s, o, &t, &to);
+            break;
+          }
+          jdg_seq_free(&t);
+        }
+      }
+    }
+  }
+}
+
+/* Changes when the sequence does (for the fixed point of the rounds). */
+static uint64_t fingerprint(const jdg_seq *s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  size_t i, j;
+#define MIX(x) (h = (h ^ (uint64_t)(x)) * 0x100000001b3ull)
+  MIX(s->n);
+  for (i = 0; i < s->n; i++) {
+    const jdg_op *op = &s->ops[i];
+    MIX(op->code);
+    MIX(op->a);
+    MIX(op->b);
+    MIX(op->n);
+    for (j = 0; j < op->n; j++) MIX(op->arr[j]);
+  }
+#undef MIX
+  return h;
+}
+
+void jdg_shrink(const jdg_cand *c, jdg_seq *s, jdg_outcome *o, double limit, jdg_shrink_stats *st) {
+  shr sh;
+  jdg_seq orig, t;
+  jdg_outcome orig_o, to;
+  size_t k;
+  int round;
+
+  memset(st, 0, sizeof *st);
+  st->original_ops = s->n;
+  if (o->v == JDG_PASS || o->v == JDG_ERROR) return;
+  if (jdg_seq_copy(&orig, s) != 0) return;
+  orig_o = *o;
+  if (o->actual) {
+    size_t nw = (o->op < s->n) ? jdg_op_words(&s->ops[o->op]) : 0;
+    orig_o.actual = malloc((nw ? nw : 1) * sizeof *o->actual);
+    if (orig_o.actual) memcpy(orig_o.actual, o->actual, nw * sizeof *o->actual);
+  }
+  sh.c = c;
+  sh.want = o->v;
+  sh.trials = 0;
+  sh.limit = o->v == JDG_HANG ? (limit / 4 > 0.25 ? limit / 4 : (limit < 0.25 ? limit : 0.25)) : limit;
+  sh.give_up = jdg_now() + (o->v == JDG_HANG ? MAX_SECONDS_HANG : MAX_SECONDS);
+
+  /* 1: cut after the failing operation (through accept on a plain copy). */
+  if (jdg_seq_copy(&t, s) == 0) {
+    to = *o;
+    o->actual = NULL;
+    accept(s, o, &t, &to);
+  }
+  /* Rounds until nothing changes: simpler keys often let more operations go. */
+  for (round = 0; round < 4; round++) {
+    uint64_t before = fingerprint(s);
+    shrink_ops(&sh, s, o);
+    if (c->kind != JDG_SORT) shrink_by_key(&sh, s, o);
+    shrink_pairs(&sh, s, o);
+    for (k = 0; k < s->n; k++)
+      if (s->ops[k].n) shrink_array(&sh, s, o, k);
+    if (c->kind != JDG_SORT) simplify_keys(&sh, s, o);
+    simplify_values(&sh, s, o);
+    if (fingerprint(s) == before) break;
+  }
+
+  /* The final sequence under the full limit. */
+  st->trials = sh.trials;
+  sh.limit = limit;
+  sh.give_up = jdg_now() + 10 * limit + 10;
+  sh.trials = 0;
+  if (fails(&sh, s, &to)) {
+    jdg_outcome_free(o);
+    *o = to;
+    jdg_seq_free(&orig);
+    jdg_outcome_free(&orig_o);
+  } else {
+    jdg_seq_free(s);
+    *s = orig;
+    jdg_outcome_free(o);
+    *o = orig_o;
+    st->fallback = 1;
+  }
+  st->trials += sh.trials;
+}

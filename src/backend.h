@@ -1,0 +1,190 @@
+/*
+ * backend.h: the boundary between the public layer (src/sort_api.c, hash_api.c, btree_api.c) and the
+ * backends (cpu/, gpu/). The one private header a backend includes.
+ *
+ * Per structure there is a table of backend operations (tdm__sort_ops,
+ * tdm__hash_ops, tdm__btree_ops); a backend descriptor (tdm__backend) bundles
+ * the three with the context hooks. src/backends.c is the one place that
+ * decides which descriptor a context gets (and reports a CUDA backend that was
+ * not built); the context keeps it, a structure copies its table at creation,
+ * and every public call goes through `h->ops->op(...)`.
+ *
+ * A handle is a common part that src/ owns and reads (types, policy, counters,
+ * context, ops) followed by the backend's private state at h->be, which only
+ * that backend interprets. Both live in one allocation of the public layer
+ * (ops->state_bytes says how much the backend needs).
+ *
+ * Contracts for every operation: arguments arrive checked (non-NULL where
+ * required, sizes that do not overflow, memory spaces the backend accepts,
+ * no overlap of outputs with other arguments), and n > 0 unless noted. A
+ * failing operation returns the status with the message set (tdm__fail) and
+ * leaves the structure as it was.
+ */
+#ifndef TANDEM_BACKEND_H
+#define TANDEM_BACKEND_H
+
+#include "hd/btree_node.h"
+#include "hd/hash_layout.h"
+#include "internal.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- sort ---------------------------------------------------------------- */
+
+typedef struct tdm__sort_ops {
+  /* Stable sort of keys (and values, when non-NULL) in place; n >= 2. */
+  tdm_status (*sort)(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type value_type, void *values, size_t n,
+                     int desc);
+  /* Stable argsort: perm_out receives the sorting permutation; keys untouched. */
+  tdm_status (*argsort)(tdm_ctx *ctx, tdm_type key_type, const void *keys, tdm_type index_type, void *perm_out,
+                        size_t n, int desc);
+} tdm__sort_ops;
+
+/* ---- hash table ---------------------------------------------------------- */
+
+/* Default maximum load: live table keys + tombstones <= 0.8 * slots. */
+#define TDM_HASH_DEFAULT_MAX_LOAD 0.8
+
+typedef struct tdm__hash_ops tdm__hash_ops;
+
+/* The common part of a hash table (hash_layout.h describes the slots). The
+ * public layer decides growth from these counters; a backend updates them
+ * only when an operation succeeds. */
+struct tdm_hash {
+  tdm_ctx *ctx;
+  const tdm__hash_ops *ops;
+  void *be;           /* backend state: ops->state_bytes, zeroed at creation */
+  tdm_type key_type, value_type;
+  int dup;            /* tdm_dup, as enum tdm__dup */
+  int vkind;          /* keybits.h kind of the value type (MIN / MAX order) */
+  int fixed;          /* never grow */
+  double max_load;    /* in (0, 1) */
+  unsigned ks, vs;    /* key and value widths in bytes (4 or 8) */
+  unsigned slot_bytes;/* 8 or 16 */
+  unsigned log2cap;   /* table slots = 2^log2cap */
+  size_t cap;         /* 2^log2cap */
+  size_t limit;       /* tdm__hash_limit(log2cap, max_load) */
+  size_t size;        /* live keys, side slots included */
+  size_t side;        /* live keys in side slots (0..2) */
+  size_t tombs;       /* tombstones in the table */
+};
+
+struct tdm__hash_ops {
+  size_t state_bytes; /* size of the backend state at h->be */
+  /* Sets up an empty table of 2^h->log2cap slots (common part filled in). */
+  tdm_status (*create)(tdm_hash *h);
+  /* Frees what create and later calls allocated; h itself stays. */
+  void (*destroy)(tdm_hash *h);
+  /* When grow_log2 != 0 first rehashes into 2^grow_log2 slots (dropping
+   * tombstones), then inserts; the caller guarantees the batch fits. */
+  tdm_status (*insert)(tdm_hash *h, const void *keys, const void *values, size_t n, unsigned grow_log2);
+  /* values_out or found_out may be NULL (not both). */
+  tdm_status (*find)(const tdm_hash *h, const void *keys, void *values_out, uint8_t *found_out, size_t n);
+  tdm_status (*erase)(tdm_hash *h, const void *keys, size_t n, size_t *erased);
+  /* Writes the h->size live pairs (h->size > 0) in slot order. */
+  tdm_status (*export_all)(const tdm_hash *h, void *keys_out, void *values_out);
+  tdm_status (*clear)(tdm_hash *h);
+  /* Checks the table with tdm__hash_check_slots on host-visible slots. */
+  tdm_status (*validate)(const tdm_hash *h);
+  /* (A view entry, returning the slot array for inline lookups, goes here.) */
+};
+
+/* Bytes of a table of 2^log2cap slots plus the two side slots. */
+static inline size_t tdm__hash_table_bytes(const tdm_hash *h, unsigned log2cap) {
+  return (((size_t)1 << log2cap) + 2u) * h->slot_bytes;
+}
+
+/* Checks a host copy of a table against every invariant (hash_layout.h) and
+ * the common counters: TDM_OK, or TDM_ERR_CORRUPT naming the slot and the
+ * broken invariant. Backend-neutral (src/hash_check.c), used by both
+ * backends' validate. */
+TDM_INTERNAL tdm_status tdm__hash_check_slots(const tdm_hash *h, const void *slots);
+
+/* ---- B+ tree ------------------------------------------------------------- */
+
+typedef struct tdm__btree_ops tdm__btree_ops;
+
+/* The common part of a B+ tree: what describes it whatever its storage. */
+struct tdm_btree {
+  tdm_ctx *ctx;
+  const tdm__btree_ops *ops;
+  void *be;         /* backend state: ops->state_bytes, zeroed at creation */
+  tdm_type key_type, value_type;
+  int dup;          /* tdm_dup, as enum tdm__dup */
+  int kind, vkind;  /* keybits kinds of key and value types */
+  uint32_t ks, vs;  /* key and value widths in bytes */
+
+  uint64_t size;    /* keys stored */
+  unsigned height;  /* 0 empty, 1 a single leaf */
+  uint32_t root;    /* TDM_BT_NIL when empty */
+  uint32_t first_leaf, last_leaf;
+};
+
+struct tdm__btree_ops {
+  size_t state_bytes; /* size of the backend state at t->be */
+  /* Bulk-loads n >= 0 pairs (duplicates combined under t->dup). */
+  tdm_status (*build)(tdm_btree *t, const void *keys, const void *values, size_t n);
+  void (*destroy)(tdm_btree *t);
+  /* values_out or found_out may be NULL (not both). */
+  tdm_status (*find)(const tdm_btree *t, const void *keys, void *values_out, uint8_t *found_out, size_t n);
+  tdm_status (*rank)(const tdm_btree *t, const void *keys, uint64_t *rank_out, size_t n);
+  tdm_status (*range_count)(const tdm_btree *t, const void *lo, const void *hi, uint64_t *count_out, size_t n);
+  /* n may be 0: then only offsets_out[0] = 0 is written. keys_out and
+   * values_out may be NULL. */
+  tdm_status (*range)(const tdm_btree *t, const void *lo, const void *hi, size_t n, uint64_t *offsets_out,
+                      void *keys_out, void *values_out, size_t cap);
+  tdm_status (*insert)(tdm_btree *t, const void *keys, const void *values, size_t n);
+  tdm_status (*erase)(tdm_btree *t, const void *keys, size_t n, size_t *erased_out);
+  /* Writes all t->size pairs (t->size > 0) in key order; one output may be NULL. */
+  tdm_status (*export_all)(const tdm_btree *t, void *keys_out, void *values_out);
+  /* Checks the tree with tdm__bt_check_nodes on host-visible nodes. */
+  tdm_status (*validate)(const tdm_btree *t);
+  /* (A view entry, returning the node array for inline lookups, goes here.) */
+};
+
+/* Checks n_nodes host nodes, live of them in use, as the common part of t
+ * describes the tree (root, size, height, leaf ends): TDM_OK or
+ * TDM_ERR_CORRUPT naming the node and the broken invariant (btree_node.h).
+ * Backend-neutral (src/btree_check.c). */
+TDM_INTERNAL tdm_status tdm__bt_check_nodes(const tdm_btree *t, const tdm__bt_node *nodes, uint32_t n_nodes,
+                                            uint32_t live);
+
+/* ---- backends ------------------------------------------------------------ */
+
+typedef struct tdm__backend {
+  tdm_backend id;
+  /* 1: caller arrays must be host memory (tdm__check_array refuses device
+   * pointers); 0: host or device memory, the backend stages as needed. */
+  int host_arrays_only;
+  /* Sets up the backend's per-context state (ctx->gpu); NULL: none. */
+  tdm_status (*ctx_init)(tdm_ctx *ctx);
+  void (*ctx_fini)(tdm_ctx *ctx);
+  const tdm__sort_ops *sort;
+  const tdm__hash_ops *hash;
+  const tdm__btree_ops *btree;
+} tdm__backend;
+
+/* Defined by cpu/ (always) and gpu/ (when built with CUDA). */
+TDM_INTERNAL extern const tdm__backend tdm__cpu_backend;
+#ifdef TANDEM_HAVE_CUDA
+TDM_INTERNAL extern const tdm__backend tdm__cuda_backend;
+/* Usable CUDA devices (0 without a driver); never fails. */
+TDM_INTERNAL int tdm__cuda_device_count(void);
+/* 1 if p is device or managed memory of a usable device. */
+TDM_INTERNAL int tdm__cuda_is_device_ptr(const void *p);
+#endif
+
+/* src/backends.c, the one place a backend is chosen: the descriptor for a
+ * resolved backend (CPU or CUDA), or TDM_ERR_NO_DEVICE with the reason when
+ * CUDA was not built in. fn names the public function in the message. */
+TDM_INTERNAL tdm_status tdm__backend_get(tdm_backend which, const char *fn, const tdm__backend **out);
+/* Usable CUDA devices; 0 when CUDA was not built in. */
+TDM_INTERNAL int tdm__device_count(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TANDEM_BACKEND_H */

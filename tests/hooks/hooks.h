@@ -1,0 +1,32 @@
+/*
+ * hooks.h: test-only hooks into the library's internals. They are compiled
+ * into the test programs (the sources in tests/hooks/, linked with the static library,
+ * whose hidden internals stay linkable), never into the installed library.
+ */
+#ifndef TANDEM_TEST_HOOKS_H
+#define TANDEM_TEST_HOOKS_H
+
+#include "tandem/tandem.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Makes the k-th allocation from now fail (host or device; k >= 1, 0
+ * disarms), and reads how many allocations were made since the last arm. */
+void tdm_test_alloc_fail_at(long k);
+long tdm_test_alloc_count(void);
+
+/* Breaks one invariant of a CPU tree so tests can check that
+ * tdm_btree_validate names it. what: 1 key order (swap two leaf keys),
+ * 2 separator bounds (raise a separator above its right child's keys),
+ * 3 subtree count, 4 leaf chain, 5 fill (underfull leaf), 6 reachable twice,
+ * 7 level, 8 padding. Returns TDM_ERR_UNSUPPORTED when the tree has no node of
+ * the shape needed (e.g. 2 on a single leaf) or lives on a device. */
+tdm_status tdm_test_btree_corrupt(tdm_btree *t, int what);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TANDEM_TEST_HOOKS_H */
