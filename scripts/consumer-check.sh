@@ -45,3 +45,32 @@ echo "consumer: pkg-config --static tandem (static)"
 cc -std=c11 -D_GNU_SOURCE examples/sort_floats.c -o "$WORK/pc-static" $(pkg-config --cflags tandem) \
   "$LIBDIR/libtandem.a" $(pkg-config --static --libs tandem | sed 's/-ltandem//')
 run pc-static "$WORK/pc-static"
+
+# tandem_mpi, when tandem was built with MPI: pkg-config and CMake consumers of
+# the distributed-sort example, run on two ranks.
+if [ -f "$LIBDIR/pkgconfig/tandem-mpi.pc" ]; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
+  run_mpi() { # name, binary
+    "$2" --make "$WORK/ints.txt" 10000 >/dev/null
+    if mpirun -n 2 --oversubscribe "$2" "$WORK/ints.txt" "$WORK/$1.sorted" >"$WORK/$1.out" 2>&1 &&
+       LC_ALL=C sort -n "$WORK/ints.txt" | cmp -s - "$WORK/$1.sorted"; then
+      echo "  $1: ok ($(head -1 "$WORK/$1.out"))"
+    else
+      echo "  $1: FAILED"; cat "$WORK/$1.out"; exit 1
+    fi
+  }
+  echo "consumer: pkg-config tandem-mpi"
+  cc -std=c11 -D_GNU_SOURCE mpi/examples/mpi_sort_file.c -o "$WORK/pc-mpi" $(pkg-config --cflags --libs tandem-mpi) \
+    -Wl,-rpath,"$LIBDIR"
+  run_mpi pc-mpi "$WORK/pc-mpi"
+  echo "consumer: find_package(tandem) -> tandem::tandem_mpi"
+  mkdir -p "$WORK/cmake-mpi-src"
+  cp mpi/examples/mpi_sort_file.c "$WORK/cmake-mpi-src/"
+  printf '%s\n' 'cmake_minimum_required(VERSION 3.25)' 'project(mpi_consumer LANGUAGES C)' \
+    'find_package(tandem REQUIRED)' 'add_executable(mpi_sort_file mpi_sort_file.c)' \
+    'target_compile_definitions(mpi_sort_file PRIVATE _GNU_SOURCE)' \
+    'target_link_libraries(mpi_sort_file PRIVATE tandem::tandem_mpi)' >"$WORK/cmake-mpi-src/CMakeLists.txt"
+  cmake -S "$WORK/cmake-mpi-src" -B "$WORK/cmake-mpi" -DCMAKE_PREFIX_PATH="$PREFIX" >/dev/null
+  cmake --build "$WORK/cmake-mpi" >/dev/null
+  run_mpi cmake-mpi "$WORK/cmake-mpi/mpi_sort_file"
+fi

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Static checks over the library's C code: cppcheck and clang-tidy (with the
+# Static checks over the library's C code (and tandem_mpi's): cppcheck and clang-tidy (with the
 # checks and justified exclusions of .clang-tidy). Exits non-zero on any finding.
 # Usage: scripts/lint.sh [BUILD_DIR]  (a build dir with compile_commands.json
 # is configured there when missing)
@@ -12,11 +12,14 @@ if [ ! -f "$BUILD/compile_commands.json" ]; then
 fi
 echo "cppcheck $(cppcheck --version | cut -d' ' -f2):"
 cppcheck --enable=warning,performance,portability --std=c11 --inline-suppr --error-exitcode=1 -q \
-  -I include -I src --suppress=missingIncludeSystem -D__GNUC__ include src cpu
+  -I include -I src -I mpi/src --suppress=missingIncludeSystem -D__GNUC__ include src cpu mpi/src
 echo "  no findings"
 echo "clang-tidy $(clang-tidy --version | grep -o 'version [0-9.]*' | cut -d' ' -f2):"
 tidy_rc=0
-clang-tidy -p "$BUILD" --quiet src/*.c cpu/*.c >"$BUILD/clang-tidy.log" 2>&1 || tidy_rc=$?
+tidy_files=(src/*.c cpu/*.c)
+# tandem_mpi is checked when MPI was found (it is in the compile database).
+if grep -q '/mpi/src/' "$BUILD/compile_commands.json"; then tidy_files+=(mpi/src/*.c); fi
+clang-tidy -p "$BUILD" --quiet "${tidy_files[@]}" >"$BUILD/clang-tidy.log" 2>&1 || tidy_rc=$?
 grep -vE "warnings? generated" "$BUILD/clang-tidy.log" || true
 if [ $tidy_rc -ne 0 ] || grep -qE "(warning|error):" "$BUILD/clang-tidy.log"; then
   echo "clang-tidy: findings above" >&2

@@ -19,6 +19,7 @@ const char *tdm_status_name(tdm_status s) {
   case TDM_ERR_DEVICE: return "TDM_ERR_DEVICE";
   case TDM_ERR_CAPACITY: return "TDM_ERR_CAPACITY";
   case TDM_ERR_CORRUPT: return "TDM_ERR_CORRUPT";
+  case TDM_ERR_COMM: return "TDM_ERR_COMM";
   }
   return "TDM_STATUS_UNKNOWN";
 }
@@ -55,4 +56,13 @@ const char *tdm_type_name(tdm_type t) {
   case TDM_F64: return "f64";
   }
   return "?";
+}
+
+tdm_status tdm_set_last_error(tdm_status s, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(last_error, sizeof last_error, fmt, ap); // NOLINT(clang-analyzer-valist.Uninitialized)
+  va_end(ap);
+  if (!last_error[0]) snprintf(last_error, sizeof last_error, "%s", tdm_status_name(s));
+  return s;
 }

@@ -29,7 +29,13 @@ Test(common, status_names) {
   cr_assert_str_eq(tdm_status_name(TDM_ERR_DEVICE), "TDM_ERR_DEVICE");
   cr_assert_str_eq(tdm_status_name(TDM_ERR_CAPACITY), "TDM_ERR_CAPACITY");
   cr_assert_str_eq(tdm_status_name(TDM_ERR_CORRUPT), "TDM_ERR_CORRUPT");
+  cr_assert_str_eq(tdm_status_name(TDM_ERR_COMM), "TDM_ERR_COMM");
   cr_assert_str_eq(tdm_status_name((tdm_status)99), "TDM_STATUS_UNKNOWN");
+}
+
+Test(common, set_last_error) {
+  cr_assert_eq(tdm_set_last_error(TDM_ERR_COMM, "rank %d: %s", 3, "lost"), TDM_ERR_COMM);
+  cr_assert_str_eq(tdm_last_error(), "rank 3: lost");
 }
 
 Test(common, version_is_semver) {

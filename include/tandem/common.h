@@ -47,6 +47,7 @@ typedef enum tdm_status {
   TDM_ERR_DEVICE = 5,           /**< a CUDA call failed; tdm_last_error() has the CUDA error text */
   TDM_ERR_CAPACITY = 6,         /**< a fixed-capacity structure or caller buffer is too small */
   TDM_ERR_CORRUPT = 7,          /**< a validate call found a broken invariant */
+  TDM_ERR_COMM = 8,             /**< a communication (MPI) call failed; see tandem/mpi.h */
 } tdm_status;
 
 /** Name of a status ("TDM_ERR_NO_DEVICE"); "TDM_STATUS_UNKNOWN" for values
@@ -57,6 +58,15 @@ TDM_API const char *tdm_status_name(tdm_status s);
  *  if no call on this thread has failed. Valid until the next failing call on
  *  the same thread. */
 TDM_API const char *tdm_last_error(void);
+
+/** Sets this thread's tdm_last_error() text (printf-style) and returns s.
+ *  Meant for libraries layered on tandem (tandem_mpi uses it to report which
+ *  rank failed) so their callers keep one place to look for the reason. */
+TDM_API tdm_status tdm_set_last_error(tdm_status s, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 
 /** Library version, "MAJOR.MINOR.PATCH". */
 TDM_API const char *tdm_version(void);
