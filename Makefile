@@ -1,10 +1,12 @@
 # tandem: the two commands are `make test` and `make bench`.
-#   make test              build (CUDA when nvcc is found) and run every test
+#   make test              build (CUDA when nvcc is found) and run every test,
+#                          the Python package's too (built with pip in $(BUILD)/venv)
 #   make bench             build and run the headline benchmark with peers
 #   make docs              API reference (Doxygen) in $(BUILD)/docs
 #   make plots             throughput-vs-n plots in docs/img
 # Variables: BUILD=dir, CUDA=AUTO|ON|OFF, WERROR=ON|OFF, TYPE=Release|Debug,
-#            SANITIZE=address,undefined, ARCHS="80-real;90", BENCH_ARGS=...
+#            SANITIZE=address,undefined, ARCHS="80-real;90", BENCH_ARGS=...,
+#            PYTHON_TESTS=ON|OFF (off by itself under SANITIZE), PY_CUDA=AUTO|ON|OFF
 
 BUILD    ?= build
 CUDA     ?= AUTO
@@ -13,12 +15,16 @@ TYPE     ?= Release
 SANITIZE ?=
 ARCHS    ?=
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
+# The sanitizer runtimes cannot be loaded into a Python process: sanitized
+# builds test the C library only.
+PYTHON_TESTS ?= $(if $(SANITIZE),OFF,ON)
+PY_CUDA  ?= $(CUDA)
 BENCH_ARGS ?= sort --peers --reps 5 --csv $(BUILD)/bench-sort.csv
 
 CMAKE_FLAGS = -DCMAKE_BUILD_TYPE=$(TYPE) -DTANDEM_CUDA=$(CUDA) -DTANDEM_WERROR=$(WERROR) \
               -DTANDEM_SANITIZE="$(SANITIZE)" $(if $(ARCHS),-DCMAKE_CUDA_ARCHITECTURES="$(ARCHS)")
 
-.PHONY: all deps configure build test bench docs plots clean
+.PHONY: all deps configure build test python-test bench docs plots clean
 
 all: build
 
@@ -33,6 +39,13 @@ build: configure
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure
+ifeq ($(PYTHON_TESTS),ON)
+	JOBS=$(JOBS) ARCHS="$(ARCHS)" WERROR=$(WERROR) scripts/python-test.sh $(BUILD) $(PY_CUDA)
+endif
+
+# The Python package alone: pip-installed into $(BUILD)/venv, then its tests.
+python-test: deps
+	JOBS=$(JOBS) ARCHS="$(ARCHS)" WERROR=$(WERROR) scripts/python-test.sh $(BUILD) $(PY_CUDA)
 
 bench: build
 	$(BUILD)/bench/tandem-bench $(BENCH_ARGS)

@@ -30,6 +30,15 @@ struct bench_opts {
   int reps = 5;                      /* --reps */
   bool peers = false;                /* --peers */
   uint64_t seed = 42;                /* --seed: inputs come from a fixed seed */
+  /* --design: the GPU design being measured, "" when not selected (the
+   * library's default). Set in TANDEM_GPU_DESIGN before each context is
+   * created; tandem rows of a design other than "default" get impl
+   * "tandem-<design>". */
+  std::string design;
+  /* False on the second and later designs of one run: the CPU rows, the
+   * peers and the ceilings do not depend on the GPU design and are measured
+   * once. */
+  bool first_design = true;
 };
 
 /* One measurement. value_type "" when none; queries 0 when not a query op. */
@@ -63,6 +72,18 @@ std::vector<uint64_t> bench_random_u64(size_t n, uint64_t seed);
 /* n distinct uniform random 64-bit keys (a bijective mix of 0..n-1 offset by
  * the seed), so hit/miss sets can be built exactly. */
 std::vector<uint64_t> bench_unique_u64(size_t n, uint64_t seed);
+
+/* Result checks: every benchmark checks what it measured (keys found, values,
+ * sortedness, counts). A failed check prints "WRONG RESULT: <what>" on stdout
+ * and stderr and makes tandem-bench exit with status 4 at the end; the run
+ * goes on so one run reports every wrong result. Returns ok. */
+bool bench_verify(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The number of failed checks so far. */
+int bench_wrong_results();
+
+/* The impl name of a tandem row under the current design: "tandem" (or
+ * "tandem(host-arrays)") for the default design, "tandem-<design>..." else. */
+std::string bench_impl(const bench_opts &o, const std::string &impl);
 
 /* Aborts the benchmark with the status and tdm_last_error() if s != TDM_OK. */
 void bench_check(tdm_status s, const char *what);
@@ -102,8 +123,42 @@ void bench_dev_sync();
  * d_keys/d_vals using the alternate buffers; temp storage preallocated by the
  * caller through bench_cub_temp_bytes. */
 size_t bench_cub_temp_bytes(size_t n, int key_bytes, bool values);
-void bench_cub_sort(void *d_temp, size_t temp_bytes, void *d_keys, void *d_keys_alt, void *d_vals,
-                    void *d_vals_alt, size_t n, int key_bytes);
+/* Returns 1 when the sorted result is in the alternate buffers, 0 when in
+ * d_keys/d_vals (CUB's DoubleBuffer selector). */
+int bench_cub_sort(void *d_temp, size_t temp_bytes, void *d_keys, void *d_keys_alt, void *d_vals,
+                   void *d_vals_alt, size_t n, int key_bytes);
+
+/* bench_gpu.cu: inputs from bench_gen.h's formulas, one GPU thread per
+ * element. */
+void bench_gpu_sort_keys(void *d, size_t n, tdm_type t, uint64_t seed);
+void bench_gpu_iota(uint64_t *d, size_t n);
+void bench_gpu_keys(uint64_t *d, size_t n, uint64_t seed, uint64_t first); /* bench_key(seed, first + i) */
+void bench_gpu_values(uint64_t *d, size_t n, uint64_t seed);               /* bench_value(seed, i) */
+void bench_gpu_queries(uint64_t *d, size_t nq, uint64_t seed, size_t n, bool miss50);
+void bench_gpu_add_span(uint64_t *d_hi, const uint64_t *d_lo, size_t nq, uint64_t span); /* saturating */
+/* Checks on the GPU; each returns the number of wrong elements. */
+size_t bench_gpu_check_find(uint64_t seed, size_t n, size_t nq, bool miss50, const uint8_t *d_found,
+                            const uint64_t *d_vals, int valmode /* 0: value = key index, 1: bench_value */);
+size_t bench_gpu_check_order(const void *d_keys, size_t n, tdm_type t, bool desc);
+uint64_t bench_gpu_fingerprint(const void *d_keys, size_t n, tdm_type t); /* order-independent */
+size_t bench_gpu_check_perm(const void *d_keys0, const uint64_t *d_perm, const void *d_sorted, size_t n, tdm_type t,
+                            bool desc);
+size_t bench_gpu_check_rank(const uint64_t *d_sorted, size_t n, const uint64_t *d_q, const uint64_t *d_rank, size_t nq);
+size_t bench_gpu_check_range_count(const uint64_t *d_sorted, size_t n, const uint64_t *d_lo, const uint64_t *d_hi,
+                                   const uint64_t *d_cnt, size_t nq);
+/* Device ceilings, emitted as "limits" rows with backend cuda: copy
+ * bandwidth in GB/s of bytes copied, random 8-byte loads from a table of
+ * table_bytes in M/s. */
+double bench_gpu_memcpy_gbps(const bench_opts &o, size_t bytes);
+double bench_gpu_gather_mops(const bench_opts &o, size_t table_bytes, size_t nq);
+/* Peers: binary search over sorted keys returning values; a linear-probing
+ * table of 16-byte slots with the reserved empty key all-ones. */
+void bench_gpu_binsearch(const uint64_t *d_keys, const uint64_t *d_vals, size_t n, const uint64_t *d_q,
+                         uint64_t *d_out, uint8_t *d_found, size_t nq);
+void bench_lp_clear(void *d_table, size_t slots);
+void bench_lp_insert(void *d_table, size_t slots, const uint64_t *d_keys, const uint64_t *d_vals, size_t n);
+void bench_lp_find(const void *d_table, size_t slots, const uint64_t *d_q, uint64_t *d_out, uint8_t *d_found,
+                   size_t nq);
 #endif
 
 typedef int (*bench_fn)(const bench_opts &o);

@@ -21,15 +21,10 @@
 #include <sys/mman.h>
 
 #include "bench.h"
+#include "bench_gen.h"
 
 #ifdef TANDEM_BENCH_HAVE_ABSL
 #include <absl/container/btree_map.h>
-#endif
-
-#ifdef TANDEM_BENCH_HAVE_CUDA
-/* bench_btree_cuda.cu: lower_bound by binary search, one thread per query, on
- * device arrays; writes 1 to found[i] when keys holds q[i]. */
-void bench_binsearch_u64(const uint64_t *d_keys, size_t n, const uint64_t *d_q, uint8_t *d_found, size_t nq);
 #endif
 
 namespace {
@@ -94,9 +89,11 @@ struct eytzinger {
   }
 };
 
-/* Query sets over the stored keys u[0, n) and the absent keys u[n, 2n). */
+/* Query sets over the stored keys u[0, n) and the absent keys u[n, 2n), with
+ * the answers a correct find gives (hit_val; miss_found, miss_val). */
 struct inputs {
-  std::vector<uint64_t> keys, vals, hit, miss50, hi50, sorted_k, sorted_v;
+  std::vector<uint64_t> keys, vals, hit, miss50, hi50, sorted_k, sorted_v, hit_val, miss_val;
+  std::vector<uint8_t> miss_found;
 };
 
 inputs make_inputs(size_t n, size_t q, uint64_t seed) {
@@ -107,10 +104,16 @@ inputs make_inputs(size_t n, size_t q, uint64_t seed) {
   in.hit.resize(q);
   in.miss50.resize(q);
   in.hi50.resize(q);
+  in.hit_val.resize(q);
+  in.miss_val.resize(q);
+  in.miss_found.resize(q);
   uint64_t span = (UINT64_MAX / n) * 16;
   for (size_t i = 0; i < q; i++) {
     in.hit[i] = u[r[i] % n];
-    in.miss50[i] = (r[q + i] & 1) ? u[r[i] % n] : u[n + r[q + i] % n];
+    in.hit_val[i] = in.vals[r[i] % n];
+    in.miss_found[i] = r[q + i] & 1;
+    in.miss50[i] = in.miss_found[i] ? u[r[i] % n] : u[n + r[q + i] % n];
+    in.miss_val[i] = in.miss_found[i] ? in.vals[r[i] % n] : 0;
     in.hi50[i] = in.miss50[i] + span < in.miss50[i] ? UINT64_MAX : in.miss50[i] + span;
   }
   std::vector<std::pair<uint64_t, uint64_t>> kv(n);
@@ -123,6 +126,32 @@ inputs make_inputs(size_t n, size_t q, uint64_t seed) {
     in.sorted_v[i] = kv[i].second;
   }
   return in;
+}
+
+/* Checks find results against the expected flags (all found when expect is
+ * NULL) and values. */
+void verify_find(const char *what, size_t q, const uint8_t *found, const uint64_t *out, const uint8_t *expect,
+                 const uint64_t *want) {
+  size_t bad = 0;
+#pragma omp parallel for reduction(+ : bad) schedule(static)
+  for (long i = 0; i < (long)q; i++)
+    if (found[i] != (expect ? expect[i] : 1) || out[i] != want[i]) bad++;
+  bench_verify(bad == 0, "%s: %zu of %zu queries answered wrongly", what, bad, q);
+}
+
+/* rank (lo only) or range_count (lo and hi) against std::lower_bound /
+ * std::upper_bound over the sorted keys. */
+void verify_counts(const char *what, const inputs &in, const uint64_t *got, bool range) {
+  const std::vector<uint64_t> &s = in.sorted_k;
+  size_t bad = 0, q = in.miss50.size();
+#pragma omp parallel for reduction(+ : bad) schedule(static)
+  for (long i = 0; i < (long)q; i++) {
+    uint64_t lo = in.miss50[(size_t)i], hi = in.hi50[(size_t)i];
+    uint64_t lb = (uint64_t)(std::lower_bound(s.begin(), s.end(), lo) - s.begin());
+    uint64_t want = range ? (lo > hi ? 0 : (uint64_t)(std::upper_bound(s.begin(), s.end(), hi) - s.begin()) - lb) : lb;
+    if (got[i] != want) bad++;
+  }
+  bench_verify(bad == 0, "%s: %zu of %zu answers wrong", what, bad, q);
 }
 
 tdm_btree *build(tdm_ctx *c, const uint64_t *k, const uint64_t *v, size_t n) {
@@ -141,18 +170,25 @@ void cpu_rows(const bench_opts &o, const inputs &in, size_t n, size_t q) {
     bench_measure(o, row_of("build", "tandem", "cpu", n, 0, th), (double)n,
                   [&] { tdm_btree_destroy(t); t = nullptr; },
                   [&] { t = build(c, in.keys.data(), in.vals.data(), n); });
+    bench_verify(tdm_btree_size(t) == n && tdm_btree_validate(t) == TDM_OK,
+                 "tdm_btree_build (cpu): size %zu of %zu keys, validate: %s", tdm_btree_size(t), n, tdm_last_error());
     bench_measure(o, row_of("find_hit", "tandem", "cpu", n, q, th), (double)q, nullptr, [&] {
       bench_check(tdm_btree_find(t, in.hit.data(), out.data(), found.data(), q), "find");
     });
+    verify_find("tdm_btree_find (cpu, hits)", q, found.data(), out.data(), nullptr, in.hit_val.data());
     bench_measure(o, row_of("find_miss50", "tandem", "cpu", n, q, th), (double)q, nullptr, [&] {
       bench_check(tdm_btree_find(t, in.miss50.data(), out.data(), found.data(), q), "find");
     });
+    verify_find("tdm_btree_find (cpu, miss50)", q, found.data(), out.data(), in.miss_found.data(),
+                in.miss_val.data());
     bench_measure(o, row_of("rank", "tandem", "cpu", n, q, th), (double)q, nullptr, [&] {
       bench_check(tdm_btree_rank(t, in.miss50.data(), out.data(), q), "rank");
     });
+    verify_counts("tdm_btree_rank (cpu)", in, out.data(), false);
     bench_measure(o, row_of("range_count", "tandem", "cpu", n, q, th), (double)q, nullptr, [&] {
       bench_check(tdm_btree_range_count(t, in.miss50.data(), in.hi50.data(), out.data(), q), "range_count");
     });
+    verify_counts("tdm_btree_range_count (cpu)", in, out.data(), true);
     if (o.peers) {
       /* The bound for a sort-based build: sort the pairs, then one pass. */
       std::vector<uint64_t> k2, v2;
@@ -177,6 +213,7 @@ void cpu_rows(const bench_opts &o, const inputs &in, size_t n, size_t q) {
       bench_measure(o, row_of("insert", "tandem", "cpu", n, m, th), (double)m,
                     [&] { bench_check(tdm_btree_erase(t, nk.data(), m, nullptr), "erase"); },
                     [&] { bench_check(tdm_btree_insert(t, nk.data(), nv.data(), m), "insert"); });
+      bench_verify(tdm_btree_size(t) == n + m, "tdm_btree_insert (cpu): size %zu, want %zu", tdm_btree_size(t), n + m);
     }
     tdm_btree_destroy(t);
     tdm_ctx_destroy(c);
@@ -195,6 +232,7 @@ void cpu_rows(const bench_opts &o, const inputs &in, size_t n, size_t q) {
         out[i] = found[i] ? sv[p - sk] : 0;
       }
     });
+    verify_find("std::lower_bound (hits)", q, found.data(), out.data(), nullptr, in.hit_val.data());
     bench_measure(o, row_of("find_miss50", "std::lower_bound", "cpu", n, q, th), (double)q, nullptr, [&] {
 #pragma omp parallel for num_threads(th) schedule(static)
       for (long i = 0; i < (long)q; i++) {
@@ -203,6 +241,7 @@ void cpu_rows(const bench_opts &o, const inputs &in, size_t n, size_t q) {
         out[i] = found[i] ? sv[p - sk] : 0;
       }
     });
+    verify_find("std::lower_bound (miss50)", q, found.data(), out.data(), in.miss_found.data(), in.miss_val.data());
   }
   {
     eytzinger e(sk, sv, n);
@@ -216,8 +255,10 @@ void cpu_rows(const bench_opts &o, const inputs &in, size_t n, size_t q) {
         }
       };
       bench_measure(o, row_of("find_hit", "eytzinger", "cpu", n, q, th), (double)q, nullptr, [&] { run(in.hit); });
+      verify_find("eytzinger (hits)", q, found.data(), out.data(), nullptr, in.hit_val.data());
       bench_measure(o, row_of("find_miss50", "eytzinger", "cpu", n, q, th), (double)q, nullptr,
                     [&] { run(in.miss50); });
+      verify_find("eytzinger (miss50)", q, found.data(), out.data(), in.miss_found.data(), in.miss_val.data());
     }
   }
 #ifdef TANDEM_BENCH_HAVE_ABSL
@@ -237,8 +278,10 @@ void cpu_rows(const bench_opts &o, const inputs &in, size_t n, size_t q) {
       };
       bench_measure(o, row_of("find_hit", "absl::btree_map", "cpu", n, q, th), (double)q, nullptr,
                     [&] { run(in.hit); });
+      verify_find("absl::btree_map (hits)", q, found.data(), out.data(), nullptr, in.hit_val.data());
       bench_measure(o, row_of("find_miss50", "absl::btree_map", "cpu", n, q, th), (double)q, nullptr,
                     [&] { run(in.miss50); });
+      verify_find("absl::btree_map (miss50)", q, found.data(), out.data(), in.miss_found.data(), in.miss_val.data());
     }
     size_t mm = n / 10;
     std::vector<uint64_t> extra = bench_unique_u64(2 * n, o.seed);
@@ -257,44 +300,90 @@ void cpu_rows(const bench_opts &o, const inputs &in, size_t n, size_t q) {
 }
 
 #ifdef TANDEM_BENCH_HAVE_CUDA
-void cuda_rows(const bench_opts &o, const inputs &in, size_t n, size_t q) {
-  tdm_ctx *c = bench_ctx("cuda", 1);
+const size_t SMALL = 65536, SMALL_CALLS = 100;
+
+/* Device-resident: n keys made on the GPU (key j holds bench_value(seed, j)),
+ * q queries of each kind by the formulas of bench_gen.h, the sorted copy the
+ * binary-search peer and the checks use sorted by CUB on the GPU. Every
+ * result is checked on the GPU. */
+void cuda_rows(const bench_opts &o, size_t n, size_t q) {
+  uint64_t seed = o.seed;
   size_t b8 = n * 8, q8 = q * 8;
   uint64_t *dk = (uint64_t *)bench_dev_alloc(b8), *dv = (uint64_t *)bench_dev_alloc(b8);
-  uint64_t *dq = (uint64_t *)bench_dev_alloc(q8), *dq2 = (uint64_t *)bench_dev_alloc(q8);
-  uint64_t *dout = (uint64_t *)bench_dev_alloc(q8), *ds = (uint64_t *)bench_dev_alloc(b8);
+  uint64_t *ds = (uint64_t *)bench_dev_alloc(b8), *dsv = (uint64_t *)bench_dev_alloc(b8);
+  uint64_t *dh = (uint64_t *)bench_dev_alloc(q8), *dm = (uint64_t *)bench_dev_alloc(q8);
+  uint64_t *dhi = (uint64_t *)bench_dev_alloc(q8), *dout = (uint64_t *)bench_dev_alloc(q8);
   uint8_t *df = (uint8_t *)bench_dev_alloc(q);
-  bench_h2d(dk, in.keys.data(), b8);
-  bench_h2d(dv, in.vals.data(), b8);
-  bench_h2d(ds, in.sorted_k.data(), b8);
+  bench_gpu_keys(dk, n, seed, 0);
+  bench_gpu_values(dv, n, seed);
+  bench_gpu_queries(dh, q, seed, n, false);
+  bench_gpu_queries(dm, q, seed, n, true);
+  bench_gpu_add_span(dhi, dm, q, (UINT64_MAX / n) * 16);
+  {
+    /* The sorted copy: CUB pair sort from copies of the keys and values. */
+    uint64_t *ka = (uint64_t *)bench_dev_alloc(b8), *va = (uint64_t *)bench_dev_alloc(b8);
+    bench_d2d(ds, dk, b8);
+    bench_d2d(dsv, dv, b8);
+    size_t tb = bench_cub_temp_bytes(n, 8, true);
+    void *temp = bench_dev_alloc(tb);
+    if (bench_cub_sort(temp, tb, ds, ka, dsv, va, n, 8)) {
+      bench_d2d(ds, ka, b8);
+      bench_d2d(dsv, va, b8);
+    }
+    bench_dev_free(temp);
+    bench_dev_free(ka);
+    bench_dev_free(va);
+  }
+  if (o.first_design) bench_gpu_gather_mops(o, n * 16, q);
+  auto check_find = [&](const char *what, size_t nq, bool miss50) {
+    size_t bad = bench_gpu_check_find(seed, n, nq, miss50, df, dout, 1);
+    bench_verify(bad == 0, "%s: %zu of %zu queries answered wrongly", what, bad, nq);
+  };
+  const std::string tandem = bench_impl(o, "tandem");
+  size_t sn = std::min(q, SMALL);
+
+  tdm_ctx *c = bench_ctx("cuda", 1);
   tdm_btree *t = nullptr;
-  bench_measure(o, row_of("build", "tandem", "cuda", n, 0, 1), (double)n, [&] { tdm_btree_destroy(t); t = nullptr; },
+  bench_measure(o, row_of("build", tandem, "cuda", n, 0, 1), (double)n, [&] { tdm_btree_destroy(t); t = nullptr; },
                 [&] { t = build(c, dk, dv, n); });
-  bench_h2d(dq, in.hit.data(), q8);
-  bench_measure(o, row_of("find_hit", "tandem", "cuda", n, q, 1), (double)q, nullptr,
-                [&] { bench_check(tdm_btree_find(t, dq, dout, df, q), "find"); });
-  if (o.peers)
-    bench_measure(o, row_of("find_hit", "binary_search", "cuda", n, q, 1), (double)q, nullptr, [&] {
-      bench_binsearch_u64(ds, n, dq, df, q);
-      bench_dev_sync();
-    });
-  bench_h2d(dq, in.miss50.data(), q8);
-  bench_h2d(dq2, in.hi50.data(), q8);
-  bench_measure(o, row_of("find_miss50", "tandem", "cuda", n, q, 1), (double)q, nullptr,
-                [&] { bench_check(tdm_btree_find(t, dq, dout, df, q), "find"); });
-  if (o.peers)
-    bench_measure(o, row_of("find_miss50", "binary_search", "cuda", n, q, 1), (double)q, nullptr, [&] {
-      bench_binsearch_u64(ds, n, dq, df, q);
-      bench_dev_sync();
-    });
-  bench_measure(o, row_of("rank", "tandem", "cuda", n, q, 1), (double)q, nullptr,
-                [&] { bench_check(tdm_btree_rank(t, dq, dout, q), "rank"); });
-  bench_measure(o, row_of("range_count", "tandem", "cuda", n, q, 1), (double)q, nullptr,
-                [&] { bench_check(tdm_btree_range_count(t, dq, dq2, dout, q), "range_count"); });
+  bench_verify(tdm_btree_size(t) == n, "tdm_btree_build (cuda): size %zu of %zu keys", tdm_btree_size(t), n);
+  bench_measure(o, row_of("find_hit", tandem, "cuda", n, q, 1), (double)q, nullptr,
+                [&] { bench_check(tdm_btree_find(t, dh, dout, df, q), "find"); });
+  check_find("tdm_btree_find (cuda, hits)", q, false);
+  bench_measure(o, row_of("find_miss50", tandem, "cuda", n, q, 1), (double)q, nullptr,
+                [&] { bench_check(tdm_btree_find(t, dm, dout, df, q), "find"); });
+  check_find("tdm_btree_find (cuda, miss50)", q, true);
+  bench_measure(o, row_of("find_hit", tandem, "cuda", n, sn, 1), (double)(sn * SMALL_CALLS), nullptr, [&] {
+    for (size_t i = 0; i < SMALL_CALLS; i++) bench_check(tdm_btree_find(t, dh, dout, df, sn), "find (small)");
+  });
+  check_find("tdm_btree_find (cuda, small batch)", sn, false);
+  bench_measure(o, row_of("rank", tandem, "cuda", n, q, 1), (double)q, nullptr,
+                [&] { bench_check(tdm_btree_rank(t, dm, dout, q), "rank"); });
+  size_t bad = bench_gpu_check_rank(ds, n, dm, dout, q);
+  bench_verify(bad == 0, "tdm_btree_rank (cuda): %zu of %zu answers wrong", bad, q);
+  bench_measure(o, row_of("range_count", tandem, "cuda", n, q, 1), (double)q, nullptr,
+                [&] { bench_check(tdm_btree_range_count(t, dm, dhi, dout, q), "range_count"); });
+  bad = bench_gpu_check_range_count(ds, n, dm, dhi, dout, q);
+  bench_verify(bad == 0, "tdm_btree_range_count (cuda): %zu of %zu answers wrong", bad, q);
   tdm_btree_destroy(t);
-  bench_dev_free(dk); bench_dev_free(dv); bench_dev_free(dq); bench_dev_free(dq2);
-  bench_dev_free(dout); bench_dev_free(ds); bench_dev_free(df);
   tdm_ctx_destroy(c);
+
+  if (o.peers && o.first_design) {
+    bench_measure(o, row_of("find_hit", "binary_search", "cuda", n, q, 1), (double)q, nullptr,
+                  [&] { bench_gpu_binsearch(ds, dsv, n, dh, dout, df, q); });
+    check_find("binary search (hits)", q, false);
+    bench_measure(o, row_of("find_miss50", "binary_search", "cuda", n, q, 1), (double)q, nullptr,
+                  [&] { bench_gpu_binsearch(ds, dsv, n, dm, dout, df, q); });
+    check_find("binary search (miss50)", q, true);
+    bench_measure(o, row_of("find_hit", "binary_search", "cuda", n, sn, 1), (double)(sn * SMALL_CALLS), nullptr,
+                  [&] {
+                    for (size_t i = 0; i < SMALL_CALLS; i++) bench_gpu_binsearch(ds, dsv, n, dh, dout, df, sn);
+                  });
+    check_find("binary search (small batch)", sn, false);
+  }
+  for (void *p : {(void *)dk, (void *)dv, (void *)ds, (void *)dsv, (void *)dh, (void *)dm, (void *)dhi, (void *)dout,
+                  (void *)df})
+    bench_dev_free(p);
 }
 #endif
 
@@ -306,10 +395,12 @@ int bench_btree(const bench_opts &o) {
   for (auto &backend : o.backends) {
     bool cuda = backend == "cuda";
     size_t n = bench_n(o, cuda ? (size_t)1 << 27 : 10000000), q = o.queries ? o.queries : n;
-    inputs in = make_inputs(n, q, o.seed);
-    if (!cuda) cpu_rows(o, in, n, q);
+    if (!cuda) {
+      inputs in = make_inputs(n, q, o.seed);
+      cpu_rows(o, in, n, q);
+    }
 #ifdef TANDEM_BENCH_HAVE_CUDA
-    if (cuda) cuda_rows(o, in, n, q);
+    if (cuda) cuda_rows(o, n, q); /* inputs made on the GPU */
 #endif
   }
   return 0;

@@ -1,4 +1,5 @@
 /* bench_cuda.cu: device memory helpers and the raw CUB peer of tandem-bench. */
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -27,7 +28,7 @@ void bench_d2d(void *dst, const void *src, size_t b) {
 void bench_dev_sync() { check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
 
 template <typename K, typename V>
-static void run(void *t, size_t &tb, void *k, void *ka, void *v, void *va, size_t n) {
+static int run(void *t, size_t &tb, void *k, void *ka, void *v, void *va, size_t n) {
   cub::DoubleBuffer<K> dk((K *)k, (K *)ka);
   if (v) {
     cub::DoubleBuffer<V> dv((V *)v, (V *)va);
@@ -35,9 +36,10 @@ static void run(void *t, size_t &tb, void *k, void *ka, void *v, void *va, size_
   } else {
     check(cub::DeviceRadixSort::SortKeys(t, tb, dk, n), "cub SortKeys");
   }
+  return dk.selector;
 }
 
-size_t bench_cub_temp_bytes(size_t n, int key_bytes, bool values) {
+static size_t temp_bytes(size_t n, int key_bytes, bool values) {
   size_t tb = 0;
   void *fake = values ? (void *)1 : nullptr;
   if (key_bytes == 4) run<uint32_t, uint64_t>(nullptr, tb, nullptr, nullptr, fake, fake, n);
@@ -45,8 +47,15 @@ size_t bench_cub_temp_bytes(size_t n, int key_bytes, bool values) {
   return tb;
 }
 
-void bench_cub_sort(void *t, size_t tb, void *k, void *ka, void *v, void *va, size_t n, int key_bytes) {
-  if (key_bytes == 4) run<uint32_t, uint64_t>(t, tb, k, ka, v, va, n);
-  else run<uint64_t, uint64_t>(t, tb, k, ka, v, va, n);
+/* With values: room for both the pair sort and the keys-only sort, which the
+ * benchmark runs from the same temporary storage. */
+size_t bench_cub_temp_bytes(size_t n, int key_bytes, bool values) {
+  size_t k = temp_bytes(n, key_bytes, false);
+  return values ? std::max(k, temp_bytes(n, key_bytes, true)) : k;
+}
+
+int bench_cub_sort(void *t, size_t tb, void *k, void *ka, void *v, void *va, size_t n, int key_bytes) {
+  int sel = key_bytes == 4 ? run<uint32_t, uint64_t>(t, tb, k, ka, v, va, n) : run<uint64_t, uint64_t>(t, tb, k, ka, v, va, n);
   bench_dev_sync();
+  return sel;
 }

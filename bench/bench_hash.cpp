@@ -25,6 +25,7 @@
 #include <unordered_map>
 
 #include "bench.h"
+#include "bench_gen.h"
 
 #ifdef TANDEM_BENCH_HAVE_ABSL
 #include <absl/container/flat_hash_map.h>
@@ -63,22 +64,45 @@ tdm_hash *make_table(tdm_ctx *c, size_t capacity, double max_load) {
 }
 
 /* The inputs: n keys to insert with values, a shuffled all-hit query set and
- * a shuffled half-miss query set (misses drawn from n other keys). */
+ * a shuffled half-miss query set (misses drawn from n other keys). A key's
+ * value is a function of the key (value_of), so every find result can be
+ * checked; miss_found says which miss50 queries are stored keys. */
 struct inputs {
   std::vector<uint64_t> keys, vals, hit, miss50;
+  std::vector<uint8_t> miss_found;
 };
+
+uint64_t value_of(uint64_t key) { return bench_fin(key ^ 0x5eed5eed5eedull); }
 
 inputs make_inputs(size_t n, uint64_t seed) {
   inputs in;
   std::vector<uint64_t> all = bench_unique_u64(2 * n, seed), r = bench_random_u64(2 * n, seed + 1);
   in.keys.assign(all.begin(), all.begin() + (long)n);
   in.vals.resize(n);
-  for (size_t i = 0; i < n; i++) in.vals[i] = i;
+  for (size_t i = 0; i < n; i++) in.vals[i] = value_of(in.keys[i]);
   in.hit = in.keys;
   for (size_t i = n; i > 1; i--) std::swap(in.hit[i - 1], in.hit[r[i] % i]);
   in.miss50.resize(n);
-  for (size_t i = 0; i < n; i++) in.miss50[i] = (r[n + i] & 1) ? in.hit[i] : all[n + i];
+  in.miss_found.resize(n);
+  for (size_t i = 0; i < n; i++) {
+    in.miss_found[i] = r[n + i] & 1;
+    in.miss50[i] = in.miss_found[i] ? in.hit[i] : all[n + i];
+  }
   return in;
+}
+
+/* Checks find results: found[i] as expected (all found when expect is NULL)
+ * and out[i] the key's value when found, all-zero bits when not. out may be
+ * NULL (peers that only count). */
+void verify_find(const char *what, const std::vector<uint64_t> &q, const uint8_t *found, const uint64_t *out,
+                 const uint8_t *expect) {
+  size_t bad = 0, n = q.size();
+#pragma omp parallel for reduction(+ : bad) schedule(static)
+  for (long i = 0; i < (long)n; i++) {
+    uint8_t want = expect ? expect[i] : 1;
+    if (found[i] != want || (out && out[i] != (want ? value_of(q[(size_t)i]) : 0))) bad++;
+  }
+  bench_verify(bad == 0, "%s: %zu of %zu queries answered wrongly", what, bad, n);
 }
 
 struct ratios {
@@ -121,23 +145,21 @@ void bench_peer(const bench_opts &o, const char *name, const inputs &in, size_t 
     printf("%-10s   memory: %s holds %zu keys in %.1f bytes per entry (after reserve(n); %.1f when grown)\n", "",
            name, n, (double)(rss_bytes() - at) / (double)n, (double)freed / (double)n);
   }
-  r = bench_measure(o, base_row("find_hit", name, "cpu", n, n, 1), (double)n, nullptr, [&] {
-    uint64_t s = 0;
+  std::vector<uint8_t> found(n);
+  std::vector<uint64_t> out(n);
+  auto find_all = [&](const std::vector<uint64_t> &q) {
     for (size_t i = 0; i < n; i++) {
-      auto it = m->find(in.hit[i]);
-      if (it != m->end()) s += it->second;
+      auto it = m->find(q[i]);
+      found[i] = it != m->end();
+      out[i] = found[i] ? it->second : 0;
     }
-    sink += s;
-  });
+  };
+  r = bench_measure(o, base_row("find_hit", name, "cpu", n, n, 1), (double)n, nullptr, [&] { find_all(in.hit); });
+  verify_find(name, in.hit, found.data(), out.data(), nullptr);
   if (rt) rt->absl_find_hit = r.median;
-  r = bench_measure(o, base_row("find_miss50", name, "cpu", n, n, 1), (double)n, nullptr, [&] {
-    uint64_t s = 0;
-    for (size_t i = 0; i < n; i++) {
-      auto it = m->find(in.miss50[i]);
-      if (it != m->end()) s += it->second;
-    }
-    sink += s;
-  });
+  r = bench_measure(o, base_row("find_miss50", name, "cpu", n, n, 1), (double)n, nullptr,
+                    [&] { find_all(in.miss50); });
+  verify_find(name, in.miss50, found.data(), out.data(), in.miss_found.data());
   if (rt) rt->absl_find_miss = r.median;
   bench_measure(o, base_row("erase", name, "cpu", n, 0, 1), (double)n,
                 [&] {
@@ -146,6 +168,7 @@ void bench_peer(const bench_opts &o, const char *name, const inputs &in, size_t 
                   for (size_t i = 0; i < n; i++) (*m)[in.keys[i]] = in.vals[i];
                 },
                 [&] { for (size_t i = 0; i < n; i++) sink += m->erase(in.hit[i]); });
+  bench_verify(m->empty(), "%s: %zu keys left after erasing all", name, m->size());
   bench_sink(sink);
 }
 
@@ -180,6 +203,7 @@ void bench_cpu(const bench_opts &o, size_t n) {
     r = bench_measure(o, base_row("insert", "tandem", "cpu", n, n, t), (double)n,
                       [&] { tdm_hash_destroy(h); h = make_table(c, n, 0); },
                       [&] { bench_check(tdm_hash_insert(h, in.keys.data(), in.vals.data(), n), "insert"); });
+    bench_verify(tdm_hash_size(h) == n, "tdm_hash_insert (cpu): size %zu after inserting %zu keys", tdm_hash_size(h), n);
     print_ratio(r, rt.absl_insert, 0);
     r = bench_measure(o, base_row("insert", "tandem", "cpu", n, 0, t), (double)n,
                       [&] { tdm_hash_destroy(h); h = make_table(c, 0, 0); },
@@ -189,6 +213,8 @@ void bench_cpu(const bench_opts &o, size_t n) {
                                                       std::min(GROW_BATCH, n - i)),
                                       "insert");
                       });
+    bench_verify(tdm_hash_size(h) == n, "tdm_hash_insert (cpu, grown): size %zu after inserting %zu keys",
+                 tdm_hash_size(h), n);
     print_ratio(r, rt.absl_grow, 0);
     if (ti == 0) {
       malloc_trim(0);
@@ -210,10 +236,12 @@ void bench_cpu(const bench_opts &o, size_t n) {
     r = bench_measure(o, base_row("find_hit", "tandem", "cpu", n, n, t), (double)n, nullptr, [&] {
       bench_check(tdm_hash_find(h, in.hit.data(), out.data(), found.data(), n), "find");
     });
+    verify_find("tdm_hash_find (cpu, hits)", in.hit, found.data(), out.data(), nullptr);
     print_ratio(r, rt.absl_find_hit, gather[ti]);
     r = bench_measure(o, base_row("find_miss50", "tandem", "cpu", n, n, t), (double)n, nullptr, [&] {
       bench_check(tdm_hash_find(h, in.miss50.data(), out.data(), found.data(), n), "find");
     });
+    verify_find("tdm_hash_find (cpu, miss50)", in.miss50, found.data(), out.data(), in.miss_found.data());
     print_ratio(r, rt.absl_find_miss, gather[ti]);
     bench_measure(o, base_row("erase", "tandem", "cpu", n, 0, t), (double)n,
                   [&] {
@@ -224,8 +252,9 @@ void bench_cpu(const bench_opts &o, size_t n) {
                   [&] {
                     size_t e = 0;
                     bench_check(tdm_hash_erase(h, in.hit.data(), n, &e), "erase");
-                    bench_sink(e);
+                    bench_verify(e == n, "tdm_hash_erase (cpu): erased %zu of %zu keys", e, n);
                   });
+    bench_verify(tdm_hash_size(h) == 0, "tdm_hash_erase (cpu): size %zu after erasing all", tdm_hash_size(h));
     tdm_hash_destroy(h);
     tdm_ctx_destroy(c);
   }
@@ -233,32 +262,62 @@ void bench_cpu(const bench_opts &o, size_t n) {
 }
 
 #ifdef TANDEM_BENCH_HAVE_CUDA
+const size_t SMALL = 65536, SMALL_CALLS = 100;
+
 /* Device-resident u64 -> u64 at load 0.8. Tables have a power-of-two slot
  * count, so --n N (default 2^27) means a table of 2^floor(log2 N) slots
- * filled to load 0.8: 0.8 * 2^27 = 107374182 keys for N = 2^27. */
+ * filled to load 0.8: 0.8 * 2^27 = 107374182 keys for N = 2^27. Inputs are
+ * made on the GPU (bench_gen.h): key j's value is j; hit queries draw stored
+ * keys at random, miss50 queries are stored or absent by a coin flip. Every
+ * result is checked on the GPU against those formulas. Rows: insert into a
+ * table created for n keys, find_hit, find_miss50, erase of every key; the
+ * same with the linear-probing baseline (--peers); small batches of 2^16
+ * (100 calls per timed run) for insert and find. */
 void bench_cuda_hash(const bench_opts &o) {
   size_t want = bench_n(o, (size_t)1 << 27), slots = 16;
   while (slots * 2 <= want) slots *= 2;
   size_t n = (size_t)((double)slots * 0.8);
-  printf("hash cuda: %zu keys in a table of %zu slots (load 0.8), device-resident arrays\n", n, slots);
-  inputs in = make_inputs(n, o.seed);
+  uint64_t seed = o.seed;
+  printf("hash cuda: %zu keys in a table of %zu slots (load 0.8), device-resident arrays made on the GPU\n", n,
+         slots);
   size_t bytes = n * 8;
-  void *dk = bench_dev_alloc(bytes), *dv = bench_dev_alloc(bytes), *dh = bench_dev_alloc(bytes);
-  void *dm = bench_dev_alloc(bytes), *dout = bench_dev_alloc(bytes), *dfound = bench_dev_alloc(n);
-  bench_h2d(dk, in.keys.data(), bytes);
-  bench_h2d(dv, in.vals.data(), bytes);
-  bench_h2d(dh, in.hit.data(), bytes);
-  bench_h2d(dm, in.miss50.data(), bytes);
+  uint64_t *dk = (uint64_t *)bench_dev_alloc(bytes), *dv = (uint64_t *)bench_dev_alloc(bytes);
+  uint64_t *dh = (uint64_t *)bench_dev_alloc(bytes), *dm = (uint64_t *)bench_dev_alloc(bytes);
+  uint64_t *dout = (uint64_t *)bench_dev_alloc(bytes);
+  uint8_t *dfound = (uint8_t *)bench_dev_alloc(n);
+  bench_gpu_keys(dk, n, seed, 0);
+  bench_gpu_iota(dv, n);
+  bench_gpu_queries(dh, n, seed, n, false);
+  bench_gpu_queries(dm, n, seed, n, true);
+  if (o.first_design) {
+    bench_gpu_memcpy_gbps(o, slots * 16);
+    bench_gpu_gather_mops(o, slots * 16, n);
+  }
+  auto check_find = [&](const char *what, size_t nq, bool miss50) {
+    size_t bad = bench_gpu_check_find(seed, n, nq, miss50, dfound, dout, 0);
+    bench_verify(bad == 0, "%s: %zu of %zu queries answered wrongly", what, bad, nq);
+  };
+  const std::string tandem = bench_impl(o, "tandem");
+  size_t sn = std::min(n, SMALL), calls = std::min(SMALL_CALLS, n / sn);
+
   tdm_ctx *c = bench_ctx("cuda", 1);
   tdm_hash *h = nullptr;
-  bench_measure(o, base_row("insert", "tandem", "cuda", n, n, 1), (double)n,
+  bench_measure(o, base_row("insert", tandem, "cuda", n, n, 1), (double)n,
                 [&] { tdm_hash_destroy(h); h = make_table(c, n, 0.8); },
                 [&] { bench_check(tdm_hash_insert(h, dk, dv, n), "insert"); });
-  bench_measure(o, base_row("find_hit", "tandem", "cuda", n, n, 1), (double)n, nullptr,
-                [&] { bench_check(tdm_hash_find(h, dh, dout, (uint8_t *)dfound, n), "find"); });
-  bench_measure(o, base_row("find_miss50", "tandem", "cuda", n, n, 1), (double)n, nullptr,
-                [&] { bench_check(tdm_hash_find(h, dm, dout, (uint8_t *)dfound, n), "find"); });
-  bench_measure(o, base_row("erase", "tandem", "cuda", n, 0, 1), (double)n,
+  bench_verify(tdm_hash_size(h) == n, "tdm_hash_insert (cuda): size %zu after inserting %zu keys", tdm_hash_size(h), n);
+  bench_measure(o, base_row("find_hit", tandem, "cuda", n, n, 1), (double)n, nullptr,
+                [&] { bench_check(tdm_hash_find(h, dh, dout, dfound, n), "find"); });
+  check_find("tdm_hash_find (cuda, hits)", n, false);
+  bench_measure(o, base_row("find_miss50", tandem, "cuda", n, n, 1), (double)n, nullptr,
+                [&] { bench_check(tdm_hash_find(h, dm, dout, dfound, n), "find"); });
+  check_find("tdm_hash_find (cuda, miss50)", n, true);
+  /* Small batches against the full table: per-call overhead. */
+  bench_measure(o, base_row("find_hit", tandem, "cuda", n, sn, 1), (double)(sn * calls), nullptr, [&] {
+    for (size_t i = 0; i < calls; i++) bench_check(tdm_hash_find(h, dh, dout, dfound, sn), "find (small)");
+  });
+  check_find("tdm_hash_find (cuda, small batch)", sn, false);
+  bench_measure(o, base_row("erase", tandem, "cuda", n, 0, 1), (double)n,
                 [&] {
                   tdm_hash_destroy(h);
                   h = make_table(c, n, 0.8);
@@ -266,12 +325,40 @@ void bench_cuda_hash(const bench_opts &o) {
                 },
                 [&] {
                   size_t e = 0;
-                  bench_check(tdm_hash_erase(h, dh, n, &e), "erase");
-                  bench_sink(e);
+                  bench_check(tdm_hash_erase(h, dk, n, &e), "erase");
+                  bench_verify(e == n, "tdm_hash_erase (cuda): erased %zu of %zu keys", e, n);
                 });
+  bench_verify(tdm_hash_size(h) == 0, "tdm_hash_erase (cuda): size %zu after erasing all", tdm_hash_size(h));
+  /* Small inserts: calls batches of sn new keys into a table created for all
+   * of them (no growth). */
+  bench_measure(o, base_row("insert", tandem, "cuda", sn * calls, sn, 1), (double)(sn * calls),
+                [&] { tdm_hash_destroy(h); h = make_table(c, sn * calls, 0.8); },
+                [&] {
+                  for (size_t i = 0; i < calls; i++)
+                    bench_check(tdm_hash_insert(h, dk + i * sn, dv + i * sn, sn), "insert (small)");
+                });
+  bench_verify(tdm_hash_size(h) == sn * calls, "tdm_hash_insert (cuda, small batches): size %zu, want %zu",
+               tdm_hash_size(h), sn * calls);
   tdm_hash_destroy(h);
   tdm_ctx_destroy(c);
-  for (void *p : {dk, dv, dh, dm, dout, dfound}) bench_dev_free(p);
+
+  if (o.peers && o.first_design) {
+    void *t = bench_dev_alloc(slots * 16);
+    bench_measure(o, base_row("insert", "linear_probing", "cuda", n, n, 1), (double)n,
+                  [&] { bench_lp_clear(t, slots); }, [&] { bench_lp_insert(t, slots, dk, dv, n); });
+    bench_measure(o, base_row("find_hit", "linear_probing", "cuda", n, n, 1), (double)n, nullptr,
+                  [&] { bench_lp_find(t, slots, dh, dout, dfound, n); });
+    check_find("linear probing find (hits)", n, false);
+    bench_measure(o, base_row("find_miss50", "linear_probing", "cuda", n, n, 1), (double)n, nullptr,
+                  [&] { bench_lp_find(t, slots, dm, dout, dfound, n); });
+    check_find("linear probing find (miss50)", n, true);
+    bench_measure(o, base_row("find_hit", "linear_probing", "cuda", n, sn, 1), (double)(sn * calls), nullptr, [&] {
+      for (size_t i = 0; i < calls; i++) bench_lp_find(t, slots, dh, dout, dfound, sn);
+    });
+    check_find("linear probing find (small batch)", sn, false);
+    bench_dev_free(t);
+  }
+  for (void *p : {(void *)dk, (void *)dv, (void *)dh, (void *)dm, (void *)dout, (void *)dfound}) bench_dev_free(p);
 }
 #endif
 

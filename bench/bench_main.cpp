@@ -26,6 +26,7 @@ std::map<std::string, bench_fn> &registry() {
 
 FILE *csv_file;
 bool table_header_done;
+int wrong_results;
 
 double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -43,7 +44,11 @@ uint64_t splitmix(uint64_t &x) {
   fprintf(stderr,
           "usage: tandem-bench {sort|hash|btree|all} [--backend cpu|cuda|all] [--type T] [--n N]\n"
           "                    [--queries Q] [--threads K] [--reps R] [--peers] [--csv FILE] [--seed S]\n"
-          "  N and Q accept 1e7-style numbers. Default backend: all usable; default threads: 1 and all cores.\n");
+          "                    [--design D1,D2,...]\n"
+          "  N and Q accept 1e7-style numbers. Default backend: all usable; default threads: 1 and all cores.\n"
+          "  --design: run the GPU rows once per named design, setting TANDEM_GPU_DESIGN=<design> before\n"
+          "  each context is created; rows of designs other than \"default\" get impl tandem-<design>.\n"
+          "  Every result is checked; a wrong one prints WRONG RESULT and the exit status is 4.\n");
   exit(2);
 }
 
@@ -63,6 +68,28 @@ void bench_check(tdm_status s, const char *what) {
     fprintf(stderr, "tandem-bench: %s failed: %s: %s\n", what, tdm_status_name(s), tdm_last_error());
     exit(1);
   }
+}
+
+bool bench_verify(bool ok, const char *fmt, ...) {
+  if (ok) return true;
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  wrong_results++;
+  bench_progress("");
+  printf("WRONG RESULT: %s\n", msg);
+  fflush(stdout);
+  fprintf(stderr, "tandem-bench: WRONG RESULT: %s\n", msg);
+  return false;
+}
+
+int bench_wrong_results() { return wrong_results; }
+
+std::string bench_impl(const bench_opts &o, const std::string &impl) {
+  if (o.design.empty() || o.design == "default" || impl.compare(0, 6, "tandem") != 0) return impl;
+  return "tandem-" + o.design + impl.substr(6);
 }
 
 static volatile uint64_t sink_word;
@@ -239,6 +266,7 @@ int main(int argc, char **argv) {
   }
   bench_opts o;
   std::string backend = "all", csv;
+  std::vector<std::string> designs;
   for (int i = 2; i < argc; i++) {
     std::string a = argv[i];
     auto val = [&](void) -> const char * {
@@ -254,6 +282,18 @@ int main(int argc, char **argv) {
     else if (a == "--seed") o.seed = parse_count(val());
     else if (a == "--peers") o.peers = true;
     else if (a == "--csv") csv = val();
+    else if (a == "--design") {
+      std::string list = val(), item;
+      for (size_t p = 0; p <= list.size(); p++) {
+        if (p == list.size() || list[p] == ',') {
+          if (item.empty()) usage("--design: empty design name");
+          designs.push_back(item);
+          item.clear();
+        } else {
+          item += list[p];
+        }
+      }
+    }
     else usage(("unknown option " + a).c_str());
   }
   if (!o.threads.empty() && o.threads[0] < 1) usage("--threads must be >= 1");
@@ -294,7 +334,31 @@ int main(int argc, char **argv) {
   printf("tandem-bench %s: tandem %s, CUDA devices: %d, cores: %u, reps: %d\n", what.c_str(), tdm_version(),
          tdm_cuda_device_count(), std::thread::hardware_concurrency(), o.reps);
   int rc = 0;
-  for (auto &name : selected) rc |= registry()[name](o);
+  if (designs.empty()) {
+    for (auto &name : selected) rc |= registry()[name](o);
+  } else {
+    /* One pass per design. The CPU rows, peers and ceilings do not depend on
+     * the GPU design: they run with the first design only. */
+    std::vector<std::string> all_backends = o.backends;
+    for (size_t d = 0; d < designs.size(); d++) {
+      if (setenv("TANDEM_GPU_DESIGN", designs[d].c_str(), 1) != 0) {
+        perror("setenv");
+        return 1;
+      }
+      o.design = designs[d];
+      o.first_design = d == 0;
+      o.backends.clear();
+      for (auto &b : all_backends)
+        if (d == 0 || b == "cuda") o.backends.push_back(b);
+      if (o.backends.empty()) break;
+      printf("== design %s (TANDEM_GPU_DESIGN=%s)\n", designs[d].c_str(), designs[d].c_str());
+      for (auto &name : selected) rc |= registry()[name](o);
+    }
+  }
   if (csv_file) fclose(csv_file);
+  if (wrong_results) {
+    fprintf(stderr, "tandem-bench: %d WRONG RESULT(s)\n", wrong_results);
+    return 4;
+  }
   return rc;
 }

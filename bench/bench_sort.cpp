@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "bench.h"
+#include "bench_gen.h"
 
 #ifdef TANDEM_BENCH_HAVE_HWY
 #include <hwy/contrib/sort/vqsort.h>
@@ -68,6 +69,68 @@ bench_row base_row(const std::string &op, const std::string &impl, const std::st
   return bench_make_row("sort", op, impl, backend, tdm_type_name(kt), vt ? vt : "", n, 0, threads);
 }
 
+/* ---- result checks on the host (all threads) ---- */
+
+uint64_t key_bits(tdm_type t, const char *k, size_t i) {
+  if (tdm_type_size(t) == 4) {
+    uint32_t x;
+    memcpy(&x, k + i * 4, 4);
+    return x;
+  }
+  uint64_t x;
+  memcpy(&x, k + i * 8, 8);
+  return x;
+}
+
+uint64_t key_ord(tdm_type t, const char *k, size_t i) {
+  return bench_ordered((int)tdm_type_size(t), t == TDM_I32 || t == TDM_I64, t == TDM_F32 || t == TDM_F64,
+                       key_bits(t, k, i));
+}
+
+/* Order-independent fingerprint of the key multiset. */
+uint64_t fingerprint(tdm_type t, const char *k, size_t n) {
+  uint64_t s = 0;
+#pragma omp parallel for reduction(+ : s) schedule(static)
+  for (long i = 0; i < (long)n; i++) s += bench_fin(key_bits(t, k, (size_t)i) + 0x9e3779b97f4a7c15ull);
+  return s;
+}
+
+/* Ascending order (in tandem's key order) and the same multiset as the input. */
+void verify_sorted(const char *what, tdm_type t, const char *k, size_t n, uint64_t fp_in) {
+  size_t bad = 0;
+#pragma omp parallel for reduction(+ : bad) schedule(static)
+  for (long i = 1; i < (long)n; i++) bad += key_ord(t, k, (size_t)i - 1) > key_ord(t, k, (size_t)i);
+  bench_verify(bad == 0, "%s %s n=%zu: %zu keys out of order", what, tdm_type_name(t), n, bad);
+  bench_verify(fingerprint(t, k, n) == fp_in, "%s %s n=%zu: the keys are not the input's keys", what,
+               tdm_type_name(t), n);
+}
+
+/* perm (u64) is a permutation ordering keys0 stably; sorted (optional) holds
+ * keys0[perm[i]]. */
+void verify_perm(const char *what, tdm_type t, const char *keys0, const uint64_t *perm, const char *sorted, size_t n) {
+  std::vector<uint8_t> seen(n, 0);
+  size_t bad = 0;
+  for (size_t i = 0; i < n; i++) { /* marks: one thread, a byte per element */
+    if (perm[i] >= n || seen[perm[i]]) bad++;
+    else seen[perm[i]] = 1;
+  }
+  if (bad == 0) {
+    size_t es = tdm_type_size(t);
+#pragma omp parallel for reduction(+ : bad) schedule(static)
+    for (long i = 0; i < (long)n; i++) {
+      size_t p = perm[i];
+      if (sorted && memcmp(sorted + (size_t)i * es, keys0 + p * es, es)) bad++;
+      if (i > 0) {
+        size_t q = perm[i - 1];
+        uint64_t a = key_ord(t, keys0, q), b = key_ord(t, keys0, p);
+        if (a > b || (a == b && q > p)) bad++;
+      }
+    }
+  }
+  bench_verify(bad == 0, "%s %s n=%zu: %zu elements not a stable sorting permutation", what, tdm_type_name(t), n,
+               bad);
+}
+
 #ifdef TANDEM_BENCH_HAVE_HWY
 /* vqsort on unsigned/signed/float keys of type t. */
 void vq_keys(const hwy::Sorter &s, tdm_type t, void *k, size_t n) {
@@ -98,27 +161,35 @@ void bench_keys_cpu(const bench_opts &o, tdm_type t, size_t n, const std::vector
   size_t ks = tdm_type_size(t);
   std::vector<char> work(input.size());
   auto reset = [&] { memcpy(work.data(), input.data(), input.size()); };
+  uint64_t fp = fingerprint(t, input.data(), n);
   for (size_t ti = 0; ti < threads.size(); ti++) {
     tdm_ctx *c = bench_ctx("cpu", threads[ti]);
     bench_row r = bench_measure(o, base_row("sort", "tandem", "cpu", t, nullptr, n, threads[ti]), (double)n,
                                 reset, [&] { bench_check(tdm_sort(c, t, work.data(), n, 0), "tdm_sort"); });
+    verify_sorted("tdm_sort (cpu)", t, work.data(), n, fp);
     print_fraction(r, (double)ks, gbps[ti]);
     tdm_ctx_destroy(c);
   }
   if (!o.peers) return;
   if (n <= 100000000) /* std::sort is ~15x slower; skip it where it would take minutes */
+  {
     bench_measure(o, base_row("sort", "std::sort", "cpu", t, nullptr, n, 1), (double)n, reset,
                   [&] { std_sort_keys(t, work.data(), n); });
+    /* The inputs hold no NaN and no -0.0, so numeric order is tandem's. */
+    verify_sorted("std::sort", t, work.data(), n, fp);
+  }
 #ifdef TANDEM_BENCH_HAVE_HWY
   {
     hwy::Sorter sorter;
     bench_measure(o, base_row("sort", "vqsort", "cpu", t, nullptr, n, 1), (double)n, reset,
                   [&] { vq_keys(sorter, t, work.data(), n); });
+    verify_sorted("vqsort", t, work.data(), n, fp);
     /* Highway's AVX-512 path is slow on some chips (AMD Zen 4); time the AVX2
      * path too and compare against the faster of the two. */
     hwy::DisableTargets(HWY_AVX3 | HWY_AVX3_DL);
     bench_measure(o, base_row("sort", "vqsort-avx2", "cpu", t, nullptr, n, 1), (double)n, reset,
                   [&] { vq_keys(sorter, t, work.data(), n); });
+    verify_sorted("vqsort-avx2", t, work.data(), n, fp);
     hwy::DisableTargets(0);
   }
 #endif
@@ -141,11 +212,13 @@ void bench_pairs_cpu(const bench_opts &o, tdm_type t, size_t n, const std::vecto
                                   bench_check(tdm_sort_pairs(c, t, work.data(), TDM_U64, vwork.data(), n, 0),
                                               "tdm_sort_pairs");
                                 });
+    verify_perm("tdm_sort_pairs (cpu)", t, input.data(), vwork.data(), work.data(), n);
     print_fraction(r, (double)(ks + 8), gbps[ti]);
     std::vector<uint64_t> perm(n);
     r = bench_measure(o, base_row("argsort", "tandem", "cpu", t, "u64", n, threads[ti]), (double)n, nullptr, [&] {
       bench_check(tdm_argsort(c, t, input.data(), TDM_U64, perm.data(), n, 0), "tdm_argsort");
     });
+    verify_perm("tdm_argsort (cpu)", t, input.data(), perm.data(), nullptr, n);
     tdm_ctx_destroy(c);
   }
   if (!o.peers) return;
@@ -184,46 +257,108 @@ void bench_pairs_cpu(const bench_opts &o, tdm_type t, size_t n, const std::vecto
                                        return a.first < b.first;
                                      });
                   });
+    if (t == TDM_U32 || t == TDM_U64) {
+      std::vector<uint64_t> p(n);
+      for (size_t i = 0; i < n; i++) p[i] = kv[i].second;
+      verify_perm("std::stable_sort", t, input.data(), p.data(), nullptr, n);
+    }
   }
 }
 
 #ifdef TANDEM_BENCH_HAVE_CUDA
-void bench_cuda(const bench_opts &o, tdm_type t, size_t n, const std::vector<char> &input) {
+/* Calls per timed run of the small-batch rows, and their batch size: the
+ * per-call overhead shows as the gap to the large-n rate. */
+const size_t SMALL = 65536, SMALL_CALLS = 100;
+
+/* Checks a device-resident result of a keys-only sort. */
+void verify_gpu_sorted(const char *what, tdm_type t, const void *d, size_t n, uint64_t fp) {
+  size_t bad = bench_gpu_check_order(d, n, t, false);
+  bench_verify(bad == 0, "%s %s n=%zu: %zu keys out of order", what, tdm_type_name(t), n, bad);
+  bench_verify(bench_gpu_fingerprint(d, n, t) == fp, "%s %s n=%zu: the keys are not the input's keys", what,
+               tdm_type_name(t), n);
+}
+
+void verify_gpu_perm(const char *what, tdm_type t, const void *d_keys0, const uint64_t *d_perm, const void *d_sorted,
+                     size_t n) {
+  size_t bad = bench_gpu_check_perm(d_keys0, d_perm, d_sorted, n, t, false);
+  bench_verify(bad == 0, "%s %s n=%zu: %zu elements not a stable sorting permutation", what, tdm_type_name(t), n,
+               bad);
+}
+
+/* Device-resident keys made on the GPU; values are the indices 0..n-1, so a
+ * sorted pair array is checked as a stable sorting permutation. */
+void bench_cuda(const bench_opts &o, tdm_type t, size_t n) {
   size_t ks = tdm_type_size(t);
   void *dk = bench_dev_alloc(n * ks), *dk0 = bench_dev_alloc(n * ks);
-  void *dv = bench_dev_alloc(n * 8), *dv0 = bench_dev_alloc(n * 8);
-  std::vector<uint64_t> vals(n);
-  for (size_t i = 0; i < n; i++) vals[i] = i;
-  bench_h2d(dk0, input.data(), n * ks);
-  bench_h2d(dv0, vals.data(), n * 8);
+  uint64_t *dv = (uint64_t *)bench_dev_alloc(n * 8), *dv0 = (uint64_t *)bench_dev_alloc(n * 8);
+  bench_gpu_sort_keys(dk0, n, t, o.seed);
+  bench_gpu_iota(dv0, n);
+  uint64_t fp = bench_gpu_fingerprint(dk0, n, t);
+  if (o.first_design) bench_gpu_memcpy_gbps(o, n * ks);
   tdm_ctx *c = bench_ctx("cuda", 0);
   auto reset = [&] {
     bench_d2d(dk, dk0, n * ks);
     bench_d2d(dv, dv0, n * 8);
     bench_dev_sync();
   };
-  bench_measure(o, base_row("sort", "tandem", "cuda", t, nullptr, n, 1), (double)n, reset,
+  const std::string tandem = bench_impl(o, "tandem");
+  bench_measure(o, base_row("sort", tandem, "cuda", t, nullptr, n, 1), (double)n, reset,
                 [&] { bench_check(tdm_sort(c, t, dk, n, 0), "tdm_sort (cuda)"); });
-  bench_measure(o, base_row("sort_pairs", "tandem", "cuda", t, "u64", n, 1), (double)n, reset,
+  verify_gpu_sorted("tdm_sort (cuda)", t, dk, n, fp);
+  bench_measure(o, base_row("sort_pairs", tandem, "cuda", t, "u64", n, 1), (double)n, reset,
                 [&] { bench_check(tdm_sort_pairs(c, t, dk, TDM_U64, dv, n, 0), "tdm_sort_pairs (cuda)"); });
-  bench_measure(o, base_row("argsort", "tandem", "cuda", t, "u64", n, 1), (double)n, reset,
+  verify_gpu_perm("tdm_sort_pairs (cuda)", t, dk0, dv, dk, n);
+  bench_measure(o, base_row("argsort", tandem, "cuda", t, "u64", n, 1), (double)n, reset,
                 [&] { bench_check(tdm_argsort(c, t, dk0, TDM_U64, dv, n, 0), "tdm_argsort (cuda)"); });
+  verify_gpu_perm("tdm_argsort (cuda)", t, dk0, dv, nullptr, n);
+  /* Small batches: SMALL_CALLS sorts of SMALL keys each, distinct slices. */
+  size_t sn = std::min(n, SMALL), calls = std::min(SMALL_CALLS, n / sn);
+  bench_measure(o, base_row("sort", tandem, "cuda", t, nullptr, sn, 1), (double)(sn * calls), reset, [&] {
+    for (size_t i = 0; i < calls; i++)
+      bench_check(tdm_sort(c, t, (char *)dk + i * sn * ks, sn, 0), "tdm_sort (cuda, small)");
+  });
+  verify_gpu_sorted("tdm_sort (cuda, small batch)", t, dk, sn, bench_gpu_fingerprint(dk0, sn, t));
+  bench_measure(o, base_row("sort_pairs", tandem, "cuda", t, "u64", sn, 1), (double)(sn * calls), reset, [&] {
+    for (size_t i = 0; i < calls; i++)
+      bench_check(tdm_sort_pairs(c, t, (char *)dk + i * sn * ks, TDM_U64, dv + i * sn, sn, 0),
+                  "tdm_sort_pairs (cuda, small)");
+  });
+  verify_gpu_perm("tdm_sort_pairs (cuda, small batch)", t, dk0, dv, dk, sn);
   /* Host arrays: staging included, for users who pass host memory. */
   {
-    std::vector<char> work(input.size());
-    bench_measure(o, base_row("sort", "tandem(host-arrays)", "cuda", t, nullptr, n, 1), (double)n,
+    std::vector<char> input(n * ks), work(n * ks);
+    bench_d2h(input.data(), dk0, n * ks);
+    bench_measure(o, base_row("sort", tandem + "(host-arrays)", "cuda", t, nullptr, n, 1), (double)n,
                   [&] { memcpy(work.data(), input.data(), input.size()); },
                   [&] { bench_check(tdm_sort(c, t, work.data(), n, 0), "tdm_sort (cuda, host)"); });
+    verify_sorted("tdm_sort (cuda, host arrays)", t, work.data(), n, fp);
   }
   tdm_ctx_destroy(c);
-  if (o.peers && (t == TDM_U32 || t == TDM_U64)) {
-    void *alt = bench_dev_alloc(n * ks), *valt = bench_dev_alloc(n * 8);
+  if (o.peers && o.first_design && (t == TDM_U32 || t == TDM_U64)) {
+    void *alt = bench_dev_alloc(n * ks);
+    uint64_t *valt = (uint64_t *)bench_dev_alloc(n * 8);
     size_t tb = bench_cub_temp_bytes(n, (int)ks, true);
     void *temp = bench_dev_alloc(tb);
+    int sel = 0;
     bench_measure(o, base_row("sort", "cub", "cuda", t, nullptr, n, 1), (double)n, reset,
-                  [&] { bench_cub_sort(temp, tb, dk, alt, nullptr, nullptr, n, (int)ks); });
+                  [&] { sel = bench_cub_sort(temp, tb, dk, alt, nullptr, nullptr, n, (int)ks); });
+    verify_gpu_sorted("cub SortKeys", t, sel ? alt : dk, n, fp);
     bench_measure(o, base_row("sort_pairs", "cub", "cuda", t, "u64", n, 1), (double)n, reset,
-                  [&] { bench_cub_sort(temp, tb, dk, alt, dv, valt, n, (int)ks); });
+                  [&] { sel = bench_cub_sort(temp, tb, dk, alt, dv, valt, n, (int)ks); });
+    verify_gpu_perm("cub SortPairs", t, dk0, sel ? valt : dv, sel ? alt : dk, n);
+    bench_measure(o, base_row("sort", "cub", "cuda", t, nullptr, sn, 1), (double)(sn * calls), reset, [&] {
+      for (size_t i = 0; i < calls; i++)
+        sel = bench_cub_sort(temp, tb, (char *)dk + i * sn * ks, (char *)alt + i * sn * ks, nullptr, nullptr, sn,
+                             (int)ks);
+    });
+    verify_gpu_sorted("cub SortKeys (small batch)", t, (char *)(sel ? alt : dk) + (calls - 1) * sn * ks, sn,
+                      bench_gpu_fingerprint((char *)dk0 + (calls - 1) * sn * ks, sn, t));
+    bench_measure(o, base_row("sort_pairs", "cub", "cuda", t, "u64", sn, 1), (double)(sn * calls), reset, [&] {
+      for (size_t i = 0; i < calls; i++)
+        sel = bench_cub_sort(temp, tb, (char *)dk + i * sn * ks, (char *)alt + i * sn * ks, dv + i * sn,
+                             valt + i * sn, sn, (int)ks);
+    });
+    verify_gpu_perm("cub SortPairs (small batch)", t, dk0, sel ? valt : dv, sel ? alt : dk, sn);
     bench_dev_free(alt);
     bench_dev_free(valt);
     bench_dev_free(temp);
@@ -262,7 +397,7 @@ int bench_sort(const bench_opts &o) {
     if (backend == "cuda") {
       for (auto &ts : types) {
         tdm_type t = parse_type(ts);
-        bench_cuda(o, t, n, make_keys(t, n, o.seed));
+        bench_cuda(o, t, n);
       }
     }
 #endif

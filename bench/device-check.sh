@@ -1,95 +1,308 @@
 #!/usr/bin/env bash
 # bench/device-check.sh OUTDIR: the whole GPU check of tandem in one call, for
-# a machine with an NVIDIA GPU (built for sm_90, an H100/H200):
-#   1. configure for sm_90 from scratch and build (warnings as errors);
-#   2. run the whole test suite with the GPU cases enabled;
-#   3. run the GPU tests under compute-sanitizer memcheck and racecheck;
-#   4. run the GPU benchmarks at sizes that fill the chip (2^28 sort keys,
-#      2^27 hash/B-tree keys), device-resident, with peers;
-#   5. print a compact table last.
-# Full logs go to OUTDIR. Without a usable GPU it still builds and tests, and
-# says which GPU parts it skipped and why. Each step has a time limit so the
-# whole script ends in under 8 minutes.
+# a machine with an NVIDIA GPU (built for sm_90: H100/H200). It needs only what
+# such a machine has (CUDA toolkit, CMake, gcc, optionally ninja and Python):
+# no Criterion and no package registry.
+#
+#  1. configure from scratch for sm_90 with warnings as errors, and build;
+#  2. the Criterion suite when Criterion is installed (SKIP otherwise);
+#  3. tandem-selftest, once per GPU design: every operation on CUDA compared
+#     bit for bit with the CPU, host and device arrays (and, GPU or not, the
+#     CPU on one thread against all threads);
+#  4. compute-sanitizer memcheck, initcheck and synccheck over the self-test
+#     (the program with the CUDA cases; its --minimal set: every operation
+#     and type, host and device arrays, n = 1 and 5001), on the last design
+#     named;
+#     findings, a non-zero exit or a timeout are failures;
+#  5. tandem-bench sort, hash and btree on device-resident data at sizes that
+#     fill the chip (2^28 sort keys, 2^27 hash slots / B-tree keys) and in
+#     batches of 2^16, with the ceilings (device copy bandwidth, random 8-byte
+#     gather) and the peers (raw CUB, binary search, linear probing), every
+#     result checked (WRONG RESULT fails the step), each GPU design side by
+#     side;
+#  6. the Python tests (-k cuda) when tests/python exists;
+#  7. last: one PASS/FAIL/SKIP line per step, then the compact table of every
+#     figure with its ratio to its peer and ceiling.
+# Full logs go to OUTDIR. Without a GPU every GPU step reports SKIP with the
+# reason. Every step has a time limit taken from one budget (default 470 s),
+# so the script ends within 8 minutes; each step keeps a reserve for the
+# later steps that matter more (self-test, sanitizers, benchmarks); a step the
+# budget cannot hold any more is a FAIL ("not run"), never silently dropped,
+# and no limit is ever 0.
+#
+# Knobs (environment):
+#   TANDEM_GPU_DESIGNS   GPU designs to compare (default "legacy,default").
+#                        Each is passed to the library as TANDEM_GPU_DESIGN,
+#                        for it to read at context creation and choose its
+#                        kernels (a benchmarking knob; a library with one
+#                        design ignores it); tandem-bench --design sets it per
+#                        design and labels rows of non-default designs
+#                        "tandem-<design>".
+#   TANDEM_DEVCHECK_BUDGET   seconds for the whole script (default 470)
+#   TANDEM_DEVCHECK_BUILD    build directory (default build-device)
+#   TANDEM_DEVCHECK_ARCHS    CUDA architectures (default 90)
+#   TANDEM_DEVCHECK_CMAKE_ARGS  extra configure arguments
+#   TANDEM_DEVCHECK_BUILD_CAP, TANDEM_DEVCHECK_CTEST_CAP  limits of the build
+#                        (default 240 s) and Criterion suite (120 s) steps, for
+#                        running the script on a slower machine than the GPU's
 set -uo pipefail
 OUT=${1:?usage: bench/device-check.sh OUTDIR}
-mkdir -p "$OUT"
-cd "$(dirname "$0")/.."
-BUILD=build-device
+mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd) || exit 2
+cd "$(dirname "$0")/.." || exit 2
+BUILD=${TANDEM_DEVCHECK_BUILD:-build-device}
+BUDGET=${TANDEM_DEVCHECK_BUDGET:-470}
+DESIGNS=${TANDEM_GPU_DESIGNS:-legacy,default}
+ARCHS=${TANDEM_DEVCHECK_ARCHS:-90}
 T0=$(date +%s)
-summary=()
-note() { summary+=("$1"); echo "== $1"; }
-left() { echo $(( 480 - ($(date +%s) - T0) )); }
+steps=()
+failed=0
 
-nvidia-smi >"$OUT/nvidia-smi.txt" 2>&1 || echo "no nvidia-smi" >"$OUT/nvidia-smi.txt"
+# record STATUS NAME DETAIL: one line per step for the summary.
+record() {
+  steps+=("$(printf '%-4s %-28s %s' "$1" "$2" "$3")")
+  [ "$1" = FAIL ] && failed=$((failed + 1))
+  echo "== $1 $2: $3"
+}
+elapsed() { echo $(( $(date +%s) - T0 )); }
+left() { echo $(( BUDGET - $(elapsed) )); }
+# limit CAP: seconds a step may take: CAP, or what the budget has left less
+# $reserve (kept for the later steps that matter more) and 5 s for the
+# summary; prints 0 when less than $need seconds (at least 10) would remain:
+# the caller then does not run the step (timeout 0 would mean "no limit").
+reserve=0
+need=10
+limit() {
+  local r=$reserve
+  [ "${GPU:-0}" = 1 ] || r=0 # without a GPU no later step needs the time
+  local l=$(( $(left) - 5 - r )) n=$need
+  [ "$n" -ge 10 ] || n=10
+  [ "$l" -lt "$1" ] || l=$1
+  [ "$l" -ge "$n" ] && echo "$l" || echo 0
+}
+# timed NAME CAP LOG CMD...: runs CMD under a limit; sets rc (124: timed out,
+# 125: not run for lack of budget) and secs.
+timed() {
+  local name=$1 cap=$2 log=$3 lim
+  shift 3
+  lim=$(limit "$cap")
+  if [ "$lim" = 0 ]; then
+    echo "(not run: $(left) s of the $BUDGET s budget left, $reserve s of it kept for later steps)" >"$log"
+    rc=125 secs=0
+    return
+  fi
+  local t=$(date +%s)
+  timeout --kill-after=5 "$lim" "$@" >"$log" 2>&1
+  rc=$?
+  secs=$(( $(date +%s) - t ))
+  [ $rc -eq 137 ] && rc=124
+  [ $rc -eq 124 ] && echo "(timed out after $lim s)" >>"$log"
+  true
+}
+why_not_run() { # a failure reason for rc 124/125, else the exit status
+  case $1 in
+  124) echo "timed out after $secs s" ;;
+  125) echo "not run: time budget used up ($(left) s left)" ;;
+  *) echo "exit $1" ;;
+  esac
+}
 
-# 1. build
+# ---- 0. the machine -----------------------------------------------------------
+{
+  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "host: $(uname -a)"
+  echo "git: $(git rev-parse --short HEAD 2>/dev/null || echo '?') $(git status --porcelain 2>/dev/null | wc -l) changed file(s)"
+  nvidia-smi 2>&1 || echo "nvidia-smi: not available"
+  (command -v nvcc || ls /usr/local/cuda/bin/nvcc) 2>/dev/null && { nvcc --version 2>/dev/null || /usr/local/cuda/bin/nvcc --version; }
+  cmake --version | head -1
+  command -v ninja && ninja --version
+  command -v python3 && python3 --version
+} >"$OUT/machine.txt" 2>&1
+GPU_NAME=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
+
+# ---- 1. configure and build ------------------------------------------------------
 rm -rf "$BUILD"
-if cmake -S . -B "$BUILD" -DTANDEM_CUDA=AUTO -DCMAKE_CUDA_ARCHITECTURES=90 -DTANDEM_WERROR=ON \
-     -DCMAKE_BUILD_TYPE=Release >"$OUT/configure.log" 2>&1 &&
-   timeout 240 cmake --build "$BUILD" -j "$(nproc)" >"$OUT/build.log" 2>&1; then
-  note "build: ok ($(grep -o 'CUDA backend [A-Z]*' "$OUT/configure.log" | head -1))"
+GEN=()
+command -v ninja >/dev/null && GEN=(-G Ninja)
+# Where nvidia-smi sees a GPU, the CUDA backend must build (ON fails loudly
+# instead of quietly building a CPU-only library).
+CUDA_MODE=AUTO
+[ -n "$GPU_NAME" ] && CUDA_MODE=ON
+timed configure 60 "$OUT/configure.log" cmake -S . -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release \
+  -DTANDEM_CUDA=$CUDA_MODE -DCMAKE_CUDA_ARCHITECTURES="$ARCHS" -DTANDEM_WERROR=ON ${TANDEM_DEVCHECK_CMAKE_ARGS:-}
+if [ $rc -ne 0 ]; then
+  record FAIL configure "$(why_not_run $rc) (configure.log)"
+  tail -20 "$OUT/configure.log"
 else
-  note "build: FAILED (see build.log)"
-  tail -30 "$OUT/build.log"
-  printf '%s\n' "${summary[@]}"
-  exit 1
+  timed build "${TANDEM_DEVCHECK_BUILD_CAP:-240}" "$OUT/build.log" cmake --build "$BUILD" -j "$(nproc)"
+  if [ $rc -eq 0 ]; then
+    record PASS build "$secs s, $(grep -o 'CUDA backend [A-Z]*' "$OUT/configure.log" | head -1), archs $ARCHS, warnings as errors"
+  else
+    record FAIL build "$(why_not_run $rc) (build.log)"
+    grep -E 'error|Error' "$OUT/build.log" | head -20
+  fi
+fi
+BUILT=0
+[ -x "$BUILD/tests/selftest/tandem-selftest" ] && [ -x "$BUILD/bench/tandem-bench" ] && BUILT=1
+SELFTEST=$BUILD/tests/selftest/tandem-selftest
+BENCH=$BUILD/bench/tandem-bench
+
+# Is a GPU usable? The self-test says why not.
+GPU=0
+GPU_WHY="not built"
+if [ $BUILT = 1 ]; then
+  timed probe 60 "$OUT/probe.log" "$SELFTEST" --only sort --quick
+  GPU_WHY=$(grep -m1 '^SKIP' "$OUT/probe.log" | sed -e 's/^SKIP: //' -e 's/tdm_ctx_create: no usable CUDA device: //')
+  if [ -n "$GPU_WHY" ] && [ -n "$GPU_NAME" ]; then
+    # A GPU is there but tandem cannot use it: that is a failure, not a skip.
+    record FAIL "device probe" "nvidia-smi shows $GPU_NAME, but: $GPU_WHY (probe.log)"
+  elif [ -z "$GPU_WHY" ] && [ $rc -ne 124 ] && [ $rc -ne 125 ]; then GPU=1
+  elif [ -z "$GPU_WHY" ]; then
+    GPU_WHY="the device probe did not finish"
+    record FAIL "device probe" "$(why_not_run $rc) (probe.log)"
+  fi
 fi
 
-DEVICES=$("$BUILD"/bench/tandem-bench sort --backend cuda --n 1 --reps 1 >/dev/null 2>"$OUT/probe.txt"; echo $?)
-if [ "$DEVICES" = 0 ]; then GPU=1; else GPU=0; fi
-[ $GPU = 1 ] || note "GPU parts skipped: $(cat "$OUT/probe.txt" | tr '\n' ' ')"
-
-# 2. tests (GPU cases run when a device is usable, else skip with a reason)
-if timeout "$(( $(left) > 150 ? 150 : $(left) ))" ctest --test-dir "$BUILD" --output-on-failure >"$OUT/ctest.log" 2>&1; then
-  note "tests: $(grep -E 'tests passed' "$OUT/ctest.log" | tail -1)"
+# ---- 2. the Criterion suite -------------------------------------------------------
+if [ $BUILT = 0 ]; then
+  record SKIP "criterion tests" "nothing built"
+elif ! grep -q 'Criterion found' "$OUT/configure.log"; then
+  record SKIP "criterion tests" "Criterion not installed: its programs were not built (configure.log)"
 else
-  note "tests: FAILED: $(grep -E 'tests passed|Failed|\*\*\*' "$OUT/ctest.log" | tail -3 | tr '\n' ' ')"
+  reserve=250 need=20 # the self-test, sanitizers and benchmarks come first
+  timed ctest "${TANDEM_DEVCHECK_CTEST_CAP:-120}" "$OUT/ctest.log" ctest --test-dir "$BUILD" --output-on-failure -E '^selftest'
+  if [ $rc -eq 0 ]; then
+    record PASS "criterion tests" "$(grep -E 'tests passed' "$OUT/ctest.log" | tail -1)"
+  else
+    record FAIL "criterion tests" "$(why_not_run $rc): $(grep -E 'tests passed|Failed' "$OUT/ctest.log" | tail -1) (ctest.log)"
+  fi
 fi
 
-# 3. compute-sanitizer on the GPU tests
-SAN=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)
-if [ $GPU = 1 ] && [ -n "$SAN" ]; then
-  for tool in memcheck racecheck; do
-    findings=0
-    # Only the programs with GPU cases (suites named *cuda*), 30 s each, so
-    # both tools fit the time budget.
-    for src in tests/test_*.c; do
-      grep -q 'Test([a-z_]*cuda' "$src" || continue
-      name=$(basename "$src" .c)
-      t="$BUILD/tests/$name"
-      [ -x "$t" ] || continue
-      [ "$(left)" -gt 120 ] || { echo "(skipped: time budget)" >"$OUT/sanitizer-$tool-$name.log"; continue; }
-      timeout 30 "$SAN" --tool "$tool" --error-exitcode 9 "$t" --filter '*cuda*/*' --jobs 1 \
-        >"$OUT/sanitizer-$tool-$name.log" 2>&1
-      rc=$?
-      if [ $rc -ne 0 ] && [ $rc -ne 124 ]; then findings=$((findings + 1)); fi
-      [ $rc -eq 124 ] && echo "(timed out)" >>"$OUT/sanitizer-$tool-$name.log"
-    done
-    note "compute-sanitizer $tool: $findings test program(s) with findings"
-  done
-elif [ $GPU = 1 ]; then
-  note "compute-sanitizer: not found, skipped"
+# ---- 3. the self-test: the CPU on one thread against all threads (checks the
+# program itself; runs without a GPU too), then CUDA once per design ---------
+reserve=0 need=10
+if [ $BUILT = 0 ]; then
+  record SKIP "selftest cpu threads" "nothing built"
+else
+  timed selftest-cpu 60 "$OUT/selftest-cpu.log" "$SELFTEST" --quick --cpu-only
+  tally=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$OUT/selftest-cpu.log" | tail -1)
+  if [ $rc -eq 0 ] && [ -n "$tally" ]; then record PASS "selftest cpu threads" "$tally (quick), $secs s"
+  else record FAIL "selftest cpu threads" "$(why_not_run $rc)${tally:+: $tally} (selftest-cpu.log)"
+  fi
 fi
 
-# 4. benchmarks on the GPU, device-resident, sizes that fill the chip
-if [ $GPU = 1 ]; then
-  timeout "$(( $(left) > 200 ? 200 : $(left) ))" "$BUILD"/bench/tandem-bench sort --backend cuda --type u32,u64 \
-    --n 268435456 --reps 5 --peers --csv "$OUT/bench-sort-cuda.csv" >"$OUT/bench-sort-cuda.txt" 2>&1 ||
-    note "sort benchmark: exit $? (see bench-sort-cuda.txt)"
-  for s in hash btree; do
-    if "$BUILD"/bench/tandem-bench --list | grep -qx "$s"; then
-      timeout "$(( $(left) > 100 ? 100 : $(left) ))" "$BUILD"/bench/tandem-bench "$s" --backend cuda \
-        --n 134217728 --reps 5 --peers --csv "$OUT/bench-$s-cuda.csv" >"$OUT/bench-$s-cuda.txt" 2>&1 ||
-        note "$s benchmark: exit $? (see bench-$s-cuda.txt)"
-    fi
-  done
-fi
-
-# 5. compact table
-echo
-echo "== tandem device check ($(date -u +%Y-%m-%dT%H:%MZ), $(head -1 "$OUT/nvidia-smi.txt" | cut -c1-60)), $(( $(date +%s) - T0 )) s"
-printf '%s\n' "${summary[@]}"
-for f in "$OUT"/bench-*-cuda.csv; do
-  [ -f "$f" ] || continue
-  awk -F, 'NR > 1 { printf "%-6s %-12s %-20s %-4s %-4s n=%-10s %10.1f M/s\n", $1, $2, $3, $5, $6, $7, $11 }' "$f"
+# The last design named (the one meant to become the default) runs the full
+# set, the others the quick set (time budget).
+LAST_DESIGN=${DESIGNS##*,}
+# Time kept for the sanitizers and the benchmarks, and the least time worth
+# starting a run with, for the steps below.
+reserve=200 need=20
+for d in ${DESIGNS//,/ }; do
+  name="selftest design=$d"
+  if [ $BUILT = 0 ]; then record SKIP "$name" "nothing built"; continue; fi
+  if [ $GPU = 0 ]; then record SKIP "$name" "$GPU_WHY"; continue; fi
+  mode=()
+  [ "$d" = "$LAST_DESIGN" ] || mode=(--quick)
+  timed selftest 90 "$OUT/selftest-$d.log" env TANDEM_GPU_DESIGN="$d" "$SELFTEST" "${mode[@]}"
+  tally=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$OUT/selftest-$d.log" | tail -1)
+  if [ $rc -eq 0 ] && [ -n "$tally" ]; then
+    record PASS "$name" "$tally${mode[*]:+ (quick)}, $secs s"
+  else
+    record FAIL "$name" "$(why_not_run $rc)${tally:+: $tally}: $(grep -m1 '^FAIL' "$OUT/selftest-$d.log" | cut -c1-150)"
+  fi
 done
+
+# ---- 4. compute-sanitizer over the self-test ---------------------------------------------
+SAN=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)
+SAN_DESIGN=$LAST_DESIGN
+reserve=130 need=30
+for tool in memcheck initcheck synccheck; do
+  name="compute-sanitizer $tool"
+  if [ $BUILT = 0 ]; then record SKIP "$name" "nothing built"; continue; fi
+  if [ $GPU = 0 ]; then record SKIP "$name" "$GPU_WHY"; continue; fi
+  if [ -z "$SAN" ]; then record FAIL "$name" "compute-sanitizer not found"; continue; fi
+  log=$OUT/sanitizer-$tool.log
+  timed "$tool" 75 "$log" env TANDEM_GPU_DESIGN="$SAN_DESIGN" "$SAN" --tool "$tool" --error-exitcode 9 \
+    --print-limit 50 "$SELFTEST" --minimal
+  summary=$(grep -m1 -o 'ERROR SUMMARY: [0-9]* error[s]*' "$log")
+  if [ $rc -eq 0 ]; then
+    record PASS "$name" "${summary:-no errors}, selftest $(grep -E '^[0-9]+ passed' "$log" | tail -1), design $SAN_DESIGN, $secs s"
+  elif grep -q 'Device not supported' "$log"; then
+    record SKIP "$name" "compute-sanitizer does not support this device/runtime ($(grep -m1 'Device not supported' "$log" | cut -c1-80))"
+  else
+    record FAIL "$name" "$(why_not_run $rc)${summary:+: $summary} (sanitizer-$tool.log)"
+  fi
+done
+
+# ---- 5. benchmarks ----------------------------------------------------------------------------
+bench() { # bench NAME CAP ARGS...
+  local s=$1 cap=$2
+  shift 2
+  local name="bench $s"
+  if [ $BUILT = 0 ]; then record SKIP "$name" "nothing built"; return; fi
+  if [ $GPU = 0 ]; then record SKIP "$name" "$GPU_WHY"; return; fi
+  timed "$s" "$cap" "$OUT/bench-$s.txt" "$BENCH" "$s" --backend cuda --peers --design "$DESIGNS" \
+    --csv "$OUT/bench-$s.csv" "$@"
+  local wrong
+  wrong=$(grep -c '^WRONG RESULT' "$OUT/bench-$s.txt")
+  if [ $rc -eq 0 ]; then
+    record PASS "$name" "results checked, $(($(wc -l <"$OUT/bench-$s.csv") - 1)) rows, $secs s"
+  else
+    record FAIL "$name" "$(why_not_run $rc), $wrong WRONG RESULT line(s): $(grep -m1 -E 'WRONG RESULT|tandem-bench:' "$OUT/bench-$s.txt" | cut -c1-150)"
+  fi
+}
+reserve=80 need=40
+bench sort 150 --type u32,u64 --n 268435456 --reps 3
+reserve=40
+bench hash 90 --n 134217728 --reps 3
+reserve=0
+bench btree 100 --n 134217728 --reps 3
+
+# ---- 6. Python tests ---------------------------------------------------------------------------
+name="python tests (-k cuda)"
+reserve=0 need=10
+# Run without a GPU too: the tests' own skips then say why, and the build of
+# the package is still checked.
+if [ ! -d tests/python ]; then
+  record SKIP "$name" "no tests/python in this tree"
+elif ! python3 -c 'import pytest' 2>/dev/null; then
+  record SKIP "$name" "pytest is not installed for $(command -v python3 || echo 'python3 (missing)')"
+else
+  PYSITE=$BUILD/pysite
+  if ! python3 -c 'import tandem' 2>/dev/null; then
+    if [ -f pyproject.toml ]; then
+      # No registry: build with what is installed (scikit-build-core, nanobind).
+      timed pip 120 "$OUT/python-build.log" python3 -m pip install --no-build-isolation --no-deps --no-index \
+        --target "$PYSITE" -C cmake.define.CMAKE_CUDA_ARCHITECTURES="$ARCHS" .
+      [ $rc -eq 0 ] || PYSITE="" PYWHY="the package could not be built here ($(why_not_run $rc); python-build.log)"
+    else
+      PYSITE="" PYWHY="no pyproject.toml to build the package from"
+    fi
+  fi
+  if [ -z "$PYSITE" ]; then
+    record SKIP "$name" "$PYWHY"
+  else
+    timed pytest 90 "$OUT/python-tests.log" env PYTHONPATH="$PWD/$PYSITE${PYTHONPATH:+:$PYTHONPATH}" \
+      python3 -m pytest tests/python -k cuda -q -p no:cacheprovider
+    tally=$(grep -E '[0-9]+ (passed|failed|skipped|deselected|error)' "$OUT/python-tests.log" | tail -1)
+    if [ $rc -eq 0 ]; then record PASS "$name" "$tally, $secs s"
+    elif [ $rc -eq 5 ]; then record SKIP "$name" "no test selected by -k cuda"
+    else record FAIL "$name" "$(why_not_run $rc): $tally (python-tests.log)"
+    fi
+  fi
+fi
+
+# ---- 7. summary, then the table -------------------------------------------------------------------
+{
+  echo
+  echo "== tandem device check: $(date -u +%Y-%m-%dT%H:%MZ), ${GPU_NAME:-no GPU}, designs $DESIGNS, $(elapsed) s of $BUDGET"
+  printf '%s\n' "${steps[@]}"
+  echo "== $failed step(s) failed; logs in $OUT"
+  echo
+  if ls "$OUT"/bench-*.csv >/dev/null 2>&1; then
+    python3 scripts/devcheck_table.py "$OUT"/bench-*.csv 2>&1 ||
+      cat "$OUT"/bench-*.csv # no Python: the raw figures
+  else
+    echo "(no benchmark figures: the benchmarks did not run)"
+  fi
+} | tee "$OUT/summary.txt"
+[ $failed -eq 0 ]

@@ -8,7 +8,7 @@
 #                                      required package is missing)
 set -euo pipefail
 
-required=(cmake make gcc g++ pkg-config libcriterion-dev ${TANDEM_EXTRA_DEPS:-})
+required=(cmake make gcc g++ pkg-config libcriterion-dev python3-dev python3-venv ${TANDEM_EXTRA_DEPS:-})  # python3-*: the Python package
 optional=(libhwy-dev libabsl-dev)   # benchmark peers (vqsort, Abseil)
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }

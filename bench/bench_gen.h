@@ -1,0 +1,63 @@
+/*
+ * bench_gen.h: the input formulas of tandem-bench, shared by the host and the
+ * GPU so either side can generate an input element from its index alone
+ * (inputs of 2^28 elements are made on the GPU or on all CPU threads, never
+ * by one thread) and the checks can recompute what a correct answer is.
+ *
+ *  - bench_key(seed, j): distinct keys for distinct j (a bijection of
+ *    64-bit words): keys j < n are stored, keys j >= n are absent.
+ *  - bench_word(seed, i): a random word per index.
+ *  - Query sets over n stored keys: hit query i is stored key
+ *    bench_hit_index(seed, i, n); a miss50 query is a stored key or an absent
+ *    one, by a coin flip per query (bench_miss50_index: the key index, n or
+ *    more when absent).
+ *  - bench_ordered(bytes, is_signed, is_float, bits): the key's bits mapped
+ *    to an unsigned word whose order is tandem's key order.
+ */
+#ifndef TANDEM_BENCH_GEN_H
+#define TANDEM_BENCH_GEN_H
+
+#include <cstdint>
+
+#ifdef __CUDACC__
+#define BENCH_HD __host__ __device__ inline
+#else
+#define BENCH_HD inline
+#endif
+
+BENCH_HD uint64_t bench_fin(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/* Equal to bench_unique_u64(n, seed)[j]. */
+BENCH_HD uint64_t bench_key(uint64_t seed, uint64_t j) {
+  return bench_fin(seed * 0x632be59bd9b4e019ull + j * 0x9e3779b97f4a7c15ull);
+}
+
+BENCH_HD uint64_t bench_word(uint64_t seed, uint64_t i) {
+  return bench_fin((seed + 0x51ed27ull) * 0xd6e8feb86659fd93ull + i * 0x9e3779b97f4a7c15ull);
+}
+
+BENCH_HD uint64_t bench_hit_index(uint64_t seed, uint64_t i, uint64_t n) { return bench_word(seed + 101, i) % n; }
+
+BENCH_HD uint64_t bench_miss50_index(uint64_t seed, uint64_t i, uint64_t n) {
+  uint64_t w = bench_word(seed + 202, i);
+  return (w & 1) ? bench_hit_index(seed, i, n) : n + (w >> 1) % n;
+}
+
+/* The value stored with key j (hash and B-tree benchmarks on the GPU). */
+BENCH_HD uint64_t bench_value(uint64_t seed, uint64_t j) { return bench_word(seed + 303, j); }
+
+/* tandem's key order as unsigned order: signed flips the sign bit, floats
+ * follow totalOrder. */
+BENCH_HD uint64_t bench_ordered(int bytes, bool is_signed, bool is_float, uint64_t b) {
+  uint64_t sign = bytes == 4 ? 0x80000000ull : 0x8000000000000000ull;
+  uint64_t all = bytes == 4 ? 0xffffffffull : ~0ull;
+  if (is_float) return (b & sign) ? (~b & all) : (b | sign);
+  if (is_signed) return b ^ sign;
+  return b;
+}
+
+#endif /* TANDEM_BENCH_GEN_H */

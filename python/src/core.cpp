@@ -1,0 +1,672 @@
+// tandem._core: the nanobind layer over tandem's public C API.
+//
+// Deliberately thin: it checks each array (dtype, 1-D, contiguous, memory
+// space, length), releases the GIL and calls the C function. Choosing the
+// context, allocating outputs in the caller's array library and turning
+// foreign arrays into DLPack capsules happen in the Python package
+// (tandem/_arrays.py), where the array libraries themselves do that work.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <tandem/tandem.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+namespace nb = nanobind;
+
+namespace {
+
+// A failed call: the status and tandem's sentence, turned into the matching
+// tandem.TandemError subclass by the translator registered below.
+struct tdm_exc {
+  tdm_status status;
+  std::string msg;
+};
+
+[[noreturn]] void fail(tdm_status s, std::string msg) { throw tdm_exc{s, std::move(msg)}; }
+
+// Must run on the thread that made the call: tdm_last_error is thread-local.
+void check(tdm_status s) {
+  if (s != TDM_OK) fail(s, tdm_last_error());
+}
+
+nb::object g_errors;  // the tandem._errors module
+
+using in_array = nb::ndarray<nb::ro>;
+using out_array = nb::ndarray<>;
+
+// ---- contexts ------------------------------------------------------------------
+
+// Owned by the Python Context and by every structure made with it, so the C
+// context outlives its structures whatever order Python frees them in.
+struct ctx_handle {
+  tdm_ctx *ctx = nullptr;
+  int device = 0;
+  ~ctx_handle() { tdm_ctx_destroy(ctx); }
+};
+
+struct py_ctx {
+  std::shared_ptr<ctx_handle> h;
+  tdm_backend backend = TDM_BACKEND_CPU;
+  int device = 0;
+
+  py_ctx(int backend, int threads, int device_, uintptr_t stream) {
+    tdm_ctx_opts o;
+    std::memset(&o, 0, sizeof o);
+    o.backend = (tdm_backend)backend;
+    o.cpu_threads = threads;
+    o.cuda_device = device_;
+    o.cuda_stream = reinterpret_cast<void *>(stream);
+    tdm_ctx *c = nullptr;
+    tdm_status s;
+    {
+      nb::gil_scoped_release nogil;
+      s = tdm_ctx_create(&o, &c);
+    }
+    check(s);
+    h = std::make_shared<ctx_handle>();
+    h->ctx = c;
+    h->device = device_;
+    backend = tdm_ctx_backend(c);
+    device = device_;
+  }
+  const std::shared_ptr<ctx_handle> &get() const {
+    if (!h) fail(TDM_ERR_INVALID_ARGUMENT, "this tandem.Context is closed");
+    return h;
+  }
+  void close() { h.reset(); }
+};
+
+// ---- array checks ----------------------------------------------------------------
+
+tdm_type type_of(const nb::dlpack::dtype &dt) {
+  using code = nb::dlpack::dtype_code;
+  if (dt.lanes != 1) return (tdm_type)0;
+  if (dt.code == (uint8_t)code::UInt && dt.bits == 32) return TDM_U32;
+  if (dt.code == (uint8_t)code::UInt && dt.bits == 64) return TDM_U64;
+  if (dt.code == (uint8_t)code::Int && dt.bits == 32) return TDM_I32;
+  if (dt.code == (uint8_t)code::Int && dt.bits == 64) return TDM_I64;
+  if (dt.code == (uint8_t)code::Float && dt.bits == 32) return TDM_F32;
+  if (dt.code == (uint8_t)code::Float && dt.bits == 64) return TDM_F64;
+  return (tdm_type)0;
+}
+
+std::string dtype_text(const nb::dlpack::dtype &dt) {
+  using code = nb::dlpack::dtype_code;
+  const char *k = dt.code == (uint8_t)code::UInt    ? "uint"
+                  : dt.code == (uint8_t)code::Int   ? "int"
+                  : dt.code == (uint8_t)code::Float ? "float"
+                  : dt.code == (uint8_t)code::Bool  ? "bool"
+                                                    : "other";
+  return std::string(k) + std::to_string(dt.bits);
+}
+
+const char *numpy_name(tdm_type t) {
+  switch (t) {
+    case TDM_U32: return "uint32";
+    case TDM_U64: return "uint64";
+    case TDM_I32: return "int32";
+    case TDM_I64: return "int64";
+    case TDM_F32: return "float32";
+    case TDM_F64: return "float64";
+  }
+  return "?";
+}
+
+struct view {
+  void *data;
+  size_t n;
+  tdm_type type;
+};
+
+template <class A>
+void check_space(const A &a, const char *what, const ctx_handle &c);
+
+// What every array argument must be: 1-D, contiguous, a tandem dtype (the
+// expected one when `want` is set), and in a memory space the context can use.
+template <class A>
+view check_array(const A &a, const char *what, const ctx_handle &c, tdm_type want) {
+  if (a.ndim() != 1)
+    fail(TDM_ERR_INVALID_ARGUMENT,
+         std::string(what) + " must be a 1-D array, got " + std::to_string(a.ndim()) + " dimensions");
+  size_t n = a.shape(0);
+  if (n > 1 && a.stride(0) != 1)
+    fail(TDM_ERR_INVALID_ARGUMENT, std::string(what) +
+                                       " must be contiguous; this array has a stride of " +
+                                       std::to_string(a.stride(0)) + " elements (copy it first)");
+  tdm_type t = type_of(a.dtype());
+  if (!t)
+    fail(TDM_ERR_UNSUPPORTED, std::string(what) + " has dtype " + dtype_text(a.dtype()) +
+                                  "; tandem takes uint32, uint64, int32, int64, float32, float64");
+  if (want && t != want)
+    fail(TDM_ERR_UNSUPPORTED, std::string(what) + " has dtype " + numpy_name(t) + ", expected " +
+                                  numpy_name(want));
+  check_space(a, what, c);
+  return view{const_cast<void *>(static_cast<const void *>(a.data())), n, t};
+}
+
+// The memory space must be one the context can use: host memory on a CPU
+// context; host or CUDA memory of the context's device on a CUDA context.
+template <class A>
+void check_space(const A &a, const char *what, const ctx_handle &c) {
+  int dev = a.device_type();
+  bool host = dev == nb::device::cpu::value || dev == nb::device::cuda_host::value;
+  bool cuda = dev == nb::device::cuda::value || dev == nb::device::cuda_managed::value;
+  if (tdm_ctx_backend(c.ctx) == TDM_BACKEND_CPU) {
+    if (!host)
+      fail(TDM_ERR_INVALID_ARGUMENT,
+           std::string(what) + " is in device memory but the context is a CPU context; "
+                               "use a tandem.Context(\"cuda\") or copy the array to the host");
+  } else if (!host) {
+    if (!cuda)
+      fail(TDM_ERR_INVALID_ARGUMENT,
+           std::string(what) + " lives on a device that is not CUDA (DLPack device type " +
+               std::to_string(dev) + ")");
+    if (a.device_id() != c.device)
+      fail(TDM_ERR_INVALID_ARGUMENT, std::string(what) + " is on CUDA device " +
+                                         std::to_string(a.device_id()) + " but the context uses device " +
+                                         std::to_string(c.device));
+  }
+}
+
+void same_length(const view &a, const view &b, const char *an, const char *bn) {
+  if (a.n != b.n)
+    fail(TDM_ERR_INVALID_ARGUMENT, std::string(an) + " has " + std::to_string(a.n) + " elements but " + bn +
+                                       " has " + std::to_string(b.n));
+}
+
+// found / bool outputs: numpy bool or uint8, one byte per element.
+template <class A>
+view check_flags(const A &a, const char *what, const ctx_handle &c, size_t n) {
+  if (a.ndim() != 1 || a.shape(0) != n || (n > 1 && a.stride(0) != 1) || a.dtype().bits != 8)
+    fail(TDM_ERR_INVALID_ARGUMENT, std::string(what) + " must be a contiguous 1-D bool array of length " +
+                                       std::to_string(n));
+  check_space(a, what, c);
+  return view{a.data(), n, (tdm_type)0};
+}
+
+// ---- sort ------------------------------------------------------------------------
+
+void sort(const py_ctx &pc, out_array keys, unsigned flags) {
+  auto c = pc.get();
+  view k = check_array(keys, "keys", *c, (tdm_type)0);
+  tdm_status s;
+  {
+    nb::gil_scoped_release nogil;
+    s = tdm_sort(c->ctx, k.type, k.data, k.n, flags);
+  }
+  check(s);
+}
+
+void sort_pairs(const py_ctx &pc, out_array keys, out_array values, unsigned flags) {
+  auto c = pc.get();
+  view k = check_array(keys, "keys", *c, (tdm_type)0);
+  view v = check_array(values, "values", *c, (tdm_type)0);
+  same_length(k, v, "keys", "values");
+  tdm_status s;
+  {
+    nb::gil_scoped_release nogil;
+    s = tdm_sort_pairs(c->ctx, k.type, k.data, v.type, v.data, k.n, flags);
+  }
+  check(s);
+}
+
+void argsort(const py_ctx &pc, in_array keys, out_array perm, unsigned flags) {
+  auto c = pc.get();
+  view k = check_array(keys, "keys", *c, (tdm_type)0);
+  view p = check_array(perm, "the index output", *c, (tdm_type)0);
+  same_length(k, p, "keys", "the index output");
+  tdm_status s;
+  {
+    nb::gil_scoped_release nogil;
+    s = tdm_argsort(c->ctx, k.type, k.data, p.type, p.data, k.n, flags);
+  }
+  check(s);
+}
+
+// Times the bare C call, for the benchmark's binding-overhead row: sorts a
+// fresh copy of `keys` (host memory) `reps` times and returns the seconds of
+// each tdm_sort call alone.
+std::vector<double> time_c_sort(const py_ctx &pc, in_array keys, int reps, unsigned flags) {
+  auto c = pc.get();
+  view k = check_array(keys, "keys", *c, (tdm_type)0);
+  size_t bytes = k.n * tdm_type_size(k.type);
+  std::vector<unsigned char> work(bytes);
+  std::vector<double> out;
+  tdm_status s = TDM_OK;
+  {
+    nb::gil_scoped_release nogil;
+    for (int r = 0; r < reps && s == TDM_OK; r++) {
+      if (bytes) std::memcpy(work.data(), k.data, bytes);
+      auto t0 = std::chrono::steady_clock::now();
+      s = tdm_sort(c->ctx, k.type, work.data(), k.n, flags);
+      auto t1 = std::chrono::steady_clock::now();
+      out.push_back(std::chrono::duration<double>(t1 - t0).count());
+    }
+  }
+  check(s);
+  return out;
+}
+
+// ---- structures: shared locking and lifetime ---------------------------------------
+
+// Read-only calls share the lock and mutating calls (and close) take it alone,
+// so Python threads may use one structure freely and close() can never free
+// it under a running call. The lock is taken after the GIL is released.
+struct structure {
+  std::shared_ptr<ctx_handle> ctx;
+  mutable std::shared_mutex lock;
+  tdm_type key_type{}, value_type{};
+  const char *kind;
+  explicit structure(const char *k) : kind(k) {}
+  void closed_error() const { fail(TDM_ERR_INVALID_ARGUMENT, std::string("this tandem.") + kind + " is closed"); }
+};
+
+// ---- hash table ----------------------------------------------------------------
+
+struct py_hash : structure {
+  tdm_hash *h = nullptr;
+
+  py_hash(const py_ctx &pc, int key_type, int value_type, size_t capacity, double max_load, bool fixed, int dup)
+      : structure("HashTable") {
+    ctx = pc.get();
+    tdm_hash_opts o;
+    std::memset(&o, 0, sizeof o);
+    o.key_type = (tdm_type)key_type;
+    o.value_type = (tdm_type)value_type;
+    o.capacity = capacity;
+    o.max_load = max_load;
+    o.fixed_capacity = fixed;
+    o.on_duplicate = (tdm_dup)dup;
+    tdm_status s;
+    {
+      nb::gil_scoped_release nogil;
+      s = tdm_hash_create(ctx->ctx, &o, &h);
+    }
+    check(s);
+    this->key_type = o.key_type;
+    this->value_type = o.value_type;
+  }
+  ~py_hash() { tdm_hash_destroy(h); }
+
+  const tdm_hash *live() const {
+    if (!h) closed_error();
+    return h;
+  }
+
+  void insert(in_array keys, in_array values) {
+    live();
+    view k = check_array(keys, "keys", *ctx, key_type);
+    view v = check_array(values, "values", *ctx, value_type);
+    same_length(k, v, "keys", "values");
+    tdm_status s;
+    {
+      nb::gil_scoped_release nogil;
+      std::unique_lock g(lock);
+      s = h ? tdm_hash_insert(h, k.data, v.data, k.n) : TDM_ERR_INVALID_ARGUMENT;
+    }
+    if (!h) closed_error();
+    check(s);
+  }
+
+  void find(in_array keys, out_array values_out, out_array found_out) {
+    live();
+    view k = check_array(keys, "keys", *ctx, key_type);
+    view v = check_array(values_out, "values_out", *ctx, value_type);
+    same_length(k, v, "keys", "values_out");
+    view f = check_flags(found_out, "found_out", *ctx, k.n);
+    tdm_status s;
+    {
+      nb::gil_scoped_release nogil;
+      std::shared_lock g(lock);
+      s = h ? tdm_hash_find(h, k.data, v.data, (uint8_t *)f.data, k.n) : TDM_ERR_INVALID_ARGUMENT;
+    }
+    if (!h) closed_error();
+    check(s);
+  }
+
+  size_t erase(in_array keys) {
+    live();
+    view k = check_array(keys, "keys", *ctx, key_type);
+    size_t erased = 0;
+    tdm_status s;
+    {
+      nb::gil_scoped_release nogil;
+      std::unique_lock g(lock);
+      s = h ? tdm_hash_erase(h, k.data, k.n, &erased) : TDM_ERR_INVALID_ARGUMENT;
+    }
+    if (!h) closed_error();
+    check(s);
+    return erased;
+  }
+
+  size_t size() const {
+    live();
+    std::shared_lock g(lock);
+    return tdm_hash_size(h);
+  }
+
+  // Returns the count written, or raises CapacityError when the outputs are
+  // too small (the caller sized them from size()).
+  size_t export_(out_array keys_out, out_array values_out) {
+    live();
+    view k = check_array(keys_out, "keys_out", *ctx, key_type);
+    view v = check_array(values_out, "values_out", *ctx, value_type);
+    same_length(k, v, "keys_out", "values_out");
+    size_t n = 0;
+    tdm_status s;
+    {
+      nb::gil_scoped_release nogil;
+      std::shared_lock g(lock);
+      s = h ? tdm_hash_export(h, k.data, v.data, k.n, &n) : TDM_ERR_INVALID_ARGUMENT;
+    }
+    if (!h) closed_error();
+    check(s);
+    return n;
+  }
+
+  void clear() {
+    live();
+    tdm_status s;
+    {
+      nb::gil_scoped_release nogil;
+      std::unique_lock g(lock);
+      s = h ? tdm_hash_clear(h) : TDM_ERR_INVALID_ARGUMENT;
+    }
+    if (!h) closed_error();
+    check(s);
+  }
+
+  void validate() const {
+    live();
+    tdm_status s;
+    {
+      nb::gil_scoped_release nogil;
+      std::shared_lock g(lock);
+      s = h ? tdm_hash_validate(h) : TDM_ERR_INVALID_ARGUMENT;
+    }
+    if (!h) closed_error();
+    check(s);
+  }
+
+  void close() {
+    nb::gil_scoped_release nogil;
+    std::unique_lock g(lock);
+    tdm_hash_destroy(h);
+    h = nullptr;
+  }
+  bool closed() const { return h == nullptr; }
+};
+
+// ---- B+ tree ----------------------------------------------------------------------
+
+struct py_btree : structure {
+  tdm_btree *t = nullptr;
+
+  py_btree(const py_ctx &pc, in_array keys, in_array values, int dup) : structure("BTree") {
+    ctx = pc.get();
+    view k = check_array(keys, "keys", *ctx, (tdm_type)0);
+    view v = check_array(values, "values", *ctx, (tdm_type)0);
+    same_length(k, v, "keys", "values");
+    tdm_btree_opts o;
+    std::memset(&o, 0, sizeof o);
+    o.key_type = k.type;
+    o.value_type = v.type;
+    o.on_duplicate = (tdm_dup)dup;
+    tdm_status s;
+    {
+      nb::gil_scoped_release nogil;
+      s = tdm_btree_build(ctx->ctx, &o, k.data, v.data, k.n, &t);
+    }
+    check(s);
+    key_type = k.type;
+    value_type = v.type;
+  }
+  ~py_btree() { tdm_btree_destroy(t); }
+
+  const tdm_btree *live() const {
+    if (!t) closed_error();
+    return t;
+  }
+
+  void find(in_array keys, out_array values_out, out_array found_out) {
+    live();
+    view k = check_array(keys, "keys", *ctx, key_type);
+    view v = check_array(values_out, "values_out", *ctx, value_type);
+    same_length(k, v, "keys", "values_out");
+    view f = check_flags(found_out, "found_out", *ctx, k.n);
+    tdm_status s;
+    {
+      nb::gil_scoped_release nogil;
+      std::shared_lock g(lock);
+      s = t ? tdm_btree_find(t, k.data, v.data, (uint8_t *)f.data, k.n) : TDM_ERR_INVALID_ARGUMENT;
+    }
+    if (!t) closed_error();
+    check(s);
+  }
+
+  void rank(in_array keys, out_array rank_out) {
+    live();
+    view k = check_array(keys, "keys", *ctx, key_type);
+    view r = check_array(rank_out, "rank_out", *ctx, TDM_U64);
+    same_length(k, r, "keys", "rank_out");
+    tdm_status s;
+    {
+      nb::gil_scoped_release nogil;
+      std::shared_lock g(lock);
+      s = t ? tdm_btree_rank(t, k.data, (uint64_t *)r.data, k.n) : TDM_ERR_INVALID_ARGUMENT;
+    }
+    if (!t) closed_error();
+    check(s);
+  }
+
+  void range_count(in_array lo, in_array hi, out_array count_out) {
+    live();
+    view l = check_array(lo, "lo", *ctx, key_type);
+    view u = check_array(hi, "hi", *ctx, key_type);
+    same_length(l, u, "lo", "hi");
+    view r = check_array(count_out, "count_out", *ctx, TDM_U64);
+    same_length(l, r, "lo", "count_out");
+    tdm_status s;
+    {
+      nb::gil_scoped_release nogil;
+      std::shared_lock g(lock);
+      s = t ? tdm_btree_range_count(t, l.data, u.data, (uint64_t *)r.data, l.n) : TDM_ERR_INVALID_ARGUMENT;
+    }
+    if (!t) closed_error();
+    check(s);
+  }
+
+  // With keys_out / values_out None: fills offsets only (the first pass that
+  // sizes the outputs). Returns False when the outputs are too small
+  // (offsets are then filled), True when everything was written.
+  bool range(in_array lo, in_array hi, out_array offsets_out, std::optional<out_array> keys_out,
+             std::optional<out_array> values_out) {
+    live();
+    view l = check_array(lo, "lo", *ctx, key_type);
+    view u = check_array(hi, "hi", *ctx, key_type);
+    same_length(l, u, "lo", "hi");
+    view o = check_array(offsets_out, "offsets_out", *ctx, TDM_U64);
+    if (o.n != l.n + 1) fail(TDM_ERR_INVALID_ARGUMENT, "offsets_out must have len(lo) + 1 elements");
+    void *kd = nullptr, *vd = nullptr;
+    size_t cap = 0;
+    if (keys_out && values_out) {
+      view k = check_array(*keys_out, "keys_out", *ctx, key_type);
+      view v = check_array(*values_out, "values_out", *ctx, value_type);
+      same_length(k, v, "keys_out", "values_out");
+      kd = k.data;
+      vd = v.data;
+      cap = k.n;
+    }
+    tdm_status s;
+    {
+      nb::gil_scoped_release nogil;
+      std::shared_lock g(lock);
+      s = t ? tdm_btree_range(t, l.data, u.data, l.n, (uint64_t *)o.data, kd, vd, cap) : TDM_ERR_INVALID_ARGUMENT;
+    }
+    if (!t) closed_error();
+    if (s == TDM_ERR_CAPACITY) return false;
+    check(s);
+    return kd != nullptr || l.n == 0;
+  }
+
+  void insert(in_array keys, in_array values) {
+    live();
+    view k = check_array(keys, "keys", *ctx, key_type);
+    view v = check_array(values, "values", *ctx, value_type);
+    same_length(k, v, "keys", "values");
+    tdm_status s;
+    {
+      nb::gil_scoped_release nogil;
+      std::unique_lock g(lock);
+      s = t ? tdm_btree_insert(t, k.data, v.data, k.n) : TDM_ERR_INVALID_ARGUMENT;
+    }
+    if (!t) closed_error();
+    check(s);
+  }
+
+  size_t erase(in_array keys) {
+    live();
+    view k = check_array(keys, "keys", *ctx, key_type);
+    size_t erased = 0;
+    tdm_status s;
+    {
+      nb::gil_scoped_release nogil;
+      std::unique_lock g(lock);
+      s = t ? tdm_btree_erase(t, k.data, k.n, &erased) : TDM_ERR_INVALID_ARGUMENT;
+    }
+    if (!t) closed_error();
+    check(s);
+    return erased;
+  }
+
+  size_t size() const {
+    live();
+    std::shared_lock g(lock);
+    return tdm_btree_size(t);
+  }
+  unsigned height() const {
+    live();
+    std::shared_lock g(lock);
+    return tdm_btree_height(t);
+  }
+
+  size_t export_(out_array keys_out, out_array values_out) {
+    live();
+    view k = check_array(keys_out, "keys_out", *ctx, key_type);
+    view v = check_array(values_out, "values_out", *ctx, value_type);
+    same_length(k, v, "keys_out", "values_out");
+    size_t n = 0;
+    tdm_status s;
+    {
+      nb::gil_scoped_release nogil;
+      std::shared_lock g(lock);
+      s = t ? tdm_btree_export(t, k.data, v.data, k.n, &n) : TDM_ERR_INVALID_ARGUMENT;
+    }
+    if (!t) closed_error();
+    check(s);
+    return n;
+  }
+
+  void validate() const {
+    live();
+    tdm_status s;
+    {
+      nb::gil_scoped_release nogil;
+      std::shared_lock g(lock);
+      s = t ? tdm_btree_validate(t) : TDM_ERR_INVALID_ARGUMENT;
+    }
+    if (!t) closed_error();
+    check(s);
+  }
+
+  void close() {
+    nb::gil_scoped_release nogil;
+    std::unique_lock g(lock);
+    tdm_btree_destroy(t);
+    t = nullptr;
+  }
+  bool closed() const { return t == nullptr; }
+};
+
+}  // namespace
+
+NB_MODULE(_core, m) {
+  m.doc() = "tandem's C API (internal; use the tandem package)";
+
+  g_errors = nb::module_::import_("tandem._errors");
+  nb::register_exception_translator([](const std::exception_ptr &p, void *) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const tdm_exc &e) {
+      nb::object cls = g_errors.attr("class_for")(nb::str(tdm_status_name(e.status)));
+      nb::object exc = cls(nb::str(e.msg.c_str()), nb::str(tdm_status_name(e.status)));
+      PyErr_SetObject(cls.ptr(), exc.ptr());
+    }
+  });
+  // The module keeps g_errors alive; drop our reference at interpreter exit.
+  nb::module_::import_("atexit").attr("register")(nb::cpp_function([]() { g_errors.reset(); }));
+
+  m.def("version", []() { return std::string(tdm_version()); });
+  m.def("cuda_device_count", []() {
+    nb::gil_scoped_release nogil;
+    return tdm_cuda_device_count();
+  });
+  m.attr("SORT_DESCENDING") = (unsigned)TDM_SORT_DESCENDING;
+
+  nb::class_<py_ctx>(m, "Ctx")
+      .def(nb::init<int, int, int, uintptr_t>(), nb::arg("backend"), nb::arg("threads"), nb::arg("device"),
+           nb::arg("stream"))
+      .def_prop_ro("backend", [](const py_ctx &c) { return c.backend == TDM_BACKEND_CUDA ? "cuda" : "cpu"; })
+      .def_prop_ro("device", [](const py_ctx &c) { return c.device; })
+      .def_prop_ro("closed", [](const py_ctx &c) { return !c.h; })
+      .def("close", &py_ctx::close);
+
+  m.def("sort", &sort);
+  m.def("sort_pairs", &sort_pairs);
+  m.def("argsort", &argsort);
+  m.def("time_c_sort", &time_c_sort);
+
+  nb::class_<py_hash>(m, "Hash")
+      .def(nb::init<const py_ctx &, int, int, size_t, double, bool, int>())
+      .def("insert", &py_hash::insert)
+      .def("find", &py_hash::find)
+      .def("erase", &py_hash::erase)
+      .def("size", &py_hash::size)
+      .def("export", &py_hash::export_)
+      .def("clear", &py_hash::clear)
+      .def("validate", &py_hash::validate)
+      .def("close", &py_hash::close)
+      .def_prop_ro("closed", &py_hash::closed)
+      .def_prop_ro("key_type", [](const py_hash &h) { return numpy_name(h.key_type); })
+      .def_prop_ro("value_type", [](const py_hash &h) { return numpy_name(h.value_type); });
+
+  nb::class_<py_btree>(m, "BTree")
+      .def(nb::init<const py_ctx &, in_array, in_array, int>())
+      .def("find", &py_btree::find)
+      .def("rank", &py_btree::rank)
+      .def("range_count", &py_btree::range_count)
+      .def("range", &py_btree::range, nb::arg("lo"), nb::arg("hi"), nb::arg("offsets_out"),
+           nb::arg("keys_out").none(), nb::arg("values_out").none())
+      .def("insert", &py_btree::insert)
+      .def("erase", &py_btree::erase)
+      .def("size", &py_btree::size)
+      .def("height", &py_btree::height)
+      .def("export", &py_btree::export_)
+      .def("validate", &py_btree::validate)
+      .def("close", &py_btree::close)
+      .def_prop_ro("closed", &py_btree::closed)
+      .def_prop_ro("key_type", [](const py_btree &t) { return numpy_name(t.key_type); })
+      .def_prop_ro("value_type", [](const py_btree &t) { return numpy_name(t.value_type); });
+}

@@ -1,0 +1,376 @@
+"""tandem: bulk data structures (stable radix sort, hash table, B+ tree) on
+the CPU and on CUDA GPUs, over numpy, CuPy and PyTorch arrays.
+
+Every call releases the GIL while tandem works. Arrays are used in place when
+they are C-contiguous and of a tandem dtype (uint32, uint64, int32, int64,
+float32, float64); see tandem._arrays for the conversions made otherwise.
+Results come back as the input's kind of array.
+
+``ctx=None`` picks a context from where the input lives: a shared CPU context
+(all cores) for host arrays, a shared CUDA context on the array's device for
+device arrays. A HashTable without ``ctx`` lives on the CPU.
+"""
+
+import threading
+
+from ._errors import (CapacityError, CorruptError, DeviceError, InvalidArgument, NoDevice, OutOfMemory,
+                      TandemError, Unsupported, invalid)
+from . import _arrays
+from . import _core
+
+__all__ = ["Context", "sort", "sort_pairs", "argsort", "HashTable", "BTree", "TandemError", "InvalidArgument",
+           "Unsupported", "OutOfMemory", "NoDevice", "DeviceError", "CapacityError", "CorruptError",
+           "cuda_device_count", "__version__"]
+
+__version__ = _core.version()
+
+_BACKENDS = {"auto": 0, "cpu": 1, "cuda": 2}
+_TYPES = {name: i + 1 for i, name in enumerate(_arrays.DTYPES)}  # tdm_type values
+_DUPS = {"keep_first": 0, "keep_last": 1, "sum": 2, "min": 3, "max": 4}
+_CUDA_STREAM_LEGACY = 1  # cudaStreamLegacy; also DLPack's name for it
+
+
+def cuda_device_count():
+    """Usable CUDA devices (0 when tandem was built without CUDA). Initialises CUDA."""
+    return _core.cuda_device_count()
+
+
+def _stream_handle(stream):
+    if stream is None:
+        return _CUDA_STREAM_LEGACY
+    for attr in ("ptr", "cuda_stream"):  # CuPy, PyTorch
+        if hasattr(stream, attr):
+            stream = getattr(stream, attr)
+            break
+    if not isinstance(stream, int) or stream < 0:
+        raise invalid(f"stream must be None, a cudaStream_t as an int, or a CuPy/PyTorch stream; got {stream!r}")
+    return stream or _CUDA_STREAM_LEGACY  # 0 is the legacy default stream too
+
+
+class Context:
+    """Where tandem runs: ``backend`` "auto" (CUDA when a device is usable),
+    "cpu" or "cuda"; ``threads`` CPU threads (0: all cores); ``device`` the
+    CUDA device; ``stream`` a CUDA stream (int handle, CuPy or PyTorch
+    stream). With ``stream=None`` a CUDA context runs on the legacy default
+    stream, the one CuPy and PyTorch use unless told otherwise; device arrays
+    are exported through DLPack for the context's stream, so tandem's work is
+    ordered after the caller's work on its current stream. Calls are
+    synchronous: results are ready when a call returns."""
+
+    def __init__(self, backend="auto", threads=0, device=0, stream=None):
+        if backend not in _BACKENDS:
+            raise invalid(f"backend must be 'auto', 'cpu' or 'cuda', not {backend!r}")
+        if not isinstance(threads, int) or threads < 0:
+            raise invalid(f"threads must be an int >= 0 (0: all cores), not {threads!r}")
+        if not isinstance(device, int) or device < 0:
+            raise invalid(f"device must be an int >= 0, not {device!r}")
+        self.dlpack_stream = _stream_handle(stream)
+        self.threads = threads
+        self._c = _core.Ctx(_BACKENDS[backend], threads, device, self.dlpack_stream)
+
+    @property
+    def backend(self):
+        """The resolved backend: "cpu" or "cuda"."""
+        return self._c.backend
+
+    @property
+    def device(self):
+        return self._c.device
+
+    @property
+    def closed(self):
+        return self._c.closed
+
+    def close(self):
+        """Releases the context; structures made with it keep it alive until
+        they are closed too. Using a closed context raises InvalidArgument."""
+        self._c.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        if self.closed:
+            return "<closed tandem.Context>"
+        dev = f", device={self.device}" if self.backend == "cuda" else ""
+        return f"tandem.Context(backend='{self.backend}', threads={self.threads}{dev})"
+
+
+_default_lock = threading.Lock()
+_defaults = {}
+
+
+def _default_ctx(kind):
+    key = ("cuda", kind.device_id) if kind.on_device else ("cpu", 0)
+    c = _defaults.get(key)
+    if c is not None:
+        return c
+    with _default_lock:
+        c = _defaults.get(key)
+        if c is None:
+            c = Context("cuda", device=kind.device_id) if kind.on_device else Context("cpu")
+            _defaults[key] = c
+        return c
+
+
+def _ctx_for(ctx, kind):
+    if ctx is None:
+        return _default_ctx(kind)
+    if not isinstance(ctx, Context):
+        raise invalid(f"ctx must be a tandem.Context or None, not {type(ctx).__name__}")
+    if ctx.closed:
+        raise invalid("this tandem.Context is closed")
+    return ctx
+
+
+def _flags(descending):
+    return _core.SORT_DESCENDING if descending else 0
+
+
+def _in_place_target(a, kind, converted, what):
+    if converted:
+        raise invalid(f"inplace=True needs {what} to be a C-contiguous array of a tandem dtype "
+                      "(this one would have to be converted first)")
+    if not kind.writable(a):
+        raise invalid(f"inplace=True, but {what} is read-only")
+    return a
+
+
+def sort(keys, *, descending=False, ctx=None, inplace=False):
+    """Stable sort; returns a sorted copy, or sorts ``keys`` itself and returns
+    it with ``inplace=True``. Floats sort in IEEE-754 totalOrder
+    (-NaN < -inf < ... < -0.0 < +0.0 < ... < +inf < +NaN)."""
+    a, kind, converted, owned = _arrays.adopt(keys)
+    c = _ctx_for(ctx, kind)
+    if inplace:
+        out = _in_place_target(a, kind, converted, "keys")
+    else:
+        out = a if owned else kind.copy(a)
+    _core.sort(c._c, kind.export(out, c), _flags(descending))
+    return keys if inplace else kind.finish(out)
+
+
+def sort_pairs(keys, values, *, descending=False, ctx=None, inplace=False):
+    """Stable sort of keys, carrying values along; returns (keys, values)."""
+    a, ka, ca, oa = _arrays.adopt(keys)
+    b, kb, cb, ob = _arrays.adopt(values)
+    c = _ctx_for(ctx, ka)
+    if inplace:
+        ka_out = _in_place_target(a, ka, ca, "keys")
+        kb_out = _in_place_target(b, kb, cb, "values")
+    else:
+        ka_out = a if oa else ka.copy(a)
+        kb_out = b if ob else kb.copy(b)
+    _core.sort_pairs(c._c, ka.export(ka_out, c), kb.export(kb_out, c), _flags(descending))
+    if inplace:
+        return keys, values
+    return ka.finish(ka_out), kb.finish(kb_out)
+
+
+def argsort(keys, *, descending=False, index_dtype="uint64", ctx=None):
+    """The stable permutation that sorts keys (keys are not changed)."""
+    a, kind, _, _ = _arrays.adopt(keys)
+    c = _ctx_for(ctx, kind)
+    perm = kind.empty(_len(a), _arrays.dtype_name(index_dtype))
+    _core.argsort(c._c, kind.export(a, c), kind.export(perm, c), _flags(descending))
+    return kind.finish(perm)
+
+
+def _len(a):
+    shape = a.shape
+    if len(shape) != 1:
+        raise invalid(f"expected a 1-D array, got {len(shape)} dimensions")
+    return int(shape[0])
+
+
+def _policy(on_duplicate):
+    if on_duplicate not in _DUPS:
+        raise invalid(f"on_duplicate must be one of {', '.join(_DUPS)}; got {on_duplicate!r}")
+    return _DUPS[on_duplicate]
+
+
+class _Structure:
+    """Shared plumbing: closing, the context manager, len()."""
+
+    def __len__(self):
+        return self._s.size()
+
+    @property
+    def closed(self):
+        return self._s.closed
+
+    def close(self):
+        """Frees the structure now; any later use raises InvalidArgument."""
+        self._s.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def validate(self):
+        """Checks every invariant; raises CorruptError naming a broken one."""
+        self._s.validate()
+
+    def _in(self, x, dtype):
+        a, kind, _, _ = _arrays.adopt(x, dtype)
+        return kind.export(a, self._ctx), a, kind
+
+    def _export(self):
+        """export() in the kind of array last inserted or queried with."""
+        kind = self._kind
+        n = len(self)
+        keys, values = kind.empty(n, self.key_dtype), kind.empty(n, self.value_dtype)
+        self._s.export(kind.export(keys, self._ctx), kind.export(values, self._ctx))
+        return kind.finish(keys), kind.finish(values)
+
+    def _insert(self, keys, values):
+        k, _, kind = self._in(keys, self.key_dtype)
+        v, _, _ = self._in(values, self.value_dtype)
+        self._s.insert(k, v)
+        self._kind = kind
+
+    def _find(self, keys):
+        k, a, kind = self._in(keys, self.key_dtype)
+        n = _len(a)
+        values, found = kind.empty(n, self.value_dtype), kind.empty(n, "bool")
+        self._s.find(k, kind.export(values, self._ctx), kind.export(found, self._ctx))
+        self._kind = kind
+        return kind.finish(values), kind.finish(found)
+
+
+class HashTable(_Structure):
+    """A hash table from integer keys to values with bulk insert / find / erase.
+    ``on_duplicate`` is "keep_first", "keep_last", "sum" (integer values,
+    wrapping), "min" or "max"."""
+
+    def __init__(self, key_dtype, value_dtype, *, capacity=0, max_load=0.0, fixed_capacity=False,
+                 on_duplicate="keep_first", ctx=None):
+        self._ctx = _ctx_for(ctx, _arrays.NUMPY)
+        kt, vt = _arrays.dtype_name(key_dtype), _arrays.dtype_name(value_dtype)
+        if not isinstance(capacity, int) or capacity < 0:
+            raise invalid(f"capacity must be an int >= 0, not {capacity!r}")
+        self._dup = on_duplicate
+        self._kind = _arrays.NUMPY
+        self._s = _core.Hash(self._ctx._c, _TYPES[kt], _TYPES[vt], capacity, float(max_load),
+                             bool(fixed_capacity), _policy(on_duplicate))
+
+    @property
+    def key_dtype(self):
+        return self._s.key_type
+
+    @property
+    def value_dtype(self):
+        return self._s.value_type
+
+    def insert(self, keys, values):
+        """Inserts the pairs; duplicates resolve by the table's policy as if
+        inserted one at a time in index order."""
+        self._insert(keys, values)
+
+    def find(self, keys):
+        """Returns (values, found): found is a bool array; a miss has value 0."""
+        return self._find(keys)
+
+    def erase(self, keys):
+        """Erases the keys present; returns how many were removed."""
+        k, _, _ = self._in(keys, self.key_dtype)
+        return self._s.erase(k)
+
+    def export(self):
+        """All (keys, values), in no particular order."""
+        return self._export()
+
+    def clear(self):
+        self._s.clear()
+
+    def __repr__(self):
+        if self.closed:
+            return "<closed tandem.HashTable>"
+        return (f"tandem.HashTable(backend='{self._ctx.backend}', key_dtype={self.key_dtype}, "
+                f"value_dtype={self.value_dtype}, size={len(self)}, on_duplicate='{self._dup}')")
+
+
+class BTree(_Structure):
+    """An ordered map (unique keys) bulk-built from keys in any order, with
+    batched find, rank, range_count, range, insert and erase."""
+
+    def __init__(self, keys, values, *, on_duplicate="keep_first", ctx=None):
+        a, ka, _, _ = _arrays.adopt(keys)
+        b, kb, _, _ = _arrays.adopt(values)
+        self._ctx = _ctx_for(ctx, ka)
+        self._kind = ka
+        self._dup = on_duplicate
+        self._s = _core.BTree(self._ctx._c, ka.export(a, self._ctx), kb.export(b, self._ctx), _policy(on_duplicate))
+
+    @property
+    def key_dtype(self):
+        return self._s.key_type
+
+    @property
+    def value_dtype(self):
+        return self._s.value_type
+
+    @property
+    def height(self):
+        """Levels: 0 for an empty tree, 1 for a single leaf."""
+        return self._s.height()
+
+    def find(self, keys):
+        """Returns (values, found): found is a bool array; a miss has value 0."""
+        return self._find(keys)
+
+    def rank(self, keys):
+        """Number of stored keys strictly less than each query (uint64)."""
+        k, a, kind = self._in(keys, self.key_dtype)
+        out = kind.empty(_len(a), "uint64")
+        self._s.rank(k, kind.export(out, self._ctx))
+        return kind.finish(out)
+
+    def range_count(self, lo, hi):
+        """Number of stored keys k with lo[i] <= k <= hi[i] (uint64; 0 if lo > hi)."""
+        l, a, kind = self._in(lo, self.key_dtype)
+        h, _, _ = self._in(hi, self.key_dtype)
+        out = kind.empty(_len(a), "uint64")
+        self._s.range_count(l, h, kind.export(out, self._ctx))
+        return kind.finish(out)
+
+    def range(self, lo, hi):
+        """Every stored entry with lo[i] <= key <= hi[i], as (offsets, keys,
+        values): query i's hits, ascending, are keys[offsets[i]:offsets[i+1]]."""
+        _, a, kind = self._in(lo, self.key_dtype)
+        n = _len(a)
+        offsets = kind.empty(n + 1, "uint64")
+        args = lambda: (self._in(lo, self.key_dtype)[0], self._in(hi, self.key_dtype)[0],
+                        kind.export(offsets, self._ctx))
+        done = self._s.range(*args(), None, None)
+        total = int(offsets[n]) if n else 0
+        keys, values = kind.empty(total, self.key_dtype), kind.empty(total, self.value_dtype)
+        if not done:
+            if not self._s.range(*args(), kind.export(keys, self._ctx), kind.export(values, self._ctx)):
+                raise CapacityError("the tree changed between the two passes of range()", "TDM_ERR_CAPACITY")
+        return kind.finish(offsets), kind.finish(keys), kind.finish(values)
+
+    def insert(self, keys, values):
+        """Inserts the pairs; a stored key counts as earlier than the batch."""
+        self._insert(keys, values)
+
+    def erase(self, keys):
+        """Erases the keys present; returns how many were removed."""
+        k, _, _ = self._in(keys, self.key_dtype)
+        return self._s.erase(k)
+
+    def export(self):
+        """All (keys, values) in ascending key order."""
+        return self._export()
+
+    def __repr__(self):
+        if self.closed:
+            return "<closed tandem.BTree>"
+        return (f"tandem.BTree(backend='{self._ctx.backend}', key_dtype={self.key_dtype}, "
+                f"value_dtype={self.value_dtype}, size={len(self)}, height={self.height}, "
+                f"on_duplicate='{self._dup}')")

@@ -1,0 +1,263 @@
+"""How tandem takes arrays in and hands results back.
+
+Each input is matched to a *kind*: the array library it came from. The kind
+allocates outputs in that library (numpy in, numpy out; CuPy in, CuPy out;
+torch in, torch out) and hands arrays to the extension module: host arrays
+directly (nanobind reads them through DLPack or the buffer protocol, without
+a copy), device arrays as a DLPack capsule exported for the context's stream,
+so the producing library orders its pending work before tandem's.
+
+Conversions, each made at most once per argument: a non-contiguous or
+byte-swapped numpy array is copied to a contiguous native one; anything that
+is not an array (a list, a scalar sequence) goes through numpy.asarray;
+other DLPack producers are wrapped by numpy (host) or CuPy / PyTorch (device)
+without a copy, and results go back to the producer's library through its
+array-API ``from_dlpack`` where it has one; an object that only offers
+``__cuda_array_interface__`` is wrapped by CuPy (or PyTorch) and results stay
+CuPy (or PyTorch) arrays.
+"""
+
+import numpy as np
+
+from ._errors import invalid, unsupported
+
+DTYPES = ("uint32", "uint64", "int32", "int64", "float32", "float64")
+
+_DLPACK_CPU, _DLPACK_CUDA, _DLPACK_CUDA_HOST, _DLPACK_CUDA_MANAGED = 1, 2, 3, 13
+
+
+def dtype_name(d):
+    """numpy name of a dtype given as a string, numpy dtype or torch dtype."""
+    s = str(d)
+    if s.startswith("torch."):
+        s = s[len("torch."):]
+    try:
+        s = np.dtype(s).name
+    except TypeError:
+        pass
+    if s not in DTYPES:
+        raise unsupported(f"dtype {d!r} is not one of tandem's: {', '.join(DTYPES)}")
+    return s
+
+
+class NumpyKind:
+    """numpy arrays (and everything converted to them)."""
+
+    name = "numpy"
+    on_device = False
+    device_id = 0
+
+    def empty(self, n, dtype):
+        return np.empty(n, dtype=dtype)
+
+    def copy(self, a):
+        return np.array(a, order="C", copy=True)
+
+    def writable(self, a):
+        return a.flags.writeable
+
+    def export(self, a, ctx):
+        return a
+
+    def finish(self, a):
+        return a
+
+
+class CupyKind:
+    on_device = True
+    name = "cupy"
+
+    def __init__(self, a):
+        import cupy
+
+        self.cupy = cupy
+        self.device_id = a.device.id
+
+    def empty(self, n, dtype):
+        with self.cupy.cuda.Device(self.device_id):
+            return self.cupy.empty(n, dtype=dtype)
+
+    def copy(self, a):
+        with self.cupy.cuda.Device(self.device_id):
+            return a.copy()
+
+    def writable(self, a):
+        return True
+
+    def export(self, a, ctx):
+        return a.__dlpack__(stream=ctx.dlpack_stream)
+
+    def finish(self, a):
+        return a
+
+
+class TorchKind:
+    name = "torch"
+
+    def __init__(self, a):
+        import torch
+
+        self.torch = torch
+        self.dev = a.device
+        self.on_device = a.device.type == "cuda"
+        if not self.on_device and a.device.type != "cpu":
+            raise invalid(f"torch tensors on {a.device} are not supported; use CPU or CUDA tensors")
+        self.device_id = a.device.index if self.on_device else 0
+
+    def empty(self, n, dtype):
+        return self.torch.empty(n, dtype=getattr(self.torch, dtype), device=self.dev)
+
+    def copy(self, a):
+        return a.detach().clone(memory_format=self.torch.contiguous_format)
+
+    def writable(self, a):
+        return not a.requires_grad
+
+    def export(self, a, ctx):
+        a = a.detach()
+        if self.on_device:
+            return a.__dlpack__(stream=ctx.dlpack_stream)
+        return a
+
+    def finish(self, a):
+        return a
+
+
+class ForeignKind:
+    """Another library's arrays, worked on through a numpy / CuPy / torch view
+    and converted back with the library's own from_dlpack."""
+
+    def __init__(self, inner, back):
+        self.inner, self.back = inner, back
+        self.name, self.on_device, self.device_id = inner.name, inner.on_device, inner.device_id
+
+    def empty(self, n, dtype):
+        return self.inner.empty(n, dtype)
+
+    def copy(self, a):
+        return self.inner.copy(a)
+
+    def writable(self, a):
+        return False  # the caller's array is not the one tandem writes
+
+    def export(self, a, ctx):
+        return self.inner.export(a, ctx)
+
+    def finish(self, a):
+        return self.back(a) if self.back else a
+
+
+class RawDeviceKind:
+    """A CUDA DLPack producer with neither CuPy nor PyTorch installed: tandem
+    can read it, but has no library to allocate results in."""
+
+    name, on_device, device_id = "dlpack", True, 0
+
+    def __init__(self, x):
+        self.device_id = int(x.__dlpack_device__()[1])
+
+    def _no_alloc(self, *args):
+        raise invalid("this CUDA array comes from a library tandem cannot allocate results in; "
+                      "install CuPy or PyTorch, or pass a CuPy or PyTorch array")
+
+    empty = copy = _no_alloc
+
+    def writable(self, a):
+        return False
+
+    def export(self, a, ctx):
+        return a.__dlpack__(stream=ctx.dlpack_stream)
+
+    def finish(self, a):
+        return a
+
+
+def _device_wrap(x):
+    """A zero-copy CuPy or torch view of a CUDA array from another library."""
+    try:
+        import cupy
+
+        return cupy.asarray(x) if hasattr(x, "__cuda_array_interface__") else cupy.from_dlpack(x)
+    except ImportError:
+        pass
+    try:
+        import torch
+
+        if hasattr(x, "__dlpack__"):
+            return torch.from_dlpack(x)
+        return torch.as_tensor(x, device="cuda")
+    except ImportError:
+        raise invalid(
+            f"{type(x).__name__} is a CUDA array; tandem needs CuPy or PyTorch installed to take "
+            "CUDA arrays from other libraries") from None
+
+
+def _have_device_library():
+    import importlib.util
+
+    return any(importlib.util.find_spec(m) is not None for m in ("cupy", "torch"))
+
+
+NUMPY = NumpyKind()
+
+
+def _kind_of(a):
+    if isinstance(a, np.ndarray):
+        return NUMPY
+    mod = type(a).__module__.split(".")[0]
+    if mod == "cupy":
+        return CupyKind(a)
+    if mod == "torch":
+        return TorchKind(a)
+    return None
+
+
+def _host_numpy(a):
+    """Copies once when needed: non-contiguous, byte-swapped."""
+    if not a.dtype.isnative:
+        a = a.astype(a.dtype.newbyteorder("="))
+    if a.ndim == 1 and not a.flags.c_contiguous:
+        a = np.ascontiguousarray(a)
+    return a
+
+
+def adopt(x, want=None):
+    """Returns (array, kind, converted, owned): the array tandem works on, its
+    kind, whether it is another object than x (so x itself cannot be sorted
+    in place), and whether it is a fresh buffer nobody else sees (so a sort
+    may reuse it instead of copying)."""
+    if type(x) is np.ndarray and x.flags.c_contiguous and x.dtype.isnative:
+        return x, NUMPY, False, False  # the common case, kept short: it is per-call overhead
+    kind = _kind_of(x)
+    if kind is not None:
+        if isinstance(kind, NumpyKind):
+            a = _host_numpy(x)
+            return a, kind, a is not x, a is not x
+        return x, kind, False, False
+    back = None
+    ns = getattr(x, "__array_namespace__", None)
+    if ns is not None:
+        back = getattr(ns(), "from_dlpack", None)
+    if hasattr(x, "__dlpack_device__"):
+        dev_type = int(x.__dlpack_device__()[0])
+        if dev_type in (_DLPACK_CPU, _DLPACK_CUDA_HOST):
+            view = np.from_dlpack(x)
+            a = _host_numpy(view)
+            return a, ForeignKind(NUMPY, back), True, a is not view
+        if dev_type in (_DLPACK_CUDA, _DLPACK_CUDA_MANAGED):
+            if not _have_device_library():
+                return x, RawDeviceKind(x), False, False
+            a = _device_wrap(x)
+            return a, ForeignKind(_kind_of(a), back), True, False
+        raise invalid(f"{type(x).__name__} lives on DLPack device type {dev_type}; tandem takes host and CUDA arrays")
+    if hasattr(x, "__cuda_array_interface__"):
+        a = _device_wrap(x)
+        return a, _kind_of(a), True, False
+    try:
+        a = np.asarray(x, dtype=want)
+    except (OverflowError, ValueError, TypeError) as e:
+        raise invalid(f"cannot make a {want or 'numeric'} array from {type(x).__name__}: {e}") from None
+    # np.asarray may return a view of x's data (a pandas Series, an object with
+    # __array__): not owned unless a copy was made here.
+    b = _host_numpy(a)
+    return b, NUMPY, True, b is not a

@@ -1,0 +1,212 @@
+"""python -m tandem.bench: tandem from Python against what Python users have.
+
+Writes the CSV of tandem-bench (same header; ``impl`` names the peer) and
+prints a table. Rows:
+  sort, argsort       tandem vs np.sort (in place) and np.argsort(kind="stable");
+                      on CUDA vs cupy.sort / torch.sort
+  hash insert/find    tandem vs a dict built from the arrays, pandas
+                      Index.get_indexer (when installed); group_sum: an insert
+                      with on_duplicate="sum" vs np.unique + np.bincount
+  btree find/rank     tandem vs np.searchsorted over the sorted keys
+  overhead            tandem sort / hash find / B-tree rank at 1 and 1,000
+                      elements (per-call time), and the binding against the
+                      bare C call (tandem-c) for a sort of --n keys
+Times are medians of --reps runs after one warm-up; inputs come from a fixed
+seed; each timed region holds the one call (inputs are prepared outside).
+"""
+
+import argparse
+import csv
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import tandem
+from tandem import _core
+
+HEADER = ["structure", "operation", "impl", "backend", "key_type", "value_type", "n", "queries", "threads", "reps",
+          "median_mops", "min_mops", "max_mops"]
+SHORT = {"uint32": "u32", "uint64": "u64", "int32": "i32", "int64": "i64", "float32": "f32", "float64": "f64"}
+
+
+class Runner:
+    def __init__(self, args):
+        self.args, self.rows = args, []
+        self.threads = args.threads
+        self.cuda = args.backend == "cuda"
+        self.ctx = tandem.Context(args.backend, threads=args.threads)
+        self.xp, self.sync = np, (lambda: None)
+        if self.cuda:
+            try:
+                import cupy
+                self.xp, self.sync = cupy, cupy.cuda.runtime.deviceSynchronize
+            except ImportError:
+                import torch
+                self.xp, self.sync = _TorchNp(torch), torch.cuda.synchronize
+
+    def time(self, fn, setup=lambda: None, reps=None):
+        """Seconds of fn(setup()) for each rep, after one warm-up."""
+        out = []
+        for i in range((reps or self.args.reps) + 1):
+            state = setup()
+            self.sync()
+            t0 = time.perf_counter()
+            fn(state)
+            self.sync()
+            if i:
+                out.append(time.perf_counter() - t0)
+        return out
+
+    def row(self, structure, op, impl, key, value, n, queries, secs, elems=None):
+        elems = elems or queries or n
+        mops = sorted(elems / s / 1e6 for s in secs)
+        r = dict(structure=structure, operation=op, impl=impl, backend=self.args.backend, key_type=SHORT[key],
+                 value_type=SHORT.get(value, ""), n=n, queries=queries or "", threads=self.threads,
+                 reps=len(secs), median_mops=f"{statistics.median(mops):.3f}", min_mops=f"{mops[0]:.3f}",
+                 max_mops=f"{mops[-1]:.3f}")
+        self.rows.append(r)
+        us = statistics.median(secs) * 1e6
+        print(f"{structure:6} {op:12} {impl:24} {r['key_type']:4} {r['value_type']:4} n={n:<10} "
+              f"q={queries or '':<9} {float(r['median_mops']):10.2f} M/s  {us:12.1f} us/call", flush=True)
+
+    def dev(self, a):
+        return self.xp.asarray(a) if self.cuda else a
+
+
+class _TorchNp:
+    """The few numpy-like calls the benchmark makes, for torch on CUDA."""
+
+    def __init__(self, torch):
+        self.t = torch
+
+    def asarray(self, a):
+        return self.t.from_numpy(np.ascontiguousarray(a)).cuda()
+
+
+def keys_for(dtype, n, seed):
+    rng = np.random.default_rng(seed)
+    if np.dtype(dtype).kind == "f":
+        return rng.standard_normal(n).astype(dtype)
+    info = np.iinfo(dtype)
+    return rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True)
+
+
+def bench_sort(r, dtype, n):
+    a = r.dev(keys_for(dtype, n, 1))
+    copy = (lambda: a.copy()) if hasattr(a, "copy") else (lambda: a.clone())
+    r.row("sort", "sort", "tandem", dtype, "", n, 0,
+          r.time(lambda x: tandem.sort(x, inplace=True, ctx=r.ctx), copy))
+    if not r.cuda:
+        r.row("sort", "sort", "tandem-c", dtype, "", n, 0, _core.time_c_sort(r.ctx._c, a, r.args.reps, 0))
+        r.row("sort", "sort", "np.sort", dtype, "", n, 0, r.time(lambda x: x.sort(), copy))
+        r.row("sort", "argsort", "np.argsort(stable)", dtype, "", n, 0,
+              r.time(lambda _: np.argsort(a, kind="stable")))
+    else:
+        name = "cupy.sort" if r.xp is not np and hasattr(r.xp, "sort") else "torch.sort"
+        peer = r.xp.sort if name == "cupy.sort" else (lambda x: r.xp.t.sort(x, stable=True))
+        r.row("sort", "sort", name, dtype, "", n, 0, r.time(lambda _: peer(a)))
+    r.row("sort", "argsort", "tandem", dtype, "", n, 0, r.time(lambda _: tandem.argsort(a, ctx=r.ctx)))
+
+
+def bench_hash(r, dtype, n, q):
+    keys = keys_for(dtype, n, 2)
+    vals = np.arange(n, dtype=np.uint64)
+    hits = keys[np.random.default_rng(3).integers(0, n, q)]
+    dk, dv, dq = r.dev(keys), r.dev(vals), r.dev(hits)
+
+    def fresh():
+        return tandem.HashTable(dtype, "uint64", capacity=n, ctx=r.ctx)
+
+    r.row("hash", "insert", "tandem", dtype, "uint64", n, 0, r.time(lambda h: h.insert(dk, dv), fresh))
+    h = fresh()
+    h.insert(dk, dv)
+    r.row("hash", "find_hit", "tandem", dtype, "uint64", n, q, r.time(lambda _: h.find(dq)))
+    groups = keys_for(dtype, n, 4) % max(n // 10, 1) if np.dtype(dtype).kind != "f" else keys
+    dg = r.dev(groups)
+    r.row("hash", "group_sum", "tandem", dtype, "uint64", n, 0,
+          r.time(lambda t: t.insert(dg, dv),
+                 lambda: tandem.HashTable(dtype, "uint64", capacity=n // 10, on_duplicate="sum", ctx=r.ctx)))
+    if r.cuda:
+        return
+    r.row("hash", "insert", "dict", dtype, "uint64", n, 0, r.time(lambda _: dict(zip(keys.tolist(), vals.tolist()))))
+    d = dict(zip(keys.tolist(), vals.tolist()))
+    r.row("hash", "find_hit", "dict", dtype, "uint64", n, q, r.time(lambda _: [d.get(k) for k in hits.tolist()]))
+    r.row("hash", "group_sum", "np.unique+bincount", dtype, "uint64", n, 0,
+          r.time(lambda _: np.bincount(np.unique(groups, return_inverse=True)[1], weights=vals)))
+    try:
+        import pandas as pd
+    except ImportError:
+        print("(pandas not installed: no pandas rows)", file=sys.stderr)
+        return
+    r.row("hash", "insert", "pandas.Index", dtype, "uint64", n, 0,
+          r.time(lambda _: pd.Index(keys).get_indexer(hits[:1])))
+    idx = pd.Index(keys)
+    idx.get_indexer(hits[:1])
+    r.row("hash", "find_hit", "pandas.get_indexer", dtype, "uint64", n, q, r.time(lambda _: idx.get_indexer(hits)))
+
+
+def bench_btree(r, dtype, n, q):
+    keys = keys_for(dtype, n, 5)
+    vals = np.arange(n, dtype=np.uint64)
+    rng = np.random.default_rng(6)
+    hits = keys[rng.integers(0, n, q)]
+    anyq = keys_for(dtype, q, 7)
+    t = tandem.BTree(r.dev(keys), r.dev(vals), ctx=r.ctx)
+    dh, da = r.dev(hits), r.dev(anyq)
+    r.row("btree", "build", "tandem", dtype, "uint64", n, 0,
+          r.time(lambda _: tandem.BTree(r.dev(keys), r.dev(vals), ctx=r.ctx).close()))
+    r.row("btree", "find_hit", "tandem", dtype, "uint64", n, q, r.time(lambda _: t.find(dh)))
+    r.row("btree", "rank", "tandem", dtype, "uint64", n, q, r.time(lambda _: t.rank(da)))
+    if not r.cuda:
+        s = np.sort(keys)
+        r.row("btree", "rank", "np.searchsorted", dtype, "uint64", n, q, r.time(lambda _: np.searchsorted(s, anyq)))
+
+
+def bench_overhead(r, dtype):
+    reps = max(r.args.reps, 200)  # tiny calls: many reps for a stable median
+    for m in (1, 1000):
+        a = r.dev(keys_for(dtype, m, 8))
+        copy = (lambda: a.copy()) if hasattr(a, "copy") else (lambda: a.clone())
+        r.row("sort", "sort", "tandem", dtype, "", m, 0, r.time(lambda x: tandem.sort(x, inplace=True, ctx=r.ctx), copy, reps))
+        h = tandem.HashTable(dtype, "uint64", ctx=r.ctx)
+        h.insert(a, r.dev(np.arange(m, dtype=np.uint64)))
+        r.row("hash", "find_hit", "tandem", dtype, "uint64", m, m, r.time(lambda _: h.find(a), reps=reps))
+        t = tandem.BTree(a, r.dev(np.arange(m, dtype=np.uint64)), ctx=r.ctx)
+        r.row("btree", "rank", "tandem", dtype, "uint64", m, m, r.time(lambda _: t.rank(a), reps=reps))
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python -m tandem.bench", description=__doc__.split("\n")[0])
+    p.add_argument("what", nargs="?", default="all", choices=["all", "sort", "hash", "btree", "overhead"])
+    p.add_argument("--backend", default="cpu", choices=["cpu", "cuda"])
+    p.add_argument("--type", default="uint64", help="key dtype: uint32, uint64, int32, int64 (float for sort/btree)")
+    p.add_argument("--n", type=float, default=1e7, help="keys (default 1e7)")
+    p.add_argument("--queries", type=float, default=None, help="queries (default: n)")
+    p.add_argument("--threads", type=int, default=0, help="CPU threads for tandem (0: all cores)")
+    p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--csv", help="write the rows to this CSV file")
+    args = p.parse_args(argv)
+    n, q = int(args.n), int(args.queries or args.n)
+    dtype = np.dtype(args.type).name
+    r = Runner(args)
+    print(f"tandem {tandem.__version__}, backend {r.ctx.backend}, numpy {np.__version__}", flush=True)
+    if args.what in ("all", "sort"):
+        bench_sort(r, dtype, n)
+    if args.what in ("all", "hash") and np.dtype(dtype).kind in "iu":
+        bench_hash(r, dtype, n, q)
+    if args.what in ("all", "btree"):
+        bench_btree(r, dtype, n, q)
+    if args.what in ("all", "overhead"):
+        bench_overhead(r, dtype)
+    if args.csv:
+        with open(args.csv, "w", newline="") as f:
+            w = csv.DictWriter(f, HEADER)
+            w.writeheader()
+            w.writerows(r.rows)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

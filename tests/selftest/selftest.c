@@ -1,0 +1,938 @@
+/*
+ * tandem-selftest: every operation of the public API on the CUDA backend,
+ * compared bit for bit with the CPU backend, on host and on device arrays.
+ *
+ * It needs nothing but the library (and the CUDA runtime the library links):
+ * no test framework, so it runs on a GPU machine where Criterion cannot be
+ * installed. Inputs are property-style: uniform random bits, few distinct
+ * values, all equal, sorted, reverse sorted, boundary values (0, all-ones,
+ * INT_MIN/MAX, -0.0/+0.0, +-inf, NaNs of both signs with payloads,
+ * denormals) and a mix, at sizes from 0 to past one GPU tile, from a fixed
+ * seed (--seed replays another). Besides CPU == CUDA, the CPU reference is
+ * checked on its own where that is cheap (sort order, argsort permutation and
+ * stability, export counts), so two backends that agree on a wrong answer
+ * still fail.
+ *
+ * Output: one line per check ("ok   ..." or "FAIL ...: reason"), then
+ * "N passed, N failed"; exit status 1 when any check failed. Without a usable
+ * CUDA device it prints "SKIP: <reason>" and exits 0.
+ *
+ *   tandem-selftest [--quick|--minimal] [--seed S] [--only sort|hash|btree] [--cpu-only]
+ *
+ * --quick: fewer sizes and distributions; --minimal: two sizes and one mixed
+ * distribution, every operation still on host and device arrays (for runs
+ * under compute-sanitizer, which makes every launch slow).
+ * --cpu-only: compare the CPU backend on one thread with the CPU backend on
+ *   all threads, host arrays only; this exercises the program itself, and the
+ *   thread-count independence of the CPU results, on a machine with no GPU.
+ * The library reads TANDEM_GPU_DESIGN at context creation, so the same program
+ * checks each GPU design when run once per design.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <tandem/tandem.h>
+
+#ifdef TANDEM_SELFTEST_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+/* ---- run state -------------------------------------------------------------- */
+
+static tdm_ctx *g_ref, *g_cand;   /* reference (CPU) and candidate contexts */
+static const char *g_cand_name;   /* "cuda" or "cpu-1thread" */
+static int g_quick, g_minimal, g_cpu_only;
+static uint64_t g_seed = 1;
+static int g_passed, g_failed;
+static int g_check_failed;        /* the current check already failed */
+static char g_check_name[160];
+static char g_why[600];
+
+static void fail(const char *fmt, ...) {
+  if (g_check_failed) return; /* keep the first reason */
+  g_check_failed = 1;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(g_why, sizeof g_why, fmt, ap);
+  va_end(ap);
+}
+
+static void check_begin(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(g_check_name, sizeof g_check_name, fmt, ap);
+  va_end(ap);
+  g_check_failed = 0;
+  g_why[0] = 0;
+}
+
+static void check_end(void) {
+  if (g_check_failed) {
+    g_failed++;
+    printf("FAIL %s: %s (seed %" PRIu64 ")\n", g_check_name, g_why, g_seed);
+  } else {
+    g_passed++;
+    printf("ok   %s\n", g_check_name);
+  }
+  fflush(stdout);
+}
+
+/* Fatal problems of the harness itself (host out of memory, a CUDA runtime
+ * call of the harness failing): the run cannot go on. */
+static void die(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  printf("FAIL harness: ");
+  vprintf(fmt, ap);
+  printf("\n%d passed, %d failed\n", g_passed, g_failed + 1);
+  va_end(ap);
+  exit(1);
+}
+
+static void *xmalloc(size_t bytes) {
+  void *p = malloc(bytes ? bytes : 1);
+  if (!p) die("out of host memory (%zu bytes)", bytes);
+  return p;
+}
+
+/* ---- memory spaces: every buffer handed to the candidate is its own copy, in
+ * host memory or (dev = 1) device memory, freed at the end of each size. ---- */
+
+#define ARENA_MAX 256
+static struct {
+  void *p;
+  int dev;
+} g_arena[ARENA_MAX];
+static int g_arena_n;
+
+static void *arena_add(void *p, int dev) {
+  if (g_arena_n == ARENA_MAX) die("arena full");
+  g_arena[g_arena_n].p = p;
+  g_arena[g_arena_n].dev = dev;
+  g_arena_n++;
+  return p;
+}
+
+static void arena_free(void) {
+  for (int i = 0; i < g_arena_n; i++) {
+#ifdef TANDEM_SELFTEST_HAVE_CUDA
+    if (g_arena[i].dev) {
+      cudaFree(g_arena[i].p);
+      continue;
+    }
+#endif
+    free(g_arena[i].p);
+  }
+  g_arena_n = 0;
+}
+
+/* A buffer of `bytes` in the space, filled with a poison pattern so an output
+ * element the call forgot to write shows as a difference. */
+static void *sp_out(size_t bytes, int dev) {
+  void *p;
+#ifdef TANDEM_SELFTEST_HAVE_CUDA
+  if (dev) {
+    cudaError_t e = cudaMalloc(&p, bytes ? bytes : 1);
+    if (e != cudaSuccess) die("cudaMalloc(%zu): %s", bytes, cudaGetErrorString(e));
+    e = cudaMemset(p, 0xA5, bytes);
+    if (e != cudaSuccess) die("cudaMemset: %s", cudaGetErrorString(e));
+    return arena_add(p, 1);
+  }
+#else
+  (void)dev;
+#endif
+  p = xmalloc(bytes);
+  memset(p, 0xA5, bytes);
+  return arena_add(p, 0);
+}
+
+/* A copy of host data in the space. */
+static void *sp_in(const void *h, size_t bytes, int dev) {
+  void *p = sp_out(bytes, dev);
+  if (!bytes) return p;
+#ifdef TANDEM_SELFTEST_HAVE_CUDA
+  if (dev) {
+    cudaError_t e = cudaMemcpy(p, h, bytes, cudaMemcpyHostToDevice);
+    if (e != cudaSuccess) die("cudaMemcpy H2D: %s", cudaGetErrorString(e));
+    return p;
+  }
+#endif
+  memcpy(p, h, bytes);
+  return p;
+}
+
+/* Copies a buffer of the space back to host memory h. */
+static void sp_get(void *h, const void *p, size_t bytes, int dev) {
+  if (!bytes) return;
+#ifdef TANDEM_SELFTEST_HAVE_CUDA
+  if (dev) {
+    cudaError_t e = cudaMemcpy(h, p, bytes, cudaMemcpyDeviceToHost);
+    if (e != cudaSuccess) die("cudaMemcpy D2H: %s", cudaGetErrorString(e));
+    return;
+  }
+#else
+  (void)dev;
+#endif
+  memcpy(h, p, bytes);
+}
+
+/* A host buffer freed with the arena. */
+static void *hbuf(size_t bytes) {
+  void *p = xmalloc(bytes);
+  memset(p, 0x5A, bytes);
+  return arena_add(p, 0);
+}
+
+/* ---- generators -------------------------------------------------------------- */
+
+static uint64_t mix64(uint64_t z) {
+  z += 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+typedef struct {
+  uint64_t s;
+} rng;
+static uint64_t rnext(rng *r) { return mix64(r->s++ * 0x2545f4914f6cdd1dull + 0x1234567ull); }
+
+enum { D_UNIFORM, D_FEW, D_EQUAL, D_SORTED, D_REVERSE, D_BOUNDARY, D_MIXED, D_COUNT };
+static const char *const dist_names[D_COUNT] = {"uniform", "few",      "all-equal", "sorted",
+                                                "reverse", "boundary", "mixed"};
+
+static const tdm_type all_types[6] = {TDM_U32, TDM_U64, TDM_I32, TDM_I64, TDM_F32, TDM_F64};
+static const tdm_type int_types[4] = {TDM_U32, TDM_U64, TDM_I32, TDM_I64};
+
+
+/* Boundary bit patterns of type t. */
+static size_t boundary_values(tdm_type t, uint64_t out[16]) {
+  size_t k = 0;
+  switch (t) {
+  case TDM_U32:
+  case TDM_I32: {
+    static const uint32_t v[] = {0, 1, 0xffffffffu, 0x7fffffffu, 0x80000000u, 0x80000001u, 0xfffffffeu, 2};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) out[k++] = v[i];
+    break;
+  }
+  case TDM_U64:
+  case TDM_I64: {
+    static const uint64_t v[] = {0, 1, UINT64_MAX, 0x7fffffffffffffffull, 0x8000000000000000ull,
+                                 0x8000000000000001ull, UINT64_MAX - 1, 0xffffffffull, 0x100000000ull};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) out[k++] = v[i];
+    break;
+  }
+  case TDM_F32: {
+    static const uint32_t v[] = {0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u,
+                                 0xffc00000u, 0x7f800001u, 0xff800123u, 0x00000001u, 0x80000001u,
+                                 0x7f7fffffu, 0xff7fffffu, 0x3f800000u, 0xbf800000u, 0x7fffffffu};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) out[k++] = v[i];
+    break;
+  }
+  case TDM_F64: {
+    static const uint64_t v[] = {0, 0x8000000000000000ull, 0x7ff0000000000000ull, 0xfff0000000000000ull,
+                                 0x7ff8000000000000ull, 0xfff8000000000000ull, 0x7ff0000000000001ull,
+                                 0xfff0000000000abcull, 1, 0x8000000000000001ull, 0x7fefffffffffffffull,
+                                 0xffefffffffffffffull, 0x3ff0000000000000ull, 0xbff0000000000000ull,
+                                 0x7fffffffffffffffull};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) out[k++] = v[i];
+    break;
+  }
+  }
+  return k;
+}
+
+/* The key's bits mapped to an unsigned value whose order is the contract's key
+ * order (numeric; floats by totalOrder). */
+static uint64_t ordered(tdm_type t, uint64_t b) {
+  switch (t) {
+  case TDM_U32:
+  case TDM_U64: return b;
+  case TDM_I32: return b ^ 0x80000000u;
+  case TDM_I64: return b ^ 0x8000000000000000ull;
+  case TDM_F32: return (b & 0x80000000u) ? (~b & 0xffffffffu) : (b | 0x80000000u);
+  case TDM_F64: return (b & 0x8000000000000000ull) ? ~b : (b | 0x8000000000000000ull);
+  }
+  return b;
+}
+
+static uint64_t unordered(tdm_type t, uint64_t o) {
+  switch (t) {
+  case TDM_U32:
+  case TDM_U64: return o;
+  case TDM_I32: return o ^ 0x80000000u;
+  case TDM_I64: return o ^ 0x8000000000000000ull;
+  case TDM_F32: return (o & 0x80000000u) ? (o & 0x7fffffffu) : (~o & 0xffffffffu);
+  case TDM_F64: return (o & 0x8000000000000000ull) ? (o & 0x7fffffffffffffffull) : ~o;
+  }
+  return o;
+}
+
+static uint64_t get_bits(tdm_type t, const void *a, size_t i) {
+  if (tdm_type_size(t) == 4) {
+    uint32_t x;
+    memcpy(&x, (const char *)a + i * 4, 4);
+    return x;
+  }
+  uint64_t x;
+  memcpy(&x, (const char *)a + i * 8, 8);
+  return x;
+}
+
+static void set_bits(tdm_type t, void *a, size_t i, uint64_t b) {
+  if (tdm_type_size(t) == 4) {
+    uint32_t x = (uint32_t)b;
+    memcpy((char *)a + i * 4, &x, 4);
+  } else {
+    memcpy((char *)a + i * 8, &b, 8);
+  }
+}
+
+static tdm_type g_sort_type; /* for the qsort comparator */
+static int cmp_ordered(const void *a, const void *b) {
+  uint64_t x = ordered(g_sort_type, get_bits(g_sort_type, a, 0)), y = ordered(g_sort_type, get_bits(g_sort_type, b, 0));
+  return x < y ? -1 : x > y;
+}
+
+/* n elements of type t from distribution d into out (host). */
+static void gen(rng *r, tdm_type t, void *out, size_t n, int d) {
+  uint64_t bv[16], few[5];
+  size_t nb = boundary_values(t, bv);
+  for (int i = 0; i < 5; i++) few[i] = rnext(r);
+  uint64_t one = rnext(r);
+  for (size_t i = 0; i < n; i++) {
+    uint64_t x;
+    switch (d) {
+    case D_FEW: x = few[rnext(r) % 5]; break;
+    case D_EQUAL: x = one; break;
+    case D_BOUNDARY: x = bv[rnext(r) % nb]; break;
+    case D_MIXED: {
+      uint64_t c = rnext(r) % 4;
+      x = c == 0 ? bv[rnext(r) % nb] : c == 1 ? few[rnext(r) % 5] : rnext(r);
+      break;
+    }
+    default: x = rnext(r); break;
+    }
+    set_bits(t, out, i, x);
+  }
+  if (d == D_SORTED || d == D_REVERSE) {
+    g_sort_type = t;
+    qsort(out, n, tdm_type_size(t), cmp_ordered);
+    if (d == D_REVERSE) {
+      size_t es = tdm_type_size(t);
+      char tmp[8];
+      for (size_t i = 0; i < n / 2; i++) {
+        memcpy(tmp, (char *)out + i * es, es);
+        memcpy((char *)out + i * es, (char *)out + (n - 1 - i) * es, es);
+        memcpy((char *)out + (n - 1 - i) * es, tmp, es);
+      }
+    }
+  }
+}
+
+/* Values whose bits differ per index, so a misplaced value shows. */
+static void gen_values(rng *r, tdm_type t, void *out, size_t n) {
+  uint64_t salt = rnext(r);
+  for (size_t i = 0; i < n; i++) set_bits(t, out, i, mix64(salt + i));
+}
+
+static size_t sizes(size_t out[16]) {
+  static const size_t full[] = {0, 1, 2, 31, 1000, 4099, 65537, 131073};
+  static const size_t quick[] = {0, 1, 33, 1000, 5001};
+  static const size_t minimal[] = {1, 5001};
+  const size_t *s = g_minimal ? minimal : g_quick ? quick : full;
+  size_t k = g_minimal ? sizeof minimal / sizeof minimal[0]
+             : g_quick ? sizeof quick / sizeof quick[0]
+                       : sizeof full / sizeof full[0];
+  memcpy(out, s, k * sizeof *s);
+  return k;
+}
+
+/* ---- comparison helpers ------------------------------------------------------- */
+
+static void same_status(const char *what, size_t n, tdm_status a, tdm_status b) {
+  if (a != b)
+    fail("n=%zu: %s: cpu %s, %s %s (%s)", n, what, tdm_status_name(a), g_cand_name, tdm_status_name(b),
+         tdm_last_error());
+}
+
+static void ok_status(const char *what, size_t n, tdm_status s) {
+  if (s != TDM_OK) fail("n=%zu: %s: %s: %s", n, what, tdm_status_name(s), tdm_last_error());
+}
+
+/* Compares n elements of es bytes; reports the first difference. */
+static void same_bytes(const char *what, size_t n, const void *a, const void *b, size_t count, size_t es) {
+  if (!count || !memcmp(a, b, count * es)) return;
+  for (size_t i = 0; i < count; i++) {
+    if (memcmp((const char *)a + i * es, (const char *)b + i * es, es)) {
+      uint64_t x = 0, y = 0;
+      memcpy(&x, (const char *)a + i * es, es < 8 ? es : 8);
+      memcpy(&y, (const char *)b + i * es, es < 8 ? es : 8);
+      fail("n=%zu: %s differ at [%zu] of %zu: cpu 0x%" PRIx64 ", %s 0x%" PRIx64, n, what, i, count, x,
+           g_cand_name, y);
+      return;
+    }
+  }
+}
+
+static size_t ts(tdm_type t) { return tdm_type_size(t); }
+
+static uint64_t case_seed(uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
+  return mix64(g_seed ^ mix64(a * 1000003u + b * 10007u + c * 101u + d));
+}
+
+/* ---- sort ---------------------------------------------------------------------- */
+
+/* The reference result must itself be ordered (ties allowed). */
+static void check_ordered(const char *what, size_t n, tdm_type kt, const void *k, size_t count, unsigned flags) {
+  for (size_t i = 1; i < count; i++) {
+    uint64_t a = ordered(kt, get_bits(kt, k, i - 1)), b = ordered(kt, get_bits(kt, k, i));
+    if ((flags & TDM_SORT_DESCENDING) ? a < b : a > b) {
+      fail("n=%zu: %s: cpu result out of order at [%zu]", n, what, i);
+      return;
+    }
+  }
+}
+
+static void check_sort(tdm_type kt, unsigned flags, int d, int dev) {
+  size_t sz[16], ns = sizes(sz), es = ts(kt);
+  check_begin("sort %s %s %s %s (%zu sizes)", tdm_type_name(kt), flags ? "desc" : "asc", dist_names[d],
+              dev ? "device" : "host", ns);
+  for (size_t si = 0; si < ns && !g_check_failed; si++) {
+    size_t n = sz[si];
+    rng r = {case_seed(1, kt, flags * 16 + (unsigned)d, n)};
+    char *in = hbuf(n * es), *ref = hbuf(n * es), *got = hbuf(n * es);
+    gen(&r, kt, in, n, d);
+    memcpy(ref, in, n * es);
+    void *p = sp_in(in, n * es, dev);
+    tdm_status a = tdm_sort(g_ref, kt, ref, n, flags), b = tdm_sort(g_cand, kt, p, n, flags);
+    same_status("tdm_sort", n, a, b);
+    ok_status("tdm_sort", n, a);
+    sp_get(got, p, n * es, dev);
+    same_bytes("keys", n, ref, got, n, es);
+    check_ordered("keys", n, kt, ref, n, flags);
+    arena_free();
+  }
+  check_end();
+}
+
+static void check_sort_pairs(tdm_type kt, tdm_type vt, unsigned flags, int d, int dev) {
+  size_t sz[16], ns = sizes(sz), es = ts(kt), vs = ts(vt);
+  check_begin("sort_pairs %s->%s %s %s %s (%zu sizes)", tdm_type_name(kt), tdm_type_name(vt), flags ? "desc" : "asc",
+              dist_names[d], dev ? "device" : "host", ns);
+  for (size_t si = 0; si < ns && !g_check_failed; si++) {
+    size_t n = sz[si];
+    rng r = {case_seed(2, kt * 8 + vt, flags * 16 + (unsigned)d, n)};
+    char *k = hbuf(n * es), *v = hbuf(n * vs), *kr = hbuf(n * es), *vr = hbuf(n * vs);
+    char *kg = hbuf(n * es), *vg = hbuf(n * vs);
+    gen(&r, kt, k, n, d);
+    gen_values(&r, vt, v, n);
+    memcpy(kr, k, n * es);
+    memcpy(vr, v, n * vs);
+    void *pk = sp_in(k, n * es, dev), *pv = sp_in(v, n * vs, dev);
+    tdm_status a = tdm_sort_pairs(g_ref, kt, kr, vt, vr, n, flags);
+    tdm_status b = tdm_sort_pairs(g_cand, kt, pk, vt, pv, n, flags);
+    same_status("tdm_sort_pairs", n, a, b);
+    ok_status("tdm_sort_pairs", n, a);
+    sp_get(kg, pk, n * es, dev);
+    sp_get(vg, pv, n * vs, dev);
+    same_bytes("keys", n, kr, kg, n, es);
+    same_bytes("values", n, vr, vg, n, vs);
+    check_ordered("keys", n, kt, kr, n, flags);
+    arena_free();
+  }
+  check_end();
+}
+
+static void check_argsort(tdm_type kt, tdm_type it, unsigned flags, int d, int dev) {
+  size_t sz[16], ns = sizes(sz), es = ts(kt), is = ts(it);
+  check_begin("argsort %s idx %s %s %s %s (%zu sizes)", tdm_type_name(kt), tdm_type_name(it), flags ? "desc" : "asc",
+              dist_names[d], dev ? "device" : "host", ns);
+  for (size_t si = 0; si < ns && !g_check_failed; si++) {
+    size_t n = sz[si];
+    rng r = {case_seed(3, kt * 8 + it, flags * 16 + (unsigned)d, n)};
+    char *k = hbuf(n * es), *pr = hbuf(n * is), *pg = hbuf(n * is), *k2 = hbuf(n * es);
+    unsigned char *seen = hbuf(n);
+    gen(&r, kt, k, n, d);
+    void *pk = sp_in(k, n * es, dev), *pp = sp_out(n * is, dev);
+    tdm_status a = tdm_argsort(g_ref, kt, k, it, pr, n, flags);
+    tdm_status b = tdm_argsort(g_cand, kt, pk, it, pp, n, flags);
+    same_status("tdm_argsort", n, a, b);
+    ok_status("tdm_argsort", n, a);
+    sp_get(pg, pp, n * is, dev);
+    sp_get(k2, pk, n * es, dev);
+    same_bytes("permutation", n, pr, pg, n, is);
+    same_bytes("keys (must be unchanged)", n, k, k2, n, es);
+    /* The reference is a permutation that orders the keys stably. */
+    memset(seen, 0, n);
+    for (size_t i = 0; i < n && !g_check_failed; i++) {
+      uint64_t p = get_bits(it, pr, i);
+      if (p >= n || seen[p]) {
+        fail("n=%zu: cpu permutation invalid at [%zu] (%" PRIu64 ")", n, i, p);
+        break;
+      }
+      seen[p] = 1;
+      if (i) {
+        uint64_t q = get_bits(it, pr, i - 1);
+        uint64_t x = ordered(kt, get_bits(kt, k, q)), y = ordered(kt, get_bits(kt, k, p));
+        if (((flags & TDM_SORT_DESCENDING) ? x < y : x > y) || (x == y && q > p))
+          fail("n=%zu: cpu permutation not a stable order at [%zu]", n, i);
+      }
+    }
+    arena_free();
+  }
+  check_end();
+}
+
+static void run_sort(void) {
+  static const int quick_d[] = {D_BOUNDARY, D_FEW, D_UNIFORM};
+  int nd = g_minimal ? 1 : g_quick ? 3 : D_COUNT;
+  for (int ti = 0; ti < 6; ti++) {
+    tdm_type kt = all_types[ti];
+    for (unsigned flags = 0; flags <= TDM_SORT_DESCENDING; flags++) {
+      for (int di = 0; di < nd; di++) {
+        int d = g_minimal ? D_MIXED : g_quick ? quick_d[di] : di;
+        for (int dev = 0; dev <= !g_cpu_only; dev++) {
+          check_sort(kt, flags, d, dev);
+          check_sort_pairs(kt, all_types[(ti + di + (int)flags) % 6], flags, d, dev);
+          check_argsort(kt, (di + (int)flags) % 2 ? TDM_U64 : TDM_U32, flags, d, dev);
+        }
+      }
+    }
+  }
+}
+
+/* ---- hash table ------------------------------------------------------------------ */
+
+static const char *const dup_names[] = {"keep_first", "keep_last", "sum", "min", "max"};
+
+/* Sorts an exported (keys, values) pair of arrays by key, for comparing two
+ * exports taken in "no particular order". Keys are unique in an export. */
+static void sort_export(tdm_type kt, tdm_type vt, void *k, void *v, size_t n) {
+  char *pairs = xmalloc(n * 16);
+  for (size_t i = 0; i < n; i++) {
+    uint64_t kb = ordered(kt, get_bits(kt, k, i)), vb = get_bits(vt, v, i);
+    memcpy(pairs + i * 16, &kb, 8);
+    memcpy(pairs + i * 16 + 8, &vb, 8);
+  }
+  g_sort_type = TDM_U64;
+  qsort(pairs, n, 16, cmp_ordered);
+  for (size_t i = 0; i < n; i++) {
+    uint64_t kb, vb;
+    memcpy(&kb, pairs + i * 16, 8);
+    memcpy(&vb, pairs + i * 16 + 8, 8);
+    set_bits(kt, k, i, unordered(kt, kb));
+    set_bits(vt, v, i, vb);
+  }
+  free(pairs);
+}
+
+/* Finds the same queries on both tables and compares values and found flags;
+ * also the membership-only form (values_out NULL). */
+static void hash_find_both(const char *what, size_t n, tdm_hash *hr, tdm_hash *hc, tdm_type kt, tdm_type vt,
+                           const void *q, size_t m, int dev) {
+  size_t es = ts(kt), vs = ts(vt);
+  char *vr = hbuf(m * vs), *vg = hbuf(m * vs);
+  uint8_t *fr = hbuf(m), *fg = hbuf(m);
+  memset(vr, 0xA5, m * vs);
+  memset(fr, 0xA5, m);
+  void *pq = sp_in(q, m * es, dev), *pv = sp_out(m * vs, dev), *pf = sp_out(m, dev);
+  tdm_status a = tdm_hash_find(hr, q, vr, fr, m), b = tdm_hash_find(hc, pq, pv, pf, m);
+  same_status(what, n, a, b);
+  ok_status(what, n, a);
+  sp_get(vg, pv, m * vs, dev);
+  sp_get(fg, pf, m, dev);
+  same_bytes("found", n, fr, fg, m, 1);
+  same_bytes("values", n, vr, vg, m, vs);
+  /* membership only */
+  void *pf2 = sp_out(m, dev);
+  b = tdm_hash_find(hc, pq, NULL, pf2, m);
+  ok_status("find (values_out NULL)", n, b);
+  sp_get(fg, pf2, m, dev);
+  same_bytes("found (values_out NULL)", n, fr, fg, m, 1);
+}
+
+/* Exports both tables; compares them as sets of (key, value) after sorting by
+ * key, and checks the count against tdm_hash_size and the capacity refusal. */
+static void hash_export_both(size_t n, tdm_hash *hr, tdm_hash *hc, tdm_type kt, tdm_type vt, int dev) {
+  size_t es = ts(kt), vs = ts(vt), size = tdm_hash_size(hr);
+  if (tdm_hash_size(hc) != size) {
+    fail("n=%zu: size: cpu %zu, %s %zu", n, size, g_cand_name, tdm_hash_size(hc));
+    return;
+  }
+  char *kr = hbuf(size * es), *vr = hbuf(size * vs), *kg = hbuf(size * es), *vg = hbuf(size * vs);
+  void *pk = sp_out(size * es, dev), *pv = sp_out(size * vs, dev);
+  size_t nr = 0, nc = 0;
+  tdm_status a = tdm_hash_export(hr, kr, vr, size, &nr), b = tdm_hash_export(hc, pk, pv, size, &nc);
+  same_status("tdm_hash_export", n, a, b);
+  ok_status("tdm_hash_export", n, a);
+  if (nr != size || nc != size) fail("n=%zu: export count: size %zu, cpu %zu, %s %zu", n, size, nr, g_cand_name, nc);
+  sp_get(kg, pk, size * es, dev);
+  sp_get(vg, pv, size * vs, dev);
+  sort_export(kt, vt, kr, vr, size);
+  sort_export(kt, vt, kg, vg, size);
+  same_bytes("exported keys", n, kr, kg, size, es);
+  same_bytes("exported values", n, vr, vg, size, vs);
+  for (size_t i = 1; i < size && !g_check_failed; i++)
+    if (ordered(kt, get_bits(kt, kr, i - 1)) == ordered(kt, get_bits(kt, kr, i)))
+      fail("n=%zu: cpu export holds a key twice", n);
+  if (size > 0) {
+    nr = nc = 0;
+    a = tdm_hash_export(hr, kr, vr, size - 1, &nr);
+    b = tdm_hash_export(hc, pk, pv, size - 1, &nc);
+    same_status("tdm_hash_export (cap = size - 1)", n, a, b);
+    if (a != TDM_ERR_CAPACITY || nr != size || nc != size)
+      fail("n=%zu: export with cap = size - 1: %s, n_out cpu %zu %s %zu (want TDM_ERR_CAPACITY, %zu)", n,
+           tdm_status_name(a), nr, g_cand_name, nc, size);
+  }
+}
+
+static void check_hash(tdm_type kt, tdm_type vt, tdm_dup pol, int d, int dev) {
+  size_t sz[16], ns = sizes(sz), es = ts(kt), vs = ts(vt);
+  check_begin("hash %s->%s %s %s %s (%zu sizes)", tdm_type_name(kt), tdm_type_name(vt), dup_names[pol],
+              dist_names[d], dev ? "device" : "host", ns);
+  for (size_t si = 0; si < ns && !g_check_failed; si++) {
+    size_t n = sz[si], n2 = n / 2 + 1, m = n + n2 + 16;
+    rng r = {case_seed(4, kt * 8 + vt, (unsigned)pol * 16 + (unsigned)d, n)};
+    char *k1 = hbuf(n * es), *v1 = hbuf(n * vs), *k2 = hbuf(n2 * es), *v2 = hbuf(n2 * vs), *q = hbuf(m * es);
+    gen(&r, kt, k1, n, d);
+    gen_values(&r, vt, v1, n);
+    /* The second batch repeats about half of the first (duplicates across
+     * batches) and brings new keys. */
+    gen(&r, kt, k2, n2, d == D_EQUAL ? D_EQUAL : D_MIXED);
+    for (size_t i = 0; i < n2 && n; i += 2) memcpy(k2 + i * es, k1 + (rnext(&r) % n) * es, es);
+    gen_values(&r, vt, v2, n2);
+    /* Queries: both batches, then absent and boundary keys. */
+    memcpy(q, k1, n * es);
+    memcpy(q + n * es, k2, n2 * es);
+    gen(&r, kt, q + (n + n2) * es, 16, (n & 1) ? D_BOUNDARY : D_UNIFORM);
+
+    tdm_hash_opts o;
+    memset(&o, 0, sizeof o);
+    o.key_type = kt;
+    o.value_type = vt;
+    o.capacity = (si & 1) ? n : 0; /* growth from empty, or room from the start */
+    o.on_duplicate = pol;
+    tdm_hash *hr = NULL, *hc = NULL;
+    tdm_status a = tdm_hash_create(g_ref, &o, &hr), b = tdm_hash_create(g_cand, &o, &hc);
+    same_status("tdm_hash_create", n, a, b);
+    ok_status("tdm_hash_create", n, a);
+    if (a != TDM_OK || b != TDM_OK) goto done;
+
+    void *pk1 = sp_in(k1, n * es, dev), *pv1 = sp_in(v1, n * vs, dev);
+    void *pk2 = sp_in(k2, n2 * es, dev), *pv2 = sp_in(v2, n2 * vs, dev);
+    a = tdm_hash_insert(hr, k1, v1, n);
+    b = tdm_hash_insert(hc, pk1, pv1, n);
+    same_status("insert batch 1", n, a, b);
+    ok_status("insert batch 1", n, a);
+    a = tdm_hash_insert(hr, k2, v2, n2);
+    b = tdm_hash_insert(hc, pk2, pv2, n2);
+    same_status("insert batch 2", n, a, b);
+    ok_status("insert batch 2", n, a);
+    ok_status("validate (cpu) after insert", n, tdm_hash_validate(hr));
+    ok_status("validate after insert", n, tdm_hash_validate(hc));
+    hash_find_both("find after insert", n, hr, hc, kt, vt, q, m, dev);
+    hash_export_both(n, hr, hc, kt, vt, dev);
+
+    /* Erase every third query (present and absent keys, with repeats). */
+    size_t ne = m / 3 + 1, er = 0, ec = 0;
+    char *ek = hbuf(ne * es);
+    for (size_t i = 0; i < ne; i++) memcpy(ek + i * es, q + ((i * 3) % m) * es, es);
+    void *pek = sp_in(ek, ne * es, dev);
+    a = tdm_hash_erase(hr, ek, ne, &er);
+    b = tdm_hash_erase(hc, pek, ne, &ec);
+    same_status("tdm_hash_erase", n, a, b);
+    ok_status("tdm_hash_erase", n, a);
+    if (er != ec) fail("n=%zu: erased count: cpu %zu, %s %zu", n, er, g_cand_name, ec);
+    ok_status("validate after erase", n, tdm_hash_validate(hc));
+    hash_find_both("find after erase", n, hr, hc, kt, vt, q, m, dev);
+    hash_export_both(n, hr, hc, kt, vt, dev);
+    /* Reinsert into the tombstones. */
+    a = tdm_hash_insert(hr, k2, v2, n2);
+    b = tdm_hash_insert(hc, pk2, pv2, n2);
+    same_status("insert after erase", n, a, b);
+    hash_find_both("find after reinsert", n, hr, hc, kt, vt, q, m, dev);
+
+    a = tdm_hash_clear(hr);
+    b = tdm_hash_clear(hc);
+    same_status("tdm_hash_clear", n, a, b);
+    ok_status("tdm_hash_clear", n, a);
+    if (tdm_hash_size(hc) != 0) fail("n=%zu: size after clear: %zu", n, tdm_hash_size(hc));
+    ok_status("validate after clear", n, tdm_hash_validate(hc));
+    hash_find_both("find after clear", n, hr, hc, kt, vt, q, m, dev);
+  done:
+    tdm_hash_destroy(hr);
+    tdm_hash_destroy(hc);
+    arena_free();
+  }
+  check_end();
+}
+
+static void run_hash(void) {
+  static const int dists[] = {D_UNIFORM, D_FEW, D_EQUAL, D_BOUNDARY, D_MIXED};
+  int nd = g_minimal ? 1 : g_quick ? 2 : 5;
+  for (int ti = 0; ti < 4; ti++) {
+    for (int pol = 0; pol < 5; pol++) {
+      for (int di = 0; di < nd; di++) {
+        int d = g_minimal ? D_MIXED : g_quick ? (di ? D_MIXED : D_BOUNDARY) : dists[di];
+        /* Value types rotate; SUM takes integer values only. */
+        tdm_type vt = pol == TDM_DUP_SUM ? int_types[(ti + di) % 4] : all_types[(ti + pol + di) % 6];
+        for (int dev = 0; dev <= !g_cpu_only; dev++) check_hash(int_types[ti], vt, (tdm_dup)pol, d, dev);
+      }
+    }
+  }
+}
+
+/* ---- B+ tree --------------------------------------------------------------------- */
+
+static void btree_export_both(const char *what, size_t n, tdm_btree *tr, tdm_btree *tc, tdm_type kt,
+                              tdm_type vt, int dev) {
+  size_t es = ts(kt), vs = ts(vt), size = tdm_btree_size(tr);
+  if (tdm_btree_size(tc) != size) {
+    fail("n=%zu: %s: size: cpu %zu, %s %zu", n, what, size, g_cand_name, tdm_btree_size(tc));
+    return;
+  }
+  char *kr = hbuf(size * es), *vr = hbuf(size * vs), *kg = hbuf(size * es), *vg = hbuf(size * vs);
+  void *pk = sp_out(size * es, dev), *pv = sp_out(size * vs, dev);
+  size_t nr = 0, nc = 0;
+  tdm_status a = tdm_btree_export(tr, kr, vr, size, &nr), b = tdm_btree_export(tc, pk, pv, size, &nc);
+  same_status(what, n, a, b);
+  ok_status(what, n, a);
+  if (nr != size || nc != size) fail("n=%zu: %s: count: size %zu, cpu %zu, %s %zu", n, what, size, nr, g_cand_name, nc);
+  sp_get(kg, pk, size * es, dev);
+  sp_get(vg, pv, size * vs, dev);
+  same_bytes("exported keys", n, kr, kg, size, es);
+  same_bytes("exported values", n, vr, vg, size, vs);
+  for (size_t i = 1; i < size && !g_check_failed; i++)
+    if (ordered(kt, get_bits(kt, kr, i - 1)) >= ordered(kt, get_bits(kt, kr, i)))
+      fail("n=%zu: %s: cpu export not strictly ascending at [%zu]", n, what, i);
+  ok_status("validate (cpu)", n, tdm_btree_validate(tr));
+  ok_status("validate", n, tdm_btree_validate(tc));
+}
+
+static void btree_queries_both(size_t n, tdm_btree *tr, tdm_btree *tc, tdm_type kt, tdm_type vt, const void *q,
+                               const void *hi, size_t m, int dev) {
+  size_t es = ts(kt), vs = ts(vt);
+  void *pq = sp_in(q, m * es, dev), *phi = sp_in(hi, m * es, dev);
+  /* find */
+  char *vr = hbuf(m * vs), *vg = hbuf(m * vs);
+  uint8_t *fr = hbuf(m), *fg = hbuf(m);
+  void *pv = sp_out(m * vs, dev), *pf = sp_out(m, dev);
+  tdm_status a = tdm_btree_find(tr, q, vr, fr, m), b = tdm_btree_find(tc, pq, pv, pf, m);
+  same_status("tdm_btree_find", n, a, b);
+  ok_status("tdm_btree_find", n, a);
+  sp_get(vg, pv, m * vs, dev);
+  sp_get(fg, pf, m, dev);
+  same_bytes("find: found", n, fr, fg, m, 1);
+  same_bytes("find: values", n, vr, vg, m, vs);
+  /* rank */
+  uint64_t *rr = hbuf(m * 8), *rg = hbuf(m * 8);
+  void *pr = sp_out(m * 8, dev);
+  a = tdm_btree_rank(tr, q, rr, m);
+  b = tdm_btree_rank(tc, pq, pr, m);
+  same_status("tdm_btree_rank", n, a, b);
+  ok_status("tdm_btree_rank", n, a);
+  sp_get(rg, pr, m * 8, dev);
+  same_bytes("rank", n, rr, rg, m, 8);
+  /* range_count */
+  a = tdm_btree_range_count(tr, q, hi, rr, m);
+  b = tdm_btree_range_count(tc, pq, phi, pr, m);
+  same_status("tdm_btree_range_count", n, a, b);
+  ok_status("tdm_btree_range_count", n, a);
+  sp_get(rg, pr, m * 8, dev);
+  same_bytes("range_count", n, rr, rg, m, 8);
+  uint64_t total = 0;
+  for (size_t i = 0; i < m; i++) total += rr[i];
+  /* range: first with no room (TDM_ERR_CAPACITY when there are hits, offsets
+   * filled), then with exactly the room needed. */
+  uint64_t *or_ = hbuf((m + 1) * 8), *og = hbuf((m + 1) * 8);
+  void *po = sp_out((m + 1) * 8, dev);
+  a = tdm_btree_range(tr, q, hi, m, or_, NULL, NULL, 0);
+  b = tdm_btree_range(tc, pq, phi, m, po, NULL, NULL, 0);
+  same_status("tdm_btree_range (cap 0)", n, a, b);
+  if (a != (total ? TDM_ERR_CAPACITY : TDM_OK))
+    fail("n=%zu: range with cap 0 and %" PRIu64 " hits: %s", n, total, tdm_status_name(a));
+  sp_get(og, po, (m + 1) * 8, dev);
+  same_bytes("range offsets (cap 0)", n, or_, og, m + 1, 8);
+  if (or_[m] != total) fail("n=%zu: range total %" PRIu64 ", range_count sum %" PRIu64, n, or_[m], total);
+  char *kr = hbuf(total * es), *kg = hbuf(total * es), *vr2 = hbuf(total * vs), *vg2 = hbuf(total * vs);
+  memset(kr, 0xA5, total * es);
+  memset(vr2, 0xA5, total * vs);
+  void *pk = sp_out(total * es, dev), *pv2 = sp_out(total * vs, dev);
+  a = tdm_btree_range(tr, q, hi, m, or_, kr, vr2, total);
+  b = tdm_btree_range(tc, pq, phi, m, po, pk, pv2, total);
+  same_status("tdm_btree_range", n, a, b);
+  ok_status("tdm_btree_range", n, a);
+  sp_get(og, po, (m + 1) * 8, dev);
+  sp_get(kg, pk, total * es, dev);
+  sp_get(vg2, pv2, total * vs, dev);
+  same_bytes("range offsets", n, or_, og, m + 1, 8);
+  same_bytes("range keys", n, kr, kg, total, es);
+  same_bytes("range values", n, vr2, vg2, total, vs);
+}
+
+static void check_btree(tdm_type kt, tdm_type vt, tdm_dup pol, int d, int dev) {
+  size_t sz[16], ns = sizes(sz), es = ts(kt), vs = ts(vt);
+  check_begin("btree %s->%s %s %s %s (%zu sizes)", tdm_type_name(kt), tdm_type_name(vt), dup_names[pol],
+              dist_names[d], dev ? "device" : "host", ns);
+  for (size_t si = 0; si < ns && !g_check_failed; si++) {
+    size_t n = sz[si], n2 = n / 2 + 1, m = n + 32;
+    rng r = {case_seed(5, kt * 8 + vt, (unsigned)pol * 16 + (unsigned)d, n)};
+    char *k1 = hbuf(n * es), *v1 = hbuf(n * vs), *k2 = hbuf(n2 * es), *v2 = hbuf(n2 * vs);
+    char *q = hbuf(m * es), *hi = hbuf(m * es);
+    gen(&r, kt, k1, n, d);
+    gen_values(&r, vt, v1, n);
+    gen(&r, kt, k2, n2, d == D_EQUAL ? D_EQUAL : D_MIXED);
+    for (size_t i = 0; i < n2 && n; i += 2) memcpy(k2 + i * es, k1 + (rnext(&r) % n) * es, es);
+    gen_values(&r, vt, v2, n2);
+    /* Queries: stored keys, absent and boundary keys. Ranges are short (a few
+     * keys of a uniform set) except two full [min, max] ranges; every fifth
+     * has lo > hi. */
+    memcpy(q, k1, n * es);
+    gen(&r, kt, q + n * es, 32, (n & 1) ? D_BOUNDARY : D_MIXED);
+    uint64_t span = (es == 4 ? (uint64_t)UINT32_MAX : UINT64_MAX) / (n + 1) * 4;
+    for (size_t i = 0; i < m; i++) {
+      uint64_t lo = ordered(kt, get_bits(kt, q, i)), top = es == 4 ? UINT32_MAX : UINT64_MAX;
+      uint64_t h = (i % 3) ? lo + rnext(&r) % 4 : lo + span;
+      if (h < lo || h > top) h = top;
+      if (i % 5 == 4) h = lo ? lo - 1 : 0; /* lo > hi, or a one-key range at the minimum */
+      if (i < 2) {
+        lo = 0;
+        h = top;
+        set_bits(kt, q, i, unordered(kt, lo));
+      }
+      set_bits(kt, hi, i, unordered(kt, h));
+    }
+
+    tdm_btree_opts o = {kt, vt, pol};
+    tdm_btree *tr = NULL, *tc = NULL;
+    void *pk1 = sp_in(k1, n * es, dev), *pv1 = sp_in(v1, n * vs, dev);
+    tdm_status a = tdm_btree_build(g_ref, &o, k1, v1, n, &tr), b = tdm_btree_build(g_cand, &o, pk1, pv1, n, &tc);
+    same_status("tdm_btree_build", n, a, b);
+    ok_status("tdm_btree_build", n, a);
+    if (a != TDM_OK || b != TDM_OK) goto done;
+    btree_export_both("export after build", n, tr, tc, kt, vt, dev);
+    btree_queries_both(n, tr, tc, kt, vt, q, hi, m, dev);
+
+    void *pk2 = sp_in(k2, n2 * es, dev), *pv2 = sp_in(v2, n2 * vs, dev);
+    a = tdm_btree_insert(tr, k2, v2, n2);
+    b = tdm_btree_insert(tc, pk2, pv2, n2);
+    same_status("tdm_btree_insert", n, a, b);
+    ok_status("tdm_btree_insert", n, a);
+    btree_export_both("export after insert", n, tr, tc, kt, vt, dev);
+
+    size_t ne = m / 3 + 1, er = 0, ec = 0;
+    char *ek = hbuf(ne * es);
+    for (size_t i = 0; i < ne; i++) memcpy(ek + i * es, q + ((i * 3) % m) * es, es);
+    void *pek = sp_in(ek, ne * es, dev);
+    a = tdm_btree_erase(tr, ek, ne, &er);
+    b = tdm_btree_erase(tc, pek, ne, &ec);
+    same_status("tdm_btree_erase", n, a, b);
+    ok_status("tdm_btree_erase", n, a);
+    if (er != ec) fail("n=%zu: erased count: cpu %zu, %s %zu", n, er, g_cand_name, ec);
+    btree_export_both("export after erase", n, tr, tc, kt, vt, dev);
+    btree_queries_both(n, tr, tc, kt, vt, q, hi, m, dev);
+  done:
+    tdm_btree_destroy(tr);
+    tdm_btree_destroy(tc);
+    arena_free();
+  }
+  check_end();
+}
+
+static void run_btree(void) {
+  static const int dists[] = {D_UNIFORM, D_FEW, D_EQUAL, D_BOUNDARY, D_MIXED};
+  int nd = g_minimal ? 1 : g_quick ? 2 : 5;
+  for (int ti = 0; ti < 6; ti++) {
+    for (int pol = 0; pol < 5; pol++) {
+      for (int di = 0; di < nd; di++) {
+        int d = g_minimal ? D_MIXED : g_quick ? (di ? D_MIXED : D_BOUNDARY) : dists[di];
+        tdm_type vt = pol == TDM_DUP_SUM ? int_types[(ti + di) % 4] : all_types[(ti + pol + di) % 6];
+        for (int dev = 0; dev <= !g_cpu_only; dev++) check_btree(all_types[ti], vt, (tdm_dup)pol, d, dev);
+      }
+    }
+  }
+}
+
+/* ---- main ------------------------------------------------------------------------- */
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void usage(void) {
+  fprintf(stderr, "usage: tandem-selftest [--quick|--minimal] [--seed S] [--only sort|hash|btree] [--cpu-only]\n");
+  exit(2);
+}
+
+int main(int argc, char **argv) {
+  const char *only = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--quick")) g_quick = 1;
+    else if (!strcmp(argv[i], "--minimal")) g_minimal = 1;
+    else if (!strcmp(argv[i], "--cpu-only")) g_cpu_only = 1;
+    else if (!strcmp(argv[i], "--seed") && i + 1 < argc) {
+      char *end;
+      g_seed = strtoull(argv[++i], &end, 0);
+      if (*end) usage();
+    } else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
+      only = argv[++i];
+      if (strcmp(only, "sort") && strcmp(only, "hash") && strcmp(only, "btree")) usage();
+    } else usage();
+  }
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  const char *design = getenv("TANDEM_GPU_DESIGN");
+  printf("tandem-selftest: tandem %s, CUDA devices: %d, TANDEM_GPU_DESIGN=%s, seed %" PRIu64 "%s%s\n", tdm_version(),
+         tdm_cuda_device_count(), design ? design : "(unset)", g_seed, g_minimal ? ", minimal" : g_quick ? ", quick" : "",
+         g_cpu_only ? ", cpu-only" : "");
+
+  tdm_ctx_opts ro;
+  memset(&ro, 0, sizeof ro);
+  ro.backend = TDM_BACKEND_CPU;
+  tdm_status s = tdm_ctx_create(&ro, &g_ref);
+  if (s != TDM_OK) die("CPU context: %s: %s", tdm_status_name(s), tdm_last_error());
+  tdm_ctx_opts co;
+  memset(&co, 0, sizeof co);
+  if (g_cpu_only) {
+    co.backend = TDM_BACKEND_CPU;
+    co.cpu_threads = 1;
+    g_cand_name = "cpu-1thread";
+  } else {
+#ifndef TANDEM_SELFTEST_HAVE_CUDA
+    printf("SKIP: the library was built without the CUDA backend\n");
+    tdm_ctx_destroy(g_ref);
+    return 0;
+#endif
+    co.backend = TDM_BACKEND_CUDA;
+    g_cand_name = "cuda";
+  }
+  s = tdm_ctx_create(&co, &g_cand);
+  if (s == TDM_ERR_NO_DEVICE) {
+    printf("SKIP: no usable CUDA device: %s\n", tdm_last_error());
+    tdm_ctx_destroy(g_ref);
+    return 0;
+  }
+  if (s != TDM_OK) die("%s context: %s: %s", g_cand_name, tdm_status_name(s), tdm_last_error());
+
+  struct {
+    const char *name;
+    void (*fn)(void);
+  } parts[] = {{"sort", run_sort}, {"hash", run_hash}, {"btree", run_btree}};
+  for (size_t i = 0; i < 3; i++) {
+    if (only && strcmp(only, parts[i].name)) continue;
+    int p0 = g_passed, f0 = g_failed;
+    double t0 = now_s();
+    parts[i].fn();
+    printf("-- %s: %d passed, %d failed in %.1f s\n", parts[i].name, g_passed - p0, g_failed - f0, now_s() - t0);
+  }
+  tdm_ctx_destroy(g_cand);
+  tdm_ctx_destroy(g_ref);
+  printf("%d passed, %d failed\n", g_passed, g_failed);
+  return g_failed ? 1 : 0;
+}
