@@ -114,13 +114,13 @@ typedef struct tdm_allocator tdm_allocator;
 enum {
   /** CUDA contexts: a call whose caller arrays are all device memory is
    *  queued on the context's stream and returns without waiting for the GPU
-   *  (sort, sort_pairs, argsort, hash find, fixed-capacity hash insert, B-tree
-   *  find, rank, range_count). Its outputs are ready for later work on that
+   *  (sort, sort_pairs, argsort, hash find, B-tree find, rank, range_count). Its outputs are ready for later work on that
    *  stream, and for the host after tdm_ctx_sync. Calls that must bring a
    *  device-computed value to the host wait: sizes and counts written to host
    *  memory, growth of a hash table, TDM_ERR_CAPACITY checks, erase counts,
-   *  exports, B-tree build / insert / erase / range; their header comments
-   *  say so. A call with any host array waits too (it copies through the
+   *  exports, hash create / insert (fixed-capacity tables too, in this
+   *  release) / erase / clear, B-tree build / insert / erase / range; their
+   *  header comments say so. Views never wait. A call with any host array waits too (it copies through the
    *  host), so host arrays never race. Argument and allocation errors are
    *  returned at once; a fault on the device is returned as TDM_ERR_DEVICE
    *  (with the CUDA text in tdm_last_error) by tdm_ctx_sync or the next call
@@ -131,7 +131,9 @@ enum {
    *  the mutating call that preceded it (an event, or tdm_ctx_sync), and a
    *  mutation must be ordered after every reader, exactly as for any CUDA
    *  buffer shared between streams.
-   *  On a CPU context the flag is accepted and changes nothing. */
+   *  On a CPU context the flag is accepted and changes nothing.
+   *  The GPU behaviour is compiled and tested on the CPU only until a GPU
+   *  run of bench/device-check.sh checks it (0 host waits, graph capture). */
   TDM_CTX_STREAM_ORDERED = 1u << 0
 };
 
