@@ -8,7 +8,7 @@
  *
  * Layering (as in CUB): public API (src/) -> operation tables (gpu/..._gpu.cu:
  * stage arrays, pick the instantiation) -> kernels (thin loops around the
- * shared host/device functions of src/hd/).
+ * shared host/device functions of include/tandem/detail/).
  */
 #ifndef TANDEM_GPU_COMMON_CUH
 #define TANDEM_GPU_COMMON_CUH
