@@ -104,10 +104,13 @@ typedef enum tdm_type {
  *  rank, range_count) on a warm context allocates nothing: the context keeps
  *  its scratch blocks until it is destroyed. */
 struct tdm_allocator {
+  /** A block of bytes (host: device -1, stream NULL; else device memory of that ordinal, on that stream), or NULL. */
   void *(*alloc)(void *user, size_t bytes, int device, void *stream);
+  /** Gives back a block from alloc, with the bytes, device and stream it was taken with. */
   void (*free)(void *user, void *ptr, size_t bytes, int device, void *stream);
-  void *user;
+  void *user; /**< passed to both functions */
 };
+/** The caller's allocator; see struct tdm_allocator. */
 typedef struct tdm_allocator tdm_allocator;
 
 /** Context flags (tdm_ctx_opts.flags). */

@@ -80,6 +80,8 @@ TDM_API tdm_status tdm_hash_view_get(const tdm_hash *h, tdm_hash_view *out);
  *  arguments. Never waits for the device. */
 TDM_API tdm_status tdm_btree_view_get(const tdm_btree *t, tdm_btree_view *out);
 
+/** How the inline lookups are declared: static inline, and __host__
+ *  __device__ under nvcc. */
 #if defined(__CUDACC__)
 #define TDM_VIEW_FN static __host__ __device__ __forceinline__
 #else
