@@ -9,6 +9,9 @@
 #  3. tandem-selftest, once per GPU design: every operation on CUDA compared
 #     bit for bit with the CPU, host and device arrays (and, GPU or not, the
 #     CPU on one thread against all threads);
+#  3b. tandem-pipeline-check (stream-ordered mode: 0 host waits, graph
+#     capture, a device pool as the allocator, two streams, find overhead)
+#     and examples/fused_lookup at 2^26 records, timed against two calls;
 #  4. compute-sanitizer memcheck, initcheck and synccheck over the self-test
 #     (the program with the CUDA cases; its --minimal set: every operation
 #     and type, host and device arrays, n = 1 and 5001), on the last design
@@ -170,7 +173,7 @@ elif ! grep -q 'Criterion found' "$OUT/configure.log"; then
   record SKIP "criterion tests" "Criterion not installed: its programs were not built (configure.log)"
 else
   reserve=250 need=20 # the self-test, sanitizers and benchmarks come first
-  timed ctest "${TANDEM_DEVCHECK_CTEST_CAP:-120}" "$OUT/ctest.log" ctest --test-dir "$BUILD" --output-on-failure -E '^selftest'
+  timed ctest "${TANDEM_DEVCHECK_CTEST_CAP:-120}" "$OUT/ctest.log" ctest --test-dir "$BUILD" --output-on-failure -E '^selftest|^pipeline_check'
   if [ $rc -eq 0 ]; then
     record PASS "criterion tests" "$(grep -E 'tests passed' "$OUT/ctest.log" | tail -1)"
   else
@@ -211,6 +214,34 @@ for d in ${DESIGNS//,/ }; do
     record FAIL "$name" "$(why_not_run $rc)${tally:+: $tally}: $(grep -m1 '^FAIL' "$OUT/selftest-$d.log" | cut -c1-150)"
   fi
 done
+
+# ---- 3b. stream-ordered mode, the allocator, views (GPU-only properties) -----------------
+# tandem-pipeline-check: 0 host waits and 0 warm allocations of stream-ordered
+# sort / find / rank / range_count, CUDA graph capture of sort + find, a
+# stream-ordered device pool as the allocator, two contexts on two streams
+# with a view in a kernel, per-call time of a 2^16-key find; then
+# examples/fused_lookup at 2^26 records (fused kernel vs the two-call version).
+reserve=150 need=20
+PIPE=$BUILD/tests/tandem-pipeline-check
+if [ $BUILT = 0 ] || [ ! -x "$PIPE" ]; then record SKIP "pipeline check" "nothing built"
+elif [ $GPU = 0 ]; then record SKIP "pipeline check" "$GPU_WHY"
+else
+  timed pipeline 60 "$OUT/pipeline.log" "$PIPE"
+  if [ $rc -eq 0 ]; then
+    record PASS "pipeline check" "$(grep -m1 'host waits' "$OUT/pipeline.log" | cut -c1-60)...; $(grep 'stream-ordered:' "$OUT/pipeline.log" | sed 's/.*: //'), $secs s"
+  else
+    record FAIL "pipeline check" "$(why_not_run $rc): $(grep -m1 '^FAIL' "$OUT/pipeline.log" | cut -c1-150) (pipeline.log)"
+  fi
+fi
+FUSED=$BUILD/examples/fused_lookup
+if [ $BUILT = 0 ] || [ ! -x "$FUSED" ]; then record SKIP "fused lookup 2^26" "nothing built"
+elif [ $GPU = 0 ]; then record SKIP "fused lookup 2^26" "$GPU_WHY"
+else
+  timed fused 60 "$OUT/fused.log" "$FUSED" 26 10
+  if [ $rc -eq 0 ]; then record PASS "fused lookup 2^26" "$(grep -m1 'fused is' "$OUT/fused.log" | sed 's/^fused_lookup: //')"
+  else record FAIL "fused lookup 2^26" "$(why_not_run $rc): $(tail -1 "$OUT/fused.log" | cut -c1-150) (fused.log)"
+  fi
+fi
 
 # ---- 4. compute-sanitizer over the self-test ---------------------------------------------
 SAN=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)

@@ -6,6 +6,7 @@ const tdm__backend tdm__cpu_backend = {
     .host_arrays_only = 1,
     .ctx_init = NULL,
     .ctx_fini = NULL,
+    .ctx_sync = NULL,
     .sort = &tdm__sort_cpu_ops,
     .hash = &tdm__hash_cpu_ops,
     .btree = &tdm__btree_cpu_ops,

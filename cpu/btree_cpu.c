@@ -62,12 +62,16 @@ static tdm_status nodes_reserve(tdm_btree *t, uint64_t need, const char *fn) {
   if (cap >= TDM_BT_NIL) cap = TDM_BT_NIL - 1;
   if (need > cap) return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "%s: the tree would need more than 2^32 - 1 nodes", fn);
   len = map_len(cap);
-  nn = tdm__map(len, len >= BIG_MAP, 1);
+  nn = tdm__ctx_map(t->ctx, len, len >= BIG_MAP, 1);
   if (!nn)
     return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "%s: out of memory for %llu tree nodes", fn, (unsigned long long)cap);
-  if (BT(t)->nodes_raw &&
+  if (BT(t)->nodes_raw && t->ctx->has_alloc) {
+    /* The caller's memory: copy into the new block, free the old one. */
+    memcpy(nn, BT(t)->nodes_raw, BT(t)->map_bytes);
+    tdm__ctx_unmap(t->ctx, BT(t)->nodes_raw, BT(t)->map_bytes);
+  } else if (BT(t)->nodes_raw &&
       mremap(BT(t)->nodes_raw, BT(t)->map_bytes, BT(t)->map_bytes, MREMAP_MAYMOVE | MREMAP_FIXED, nn) == MAP_FAILED) {
-    tdm__unmap(nn, len);
+    tdm__ctx_unmap(t->ctx, nn, len);
     return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "%s: could not move %zu bytes of tree nodes", fn, BT(t)->map_bytes);
   }
   BT(t)->nodes_raw = nn;
@@ -101,7 +105,7 @@ static void node_release(tdm_btree *t, uint32_t i) {
 }
 
 static void bt_free(tdm_btree *t) {
-  tdm__unmap(BT(t)->nodes_raw, BT(t)->map_bytes);
+  tdm__ctx_unmap(t->ctx, BT(t)->nodes_raw, BT(t)->map_bytes);
   BT(t)->nodes_raw = NULL;
   BT(t)->nodes = NULL;
 }
@@ -113,14 +117,16 @@ static void bt_free(tdm_btree *t) {
  * key-only batches). For 8-byte types kb / vb share the raw arrays:
  * widening in place is safe and compaction only moves elements left. */
 typedef struct batch {
+  tdm_ctx *ctx;
   void *block;
+  size_t block_bytes;
   void *kraw, *vraw;
   uint64_t *kb, *vb;
   size_t n, m;
 } batch;
 
 static void batch_free(batch *b) {
-  tdm__free(b->block);
+  if (b->block) tdm__ctx_free(b->ctx, b->block, b->block_bytes);
   b->block = NULL;
 }
 
@@ -136,7 +142,9 @@ static tdm_status batch_sort(const tdm_btree *t, const void *keys, const void *v
   o_v = tdm__carve(&off, n * vs);
   o_kb = ks == 8 ? o_k : tdm__carve(&off, n * 8);
   o_vb = (vs == 8 || vs == 0) ? o_v : tdm__carve(&off, n * 8);
-  b->block = tdm__aligned_alloc(off);
+  b->ctx = t->ctx;
+  b->block_bytes = off;
+  b->block = tdm__ctx_alloc(t->ctx, off);
   if (!b->block) {
     (void)tdm__fail(TDM_ERR_OUT_OF_MEMORY, "%s: out of host memory for a %zu-byte copy of the batch", fn, off);
     return TDM_ERR_OUT_OF_MEMORY;
@@ -1043,6 +1051,11 @@ static tdm_status bt_validate(const tdm_btree *t) {
   return tdm__bt_check_nodes(t, BT(t)->nodes, BT(t)->used, BT(t)->live);
 }
 
+static tdm_status bt_view(const tdm_btree *t, tdm_btree_view *out) {
+  out->nodes = t->root == TDM_BT_NIL ? NULL : BT(t)->nodes;
+  return TDM_OK;
+}
+
 const tdm__btree_ops tdm__btree_cpu_ops = {
     .state_bytes = sizeof(tdm__btree_cpu),
     .build = bt_build,
@@ -1055,4 +1068,5 @@ const tdm__btree_ops tdm__btree_cpu_ops = {
     .erase = bt_erase,
     .export_all = bt_export,
     .validate = bt_validate,
+    .view = bt_view,
 };

@@ -57,7 +57,7 @@ typedef struct tdm__hash_cpu_fns {
   size_t (*export_side)(const void *s, uint64_t cap, void *ko, void *vo);
 } tdm__hash_cpu_fns;
 
-/* Indexed by tdm__hash_inst (hd/hash_layout.h). */
+/* Indexed by tdm__hash_inst (tandem/detail/hash_layout.h). */
 TDM_INTERNAL extern const tdm__hash_cpu_fns tdm__hash_cpu_k32v32, tdm__hash_cpu_k32v64, tdm__hash_cpu_k64v32,
     tdm__hash_cpu_k64v64;
 

@@ -1,7 +1,7 @@
 /*
  * hash_cpu.c: the CPU backend of the hash table (C11 + OpenMP).
  *
- *  - The table is one array of slots (hd/hash_layout.h). Tables of 2 MiB and
+ *  - The table is one array of slots (tandem/detail/hash_layout.h). Tables of 2 MiB and
  *    more are mapped from the OS (tdm__map), 2 MiB aligned, with
  *    MADV_HUGEPAGE: random probes into a large table then miss the TLB far
  *    less, and fresh pages arrive zeroed, which is exactly an empty table.
@@ -53,28 +53,27 @@ static size_t chunk(size_t n, unsigned nt, unsigned t) {
 
 /* A zeroed table of `bytes`; *mapped / *alloc_bytes say how to free it. NULL
  * when out of memory (the allocation-failure hook counts it as one). */
-static void *table_alloc(size_t bytes, int *mapped, size_t *alloc_bytes) {
+static void *table_alloc(tdm_ctx *ctx, size_t bytes, int *mapped, size_t *alloc_bytes) {
   void *p;
   if (bytes >= TDM__HUGE_PAGE) {
     size_t len = (bytes + TDM__HUGE_PAGE - 1) & ~(TDM__HUGE_PAGE - 1);
-    p = tdm__map(len, 1, 0);
+    p = tdm__ctx_map(ctx, len, 1, 0);
     if (!p) return NULL;
     *mapped = 1;
     *alloc_bytes = len;
     return p;
   }
-  p = tdm__aligned_alloc(bytes);
+  p = tdm__ctx_calloc(ctx, bytes);
   if (!p) return NULL;
-  memset(p, 0, bytes);
   *mapped = 0;
   *alloc_bytes = bytes;
   return p;
 }
 
-static void table_free(void *p, int mapped, size_t alloc_bytes) {
+static void table_free(tdm_ctx *ctx, void *p, int mapped, size_t alloc_bytes) {
   if (!p) return;
-  if (mapped) tdm__unmap(p, alloc_bytes);
-  else tdm__free(p);
+  if (mapped) tdm__ctx_unmap(ctx, p, alloc_bytes);
+  else tdm__ctx_free(ctx, p, alloc_bytes);
 }
 
 /* The loops of each width pair, by tdm__hash_inst. */
@@ -84,14 +83,14 @@ static const tdm__hash_cpu_fns *const inst_fns[4] = {&tdm__hash_cpu_k32v32, &tdm
 static tdm_status hc_create(tdm_hash *h) {
   size_t bytes = tdm__hash_table_bytes(h, h->log2cap);
   HC(h)->fn = inst_fns[tdm__hash_inst(h->ks, h->vs)];
-  HC(h)->slots = table_alloc(bytes, &HC(h)->mapped, &HC(h)->slots_bytes);
+  HC(h)->slots = table_alloc(h->ctx, bytes, &HC(h)->mapped, &HC(h)->slots_bytes);
   if (!HC(h)->slots)
     return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "tdm_hash_create: out of host memory for a table of %zu bytes", bytes);
   return TDM_OK;
 }
 
 static void hc_destroy(tdm_hash *h) {
-  table_free(HC(h)->slots, HC(h)->mapped, HC(h)->slots_bytes);
+  table_free(h->ctx, HC(h)->slots, HC(h)->mapped, HC(h)->slots_bytes);
   HC(h)->slots = NULL;
 }
 
@@ -104,7 +103,7 @@ static tdm_status rehash(tdm_hash *h, unsigned dl) {
   uint64_t dcap = (uint64_t)1 << dl;
   int nmapped;
   unsigned nt = threads_for(h, h->cap), t;
-  char *dst = (char *)table_alloc(bytes, &nmapped, &nbytes);
+  char *dst = (char *)table_alloc(h->ctx, bytes, &nmapped, &nbytes);
   const char *src = (const char *)HC(h)->slots;
   if (!dst)
     return tdm__fail(TDM_ERR_OUT_OF_MEMORY,
@@ -118,7 +117,7 @@ static tdm_status rehash(tdm_hash *h, unsigned dl) {
   }
   /* The side slots move as they are. */
   memcpy(dst + dcap * sb, src + h->cap * sb, 2u * sb);
-  table_free(HC(h)->slots, HC(h)->mapped, HC(h)->slots_bytes);
+  table_free(h->ctx, HC(h)->slots, HC(h)->mapped, HC(h)->slots_bytes);
   HC(h)->slots = dst;
   HC(h)->mapped = nmapped;
   HC(h)->slots_bytes = nbytes;
@@ -313,6 +312,11 @@ static tdm_status hc_clear(tdm_hash *h) {
 
 static tdm_status hc_validate(const tdm_hash *h) { return tdm__hash_check_slots(h, HC(h)->slots); }
 
+static tdm_status hc_view(const tdm_hash *h, tdm_hash_view *out) {
+  out->slots = HC(h)->slots;
+  return TDM_OK;
+}
+
 const tdm__hash_ops tdm__hash_cpu_ops = {
     .state_bytes = sizeof(tdm__hash_cpu),
     .create = hc_create,
@@ -323,4 +327,5 @@ const tdm__hash_ops tdm__hash_cpu_ops = {
     .export_all = hc_export,
     .clear = hc_clear,
     .validate = hc_validate,
+    .view = hc_view,
 };

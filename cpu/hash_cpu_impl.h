@@ -1,7 +1,7 @@
 /*
  * hash_cpu_impl.h: the CPU loops of the hash table for one key and value
  * width. Each of cpu/hash_cpu_k32v32.c ... hash_cpu_k64v64.c defines HS_K,
- * HS_V, HS_KW, HS_VW and HS_SFX (as for src/hd/hash_slot_impl.h), includes
+ * HS_V, HS_KW, HS_VW and HS_SFX (as for include/tandem/detail/hash_slot_impl.h), includes
  * this file once and defines its table tdm__hash_cpu_<sfx> = HC_FNS.
  *
  * The random-access loops hide memory latency the same way: keys are hashed

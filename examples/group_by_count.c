@@ -65,7 +65,7 @@ static void die(const char *what, tdm_status s) {
 }
 
 int main(int argc, char **argv) {
-  tdm_ctx_opts copts = {TDM_BACKEND_AUTO, 0, 0, NULL};
+  tdm_ctx_opts copts = {TDM_BACKEND_AUTO, 0, 0, NULL, 0, NULL};
   tdm_hash_opts hopts;
   tdm_ctx *ctx;
   tdm_hash *h;

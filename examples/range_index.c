@@ -36,7 +36,7 @@ static uint64_t next(uint64_t *x) {
 
 int main(int argc, char **argv) {
   enum { WINDOWS = 4, LATE = 1000 };
-  tdm_ctx_opts copts = {TDM_BACKEND_AUTO, 0, 0, NULL};
+  tdm_ctx_opts copts = {TDM_BACKEND_AUTO, 0, 0, NULL, 0, NULL};
   tdm_btree_opts bopts = {TDM_U64, TDM_U32, TDM_DUP_KEEP_FIRST};
   size_t n = 1000000, i, erased = 0, total;
   uint64_t seed = 42, *ts, lo[WINDOWS], hi[WINDOWS], counts[WINDOWS], offsets[WINDOWS + 1];

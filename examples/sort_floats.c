@@ -54,7 +54,7 @@ int main(int argc, char **argv) {
   const char *path = NULL;
   unsigned flags = 0;
   int device = 0, fd, i;
-  tdm_ctx_opts opts = {TDM_BACKEND_AUTO, 0, 0, NULL};
+  tdm_ctx_opts opts = {TDM_BACKEND_AUTO, 0, 0, NULL, 0, NULL};
   tdm_ctx *ctx;
   struct stat st;
   float *data;

@@ -7,6 +7,7 @@ extern "C" const tdm__backend tdm__cuda_backend = {
     0,                      /* host_arrays_only: host or device arrays */
     tdm__gpu_ctx_init,      /* ctx_init */
     tdm__gpu_ctx_fini,      /* ctx_fini */
+    tdm__gpu_ctx_sync,      /* ctx_sync */
     &tdm__sort_cuda_ops,    /* sort */
     &tdm__hash_cuda_ops,    /* hash */
     &tdm__btree_cuda_ops,   /* btree */

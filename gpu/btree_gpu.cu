@@ -2,7 +2,7 @@
  * btree_gpu.cu: the CUDA backend of the B+ tree.
  *
  * A CUDA tree lives in device memory in the bulk-load layout of
- * src/hd/btree_node.h (leaves contiguous and in key order, sizes spread evenly),
+ * include/tandem/detail/btree_node.h (leaves contiguous and in key order, sizes spread evenly),
  * filled by the same tdm__bt_fill_leaf / tdm__bt_fill_inner functions the CPU
  * runs, one node per thread.
  *
@@ -449,7 +449,7 @@ static tdm_status bg_find(const tdm_btree *t, const void *keys, void *values_out
   if ((values_out && (st = tdm__gpu_out_finish(ctx, &v)) != TDM_OK) ||
       (found_out && (st = tdm__gpu_out_finish(ctx, &f)) != TDM_OK))
     return st;
-  return tdm__gpu_sync(ctx, "tdm_btree_find");
+  return sc.finish("tdm_btree_find");
 }
 
 static tdm_status bg_rank(const tdm_btree *t, const void *keys, uint64_t *rank_out, size_t n) {
@@ -467,7 +467,7 @@ static tdm_status bg_rank(const tdm_btree *t, const void *keys, uint64_t *rank_o
     if ((st = tdm__launch_check("tdm_btree_rank")) != TDM_OK) return st;
   }
   if ((st = tdm__gpu_out_finish(ctx, &r)) != TDM_OK) return st;
-  return tdm__gpu_sync(ctx, "tdm_btree_rank");
+  return sc.finish("tdm_btree_rank");
 }
 
 /* Counts for n queries into the device array d_cnt of cnt_len >= n entries. */
@@ -493,7 +493,7 @@ static tdm_status bg_range_count(const tdm_btree *t, const void *lo, const void 
       (st = sc.out(count_out, n * 8, &c)) != TDM_OK || (st = counts(t, a.d, b.d, n, n, (uint64_t *)c.d)) != TDM_OK ||
       (st = tdm__gpu_out_finish(ctx, &c)) != TDM_OK)
     return st;
-  return tdm__gpu_sync(ctx, "tdm_btree_range_count");
+  return sc.finish("tdm_btree_range_count");
 }
 
 static tdm_status bg_range(const tdm_btree *t, const void *lo, const void *hi, size_t n, uint64_t *offsets_out,
@@ -577,17 +577,24 @@ static tdm_status bg_validate(const tdm_btree *t) {
   if (t->root == TDM_BT_NIL) return tdm__bt_check_nodes(t, NULL, 0, 0);
   tdm__gpu_device dev;
   if ((st = dev.enter(t->ctx)) != TDM_OK) return st;
-  h = (tdm__bt_node *)tdm__malloc(bytes);
+  h = (tdm__bt_node *)tdm__ctx_alloc(t->ctx, bytes);
   if (!h) return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "tdm_btree_validate: out of host memory for a node copy");
-  TDM_CUDA_TRY(cudaMemcpyAsync(h, BG(t)->d_nodes, bytes, cudaMemcpyDeviceToHost, tdm__stream(t->ctx)), tdm__free(h));
+  TDM_CUDA_TRY(cudaMemcpyAsync(h, BG(t)->d_nodes, bytes, cudaMemcpyDeviceToHost, tdm__stream(t->ctx)),
+               tdm__ctx_free(t->ctx, h, bytes));
   if ((st = tdm__gpu_sync(t->ctx, "tdm_btree_validate (copy nodes)")) == TDM_OK)
     st = tdm__bt_check_nodes(t, h, (uint32_t)BG(t)->geom.nodes, (uint32_t)BG(t)->geom.nodes);
-  tdm__free(h);
+  tdm__ctx_free(t->ctx, h, bytes);
   return st;
 }
 
 /* Positional, in the order of tdm__btree_ops (backend.h). */
+static tdm_status bg_view(const tdm_btree *t, tdm_btree_view *out) {
+  out->nodes = t->root == TDM_BT_NIL ? NULL : BG(t)->d_nodes;
+  out->device = t->ctx->gpu->device;
+  return TDM_OK;
+}
+
 const tdm__btree_ops tdm__btree_cuda_ops = {
     sizeof(btree_gpu), bg_build, bg_destroy, bg_find,   bg_rank,    bg_range_count,
-    bg_range,          bg_insert, bg_erase,  bg_export, bg_validate,
+    bg_range,          bg_insert, bg_erase,  bg_export, bg_validate, bg_view,
 };

@@ -8,7 +8,7 @@
  *
  * Layering (as in CUB): public API (src/) -> operation tables (gpu/..._gpu.cu:
  * stage arrays, pick the instantiation) -> kernels (thin loops around the
- * shared host/device functions of src/hd/).
+ * shared host/device functions of include/tandem/detail/).
  */
 #ifndef TANDEM_GPU_COMMON_CUH
 #define TANDEM_GPU_COMMON_CUH
@@ -17,12 +17,24 @@
 
 #include "../src/backend.h"
 
+/* A device block the context handed out: its size (every block goes back to
+ * the caller's allocator with the size it was taken with), and whether it is
+ * scratch parked in the context's cache for the next call. */
+typedef struct tdm__dev_block {
+  void *p;
+  size_t bytes;
+  int parked;
+  struct tdm__dev_block *next;
+} tdm__dev_block;
+
 /* Per-context GPU state (ctx->gpu). */
 struct tdm__gpu_state {
   cudaStream_t stream;
   int own_stream;
   int device;
   int design; /* TDM__GPU_LEGACY or TDM__GPU_V2, from TANDEM_GPU_DESIGN */
+  tdm__dev_block *blocks; /* live and parked device blocks (guarded by ctx->lock) */
+  int n_parked;
 };
 
 /* The kernel designs (TANDEM_GPU_DESIGN, read once when a context is
@@ -93,11 +105,35 @@ class tdm__gpu_device {
 
 static inline cudaStream_t tdm__stream(const tdm_ctx *ctx) { return ctx->gpu->stream; }
 
-/* Device allocation through the failure-injection hook; stream-ordered on the
- * context's stream. bytes 0 gives NULL and TDM_OK. */
+/* Device allocation, stream-ordered on the context's stream: a parked
+ * scratch block of a fitting size when the context has one (so repeated calls
+ * of one size allocate nothing), else the caller's allocator (ctx->alloc:
+ * device ordinal and stream passed, 256-byte alignment checked) or
+ * cudaMallocAsync from the device's default pool, whose settings tandem
+ * leaves alone. Through the failure-injection hook. bytes 0 gives NULL and
+ * TDM_OK. */
 tdm_status tdm__gpu_malloc(tdm_ctx *ctx, size_t bytes, void **out);
-/* Frees memory from tdm__gpu_malloc (NULL is a no-op). */
+/* Frees structure storage from tdm__gpu_malloc (NULL is a no-op), at once,
+ * stream-ordered. */
 void tdm__gpu_free(tdm_ctx *ctx, void *p);
+/* Ends the use of a scratch block of one call: parked in the context's cache
+ * for the next call on the same stream (stream order makes the reuse safe),
+ * freed when the cache is full. */
+void tdm__gpu_scratch_free(tdm_ctx *ctx, void *p);
+/* Frees every parked block (context destruction, or an allocation that
+ * failed and retries). */
+void tdm__gpu_unpark_all(tdm_ctx *ctx);
+
+/* The end of a call. queue_only: the call may return without waiting (a
+ * TDM_CTX_STREAM_ORDERED context and no caller array in host memory); then
+ * only launch errors are checked and device faults surface in tdm_ctx_sync.
+ * Otherwise waits for the stream (tdm__gpu_sync). */
+tdm_status tdm__gpu_finish(tdm_ctx *ctx, int queue_only, const char *where);
+/* 1 when ctx is stream-ordered and every non-NULL pointer given is device
+ * memory. */
+int tdm__gpu_queue_only(tdm_ctx *ctx, const void *a, const void *b, const void *c);
+/* tdm_ctx_sync of a CUDA context. */
+tdm_status tdm__gpu_ctx_sync(tdm_ctx *ctx);
 
 /* A caller array as the device sees it. For a device (or managed) pointer the
  * array is used in place; a host array gets a device copy (input) or a device
@@ -117,7 +153,8 @@ tdm_status tdm__gpu_out(tdm_ctx *ctx, void *user, size_t bytes, tdm__dev_array *
 tdm_status tdm__gpu_out_finish(tdm_ctx *ctx, tdm__dev_array *a);
 /* Releases a staging buffer; no-op when in place. */
 void tdm__gpu_release(tdm_ctx *ctx, tdm__dev_array *a);
-/* Waits for the context's stream and reports any asynchronous error. */
+/* Waits for the context's stream and reports any asynchronous error;
+ * counted as a host wait (ctx->n_waits). */
 tdm_status tdm__gpu_sync(tdm_ctx *ctx, const char *where);
 
 /* The device memory one call takes: scratch buffers and staged caller arrays,
@@ -128,7 +165,7 @@ class tdm__gpu_scope {
   explicit tdm__gpu_scope(tdm_ctx *ctx) : dev_(), ctx_(ctx), nbuf_(0), narr_(0) {}
   ~tdm__gpu_scope() {
     for (int i = 0; i < narr_; i++) tdm__gpu_release(ctx_, arr_[i]);
-    for (int i = 0; i < nbuf_; i++) tdm__gpu_free(ctx_, buf_[i]);
+    for (int i = 0; i < nbuf_; i++) tdm__gpu_scratch_free(ctx_, buf_[i]);
     /* dev_ (restoring the caller's device) is destroyed after this body. */
   }
   /* Makes the context's device current until the scope ends. */
@@ -162,6 +199,17 @@ class tdm__gpu_scope {
     a->d = NULL;
     a->staged = 0;
     return tdm__gpu_out(ctx_, user, bytes, a);
+  }
+  /* 1 if a caller array of the call was staged through the host. */
+  int staged() const {
+    for (int i = 0; i < narr_; i++)
+      if (arr_[i]->staged) return 1;
+    return 0;
+  }
+  /* The end of the call (tdm__gpu_finish): no wait on a stream-ordered
+   * context when nothing was staged through the host. */
+  tdm_status finish(const char *where) const {
+    return tdm__gpu_finish(ctx_, (ctx_->flags & TDM_CTX_STREAM_ORDERED) && !staged(), where);
   }
   /* Stops tracking p: its new owner frees it. */
   void keep(void *p) {

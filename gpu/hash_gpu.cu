@@ -1,7 +1,7 @@
 /*
  * hash_gpu.cu: the CUDA backend of the hash table.
  *
- * The table lives in device memory in the layout of src/hd/hash_layout.h; the
+ * The table lives in device memory in the layout of include/tandem/detail/hash_layout.h; the
  * kernels are thin loops (one thread per key) around the same probe functions
  * the CPU runs. Claims are a CAS on the slot's key word; values follow the
  * duplicate policy deterministically:
@@ -543,7 +543,7 @@ static tdm_status hg_find(const tdm_hash *h, const void *keys, void *values_out,
   if ((values_out && (st = tdm__gpu_out_finish(ctx, &dv)) != TDM_OK) ||
       (found_out && (st = tdm__gpu_out_finish(ctx, &df)) != TDM_OK))
     return st;
-  return tdm__gpu_sync(ctx, "tdm_hash_find");
+  return sc.finish("tdm_hash_find");
 }
 
 template <typename K, typename V>
@@ -632,16 +632,23 @@ static tdm_status hg_validate(const tdm_hash *h) {
   tdm__gpu_device dev;
   tdm_status st;
   if ((st = dev.enter(ctx)) != TDM_OK) return st;
-  copy = tdm__aligned_alloc(bytes);
+  copy = tdm__ctx_alloc(ctx, bytes);
   if (!copy)
     return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "tdm_hash_validate: out of host memory for a %zu-byte table copy", bytes);
-  TDM_CUDA_TRY(cudaMemcpyAsync(copy, d_slots(h), bytes, cudaMemcpyDeviceToHost, tdm__stream(ctx)), tdm__free(copy));
+  TDM_CUDA_TRY(cudaMemcpyAsync(copy, d_slots(h), bytes, cudaMemcpyDeviceToHost, tdm__stream(ctx)),
+               tdm__ctx_free(ctx, copy, bytes));
   if ((st = tdm__gpu_sync(ctx, "tdm_hash_validate")) == TDM_OK) st = tdm__hash_check_slots(h, copy);
-  tdm__free(copy);
+  tdm__ctx_free(ctx, copy, bytes);
   return st;
 }
 
 /* Positional, in the order of tdm__hash_ops (backend.h). */
+static tdm_status hg_view(const tdm_hash *h, tdm_hash_view *out) {
+  out->slots = d_slots(h);
+  out->device = h->ctx->gpu->device;
+  return TDM_OK;
+}
+
 const tdm__hash_ops tdm__hash_cuda_ops = {
-    sizeof(hash_gpu), hg_create, hg_destroy, hg_insert, hg_find, hg_erase, hg_export, hg_clear, hg_validate,
+    sizeof(hash_gpu), hg_create, hg_destroy, hg_insert, hg_find, hg_erase, hg_export, hg_clear, hg_validate, hg_view,
 };

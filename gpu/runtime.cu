@@ -64,7 +64,7 @@ tdm_status tdm__gpu_ctx_init(tdm_ctx *ctx) {
       return tdm__fail(TDM_ERR_INVALID_ARGUMENT,
                        "tdm_ctx_create: TANDEM_GPU_DESIGN is '%s'; use legacy, v2 or default", d);
   }
-  g = (tdm__gpu_state *)tdm__calloc(1, sizeof *g);
+  g = (tdm__gpu_state *)tdm__ctx_calloc(ctx, sizeof *g);
   if (!g) return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "tdm_ctx_create: out of host memory");
   g->device = ctx->device;
   {
@@ -79,7 +79,7 @@ tdm_status tdm__gpu_ctx_init(tdm_ctx *ctx) {
     tdm_status st = dev.enter(ctx);
     if (st != TDM_OK) {
       ctx->gpu = NULL;
-      tdm__free(g);
+      tdm__ctx_free(ctx, g, sizeof *g);
       return st;
     }
   }
@@ -90,19 +90,11 @@ tdm_status tdm__gpu_ctx_init(tdm_ctx *ctx) {
      * everything queued on the legacy default stream (PyTorch's default
      * stream, a pageable cudaMemcpy). A non-blocking stream would run
      * concurrently with that work. */
-    TDM_CUDA_TRY(cudaStreamCreateWithFlags(&g->stream, cudaStreamDefault), (ctx->gpu = NULL, tdm__free(g)));
+    TDM_CUDA_TRY(cudaStreamCreateWithFlags(&g->stream, cudaStreamDefault), (ctx->gpu = NULL, tdm__ctx_free(ctx, g, sizeof *g)));
     g->own_stream = 1;
   }
-  {
-    /* Keep freed blocks in the device's pool: the stream-ordered pool is the
-     * context's device scratch cache, so repeated calls do not go back to the
-     * driver for memory. */
-    cudaMemPool_t pool;
-    unsigned long long keep = ~0ull;
-    if (cudaDeviceGetDefaultMemPool(&pool, ctx->device) == cudaSuccess)
-      (void)cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
-    (void)cudaGetLastError();
-  }
+  /* The device's default memory pool keeps the caller's settings: repeated
+   * calls reuse the context's parked scratch blocks instead (tdm__gpu_malloc). */
   ctx->gpu = g;
   return TDM_OK;
 }
@@ -112,12 +104,13 @@ void tdm__gpu_ctx_fini(tdm_ctx *ctx) {
   tdm__gpu_device dev;
   if (!g) return;
   (void)dev.enter(ctx);
+  tdm__gpu_unpark_all(ctx);
   if (g->own_stream) {
     (void)cudaStreamSynchronize(g->stream);
     (void)cudaStreamDestroy(g->stream);
   }
   (void)cudaGetLastError();
-  tdm__free(g);
+  tdm__ctx_free(ctx, g, sizeof *g);
   ctx->gpu = NULL;
 }
 
@@ -144,24 +137,171 @@ void tdm__gpu_device::leave() {
   prev_ = -1;
 }
 
-tdm_status tdm__gpu_malloc(tdm_ctx *ctx, size_t bytes, void **out) {
-  *out = NULL;
-  if (bytes == 0) return TDM_OK;
+/* ---- device blocks ------------------------------------------------------- */
+
+/* Parked scratch blocks a context keeps at most; beyond, freed at once. */
+#define TDM_GPU_MAX_PARKED 16
+
+/* Frees one block to where it came from (stream-ordered) and drops its record. */
+static void block_release(tdm_ctx *ctx, tdm__dev_block *b) {
+  if (ctx->has_alloc) ctx->alloc.free(ctx->alloc.user, b->p, b->bytes, ctx->gpu->device, (void *)tdm__stream(ctx));
+  else (void)cudaFreeAsync(b->p, tdm__stream(ctx));
+  tdm__ctx_free(ctx, b, sizeof *b);
+}
+
+/* Takes the record of p out of the list (NULL when p is not ours). */
+static tdm__dev_block *block_unlink(tdm__gpu_state *g, void *p) {
+  tdm__dev_block **at;
+  for (at = &g->blocks; *at; at = &(*at)->next) {
+    if ((*at)->p == p) {
+      tdm__dev_block *b = *at;
+      *at = b->next;
+      return b;
+    }
+  }
+  return NULL;
+}
+
+/* A new block from the caller's allocator or the default pool. */
+static tdm_status block_new(tdm_ctx *ctx, size_t bytes, void **out) {
+  tdm__gpu_state *g = ctx->gpu;
+  void *p = NULL;
+  tdm__count_alloc(ctx);
   if (tdm__alloc_should_fail())
     return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "out of device memory: %zu bytes (injected failure)", bytes);
-  cudaError_t e = cudaMallocAsync(out, bytes, tdm__stream(ctx));
-  if (e != cudaSuccess) {
-    (void)cudaGetLastError();
-    *out = NULL;
-    if (e == cudaErrorMemoryAllocation)
-      return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "out of device memory: %zu bytes", bytes);
-    return tdm__cuda_fail(e, "cudaMallocAsync", __FILE__, __LINE__);
+  if (ctx->has_alloc) {
+    p = ctx->alloc.alloc(ctx->alloc.user, bytes, g->device, (void *)tdm__stream(ctx));
+    if (!p) return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "out of device memory: the allocator returned NULL for %zu bytes", bytes);
+    if ((uintptr_t)p & 255u) {
+      ctx->alloc.free(ctx->alloc.user, p, bytes, g->device, (void *)tdm__stream(ctx));
+      return tdm__fail(TDM_ERR_OUT_OF_MEMORY,
+                       "the allocator returned a device block that is not 256-byte aligned (%zu bytes); not used",
+                       bytes);
+    }
+  } else {
+    cudaError_t e = cudaMallocAsync(&p, bytes, tdm__stream(ctx));
+    if (e != cudaSuccess) {
+      (void)cudaGetLastError();
+      if (e == cudaErrorMemoryAllocation)
+        return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "out of device memory: %zu bytes", bytes);
+      return tdm__cuda_fail(e, "cudaMallocAsync", __FILE__, __LINE__);
+    }
   }
+  *out = p;
+  return TDM_OK;
+}
+
+tdm_status tdm__gpu_malloc(tdm_ctx *ctx, size_t bytes, void **out) {
+  tdm__gpu_state *g = ctx->gpu;
+  tdm__dev_block *b, *best = NULL, *rec;
+  tdm_status st;
+  *out = NULL;
+  if (bytes == 0) return TDM_OK;
+  /* A parked block of at least bytes and at most twice that: reuse. */
+  pthread_mutex_lock(&ctx->lock);
+  for (b = g->blocks; b; b = b->next)
+    if (b->parked && b->bytes >= bytes && b->bytes / 2 <= bytes && (!best || b->bytes < best->bytes)) best = b;
+  if (best) {
+    best->parked = 0;
+    g->n_parked--;
+    *out = best->p;
+    pthread_mutex_unlock(&ctx->lock);
+    return TDM_OK;
+  }
+  pthread_mutex_unlock(&ctx->lock);
+  rec = (tdm__dev_block *)tdm__ctx_calloc(ctx, sizeof *rec);
+  if (!rec) return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "out of host memory for a device block record");
+  st = block_new(ctx, bytes, out);
+  if (st == TDM_ERR_OUT_OF_MEMORY && g->n_parked > 0) {
+    /* Parked blocks of other sizes may be what is missing: give them back, retry. */
+    tdm__gpu_unpark_all(ctx);
+    st = block_new(ctx, bytes, out);
+  }
+  if (st != TDM_OK) {
+    tdm__ctx_free(ctx, rec, sizeof *rec);
+    return st;
+  }
+  rec->p = *out;
+  rec->bytes = bytes;
+  pthread_mutex_lock(&ctx->lock);
+  rec->next = g->blocks;
+  g->blocks = rec;
+  pthread_mutex_unlock(&ctx->lock);
   return TDM_OK;
 }
 
 void tdm__gpu_free(tdm_ctx *ctx, void *p) {
-  if (p) (void)cudaFreeAsync(p, tdm__stream(ctx));
+  tdm__dev_block *b;
+  if (!p) return;
+  pthread_mutex_lock(&ctx->lock);
+  b = block_unlink(ctx->gpu, p);
+  pthread_mutex_unlock(&ctx->lock);
+  if (b) block_release(ctx, b);
+}
+
+void tdm__gpu_scratch_free(tdm_ctx *ctx, void *p) {
+  tdm__gpu_state *g = ctx->gpu;
+  tdm__dev_block *b;
+  int park = 0;
+  if (!p) return;
+  pthread_mutex_lock(&ctx->lock);
+  for (b = g->blocks; b; b = b->next) {
+    if (b->p == p) {
+      if (g->n_parked < TDM_GPU_MAX_PARKED) {
+        b->parked = 1;
+        g->n_parked++;
+        park = 1;
+      }
+      break;
+    }
+  }
+  pthread_mutex_unlock(&ctx->lock);
+  if (!park) tdm__gpu_free(ctx, p);
+}
+
+void tdm__gpu_unpark_all(tdm_ctx *ctx) {
+  tdm__gpu_state *g = ctx->gpu;
+  tdm__dev_block **at, *b, *drop = NULL;
+  pthread_mutex_lock(&ctx->lock);
+  for (at = &g->blocks; *at;) {
+    if ((*at)->parked) {
+      b = *at;
+      *at = b->next;
+      b->next = drop;
+      drop = b;
+    } else {
+      at = &(*at)->next;
+    }
+  }
+  g->n_parked = 0;
+  pthread_mutex_unlock(&ctx->lock);
+  while (drop) {
+    b = drop;
+    drop = b->next;
+    block_release(ctx, b);
+  }
+}
+
+/* ---- the end of a call ------------------------------------------------------ */
+
+int tdm__gpu_queue_only(tdm_ctx *ctx, const void *a, const void *b, const void *c) {
+  if (!(ctx->flags & TDM_CTX_STREAM_ORDERED)) return 0;
+  if (a && !tdm__cuda_is_device_ptr(a)) return 0;
+  if (b && !tdm__cuda_is_device_ptr(b)) return 0;
+  if (c && !tdm__cuda_is_device_ptr(c)) return 0;
+  return 1;
+}
+
+tdm_status tdm__gpu_finish(tdm_ctx *ctx, int queue_only, const char *where) {
+  if (queue_only) return tdm__launch_check(where);
+  return tdm__gpu_sync(ctx, where);
+}
+
+tdm_status tdm__gpu_ctx_sync(tdm_ctx *ctx) {
+  tdm__gpu_device dev;
+  tdm_status st;
+  if ((st = dev.enter(ctx)) != TDM_OK) return st;
+  return tdm__gpu_sync(ctx, "tdm_ctx_sync (work queued earlier on the context's stream)");
 }
 
 tdm_status tdm__gpu_in(tdm_ctx *ctx, const void *user, size_t bytes, tdm__dev_array *a) {
@@ -199,12 +339,13 @@ tdm_status tdm__gpu_out_finish(tdm_ctx *ctx, tdm__dev_array *a) {
 }
 
 void tdm__gpu_release(tdm_ctx *ctx, tdm__dev_array *a) {
-  if (a->staged && a->d) tdm__gpu_free(ctx, a->d);
+  if (a->staged && a->d) tdm__gpu_scratch_free(ctx, a->d);
   a->d = NULL;
   a->staged = 0;
 }
 
 tdm_status tdm__gpu_sync(tdm_ctx *ctx, const char *where) {
+  tdm__count_wait(ctx);
   cudaError_t e = cudaStreamSynchronize(tdm__stream(ctx));
   if (e != cudaSuccess) {
     (void)cudaGetLastError();

@@ -255,11 +255,14 @@ tdm_status tdm__gpu_sort(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type v
     from_bits_kernel<uint64_t><<<j.grid, TDM_GPU_BLOCK, 0, j.s>>>((const uint64_t *)j.b.k[j.kcur],
                                                                   (uint64_t *)j.b.k[j.kcur ^ 1], n, j.kind, desc);
   if ((st = tdm__launch_check("tdm_sort (keys from bits)")) != TDM_OK) return st;
-  /* Everything that can fail for lack of resources has succeeded: write out. */
-  if ((st = tdm__gpu_sync(ctx, "tdm_sort (device sort)")) != TDM_OK) return st;
+  /* Everything that can fail for lack of resources has succeeded: write out.
+   * Stream-ordered with device arrays: queued, no wait (device faults are
+   * deferred to tdm_ctx_sync, as documented). */
+  int q = tdm__gpu_queue_only(ctx, keys, j.vs ? values : NULL, NULL);
+  if (!q && (st = tdm__gpu_sync(ctx, "tdm_sort (device sort)")) != TDM_OK) return st;
   if ((st = store(ctx, keys, j.b.k[j.kcur ^ 1], n * j.ks)) != TDM_OK) return st;
   if (j.vs && (st = store(ctx, values, j.b.v[j.vcur], n * j.vs)) != TDM_OK) return st;
-  return tdm__gpu_sync(ctx, "tdm_sort (copy out)");
+  return tdm__gpu_finish(ctx, q, "tdm_sort (copy out)");
 }
 
 static tdm_status gpu_argsort(tdm_ctx *ctx, tdm_type key_type, const void *keys, tdm_type index_type, void *perm_out,
@@ -272,9 +275,10 @@ static tdm_status gpu_argsort(tdm_ctx *ctx, tdm_type key_type, const void *keys,
   else iota_kernel<uint64_t><<<j.grid, TDM_GPU_BLOCK, 0, j.s>>>((uint64_t *)j.b.v[0], n);
   if ((st = tdm__launch_check("tdm_argsort (iota)")) != TDM_OK) return st;
   if ((st = cub_sort(ctx, sc, &j.b, n, j.ks, j.vs, &j.kcur, &j.vcur)) != TDM_OK) return st;
-  if ((st = tdm__gpu_sync(ctx, "tdm_argsort (device sort)")) != TDM_OK) return st;
+  int q = tdm__gpu_queue_only(ctx, keys, perm_out, NULL);
+  if (!q && (st = tdm__gpu_sync(ctx, "tdm_argsort (device sort)")) != TDM_OK) return st;
   if ((st = store(ctx, perm_out, j.b.v[j.vcur], n * j.vs)) != TDM_OK) return st;
-  return tdm__gpu_sync(ctx, "tdm_argsort (copy out)");
+  return tdm__gpu_finish(ctx, q, "tdm_argsort (copy out)");
 }
 
 const tdm__sort_ops tdm__sort_cuda_ops = {tdm__gpu_sort, gpu_argsort};

@@ -60,7 +60,7 @@ done
 # ---- 3. includes ----------------------------------------------------------------------
 bad=$( (grep -HnE '#\s*include\s*"[^"]*\bgpu/' "$src"/cpu/* || true
         grep -HnE '#\s*include\s*"[^"]*\bcpu/' "$src"/gpu/* || true
-        grep -HnE '#\s*include\s*"[^"]*\b(cpu|gpu)/' "$src"/src/*.[ch] "$src"/src/hd/* || true) )
+        grep -HnE '#\s*include\s*"[^"]*\b(cpu|gpu)/' "$src"/src/*.[ch] "$src"/include/tandem/detail/* || true) )
 if [ -n "$bad" ]; then
   echo "boundary: includes across the backend boundary:" >&2
   echo "$bad" | sed 's/^/  /' >&2

@@ -90,3 +90,67 @@ void *tdm__map(size_t len, int huge, int lazy) {
 void tdm__unmap(void *p, size_t len) {
   if (p) munmap(p, len);
 }
+
+/* ---- allocation for a context ------------------------------------------ */
+
+/* A block from the caller's allocator, or NULL. A block that breaks the
+ * alignment promise is handed straight back and never used: tandem's vector
+ * loops and the slot layout rely on it. */
+static void *user_alloc(tdm_ctx *ctx, size_t bytes) {
+  void *p;
+  if (tdm__alloc_should_fail()) return NULL;
+  p = ctx->alloc.alloc(ctx->alloc.user, bytes, -1, NULL);
+  if (p && ((uintptr_t)p & 63u)) {
+    ctx->alloc.free(ctx->alloc.user, p, bytes, -1, NULL);
+    return NULL;
+  }
+  return p;
+}
+
+void *tdm__ctx_alloc(tdm_ctx *ctx, size_t bytes) {
+  if (bytes == 0) return NULL;
+  tdm__count_alloc(ctx);
+  if (ctx->has_alloc) return user_alloc(ctx, bytes);
+  return tdm__aligned_alloc(bytes);
+}
+
+void *tdm__ctx_calloc(tdm_ctx *ctx, size_t bytes) {
+  void *p = tdm__ctx_alloc(ctx, bytes);
+  if (p) memset(p, 0, bytes);
+  return p;
+}
+
+void tdm__ctx_free(tdm_ctx *ctx, void *p, size_t bytes) {
+  if (!p) return;
+  if (ctx->has_alloc) ctx->alloc.free(ctx->alloc.user, p, bytes, -1, NULL);
+  else tdm__free(p);
+}
+
+void *tdm__ctx_map(tdm_ctx *ctx, size_t len, int huge, int lazy) {
+  if (len == 0) return NULL;
+  if (!ctx->has_alloc) {
+    tdm__count_alloc(ctx);
+    return tdm__map(len, huge, lazy);
+  }
+  /* The caller's memory: committed as the allocator decides, zeroed here as
+   * a fresh mapping would be. */
+  return tdm__ctx_calloc(ctx, len);
+}
+
+void tdm__ctx_unmap(tdm_ctx *ctx, void *p, size_t len) {
+  if (!p) return;
+  if (ctx->has_alloc) ctx->alloc.free(ctx->alloc.user, p, len, -1, NULL);
+  else tdm__unmap(p, len);
+}
+
+void *tdm__ctx_handle_alloc(tdm_ctx *ctx, size_t common_bytes, size_t state_bytes, void **state) {
+  size_t at = (common_bytes + 63u) & ~(size_t)63u;
+  char *h = (char *)tdm__ctx_calloc(ctx, at + state_bytes);
+  *state = h ? h + at : NULL;
+  return h;
+}
+
+void tdm__ctx_handle_free(tdm_ctx *ctx, void *h, size_t common_bytes, size_t state_bytes) {
+  size_t at = (common_bytes + 63u) & ~(size_t)63u;
+  tdm__ctx_free(ctx, h, at + state_bytes);
+}

@@ -23,8 +23,8 @@
 #ifndef TANDEM_BACKEND_H
 #define TANDEM_BACKEND_H
 
-#include "hd/btree_node.h"
-#include "hd/hash_layout.h"
+#include "tandem/detail/btree_node.h"
+#include "tandem/detail/hash_layout.h"
 #include "internal.h"
 
 #ifdef __cplusplus
@@ -88,7 +88,9 @@ struct tdm__hash_ops {
   tdm_status (*clear)(tdm_hash *h);
   /* Checks the table with tdm__hash_check_slots on host-visible slots. */
   tdm_status (*validate)(const tdm_hash *h);
-  /* (A view entry, returning the slot array for inline lookups, goes here.) */
+  /* Fills a view (tandem/view.h) of the table's own storage; the public
+   * layer has set every field but the slot pointer. */
+  tdm_status (*view)(const tdm_hash *h, tdm_hash_view *out);
 };
 
 /* Bytes of a table of 2^log2cap slots plus the two side slots. */
@@ -141,7 +143,9 @@ struct tdm__btree_ops {
   tdm_status (*export_all)(const tdm_btree *t, void *keys_out, void *values_out);
   /* Checks the tree with tdm__bt_check_nodes on host-visible nodes. */
   tdm_status (*validate)(const tdm_btree *t);
-  /* (A view entry, returning the node array for inline lookups, goes here.) */
+  /* Fills a view (tandem/view.h) of the tree's own storage; the public
+   * layer has set every field but the node pointer. */
+  tdm_status (*view)(const tdm_btree *t, tdm_btree_view *out);
 };
 
 /* Checks n_nodes host nodes, live of them in use, as the common part of t
@@ -161,6 +165,9 @@ typedef struct tdm__backend {
   /* Sets up the backend's per-context state (ctx->gpu); NULL: none. */
   tdm_status (*ctx_init)(tdm_ctx *ctx);
   void (*ctx_fini)(tdm_ctx *ctx);
+  /* tdm_ctx_sync: waits for the context's queued work and reports a deferred
+   * device fault; NULL: nothing is ever queued (TDM_OK). */
+  tdm_status (*ctx_sync)(tdm_ctx *ctx);
   const tdm__sort_ops *sort;
   const tdm__hash_ops *hash;
   const tdm__btree_ops *btree;

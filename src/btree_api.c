@@ -54,7 +54,7 @@ tdm_status tdm_btree_build(tdm_ctx *ctx, const tdm_btree_opts *opts, const void 
     return st;
 
   ops = ctx->be->btree;
-  t = (tdm_btree *)tdm__handle_alloc(sizeof *t, ops->state_bytes, &be);
+  t = (tdm_btree *)tdm__ctx_handle_alloc(ctx, sizeof *t, ops->state_bytes, &be);
   if (!t) return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "%s: out of host memory for the tree handle", fn);
   t->ctx = ctx;
   t->ops = ops;
@@ -79,7 +79,7 @@ tdm_status tdm_btree_build(tdm_ctx *ctx, const tdm_btree_opts *opts, const void 
 void tdm_btree_destroy(tdm_btree *t) {
   if (!t) return;
   t->ops->destroy(t);
-  tdm__free(t);
+  tdm__ctx_handle_free(t->ctx, t, sizeof *t, t->ops->state_bytes);
 }
 
 tdm_status tdm_btree_find(const tdm_btree *t, const void *keys, void *values_out, uint8_t *found_out, size_t n) {

@@ -1,5 +1,5 @@
 /*
- * btree_check.c: the B+ tree's invariants (hd/btree_node.h) checked on a host
+ * btree_check.c: the B+ tree's invariants (tandem/detail/btree_node.h) checked on a host
  * array of nodes. Backend-neutral: the CPU backend passes its node storage,
  * the CUDA backend a host copy of its device nodes.
  */
@@ -99,12 +99,12 @@ tdm_status tdm__bt_check_nodes(const tdm_btree *t, const tdm__bt_node *nodes, ui
   v.t = t;
   v.nodes = nodes;
   v.n_nodes = n_nodes;
-  v.seen = (uint8_t *)tdm__calloc(n_nodes, 1);
+  v.seen = (uint8_t *)tdm__ctx_calloc(t->ctx, n_nodes);
   if (!v.seen) return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "tdm_btree_validate: out of host memory");
   v.expect_leaf = t->first_leaf;
   v.prev_leaf = TDM_BT_NIL;
   st = vnode(&v, t->root, t->height - 1, 0, 0, 0, 0, 1, &size);
-  tdm__free(v.seen);
+  tdm__ctx_free(t->ctx, v.seen, n_nodes);
   if (st != TDM_OK) return st;
   if (v.expect_leaf != TDM_BT_NIL || v.prev_leaf != t->last_leaf)
     return tdm__fail(TDM_ERR_CORRUPT, "tdm_btree_validate: node %u (leaf, level 0): leaf chain: the chain does "

@@ -31,6 +31,11 @@ tdm_status tdm_ctx_create(const tdm_ctx_opts *opts, tdm_ctx **out) {
   if (o.cpu_threads < 0)
     return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "tdm_ctx_create: cpu_threads is %d; use 0 for all cores",
                      o.cpu_threads);
+  if (o.flags & ~(unsigned)TDM_CTX_STREAM_ORDERED)
+    return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "tdm_ctx_create: flags 0x%x has bits that are no TDM_CTX_ flag",
+                     o.flags);
+  if (o.allocator && (!o.allocator->alloc || !o.allocator->free))
+    return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "tdm_ctx_create: the allocator needs both alloc and free");
   if (o.cuda_device < 0)
     return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "tdm_ctx_create: cuda_device is %d, must be >= 0",
                      o.cuda_device);
@@ -41,8 +46,20 @@ tdm_status tdm_ctx_create(const tdm_ctx_opts *opts, tdm_ctx **out) {
   }
   if ((st = tdm__backend_get(o.backend, "tdm_ctx_create", &be)) != TDM_OK) return st;
 
-  ctx = (tdm_ctx *)tdm__calloc(1, sizeof *ctx);
-  if (!ctx) return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "tdm_ctx_create: out of host memory for the context");
+  {
+    /* The context itself comes from the allocator too: set up a stand-in
+     * holding just the allocator, then copy it into the real block. */
+    tdm_ctx boot;
+    memset(&boot, 0, sizeof boot);
+    if (o.allocator) {
+      boot.alloc = *o.allocator;
+      boot.has_alloc = 1;
+    }
+    ctx = (tdm_ctx *)tdm__ctx_calloc(&boot, sizeof *ctx);
+    if (!ctx) return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "tdm_ctx_create: out of host memory for the context");
+    *ctx = boot;
+  }
+  ctx->flags = o.flags;
   ctx->backend = be->id;
   ctx->be = be;
   ctx->threads = o.cpu_threads ? o.cpu_threads : online_cores();
@@ -54,7 +71,7 @@ tdm_status tdm_ctx_create(const tdm_ctx_opts *opts, tdm_ctx **out) {
     st = be->ctx_init(ctx);
     if (st != TDM_OK) {
       pthread_mutex_destroy(&ctx->lock);
-      tdm__free(ctx);
+      tdm__ctx_free(ctx, ctx, sizeof *ctx);
       return st;
     }
   }
@@ -63,11 +80,19 @@ tdm_status tdm_ctx_create(const tdm_ctx_opts *opts, tdm_ctx **out) {
 }
 
 void tdm_ctx_destroy(tdm_ctx *ctx) {
+  tdm_ctx copy;
   if (!ctx) return;
   if (ctx->be->ctx_fini) ctx->be->ctx_fini(ctx);
-  tdm__free(ctx->host_cache);
+  tdm__ctx_free(ctx, ctx->host_cache, ctx->host_cache_bytes);
   pthread_mutex_destroy(&ctx->lock);
-  tdm__free(ctx);
+  copy = *ctx; /* the allocator outlives the block it frees */
+  tdm__ctx_free(&copy, ctx, sizeof *ctx);
+}
+
+tdm_status tdm_ctx_sync(tdm_ctx *ctx) {
+  tdm_status st;
+  if ((st = tdm__check_ctx(ctx, "tdm_ctx_sync")) != TDM_OK) return st;
+  return ctx->be->ctx_sync ? ctx->be->ctx_sync(ctx) : TDM_OK;
 }
 
 tdm_backend tdm_ctx_backend(const tdm_ctx *ctx) { return ctx ? ctx->backend : TDM_BACKEND_AUTO; }
@@ -81,10 +106,10 @@ tdm_status tdm__host_scratch(tdm_ctx *ctx, size_t bytes, tdm__scratch *out) {
   if (!ctx->host_cache_busy) {
     if (ctx->host_cache_bytes < bytes) {
       /* Grow: free first so peak memory stays at the new size. */
-      tdm__free(ctx->host_cache);
+      tdm__ctx_free(ctx, ctx->host_cache, ctx->host_cache_bytes);
       ctx->host_cache = NULL;
       ctx->host_cache_bytes = 0;
-      p = tdm__aligned_alloc(bytes);
+      p = tdm__ctx_alloc(ctx, bytes);
       if (!p) {
         pthread_mutex_unlock(&ctx->lock);
         return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "out of host memory: %zu bytes of scratch", bytes);
@@ -101,7 +126,7 @@ tdm_status tdm__host_scratch(tdm_ctx *ctx, size_t bytes, tdm__scratch *out) {
   }
   pthread_mutex_unlock(&ctx->lock);
 
-  p = tdm__aligned_alloc(bytes);
+  p = tdm__ctx_alloc(ctx, bytes);
   if (!p) return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "out of host memory: %zu bytes of scratch", bytes);
   out->ptr = p;
   out->bytes = bytes;
@@ -116,7 +141,7 @@ void tdm__host_scratch_release(tdm_ctx *ctx, tdm__scratch *s) {
     ctx->host_cache_busy = 0;
     pthread_mutex_unlock(&ctx->lock);
   } else {
-    tdm__free(s->ptr);
+    tdm__ctx_free(ctx, s->ptr, s->bytes);
   }
   s->ptr = NULL;
 }

@@ -58,7 +58,7 @@ tdm_status tdm_hash_create(tdm_ctx *ctx, const tdm_hash_opts *opts, tdm_hash **o
                      opts->capacity, ml, TDM_HASH_MAX_LOG2);
 
   ops = ctx->be->hash;
-  h = (tdm_hash *)tdm__handle_alloc(sizeof *h, ops->state_bytes, &be);
+  h = (tdm_hash *)tdm__ctx_handle_alloc(ctx, sizeof *h, ops->state_bytes, &be);
   if (!h) return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "%s: out of host memory for the table object", fn);
   h->ctx = ctx;
   h->ops = ops;
@@ -77,7 +77,7 @@ tdm_status tdm_hash_create(tdm_ctx *ctx, const tdm_hash_opts *opts, tdm_hash **o
   h->limit = (size_t)tdm__hash_limit(l, ml);
   st = ops->create(h);
   if (st != TDM_OK) {
-    tdm__free(h);
+    tdm__ctx_handle_free(ctx, h, sizeof *h, ops->state_bytes);
     return st;
   }
   *out = h;
@@ -87,7 +87,7 @@ tdm_status tdm_hash_create(tdm_ctx *ctx, const tdm_hash_opts *opts, tdm_hash **o
 void tdm_hash_destroy(tdm_hash *h) {
   if (!h) return;
   h->ops->destroy(h);
-  tdm__free(h);
+  tdm__ctx_handle_free(h->ctx, h, sizeof *h, h->ops->state_bytes);
 }
 
 /* Decides whether an insert of n keys needs a rehash first: *grow is 0 (no),

@@ -1,5 +1,5 @@
 /*
- * hash_check.c: the hash table's invariants (hd/hash_layout.h) checked on a
+ * hash_check.c: the hash table's invariants (tandem/detail/hash_layout.h) checked on a
  * host copy of its slots against the common counters. Backend-neutral: the
  * CPU backend passes its table, the CUDA backend a host copy of its device
  * table. Width-generic (slot words read by size): validation is a diagnostic,

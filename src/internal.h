@@ -23,7 +23,7 @@
 #include <pthread.h>
 
 #include "tandem/tandem.h"
-#include "hd/keybits.h"
+#include "tandem/detail/keybits.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -75,6 +75,27 @@ TDM_INTERNAL void *tdm__handle_alloc(size_t common_bytes, size_t state_bytes, vo
 TDM_INTERNAL void *tdm__map(size_t len, int huge, int lazy);
 TDM_INTERNAL void tdm__unmap(void *p, size_t len);
 
+/* ---- allocation for a context ------------------------------------------
+ * What a context and its structures allocate goes through these, so the
+ * caller's tdm_allocator (ctx->alloc) sees every block, with its size; without
+ * one they fall back to the functions above. Each counts in ctx->n_allocs. */
+struct tdm_ctx;
+/* 64-byte aligned host block (2 MiB aligned from 4 MiB without an
+ * allocator); NULL when out of memory or when the allocator's block was
+ * misaligned (freed at once). Free with tdm__ctx_free and the same bytes. */
+TDM_INTERNAL void *tdm__ctx_alloc(struct tdm_ctx *ctx, size_t bytes);
+TDM_INTERNAL void *tdm__ctx_calloc(struct tdm_ctx *ctx, size_t bytes);
+TDM_INTERNAL void tdm__ctx_free(struct tdm_ctx *ctx, void *p, size_t bytes);
+/* Zeroed storage of len bytes for a structure: tdm__map without an allocator
+ * (huge and lazy as there), else a zeroed allocator block. *mapped tells
+ * tdm__ctx_unmap which one it was. */
+TDM_INTERNAL void *tdm__ctx_map(struct tdm_ctx *ctx, size_t len, int huge, int lazy);
+TDM_INTERNAL void tdm__ctx_unmap(struct tdm_ctx *ctx, void *p, size_t len);
+/* A structure handle as tdm__handle_alloc, from the context's allocator;
+ * free with tdm__handle_free and the same sizes. */
+TDM_INTERNAL void *tdm__ctx_handle_alloc(struct tdm_ctx *ctx, size_t common_bytes, size_t state_bytes, void **state);
+TDM_INTERNAL void tdm__ctx_handle_free(struct tdm_ctx *ctx, void *h, size_t common_bytes, size_t state_bytes);
+
 /* ---- size arithmetic --------------------------------------------------- */
 
 /* *out = a * b; returns 0 on overflow. */
@@ -101,6 +122,15 @@ typedef struct tdm__scratch {
 
 struct tdm_ctx {
   tdm_backend backend; /* resolved: CPU or CUDA */
+  unsigned flags;      /* TDM_CTX_STREAM_ORDERED, ... */
+  tdm_allocator alloc; /* the caller's allocator (copied); alloc.alloc NULL: none */
+  int has_alloc;       /* 1 when alloc is the caller's */
+  /* Counters read by the test build (tests/hooks/) and device checks:
+   * allocations made for the context (host and device, every path), and the
+   * times a call made the host wait for the device. Atomic: threads may
+   * share a context. */
+  long n_allocs;
+  long n_waits;
   const struct tdm__backend *be; /* its operation tables, chosen once at creation */
   int threads;         /* CPU threads to use, >= 1 */
   int device;          /* CUDA device ordinal */
@@ -114,6 +144,9 @@ struct tdm_ctx {
 
   struct tdm__gpu_state *gpu; /* the CUDA backend's per-context state */
 };
+
+static inline void tdm__count_alloc(tdm_ctx *ctx) { __atomic_add_fetch(&ctx->n_allocs, 1, __ATOMIC_RELAXED); }
+static inline void tdm__count_wait(tdm_ctx *ctx) { __atomic_add_fetch(&ctx->n_waits, 1, __ATOMIC_RELAXED); }
 
 /* Host scratch of at least bytes, 64-byte aligned. Reuses the context's cache
  * when free (growing it if needed), else allocates privately. */

@@ -1,7 +1,7 @@
 /*
  * opts.c: checks of the options the hash table and the B+ tree share, and
  * the tie between the public duplicate policy (tdm_dup) and the encoding the
- * per-element code uses (hd/dup.h).
+ * per-element code uses (tandem/detail/dup.h).
  */
 #include "backend.h"
 

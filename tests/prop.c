@@ -12,7 +12,7 @@
 #include <cuda_runtime_api.h>
 #endif
 
-#include "../src/hd/keybits.h"
+#include "../include/tandem/detail/keybits.h"
 #include "prop.h"
 
 static uint64_t splitmix(uint64_t *x) {
@@ -231,7 +231,7 @@ int prop_cuda_usable(const char **why) {
   static int probed, usable;
   static char reason[256];
   if (!probed) {
-    tdm_ctx_opts o = {TDM_BACKEND_CUDA, 0, 0, NULL};
+    tdm_ctx_opts o = {TDM_BACKEND_CUDA, 0, 0, NULL, 0, NULL};
     tdm_ctx *c = NULL;
     tdm_status s = tdm_ctx_create(&o, &c);
     usable = (s == TDM_OK);
@@ -257,7 +257,7 @@ int prop_backends(tdm_backend out[2]) {
 }
 
 tdm_ctx *prop_ctx(tdm_backend b, int threads) {
-  tdm_ctx_opts o = {b, threads, 0, NULL};
+  tdm_ctx_opts o = {b, threads, 0, NULL, 0, NULL};
   tdm_ctx *c = NULL;
   tdm_status s = tdm_ctx_create(&o, &c);
   cr_assert(s == TDM_OK, "tdm_ctx_create(backend %d) failed: %s: %s", (int)b, tdm_status_name(s),

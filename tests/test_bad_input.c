@@ -39,19 +39,19 @@ typedef struct bad_case {
 /* ---- common ---- */
 CASE(ctx_null_out) { (void)f; return tdm_ctx_create(NULL, NULL); }
 CASE(ctx_bad_backend) {
-  tdm_ctx_opts o = {(tdm_backend)3, 0, 0, NULL};
+  tdm_ctx_opts o = {(tdm_backend)3, 0, 0, NULL, 0, NULL};
   tdm_ctx *c;
   (void)f;
   return tdm_ctx_create(&o, &c);
 }
 CASE(ctx_negative_threads) {
-  tdm_ctx_opts o = {TDM_BACKEND_CPU, -2, 0, NULL};
+  tdm_ctx_opts o = {TDM_BACKEND_CPU, -2, 0, NULL, 0, NULL};
   tdm_ctx *c;
   (void)f;
   return tdm_ctx_create(&o, &c);
 }
 CASE(ctx_negative_device) {
-  tdm_ctx_opts o = {TDM_BACKEND_AUTO, 0, -1, NULL};
+  tdm_ctx_opts o = {TDM_BACKEND_AUTO, 0, -1, NULL, 0, NULL};
   tdm_ctx *c;
   (void)f;
   return tdm_ctx_create(&o, &c);

@@ -69,7 +69,7 @@ Test(common, last_error_is_thread_local) {
 
 Test(common, ctx_create_rejects_bad_options) {
   tdm_ctx *c = (tdm_ctx *)0x1;
-  tdm_ctx_opts o = {(tdm_backend)7, 0, 0, NULL};
+  tdm_ctx_opts o = {(tdm_backend)7, 0, 0, NULL, 0, NULL};
   ASSERT_FAILS(tdm_ctx_create(&o, &c), TDM_ERR_INVALID_ARGUMENT);
   cr_assert_eq(c, (tdm_ctx *)0x1, "out must be untouched on failure");
   o.backend = TDM_BACKEND_CPU;
@@ -92,7 +92,7 @@ Test(common, ctx_defaults_and_destroy_null) {
 
 Test(common, cuda_without_device_is_no_device) {
   tdm_ctx *c = NULL;
-  tdm_ctx_opts o = {TDM_BACKEND_CUDA, 0, 0, NULL};
+  tdm_ctx_opts o = {TDM_BACKEND_CUDA, 0, 0, NULL, 0, NULL};
   if (tdm_cuda_device_count() > 0) {
     o.cuda_device = tdm_cuda_device_count(); /* one past the last device */
     ASSERT_FAILS(tdm_ctx_create(&o, &c), TDM_ERR_INVALID_ARGUMENT);

@@ -1,7 +1,7 @@
 /*
  * test_hd_lanes.c: the lane-group probe of the CUDA v2 hash find, run on the
  * CPU with the lanes simulated in a loop. Its per-lane read and per-bucket
- * decision (src/hd/hash_slot_impl.h) must give the same slot as the
+ * decision (include/tandem/detail/hash_slot_impl.h) must give the same slot as the
  * one-thread probe tdm__hs_lookup that the CPU backend runs, on tables with
  * long runs, tombstones, wrap-around and side-slot keys.
  */
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hd/hash_layout.h"
+#include "tandem/detail/hash_layout.h"
 
 static uint64_t rng_state;
 static uint64_t rnd(void) {

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "hd/btree_node.h"
+#include "tandem/detail/btree_node.h"
 
 Test(hd_spread, csr_owner_matches_a_linear_walk) {
   enum { N = 300 };

@@ -42,7 +42,8 @@ typedef struct tdm_btree tdm_btree;
  *  Returns TDM_ERR_INVALID_ARGUMENT (NULL ctx, opts, out or array with n > 0;
  *  a type or policy outside its enum; size overflow; device memory on a CPU
  *  context), TDM_ERR_UNSUPPORTED (SUM with float values),
- *  TDM_ERR_OUT_OF_MEMORY, TDM_ERR_DEVICE. *out is set only on success. */
+ *  TDM_ERR_OUT_OF_MEMORY, TDM_ERR_DEVICE. *out is set only on success.
+ *  Stream-ordered context: waits for the device (it needs a device-computed value on the host: the tree's shape). */
 TDM_API tdm_status tdm_btree_build(tdm_ctx *ctx, const tdm_btree_opts *opts, const void *keys,
                                    const void *values, size_t n, tdm_btree **out);
 
@@ -55,20 +56,23 @@ TDM_API void tdm_btree_destroy(tdm_btree *t);
  *  other. O(n log size); the CPU walks queries in groups, level by level,
  *  with prefetching. Returns TDM_ERR_INVALID_ARGUMENT (NULL t, NULL keys with
  *  n > 0, overlap, wrong memory space), TDM_ERR_OUT_OF_MEMORY and
- *  TDM_ERR_DEVICE (CUDA staging). */
+ *  TDM_ERR_DEVICE (CUDA staging).
+ *  Stream-ordered context (TDM_CTX_STREAM_ORDERED), all arrays in device memory: queued on the context's stream, returns without waiting; with a host array: waits. */
 TDM_API tdm_status tdm_btree_find(const tdm_btree *t, const void *keys, void *values_out,
                                   uint8_t *found_out, size_t n);
 
 /** rank_out[i] = number of stored keys strictly less than keys[i] (the
  *  lower-bound position of keys[i] in the ascending export). rank_out is
  *  required when n > 0 and must not overlap keys. O(n log size). Errors as
- *  for tdm_btree_find. */
+ *  for tdm_btree_find.
+ *  Stream-ordered context (TDM_CTX_STREAM_ORDERED), all arrays in device memory: queued on the context's stream, returns without waiting; with a host array: waits. */
 TDM_API tdm_status tdm_btree_rank(const tdm_btree *t, const void *keys, uint64_t *rank_out, size_t n);
 
 /** count_out[i] = number of stored keys k with lo[i] <= k <= hi[i]; 0 when
  *  lo[i] > hi[i]. count_out is required when n > 0 and must not overlap lo or
  *  hi (lo and hi may overlap each other). O(n log size), independent of the
- *  counts. Errors as for tdm_btree_find. */
+ *  counts. Errors as for tdm_btree_find.
+ *  Stream-ordered context (TDM_CTX_STREAM_ORDERED), all arrays in device memory: queued on the context's stream, returns without waiting; with a host array: waits. */
 TDM_API tdm_status tdm_btree_range_count(const tdm_btree *t, const void *lo, const void *hi,
                                          uint64_t *count_out, size_t n);
 
@@ -80,7 +84,8 @@ TDM_API tdm_status tdm_btree_range_count(const tdm_btree *t, const void *lo, con
  *  the capacity of keys_out / values_out in elements. When the total exceeds
  *  cap: TDM_ERR_CAPACITY, offsets_out filled, nothing else written (call again
  *  with cap = offsets_out[n]). No output may overlap another argument.
- *  O(n log size + total). Other errors as for tdm_btree_find. */
+ *  O(n log size + total). Other errors as for tdm_btree_find.
+ *  Stream-ordered context: waits for the device (it needs a device-computed value on the host: the total for the capacity check). */
 TDM_API tdm_status tdm_btree_range(const tdm_btree *t, const void *lo, const void *hi, size_t n,
                                    uint64_t *offsets_out, void *keys_out, void *values_out, size_t cap);
 
@@ -97,7 +102,8 @@ TDM_API tdm_status tdm_btree_range(const tdm_btree *t, const void *lo, const voi
  *  Results equal the CPU's.
  *  Returns TDM_ERR_INVALID_ARGUMENT (NULL t, NULL arrays with n > 0, wrong
  *  memory space), TDM_ERR_OUT_OF_MEMORY, TDM_ERR_DEVICE; on any failure the
- *  tree is unchanged. */
+ *  tree is unchanged.
+ *  Stream-ordered context: waits for the device (it needs a device-computed value on the host: the tree's new shape). */
 TDM_API tdm_status tdm_btree_insert(tdm_btree *t, const void *keys, const void *values, size_t n);
 
 /** Erases the stored keys among keys[0..n) (absent keys and duplicates in the
@@ -105,7 +111,8 @@ TDM_API tdm_status tdm_btree_insert(tdm_btree *t, const void *keys, const void *
  *  removed. CPU: sorted batch, classic deletion (borrow from the left or right
  *  sibling, else merge; root collapse), O(n log n + n log size). CUDA: the
  *  survivors are compacted and the tree rebuilt, O(size + n log n). Errors and
- *  all-or-nothing as for tdm_btree_insert. */
+ *  all-or-nothing as for tdm_btree_insert.
+ *  Stream-ordered context: waits for the device (it needs a device-computed value on the host: the erase count and the tree's shape). */
 TDM_API tdm_status tdm_btree_erase(tdm_btree *t, const void *keys, size_t n, size_t *erased_out);
 
 /** Number of stored keys; 0 for NULL. O(1). */
@@ -119,7 +126,8 @@ TDM_API unsigned tdm_btree_height(const tdm_btree *t);
 /** Writes all entries in ascending key order to keys_out / values_out (either
  *  may be NULL: not wanted), cap elements of room each. *n_out (may be NULL)
  *  receives the size. TDM_ERR_CAPACITY when cap < size (nothing written; *n_out
- *  still set). Outputs must not overlap. O(size). */
+ *  still set). Outputs must not overlap. O(size).
+ *  Stream-ordered context: waits for the device (it needs a device-computed value on the host: the pairs). */
 TDM_API tdm_status tdm_btree_export(const tdm_btree *t, void *keys_out, void *values_out,
                                     size_t cap, size_t *n_out);
 

@@ -6,7 +6,8 @@
  *  - All-or-nothing: a failed call leaves every structure exactly as it was and
  *    every caller input untouched. Output arrays of a failed call are unspecified.
  *  - Calls are synchronous: when a call returns, its results are visible wherever
- *    they were written.
+ *    they were written. A CUDA context created with TDM_CTX_STREAM_ORDERED
+ *    relaxes this for calls on device arrays (see tdm_ctx_opts.flags).
  *  - Memory spaces: on a CUDA context every array may live in host or device
  *    memory (cudaMalloc or managed); results go where the output pointer points.
  *    On a CPU context a device pointer is TDM_ERR_INVALID_ARGUMENT.
@@ -88,12 +89,75 @@ typedef enum tdm_type {
   TDM_F64 = 6
 } tdm_type;
 
+/** The caller's allocator (tdm_ctx_opts.allocator).
+ *
+ *  When a context is created with one, every allocation tandem makes for that
+ *  context and for the structures made with it goes through it: host and
+ *  device memory, scratch and structure storage (hash slots, B-tree nodes,
+ *  the context itself). An RMM resource or PyTorch's caching allocator can
+ *  stand behind it.
+ *  - alloc: device is -1 for host memory, else the CUDA device ordinal;
+ *    stream is the context's cudaStream_t for device memory (NULL for host),
+ *    and a stream-ordered allocator may hand out memory that becomes usable
+ *    in that stream's order. Return NULL on failure: the call then fails with
+ *    TDM_ERR_OUT_OF_MEMORY and changes nothing.
+ *  - Blocks must be aligned to at least 64 bytes (host) or 256 bytes
+ *    (device). A misaligned block is freed at once, never used, and the call
+ *    fails with TDM_ERR_OUT_OF_MEMORY.
+ *  - free: called once per block with the same bytes, device and stream it
+ *    was allocated with; every block is freed by the time the structure or
+ *    context owning it is destroyed.
+ *  - Both functions may be called from several threads at once when the
+ *    context is shared by threads; they must be thread-safe then.
+ *  - The allocator (and what user points to) must outlive the context.
+ *  Steady state: a repeated read-only call of the same size (sort, find,
+ *  rank, range_count) on a warm context allocates nothing: the context keeps
+ *  its scratch blocks until it is destroyed. */
+struct tdm_allocator {
+  /** A block of bytes (host: device -1, stream NULL; else device memory of that ordinal, on that stream), or NULL. */
+  void *(*alloc)(void *user, size_t bytes, int device, void *stream);
+  /** Gives back a block from alloc, with the bytes, device and stream it was taken with. */
+  void (*free)(void *user, void *ptr, size_t bytes, int device, void *stream);
+  void *user; /**< passed to both functions */
+};
+/** The caller's allocator; see struct tdm_allocator. */
+typedef struct tdm_allocator tdm_allocator;
+
+/** Context flags (tdm_ctx_opts.flags). */
+enum {
+  /** CUDA contexts: a call whose caller arrays are all device memory is
+   *  queued on the context's stream and returns without waiting for the GPU
+   *  (sort, sort_pairs, argsort, hash find, B-tree find, rank, range_count). Its outputs are ready for later work on that
+   *  stream, and for the host after tdm_ctx_sync. Calls that must bring a
+   *  device-computed value to the host wait: sizes and counts written to host
+   *  memory, growth of a hash table, TDM_ERR_CAPACITY checks, erase counts,
+   *  exports, hash create / insert (fixed-capacity tables too, in this
+   *  release) / erase / clear, B-tree build / insert / erase / range; their
+   *  header comments say so. Views never wait. A call with any host array waits too (it copies through the
+   *  host), so host arrays never race. Argument and allocation errors are
+   *  returned at once; a fault on the device is returned as TDM_ERR_DEVICE
+   *  (with the CUDA text in tdm_last_error) by tdm_ctx_sync or the next call
+   *  that waits.
+   *  Several contexts over one structure: a structure belongs to the context
+   *  it was made with, and its calls run on that context's stream. Work
+   *  queued on another stream that reads a structure must be ordered after
+   *  the mutating call that preceded it (an event, or tdm_ctx_sync), and a
+   *  mutation must be ordered after every reader, exactly as for any CUDA
+   *  buffer shared between streams.
+   *  On a CPU context the flag is accepted and changes nothing.
+   *  The GPU behaviour is compiled and tested on the CPU only until a GPU
+   *  run of bench/device-check.sh checks it (0 host waits, graph capture). */
+  TDM_CTX_STREAM_ORDERED = 1u << 0
+};
+
 /** Options for tdm_ctx_create; zero-initialise for defaults. */
 typedef struct tdm_ctx_opts {
   tdm_backend backend; /**< AUTO: CUDA when a usable device exists, else CPU */
   int cpu_threads;     /**< 0: all online cores; negative is invalid */
   int cuda_device;     /**< device ordinal */
   void *cuda_stream;   /**< a cudaStream_t to run on; NULL: the context's own stream */
+  unsigned flags;      /**< TDM_CTX_STREAM_ORDERED, ...; 0 = defaults; unknown bits are invalid */
+  const tdm_allocator *allocator; /**< NULL: tandem's own allocation; else both functions must be set */
 } tdm_ctx_opts;
 
 /** An execution context: backend, thread count, CUDA device and stream, and
@@ -111,6 +175,13 @@ TDM_API tdm_status tdm_ctx_create(const tdm_ctx_opts *opts, tdm_ctx **out);
 
 /** Destroys a context and its scratch memory. NULL is a no-op. */
 TDM_API void tdm_ctx_destroy(tdm_ctx *ctx);
+
+/** Waits until the context's queued work is done, and reports a device fault
+ *  of that work: TDM_OK, or TDM_ERR_DEVICE with the CUDA error text in
+ *  tdm_last_error(). Needed only with TDM_CTX_STREAM_ORDERED (before the host
+ *  reads results); harmless otherwise. On a CPU context it returns TDM_OK at
+ *  once. TDM_ERR_INVALID_ARGUMENT for a NULL context. */
+TDM_API tdm_status tdm_ctx_sync(tdm_ctx *ctx);
 
 /** The resolved backend: TDM_BACKEND_CPU or TDM_BACKEND_CUDA, never AUTO.
  *  TDM_BACKEND_AUTO for a NULL context. */

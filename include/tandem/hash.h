@@ -55,7 +55,8 @@ typedef struct tdm_hash tdm_hash;
  *  Returns TDM_ERR_INVALID_ARGUMENT for a NULL ctx, opts or out, a type or
  *  policy outside its enum, max_load outside {0} U (0, 1), or a capacity
  *  needing more than 2^48 slots; TDM_ERR_UNSUPPORTED for float keys or
- *  TDM_DUP_SUM with float values; TDM_ERR_OUT_OF_MEMORY; TDM_ERR_DEVICE. */
+ *  TDM_DUP_SUM with float values; TDM_ERR_OUT_OF_MEMORY; TDM_ERR_DEVICE.
+ *  Stream-ordered context: waits for the device (it needs a device-computed value on the host: the cleared table must exist before the call returns). */
 TDM_API tdm_status tdm_hash_create(tdm_ctx *ctx, const tdm_hash_opts *opts, tdm_hash **out);
 
 /** Frees the table. NULL is a no-op. Destroy tables before their context. */
@@ -76,7 +77,8 @@ TDM_API void tdm_hash_destroy(tdm_hash *h);
  *  no-op. Expected O(n) work (amortised over growth), parallel on the CPU.
  *  Returns TDM_ERR_INVALID_ARGUMENT (NULL table or arrays with n > 0, size
  *  overflow, device pointer on a CPU context), TDM_ERR_CAPACITY,
- *  TDM_ERR_OUT_OF_MEMORY, TDM_ERR_DEVICE. */
+ *  TDM_ERR_OUT_OF_MEMORY, TDM_ERR_DEVICE.
+ *  Stream-ordered context: waits for the device (it needs a device-computed value on the host: the number of new keys, for the size and growth; fixed-capacity tables too, for now). */
 TDM_API tdm_status tdm_hash_insert(tdm_hash *h, const void *keys, const void *values, size_t n);
 
 /** Looks up n keys. For each key i: found_out[i] = 1 and values_out[i] = its
@@ -88,7 +90,8 @@ TDM_API tdm_status tdm_hash_insert(tdm_hash *h, const void *keys, const void *va
  *  accesses in flight.
  *  Returns TDM_ERR_INVALID_ARGUMENT (NULL table or keys with n > 0, overlap,
  *  device pointer on a CPU context), TDM_ERR_OUT_OF_MEMORY (staging on CUDA),
- *  TDM_ERR_DEVICE. */
+ *  TDM_ERR_DEVICE.
+ *  Stream-ordered context (TDM_CTX_STREAM_ORDERED), all arrays in device memory: queued on the context's stream, returns without waiting; with a host array: waits. */
 TDM_API tdm_status tdm_hash_find(const tdm_hash *h, const void *keys, void *values_out,
                                  uint8_t *found_out, size_t n);
 
@@ -97,7 +100,8 @@ TDM_API tdm_status tdm_hash_find(const tdm_hash *h, const void *keys, void *valu
  *  number of keys removed. Erased slots become tombstones, reclaimed by the
  *  next rehash. Expected O(1) per key.
  *  Returns TDM_ERR_INVALID_ARGUMENT, TDM_ERR_OUT_OF_MEMORY (staging on
- *  CUDA), TDM_ERR_DEVICE. */
+ *  CUDA), TDM_ERR_DEVICE.
+ *  Stream-ordered context: waits for the device (it needs a device-computed value on the host: the erase count and the size). */
 TDM_API tdm_status tdm_hash_erase(tdm_hash *h, const void *keys, size_t n, size_t *erased_out);
 
 /** Number of keys in the table; 0 for NULL. O(1), read only. */
@@ -109,13 +113,15 @@ TDM_API size_t tdm_hash_size(const tdm_hash *h);
  *  else written. The two arrays must not overlap; they may be NULL when the
  *  table is empty. Read only. O(slots).
  *  Returns TDM_ERR_INVALID_ARGUMENT, TDM_ERR_CAPACITY, TDM_ERR_OUT_OF_MEMORY
- *  (staging on CUDA), TDM_ERR_DEVICE. */
+ *  (staging on CUDA), TDM_ERR_DEVICE.
+ *  Stream-ordered context: waits for the device (it needs a device-computed value on the host: the pairs and their count). */
 TDM_API tdm_status tdm_hash_export(const tdm_hash *h, void *keys_out, void *values_out,
                                    size_t cap, size_t *n_out);
 
 /** Removes every key; the table keeps its size (slot count). O(slots) at
  *  most (the CPU backend returns a large table's pages to the OS instead).
- *  Returns TDM_ERR_INVALID_ARGUMENT for NULL, TDM_ERR_DEVICE. */
+ *  Returns TDM_ERR_INVALID_ARGUMENT for NULL, TDM_ERR_DEVICE.
+ *  Stream-ordered context: waits for the device (it needs a device-computed value on the host: the table is reset before the call returns). */
 TDM_API tdm_status tdm_hash_clear(tdm_hash *h);
 
 /** Checks every invariant: each live key reachable from its home slot along

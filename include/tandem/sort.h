@@ -33,18 +33,21 @@ enum { TDM_SORT_DESCENDING = 1u << 0 };
 /** Sorts n keys of key_type in place. flags: 0 or TDM_SORT_DESCENDING.
  *  Errors: TDM_ERR_INVALID_ARGUMENT (NULL ctx, keys NULL with n > 0, bad type,
  *  unknown flag bits, n * size overflow, device pointer on a CPU context),
- *  TDM_ERR_OUT_OF_MEMORY, TDM_ERR_DEVICE. */
+ *  TDM_ERR_OUT_OF_MEMORY, TDM_ERR_DEVICE.
+ *  Stream-ordered context (TDM_CTX_STREAM_ORDERED), all arrays in device memory: queued on the context's stream, returns without waiting; with a host array: waits. */
 TDM_API tdm_status tdm_sort(tdm_ctx *ctx, tdm_type key_type, void *keys, size_t n, unsigned flags);
 
 /** Sorts n keys in place and applies the same permutation to values. keys and
- *  values must not overlap. Errors as tdm_sort. */
+ *  values must not overlap. Errors as tdm_sort.
+ *  Stream-ordered context (TDM_CTX_STREAM_ORDERED), all arrays in device memory: queued on the context's stream, returns without waiting; with a host array: waits. */
 TDM_API tdm_status tdm_sort_pairs(tdm_ctx *ctx, tdm_type key_type, void *keys,
                                   tdm_type value_type, void *values, size_t n, unsigned flags);
 
 /** Writes to perm_out the stable permutation that sorts keys: keys[perm[0]],
  *  keys[perm[1]], ... is sorted. keys are not modified. index_type is TDM_U32
  *  (requires n <= UINT32_MAX, else TDM_ERR_INVALID_ARGUMENT) or TDM_U64 (other
- *  types: TDM_ERR_UNSUPPORTED). keys and perm_out must not overlap. */
+ *  types: TDM_ERR_UNSUPPORTED). keys and perm_out must not overlap.
+ *  Stream-ordered context (TDM_CTX_STREAM_ORDERED), all arrays in device memory: queued on the context's stream, returns without waiting; with a host array: waits. */
 TDM_API tdm_status tdm_argsort(tdm_ctx *ctx, tdm_type key_type, const void *keys,
                                tdm_type index_type, void *perm_out, size_t n, unsigned flags);
 

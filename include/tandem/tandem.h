@@ -6,5 +6,6 @@
 #include "sort.h"
 #include "hash.h"
 #include "btree.h"
+#include "view.h"
 
 #endif /* TANDEM_TANDEM_H */

@@ -14,7 +14,7 @@
 
 #include <tandem/tandem.h>
 
-#include "../../src/hd/keybits.h"
+#include "../../include/tandem/detail/keybits.h"
 
 typedef struct model {
   uint64_t *k, *v;
@@ -95,7 +95,7 @@ static inline uint64_t get_word(const void *arr, size_t i, size_t width) {
 static inline tdm_ctx *fuzz_ctx(int which) {
   static tdm_ctx *ctxs[2];
   if (!ctxs[which]) {
-    tdm_ctx_opts co = {TDM_BACKEND_CPU, which ? 2 : 1, 0, NULL};
+    tdm_ctx_opts co = {TDM_BACKEND_CPU, which ? 2 : 1, 0, NULL, 0, NULL};
     if (tdm_ctx_create(&co, &ctxs[which]) != TDM_OK) abort();
   }
   return ctxs[which];

@@ -17,6 +17,12 @@ extern "C" {
 void tdm_test_alloc_fail_at(long k);
 long tdm_test_alloc_count(void);
 
+/* A context's counters since its creation: allocations tandem made for it
+ * and its structures (host and device, with or without a caller's
+ * allocator), and host waits for the device (0 on a CPU context). Either
+ * pointer may be NULL. */
+void tdm_test_ctx_counters(const tdm_ctx *ctx, long *allocs, long *waits);
+
 /* Breaks one invariant of a CPU tree so tests can check that
  * tdm_btree_validate names it. what: 1 key order (swap two leaf keys),
  * 2 separator bounds (raise a separator above its right child's keys),
