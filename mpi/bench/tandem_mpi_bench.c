@@ -175,7 +175,7 @@ int main(int argc, char **argv) {
   memset(&e, 0, sizeof e);
   e.kt = kt;
   e.n = n;
-  tdm_ctx_opts co = {TDM_BACKEND_CPU, threads, 0, NULL};
+  tdm_ctx_opts co = {TDM_BACKEND_CPU, threads, 0, NULL, 0, NULL};
   tdm_status s = tdm_ctx_create(&co, &e.ctx);
   if (s != TDM_OK) die("context", s);
   size_t ksz = tdm_type_size(kt);

@@ -629,7 +629,7 @@ static void cuda_tests(void) {
     if (g_rank == 0) printf("skipping CUDA cases: no usable CUDA device on every rank\n");
     return;
   }
-  tdm_ctx_opts co = {TDM_BACKEND_CUDA, 0, g_rank % tdm_cuda_device_count(), NULL};
+  tdm_ctx_opts co = {TDM_BACKEND_CUDA, 0, g_rank % tdm_cuda_device_count(), NULL, 0, NULL};
   tdm_ctx *cctx = NULL;
   tdm_status s = tdm_ctx_create(&co, &cctx);
   CHECK(same_everywhere(s) && s == TDM_OK, "CUDA context");
@@ -751,7 +751,7 @@ int main(int argc, char **argv) {
   MPI_Bcast(&s0, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
   g_seed = s0;
   if (g_rank == 0) printf("test_mpi: %d ranks, TANDEM_SEED=%" PRIu64 "\n", g_size, g_seed);
-  tdm_ctx_opts co = {TDM_BACKEND_CPU, 1, 0, NULL};
+  tdm_ctx_opts co = {TDM_BACKEND_CPU, 1, 0, NULL, 0, NULL};
   if (tdm_ctx_create(&co, &g_ctx) != TDM_OK) {
     fprintf(stderr, "context: %s\n", tdm_last_error());
     MPI_Abort(MPI_COMM_WORLD, 2);
