@@ -162,11 +162,9 @@ typedef struct rs_layout {
  * values (0: none); bits_bytes is an extra key array (argsort's key copy). */
 static rs_layout rs_plan(const tdm_ctx *ctx, size_t n, size_t ks, size_t vs, size_t bits_bytes) {
   rs_layout l;
-  size_t off = 0, e = rs_line_elems(ks, vs), by_n = n / RS_MIN_PER_TASK;
-  size_t t = (size_t)ctx->threads;
+  size_t off = 0, e = rs_line_elems(ks, vs);
+  size_t t = (size_t)tdm__threads_for(ctx, n, RS_MIN_PER_TASK);
   if (t > RS_MAX_TASKS) t = RS_MAX_TASKS;
-  if (by_n < 1) by_n = 1;
-  if (t > by_n) t = by_n;
   l.threads = (int)t;
   l.local_max = RS_CACHE_BUDGET / (3 * (ks + vs));
   /* With several threads, an input that would fit one thread's cache is

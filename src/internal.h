@@ -161,13 +161,19 @@ static inline size_t tdm__carve(size_t *offset, size_t bytes) {
   return at;
 }
 
+/* Of want threads, how many the CPU cores not busy with other processes can
+ * run now (cpu/cpu_load.c); 1 <= result <= want. */
+TDM_INTERNAL int tdm__cpu_threads_avail(int want);
+
 /* Number of threads for a CPU loop over n elements: fewer for small n so tiny
- * calls do not pay the fork cost. */
+ * calls do not pay the fork cost, and no more than the free cores, so that a
+ * busy machine does not make a parallel call wait on a descheduled thread. */
 static inline int tdm__threads_for(const tdm_ctx *ctx, size_t n, size_t per_thread_min) {
   size_t t = (size_t)ctx->threads;
   size_t by_n = n / (per_thread_min ? per_thread_min : 1);
   if (by_n < 1) by_n = 1;
-  return (int)(t < by_n ? t : by_n);
+  if (t > by_n) t = by_n;
+  return t > 1 ? tdm__cpu_threads_avail((int)t) : (int)t;
 }
 
 /* ---- argument checks ---------------------------------------------------- */

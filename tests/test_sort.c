@@ -7,8 +7,12 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include "../src/internal.h" /* tdm__cpu_threads_avail */
 #include "prop.h"
 
 static const tdm_type all_types[] = {TDM_U32, TDM_U64, TDM_I32, TDM_I64, TDM_F32, TDM_F64};
@@ -297,6 +301,41 @@ Test(sort_unit, signed_order) {
   cr_assert_eq(tdm_sort(ctx, TDM_I64, k, 6, 0), TDM_OK);
   cr_assert_arr_eq(k, w, sizeof w);
   tdm_ctx_destroy(ctx);
+}
+
+/* A call forks no more threads than it asked for and at least one, however
+ * busy the machine; with another process keeping a core busy, a 2-thread
+ * context still sorts exactly as a 1-thread one. */
+Test(sort_unit, threads_under_load) {
+  size_t n = (size_t)1 << 20, i;
+  uint64_t *k1 = malloc(n * 8), *k2 = malloc(n * 8), *v1 = malloc(n * 8), *v2 = malloc(n * 8), x = 12345;
+  tdm_ctx *c1 = prop_ctx(TDM_BACKEND_CPU, 1), *c2 = prop_ctx(TDM_BACKEND_CPU, 2);
+  pid_t busy;
+  int want;
+  cr_assert(k1 && k2 && v1 && v2);
+  for (want = 1; want <= 8; want++) {
+    int got = tdm__cpu_threads_avail(want);
+    cr_assert(got >= 1 && got <= want, "%d threads granted of %d", got, want);
+  }
+  busy = fork();
+  cr_assert(busy >= 0);
+  if (busy == 0)
+    for (;;) x = x * 6364136223846793005u + 1; /* the other process: spins until killed */
+  for (i = 0; i < n; i++) {
+    x = x * 6364136223846793005u + 1442695040888963407u;
+    k1[i] = k2[i] = (x >> 40) % 1000; /* many equal keys: stability shows */
+    v1[i] = v2[i] = i;
+  }
+  cr_assert_eq(tdm_sort_pairs(c1, TDM_U64, k1, TDM_U64, v1, n, 0), TDM_OK);
+  cr_assert_eq(tdm_sort_pairs(c2, TDM_U64, k2, TDM_U64, v2, n, 0), TDM_OK);
+  kill(busy, SIGKILL);
+  waitpid(busy, NULL, 0);
+  cr_assert_arr_eq(k1, k2, n * 8);
+  cr_assert_arr_eq(v1, v2, n * 8);
+  for (i = 1; i < n; i++) cr_assert(k1[i - 1] < k1[i] || (k1[i - 1] == k1[i] && v1[i - 1] < v1[i]));
+  free(k1), free(k2), free(v1), free(v2);
+  tdm_ctx_destroy(c1);
+  tdm_ctx_destroy(c2);
 }
 
 /* CUDA and CPU agree bit for bit (skipped with the reason when no device). */

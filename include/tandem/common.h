@@ -153,7 +153,7 @@ enum {
 /** Options for tdm_ctx_create; zero-initialise for defaults. */
 typedef struct tdm_ctx_opts {
   tdm_backend backend; /**< AUTO: CUDA when a usable device exists, else CPU */
-  int cpu_threads;     /**< 0: all online cores; negative is invalid */
+  int cpu_threads;     /**< most threads a call uses (fewer while other processes keep cores busy); 0: all online cores; negative is invalid */
   int cuda_device;     /**< device ordinal */
   void *cuda_stream;   /**< a cudaStream_t to run on; NULL: the context's own stream */
   unsigned flags;      /**< TDM_CTX_STREAM_ORDERED, ...; 0 = defaults; unknown bits are invalid */

@@ -1,0 +1,129 @@
+/*
+ * cpu_load.c: how many threads a CPU call can use right now.
+ *
+ * A call that forks K threads is only as fast as its slowest thread: when
+ * another process keeps a core busy, one of our threads shares that core,
+ * every barrier waits for it to be scheduled again, and OpenMP's spin-waiting
+ * burns the time slices it would have had. A 2-thread call then runs several
+ * times slower than a 1-thread call. The OpenMP wait policy is read once at
+ * start-up from the environment, which a library cannot set for its user, so
+ * instead every parallel call asks here how many cores are free and forks no
+ * more threads than that.
+ *
+ * Free cores = the cores this process may run on minus the CPU time other
+ * processes used over a recent window: the busy time of those cores in
+ * /proc/stat minus this process's own CPU time (which includes our own
+ * spinning workers, so they do not count as load). The window is refreshed
+ * at most every RL_WINDOW seconds, so the file is read a few times a second
+ * at most, whatever the call rate. When the last sample is old (or there is
+ * none), the count of runnable tasks in /proc/loadavg stands in until a
+ * window has passed. Without /proc, calls keep the requested thread count.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cpu.h"
+
+#define RL_WINDOW 0.1 /* seconds between samples */
+#define RL_STALE 1.0  /* a sample older than this is no base for a window */
+
+static pthread_mutex_t rl_lock = PTHREAD_MUTEX_INITIALIZER;
+static int rl_valid;              /* a previous sample exists */
+static double rl_wall, rl_busy, rl_own; /* that sample: wall, busy and own seconds */
+static double rl_others;          /* estimate: cores busy with other processes */
+/* What calls read without the lock: the estimate in thousandths of a core,
+ * and whether /proc proved unusable (then nobody looks again). */
+static atomic_int rl_others_milli, rl_broken;
+
+static double rl_seconds(clockid_t id) {
+  struct timespec ts;
+  if (clock_gettime(id, &ts) != 0) return 0.0;
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Busy seconds of the CPUs in set (all time but idle and iowait), summed from
+ * the per-CPU lines of /proc/stat. Returns -1 when unreadable. */
+static double rl_busy_seconds(const cpu_set_t *set) {
+  char line[512];
+  double ticks = 0.0, hz = (double)sysconf(_SC_CLK_TCK);
+  FILE *f = fopen("/proc/stat", "r");
+  int seen = 0;
+  if (!f) return -1.0;
+  if (hz <= 0) hz = 100.0;
+  while (fgets(line, sizeof line, f)) {
+    unsigned long long user, nice, sys, idle, iow, irq, sirq, steal;
+    int cpu;
+    if (strncmp(line, "cpu", 3) != 0) break; /* the cpu lines come first */
+    if (line[3] == ' ') continue;           /* the aggregate line */
+    if (sscanf(line, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu", &cpu, &user, &nice, &sys, &idle, &iow, &irq,
+               &sirq, &steal) != 9)
+      continue;
+    if (cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, set)) continue;
+    ticks += (double)(user + nice + sys + irq + sirq + steal);
+    seen = 1;
+  }
+  fclose(f);
+  return seen ? ticks / hz : -1.0;
+}
+
+/* Runnable tasks in the whole system but the caller, from /proc/loadavg's
+ * fourth field ("running/total"). Returns -1 when unreadable. */
+static double rl_runnable_others(void) {
+  double l1, l5, l15;
+  int running = 0, total = 0;
+  FILE *f = fopen("/proc/loadavg", "r");
+  int ok;
+  if (!f) return -1.0;
+  ok = fscanf(f, "%lf %lf %lf %d/%d", &l1, &l5, &l15, &running, &total) == 5;
+  fclose(f);
+  if (!ok) return -1.0;
+  return running > 1 ? (double)(running - 1) : 0.0;
+}
+
+int tdm__cpu_threads_avail(int want) {
+  cpu_set_t set;
+  int cores, avail;
+  double others, free_cores;
+  if (want <= 1 || atomic_load(&rl_broken)) return want;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return want;
+  cores = CPU_COUNT(&set);
+  if (cores < 1) return want;
+
+  if (pthread_mutex_trylock(&rl_lock) == 0) {
+    double now = rl_seconds(CLOCK_MONOTONIC), dt = now - rl_wall;
+    if (!rl_valid || dt >= RL_WINDOW) {
+      double busy = rl_busy_seconds(&set), own = rl_seconds(CLOCK_PROCESS_CPUTIME_ID);
+      if (busy < 0) {
+        atomic_store(&rl_broken, 1);
+      } else if (rl_valid && dt < RL_STALE) {
+        double sample = ((busy - rl_busy) - (own - rl_own)) / dt;
+        if (sample < 0) sample = 0;
+        /* Ticks are coarse: average with the previous window. */
+        rl_others = 0.5 * rl_others + 0.5 * sample;
+      } else {
+        double r = rl_runnable_others();
+        rl_others = r >= 0 ? r : 0.0;
+      }
+      rl_wall = now;
+      rl_busy = busy;
+      rl_own = own;
+      rl_valid = !atomic_load(&rl_broken);
+    }
+    atomic_store(&rl_others_milli, (int)(rl_others * 1000.0));
+    pthread_mutex_unlock(&rl_lock);
+  }
+  /* (When another thread holds the lock, its last estimate serves.) */
+  if (atomic_load(&rl_broken)) return want;
+  others = 0.001 * (double)atomic_load(&rl_others_milli);
+  /* A core counts as free when at most a quarter of it is taken. */
+  free_cores = (double)cores - others + 0.25;
+  avail = free_cores < 1.0 ? 1 : (int)free_cores;
+  return avail < want ? avail : want;
+}
