@@ -30,4 +30,20 @@ TDM_HD uint32_t tdm__bt_lanes_combine(uint32_t popc_bit0, uint32_t popc_bit1) {
   return popc_bit0 + 2u * popc_bit1;
 }
 
+/* Keys-only descent over a bulk-loaded tree (the layout tdm__bt_geom_init
+ * describes): the child of node i of level l at slot c is node
+ * even_start(cnt[l-1], cnt[l], i) + c of level l-1, so no child index is
+ * loaded. sep(l, i) gives the 16 separator keys of that inner node (the
+ * compact auxiliary array on the GPU); leaf_key gives a leaf's keys. Returns
+ * the leaf's index within level 0; *pos receives the lower-bound slot. */
+TDM_HD uint64_t tdm__bt_geom_child(const tdm__bt_geom *g, uint32_t l, uint64_t i, uint32_t c) {
+  return tdm__bt_even_start(g->cnt[l - 1], g->cnt[l], i) + c;
+}
+
+/* Rank of a query that ends in leaf i (within level 0) at slot pos: the keys
+ * left of the leaf follow from the geometry, so no prefix counts are read. */
+TDM_HD uint64_t tdm__bt_geom_rank(const tdm__bt_geom *g, uint64_t leaf, uint32_t pos) {
+  return tdm__bt_even_start(g->m, g->cnt[0], leaf) + pos;
+}
+
 #endif
