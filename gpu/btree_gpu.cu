@@ -227,7 +227,8 @@ static __device__ __forceinline__ uint32_t group_descend(const cg::thread_block_
                                                          const tdm__bt_node *nodes, const uint64_t *seps,
                                                          const tdm__bt_lgeom &lg, uint64_t q, uint32_t *pos) {
   uint32_t n = 0;
-  for (uint32_t l = lg.h - 1; l > 0; l--) n = tdm__bt_lg_child(&lg, l, n, group_lower(tile, seps + tdm__bt_lg_sep(&lg, l, n), q));
+  for (uint32_t l = lg.h - 1; l > 0; l--)
+    n = tdm__bt_lg_child(&lg, l, n, group_lower(tile, seps + tdm__bt_lg_sep(&lg, l, n), q));
   *pos = group_lower(tile, nodes[n].key, q);
   return n;
 }
@@ -284,7 +285,8 @@ __global__ void __launch_bounds__(TDM_GPU_BLOCK)
       continue;
     }
     uint64_t a = tdm__bt_key_bits(lo, i, ks, kind), b = tdm__bt_key_bits(hi, i, ks, kind);
-    uint32_t pa, pb, la = group_descend(tile, nodes, seps, lg, a, &pa), lb = group_descend(tile, nodes, seps, lg, b, &pb);
+    uint32_t pa, pb, la = group_descend(tile, nodes, seps, lg, a, &pa);
+    uint32_t lb = group_descend(tile, nodes, seps, lg, b, &pb);
     if (tile.thread_rank() == 0) {
       uint64_t ra = tdm__bt_lg_leaf_start(&lg, la) + pa, rb = tdm__bt_lg_leaf_start(&lg, lb) + pb;
       rb += (uint64_t)tdm__bt_lg_leaf_hit(nodes[lb].key, pb, tdm__bt_lg_leaf_count(&lg, lb), b);
@@ -754,8 +756,9 @@ static tdm_status check_search_arrays(const tdm_btree *t, const tdm__bt_node *h)
   if ((st = tdm__gpu_sync(t->ctx, "tdm_btree_validate (copy separators)")) == TDM_OK) {
     for (j = 0; j < words; j++) {
       if (hs[j] != tdm__bt_sep_word(h, &b->geom, j)) {
-        st = tdm__fail(TDM_ERR_CORRUPT, "tdm_btree_validate: node %llu: separator array: word %u differs from the "
-                                        "node's key", (unsigned long long)(b->geom.cnt[0] + j / 16), (unsigned)(j % 16));
+        st = tdm__fail(TDM_ERR_CORRUPT,
+                       "tdm_btree_validate: node %llu: separator array: word %u differs from the node's key",
+                       (unsigned long long)(b->geom.cnt[0] + j / 16), (unsigned)(j % 16));
         break;
       }
     }
