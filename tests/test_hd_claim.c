@@ -31,8 +31,10 @@
 #include "prop.h"
 #include "tandem/detail/hash_layout.h"
 
-/* Lost swaps seen by the simulation: the restart path must have run. */
-static uint64_t g_retries;
+/* What the cases must have reached, or they test less than they claim: lost
+ * swaps (the restart path), claims that wrapped past the table's end, and
+ * tables left with a single empty slot. */
+static uint64_t g_retries, g_wraps, g_full;
 
 /* A policy fold in a random grouping: chunks of random length folded on their
  * own, then the chunk results in order. */
@@ -188,6 +190,7 @@ typedef struct group {
       cr_assert_neq(fl[gi].at, TDM_HASH_NONE, "key %llu found no free slot", (unsigned long long)key);            \
       cr_assert(o == TDM_HASH_FOUND || o == TDM_HASH_NEW_EMPTY || o == TDM_HASH_NEW_TOMB || o == TDM_HASH_NEW_SIDE); \
       cnt[o]++;                                                                                                   \
+      if (fl[gi].at < tdm__hash_home(uh[fl[gi].u], l, tdm__hs_lanes_##SFX())) g_wraps++;                          \
       tdm__hs_put_run_##SFX(s, fl[gi].at, o, (V)uv[fl[gi].u], dup, vkind);                                        \
       fl[gi] = fl[--live];                                                                                        \
     }                                                                                                             \
@@ -308,6 +311,7 @@ static tdm_type value_type(unsigned vw, int kind) {
         memset(cnt, 0, sizeof cnt);                                                                               \
         sim_insert_##SFX(s, l, keys, vals, m, dup, vkind, &r, cnt);                                               \
         census_##SFX(s, l, &live1, &tombs1);                                                                      \
+        if (live1 - (size_t)(s[cap].k != 0) - (size_t)(s[cap + 1].k != 0) + tombs1 == cap - 1u) g_full++;          \
         cr_assert_eq(live1, live0 + cnt[TDM_HASH_NEW_EMPTY] + cnt[TDM_HASH_NEW_TOMB] + cnt[TDM_HASH_NEW_SIDE],    \
                      "case %llu: %zu live keys after, %zu before, outcomes %llu/%llu/%llu",                        \
                      (unsigned long long)id, live1, live0, (unsigned long long)cnt[1], (unsigned long long)cnt[2], \
@@ -365,6 +369,8 @@ Test(hd_claim, v2_insert_matches_cpu_backend) {
         }
     }
   cr_assert_gt(g_retries, 0, "no simulated group ever lost a swap: the restart path went untested");
+  cr_assert_gt(g_wraps, 0, "no claim wrapped past the table's end");
+  cr_assert_gt(g_full, 0, "no table was filled to one empty slot");
 }
 
 /* ---- one group alone decides as tdm__hs_claim ---------------------------------- */
