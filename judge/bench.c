@@ -47,6 +47,18 @@ static int cmp_dbl(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* The unsorted input of a sort operation, fresh for every run: the keys in
+ * b32 or buf, and values 0..n-1 for sort_pairs. Other operations read the
+ * inputs directly. */
+static void sort_input(const inputs *in, int op, uint32_t *b32, uint64_t *buf, uint64_t *vals) {
+  size_t i;
+  if (op == B_SORT32)
+    for (i = 0; i < in->n; i++) b32[i] = (uint32_t)in->keys[i];
+  if (op == B_SORT64 || op == B_PAIRS) memcpy(buf, in->keys, in->n * sizeof *buf);
+  if (op == B_PAIRS)
+    for (i = 0; i < in->n; i++) vals[i] = i;
+}
+
 /* Seconds of every (op, rep), in op order; rep -1 is the warm-up. */
 static void bench_child(void *arg, int fd) {
   const inputs *in = arg;
@@ -63,11 +75,7 @@ static void bench_child(void *arg, int fd) {
     for (op = 0; op < B_COUNT; op++) {
       double t0;
       if (!in->ops[op]) continue;
-      if (op == B_SORT32)
-        for (i = 0; i < n; i++) b32[i] = (uint32_t)in->keys[i];
-      if (op == B_SORT64 || op == B_PAIRS) memcpy(buf, in->keys, n * sizeof *buf);
-      if (op == B_PAIRS)
-        for (i = 0; i < n; i++) vals[i] = i;
+      sort_input(in, op, b32, buf, vals);
       t0 = jdg_now();
       switch (op) {
       case B_SORT32: c->sort_u32(b32, n); break;
@@ -159,11 +167,7 @@ static int bench_tandem(FILE *f, const inputs *in, tdm_ctx *ctx, const char *bac
       double t0;
       tdm_status s = TDM_OK;
       if (!in->ops[op]) continue;
-      if (op == B_SORT32)
-        for (i = 0; i < n; i++) b32[i] = (uint32_t)in->keys[i];
-      if (op == B_SORT64 || op == B_PAIRS) memcpy(buf, in->keys, n * sizeof *buf);
-      if (op == B_PAIRS)
-        for (i = 0; i < n; i++) vals[i] = i;
+      sort_input(in, op, b32, buf, vals);
       t0 = jdg_now();
       switch (op) {
       case B_SORT32: s = tdm_sort(ctx, TDM_U32, b32, n, 0); break;

@@ -19,43 +19,6 @@ enum { D_UNIFORM, D_FEW, D_EQUAL, D_SORTED, D_REVERSE, D_ORGAN, D_ZIPF, D_BOUNDA
 static const char *dist_names[D_COUNT] = {"uniform", "few_distinct", "all_equal", "sorted", "reverse",
                                           "organ_pipe", "zipf", "boundary", "colliding"};
 
-static uint64_t splitmix(uint64_t *x) {
-  uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-void jdg_rng_init(jdg_rng *r, uint64_t seed, uint64_t stream) {
-  uint64_t x = seed * 0x100000001b3ull ^ stream;
-  int i;
-  for (i = 0; i < 4; i++) r->s[i] = splitmix(&x);
-}
-
-static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
-/* xoshiro256** */
-uint64_t jdg_next(jdg_rng *r) {
-  uint64_t *s = r->s;
-  uint64_t result = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-  s[2] ^= s[0];
-  s[3] ^= s[1];
-  s[1] ^= s[2];
-  s[0] ^= s[3];
-  s[2] ^= t;
-  s[3] = rotl(s[3], 45);
-  return result;
-}
-
-uint64_t jdg_below(jdg_rng *r, uint64_t bound) {
-  uint64_t x, limit;
-  if (bound == 0) return 0;
-  limit = UINT64_MAX - UINT64_MAX % bound;
-  do x = jdg_next(r);
-  while (x >= limit);
-  return x % bound;
-}
-
 static const uint64_t boundary[] = {0, 1, 2, ~0ull, ~0ull - 1, 1ull << 63, (1ull << 63) - 1, 0xffffffffull,
                                     0x100000000ull};
 #define N_BOUNDARY (sizeof boundary / sizeof boundary[0])

@@ -20,6 +20,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "rng.h"
+
 typedef enum jdg_kind { JDG_SORT = 0, JDG_MAP = 1, JDG_ORDERED = 2 } jdg_kind;
 
 typedef enum jdg_opcode {
@@ -84,13 +86,13 @@ int jdg_cand_load(jdg_cand *c, const char *path, jdg_kind kind, char *err, size_
                   size_t notes_len);
 
 /* ---- generators ----------------------------------------------------------- */
-typedef struct jdg_rng {
-  uint64_t s[4];
-} jdg_rng;
+/* The generator the property tests use too (rng.h). */
+typedef tdm__rng jdg_rng;
 
-void jdg_rng_init(jdg_rng *r, uint64_t seed, uint64_t stream);
-uint64_t jdg_next(jdg_rng *r);
-uint64_t jdg_below(jdg_rng *r, uint64_t bound);
+static inline void jdg_rng_init(jdg_rng *r, uint64_t seed, uint64_t stream) { tdm__rng_init(r, seed, stream); }
+static inline uint64_t jdg_next(jdg_rng *r) { return tdm__rng_next(r); }
+/* Uniform in [0, bound); bound 0 gives 0. */
+static inline uint64_t jdg_below(jdg_rng *r, uint64_t bound) { return tdm__rng_below(r, bound); }
 
 /* One random sequence of about max_ops operations for the candidate's kind,
  * using only the calls the candidate has. Returns 0 or -1 (out of memory). */

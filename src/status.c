@@ -28,13 +28,19 @@ const char *tdm_last_error(void) { return last_error; }
 
 const char *tdm_version(void) { return TANDEM_VERSION_STRING; }
 
+/* Formats the thread's error text (the status's name when the text would be
+ * empty); returns s. Both error setters below use it. */
+static tdm_status set_error(tdm_status s, const char *fmt, va_list ap) {
+  vsnprintf(last_error, sizeof last_error, fmt, ap);
+  if (!last_error[0]) snprintf(last_error, sizeof last_error, "%s", tdm_status_name(s));
+  return s;
+}
+
 tdm_status tdm__fail(tdm_status s, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  /* clang-analyzer 14 misreads va_start here as leaving ap uninitialised. */
-  vsnprintf(last_error, sizeof last_error, fmt, ap); // NOLINT(clang-analyzer-valist.Uninitialized)
+  set_error(s, fmt, ap);
   va_end(ap);
-  if (!last_error[0]) snprintf(last_error, sizeof last_error, "%s", tdm_status_name(s));
   return s;
 }
 
@@ -61,8 +67,7 @@ const char *tdm_type_name(tdm_type t) {
 tdm_status tdm_set_last_error(tdm_status s, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(last_error, sizeof last_error, fmt, ap); // NOLINT(clang-analyzer-valist.Uninitialized)
+  set_error(s, fmt, ap);
   va_end(ap);
-  if (!last_error[0]) snprintf(last_error, sizeof last_error, "%s", tdm_status_name(s));
   return s;
 }

@@ -15,13 +15,6 @@
 #include "../include/tandem/detail/keybits.h"
 #include "prop.h"
 
-static uint64_t splitmix(uint64_t *x) {
-  uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 uint64_t prop_seed(void) {
   static int have;
   static uint64_t seed;
@@ -34,7 +27,7 @@ uint64_t prop_seed(void) {
       uint64_t x;
       clock_gettime(CLOCK_REALTIME, &ts);
       x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ ((uint64_t)getpid() << 40);
-      seed = splitmix(&x) % 1000000000ull;
+      seed = tdm__splitmix(&x) % 1000000000ull;
     }
     have = 1;
     fprintf(stderr, "prop: TANDEM_SEED=%" PRIu64 " (set it to replay this run)\n", seed);
@@ -42,35 +35,11 @@ uint64_t prop_seed(void) {
   return seed;
 }
 
-void prop_rng_init(prop_rng *r, uint64_t case_id) {
-  uint64_t x = prop_seed() * 0x100000001b3ull ^ case_id;
-  int i;
-  for (i = 0; i < 4; i++) r->s[i] = splitmix(&x);
-}
+void prop_rng_init(prop_rng *r, uint64_t case_id) { tdm__rng_init(r, prop_seed(), case_id); }
 
-static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+uint64_t prop_next(prop_rng *r) { return tdm__rng_next(r); }
 
-uint64_t prop_next(prop_rng *r) {
-  uint64_t *s = r->s;
-  uint64_t result = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-  s[2] ^= s[0];
-  s[3] ^= s[1];
-  s[1] ^= s[2];
-  s[0] ^= s[3];
-  s[2] ^= t;
-  s[3] = rotl(s[3], 45);
-  return result;
-}
-
-uint64_t prop_below(prop_rng *r, uint64_t bound) {
-  uint64_t x, limit;
-  if (bound == 0) return 0;
-  /* Rejection keeps the draw unbiased. */
-  limit = UINT64_MAX - UINT64_MAX % bound;
-  do x = prop_next(r);
-  while (x >= limit);
-  return x % bound;
-}
+uint64_t prop_below(prop_rng *r, uint64_t bound) { return tdm__rng_below(r, bound); }
 
 const char *prop_dist_name(prop_dist d) {
   static const char *names[] = {"uniform",     "few_distinct", "all_equal", "sorted",

@@ -21,14 +21,14 @@
 
 #include <tandem/tandem.h>
 
+#include "../judge/rng.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* xoshiro256** generator state. */
-typedef struct prop_rng {
-  uint64_t s[4];
-} prop_rng;
+/* The generator tandem-judge uses too: xoshiro256** (judge/rng.h). */
+typedef tdm__rng prop_rng;
 
 /* The program's seed (TANDEM_SEED or random), printed once on first use. */
 uint64_t prop_seed(void);

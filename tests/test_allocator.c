@@ -19,6 +19,7 @@
 
 #include "hooks/hooks.h"
 #include "prop.h"
+#include "snap.h"
 
 /* ---- a recording allocator ------------------------------------------------- */
 
@@ -95,65 +96,6 @@ static tdm_ctx *rec_ctx(const tdm_allocator *al) {
 static void arm(rec_alloc *a, long k) {
   a->since_armed = 0;
   a->fail_at = k;
-}
-
-/* ---- snapshots -------------------------------------------------------------- */
-
-static int cmp_u64(const void *x, const void *y) {
-  uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-  return (a > b) - (a < b);
-}
-
-/* Sum of a hash-table's keys and values after sorting, as a fingerprint
- * together with the size; exact equality of sorted key lists is checked. */
-typedef struct snap {
-  uint64_t *k, *v;
-  size_t n;
-} snap;
-
-static snap hash_snap(const tdm_hash *h) {
-  snap s;
-  size_t n = tdm_hash_size(h), got = 0;
-  s.k = malloc((n + 1) * 8);
-  s.v = malloc((n + 1) * 8);
-  cr_assert_eq(tdm_hash_export(h, s.k, s.v, n, &got), TDM_OK);
-  s.n = got;
-  /* Keys and values separately sorted: enough to see any change here, since
-   * each test's values are a function of the key. */
-  qsort(s.k, got, 8, cmp_u64);
-  qsort(s.v, got, 8, cmp_u64);
-  return s;
-}
-
-static snap btree_snap(const tdm_btree *t) {
-  snap s;
-  size_t n = tdm_btree_size(t), got = 0;
-  s.k = malloc((n + 1) * 8);
-  s.v = malloc((n + 1) * 8);
-  cr_assert_eq(tdm_btree_export(t, s.k, s.v, n, &got), TDM_OK);
-  s.n = got;
-  return s;
-}
-
-static int snap_eq(const snap *a, const snap *b) {
-  return a->n == b->n && memcmp(a->k, b->k, a->n * 8) == 0 && memcmp(a->v, b->v, a->n * 8) == 0;
-}
-
-static void snap_free(snap *s) {
-  free(s->k);
-  free(s->v);
-}
-
-static void hash_same(const tdm_hash *h, const snap *before, const char *what) {
-  snap now = hash_snap(h);
-  cr_assert(snap_eq(before, &now), "a failed %s changed the table", what);
-  snap_free(&now);
-}
-
-static void btree_same(const tdm_btree *t, const snap *before, const char *what) {
-  snap now = btree_snap(t);
-  cr_assert(snap_eq(before, &now), "a failed %s changed the tree", what);
-  snap_free(&now);
 }
 
 /* ---- every block through the allocator, freed with its size ------------------ */
@@ -270,7 +212,7 @@ Test(allocator, null_fails_every_mutating_call_cleanly) {
   tdm_btree_opts bo = {TDM_I64, TDM_U64, TDM_DUP_KEEP_LAST};
   tdm_hash *h = NULL;
   tdm_btree *t = NULL;
-  snap before;
+  prop_snap before;
   prop_rng r;
   tdm_ctx_opts o;
 
@@ -302,27 +244,27 @@ Test(allocator, null_fails_every_mutating_call_cleanly) {
             cr_assert_null(h));
   NULL_LOOP("tdm_hash_insert (grows)", a, (void)0, tdm_hash_insert(h, k0, v0, N),
             cr_assert_eq(tdm_hash_size(h), 0, "a failed insert left keys"));
-  before = hash_snap(h);
+  before = prop_hash_snap(h);
   NULL_LOOP("tdm_hash_insert (sum)", a, (void)0, tdm_hash_insert(h, k0, v0, N / 2),
-            hash_same(h, &before, "insert"));
-  snap_free(&before);
-  before = hash_snap(h);
+            prop_hash_same(h, &before, "insert"));
+  prop_snap_free(&before);
+  before = prop_hash_snap(h);
   NULL_LOOP("tdm_hash_erase", a, (void)0, tdm_hash_erase(h, k0, N / 4, &erased),
-            hash_same(h, &before, "erase"));
-  snap_free(&before);
+            prop_hash_same(h, &before, "erase"));
+  prop_snap_free(&before);
   cr_assert_eq(tdm_hash_validate(h), TDM_OK);
 
   /* B-tree: build, insert (node growth), erase. */
   NULL_LOOP("tdm_btree_build", a, (tdm_btree_destroy(t), t = NULL), tdm_btree_build(c, &bo, k0, v0, N / 2, &t),
             cr_assert_null(t));
-  before = btree_snap(t);
+  before = prop_btree_snap(t);
   NULL_LOOP("tdm_btree_insert", a, (void)0, tdm_btree_insert(t, k0 + N / 2, v0 + N / 2, N / 2),
-            btree_same(t, &before, "insert"));
-  snap_free(&before);
-  before = btree_snap(t);
+            prop_btree_same(t, &before, "insert"));
+  prop_snap_free(&before);
+  before = prop_btree_snap(t);
   NULL_LOOP("tdm_btree_erase", a, (void)0, tdm_btree_erase(t, k0, N / 3, &erased),
-            btree_same(t, &before, "erase"));
-  snap_free(&before);
+            prop_btree_same(t, &before, "erase"));
+  prop_snap_free(&before);
   cr_assert_eq(tdm_btree_validate(t), TDM_OK);
 
   tdm_hash_destroy(h);

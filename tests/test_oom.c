@@ -13,59 +13,9 @@
 
 #include "hooks/hooks.h"
 #include "prop.h"
+#include "snap.h"
 
 enum { N = 60000 };
-
-/* Snapshot of a structure's contents: export sorted by key. */
-typedef struct snap {
-  uint64_t *k, *v;
-  size_t n;
-} snap;
-
-static int cmp_pair(const void *a, const void *b) {
-  const uint64_t *x = (const uint64_t *)a, *y = (const uint64_t *)b;
-  return (x[0] > y[0]) - (x[0] < y[0]);
-}
-
-static snap hash_snap(const tdm_hash *h) {
-  snap s;
-  size_t i, got = 0, n = tdm_hash_size(h);
-  uint64_t *pairs = malloc((n + 1) * 16);
-  s.k = malloc((n + 1) * 8);
-  s.v = malloc((n + 1) * 8);
-  cr_assert_eq(tdm_hash_export(h, s.k, s.v, n, &got), TDM_OK);
-  for (i = 0; i < got; i++) {
-    pairs[2 * i] = s.k[i];
-    pairs[2 * i + 1] = s.v[i];
-  }
-  qsort(pairs, got, 16, cmp_pair);
-  for (i = 0; i < got; i++) {
-    s.k[i] = pairs[2 * i];
-    s.v[i] = pairs[2 * i + 1];
-  }
-  free(pairs);
-  s.n = got;
-  return s;
-}
-
-static snap btree_snap(const tdm_btree *t) {
-  snap s;
-  size_t got = 0, n = tdm_btree_size(t);
-  s.k = malloc((n + 1) * 8);
-  s.v = malloc((n + 1) * 8);
-  cr_assert_eq(tdm_btree_export(t, s.k, s.v, n, &got), TDM_OK);
-  s.n = got;
-  return s;
-}
-
-static int snap_eq(const snap *a, const snap *b) {
-  return a->n == b->n && memcmp(a->k, b->k, a->n * 8) == 0 && memcmp(a->v, b->v, a->n * 8) == 0;
-}
-
-static void snap_free(snap *s) {
-  free(s->k);
-  free(s->v);
-}
 
 /* For k = 1, 2, ...: rebuilds the starting state (setup), runs op with the
  * k-th allocation failing, and checks the state after a failure (check).
@@ -125,7 +75,7 @@ Test(oom, hash_mutations_change_nothing) {
   tdm_hash_opts o;
   tdm_hash *h = NULL;
   uint64_t *k = malloc(N * 8), *v = malloc(N * 8);
-  snap before, after;
+  prop_snap before;
   size_t i, erased = 0;
   memset(&o, 0, sizeof o);
   o.key_type = TDM_U64;
@@ -145,25 +95,19 @@ Test(oom, hash_mutations_change_nothing) {
     cr_assert_eq(tdm_hash_insert(h, k, v, N / 4), TDM_OK);                                          \
   }
   HASH_START;
-  before = hash_snap(h);
+  before = prop_hash_snap(h);
   OOM_LOOP("tdm_hash_insert (growing)", HASH_START, tdm_hash_insert(h, k, v, N), {
     cr_assert_eq(tdm_hash_validate(h), TDM_OK, "%s", tdm_last_error());
-    after = hash_snap(h);
-    cr_assert(snap_eq(&before, &after), "a failed insert changed the table");
-    snap_free(&after);
+    prop_hash_same(h, &before, "insert");
   });
   OOM_LOOP("tdm_hash_erase", HASH_START, tdm_hash_erase(h, k, N / 8, &erased), {
     cr_assert_eq(tdm_hash_validate(h), TDM_OK);
-    after = hash_snap(h);
-    cr_assert(snap_eq(&before, &after), "a failed erase changed the table");
-    snap_free(&after);
+    prop_hash_same(h, &before, "erase");
   });
   OOM_LOOP("tdm_hash_clear", HASH_START, tdm_hash_clear(h), {
-    after = hash_snap(h);
-    cr_assert(snap_eq(&before, &after), "a failed clear changed the table");
-    snap_free(&after);
+    prop_hash_same(h, &before, "clear");
   });
-  snap_free(&before);
+  prop_snap_free(&before);
 #undef HASH_START
   cr_assert_eq(tdm_hash_size(h), 0);
   tdm_hash_destroy(h);
@@ -176,7 +120,7 @@ Test(oom, btree_mutations_change_nothing) {
   tdm_btree_opts o = {TDM_I64, TDM_U64, TDM_DUP_MAX};
   tdm_btree *t = NULL;
   uint64_t *k = malloc(N * 8), *v = malloc(N * 8);
-  snap before, after;
+  prop_snap before;
   size_t i, erased = 0;
   prop_rng r;
   prop_rng_init(&r, 0x00B7);
@@ -193,20 +137,16 @@ Test(oom, btree_mutations_change_nothing) {
     cr_assert_eq(tdm_btree_build(c, &o, k, v, N / 2, &t), TDM_OK);                                  \
   }
   TREE_START;
-  before = btree_snap(t);
+  before = prop_btree_snap(t);
   OOM_LOOP("tdm_btree_insert", TREE_START, tdm_btree_insert(t, k + N / 2, v, N / 2), {
     cr_assert_eq(tdm_btree_validate(t), TDM_OK, "%s", tdm_last_error());
-    after = btree_snap(t);
-    cr_assert(snap_eq(&before, &after), "a failed insert changed the tree");
-    snap_free(&after);
+    prop_btree_same(t, &before, "insert");
   });
   OOM_LOOP("tdm_btree_erase", TREE_START, tdm_btree_erase(t, k, N / 3, &erased), {
     cr_assert_eq(tdm_btree_validate(t), TDM_OK, "%s", tdm_last_error());
-    after = btree_snap(t);
-    cr_assert(snap_eq(&before, &after), "a failed erase changed the tree");
-    snap_free(&after);
+    prop_btree_same(t, &before, "erase");
   });
-  snap_free(&before);
+  prop_snap_free(&before);
 #undef TREE_START
   tdm_btree_destroy(t);
   tdm_ctx_destroy(c);

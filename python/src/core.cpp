@@ -41,6 +41,18 @@ void check(tdm_status s) {
   if (s != TDM_OK) fail(s, tdm_last_error());
 }
 
+// Makes a C call with the GIL released, then raises its failure (with the GIL
+// held again, on the same thread).
+template <class F>
+void call_nogil(F &&call) {
+  tdm_status s;
+  {
+    nb::gil_scoped_release nogil;
+    s = call();
+  }
+  check(s);
+}
+
 nb::object g_errors;  // the tandem._errors module
 
 using in_array = nb::ndarray<nb::ro>;
@@ -69,12 +81,7 @@ struct py_ctx {
     o.cuda_device = device_;
     o.cuda_stream = reinterpret_cast<void *>(stream);
     tdm_ctx *c = nullptr;
-    tdm_status s;
-    {
-      nb::gil_scoped_release nogil;
-      s = tdm_ctx_create(&o, &c);
-    }
-    check(s);
+    call_nogil([&] { return tdm_ctx_create(&o, &c); });
     h = std::make_shared<ctx_handle>();
     h->ctx = c;
     h->device = device_;
@@ -180,10 +187,16 @@ void check_space(const A &a, const char *what, const ctx_handle &c) {
   }
 }
 
-void same_length(const view &a, const view &b, const char *an, const char *bn) {
-  if (a.n != b.n)
-    fail(TDM_ERR_INVALID_ARGUMENT, std::string(an) + " has " + std::to_string(a.n) + " elements but " + bn +
-                                       " has " + std::to_string(b.n));
+// An array that goes with `first` element for element (values with keys, hi
+// with lo): checked like any array, then for the same length.
+template <class A>
+view check_along(const A &a, const char *what, const ctx_handle &c, tdm_type want, const view &first,
+                 const char *first_name) {
+  view v = check_array(a, what, c, want);
+  if (v.n != first.n)
+    fail(TDM_ERR_INVALID_ARGUMENT, std::string(first_name) + " has " + std::to_string(first.n) +
+                                       " elements but " + what + " has " + std::to_string(v.n));
+  return v;
 }
 
 // found / bool outputs: numpy bool or uint8, one byte per element.
@@ -201,38 +214,21 @@ view check_flags(const A &a, const char *what, const ctx_handle &c, size_t n) {
 void sort(const py_ctx &pc, out_array keys, unsigned flags) {
   auto c = pc.get();
   view k = check_array(keys, "keys", *c, (tdm_type)0);
-  tdm_status s;
-  {
-    nb::gil_scoped_release nogil;
-    s = tdm_sort(c->ctx, k.type, k.data, k.n, flags);
-  }
-  check(s);
+  call_nogil([&] { return tdm_sort(c->ctx, k.type, k.data, k.n, flags); });
 }
 
 void sort_pairs(const py_ctx &pc, out_array keys, out_array values, unsigned flags) {
   auto c = pc.get();
   view k = check_array(keys, "keys", *c, (tdm_type)0);
-  view v = check_array(values, "values", *c, (tdm_type)0);
-  same_length(k, v, "keys", "values");
-  tdm_status s;
-  {
-    nb::gil_scoped_release nogil;
-    s = tdm_sort_pairs(c->ctx, k.type, k.data, v.type, v.data, k.n, flags);
-  }
-  check(s);
+  view v = check_along(values, "values", *c, (tdm_type)0, k, "keys");
+  call_nogil([&] { return tdm_sort_pairs(c->ctx, k.type, k.data, v.type, v.data, k.n, flags); });
 }
 
 void argsort(const py_ctx &pc, in_array keys, out_array perm, unsigned flags) {
   auto c = pc.get();
   view k = check_array(keys, "keys", *c, (tdm_type)0);
-  view p = check_array(perm, "the index output", *c, (tdm_type)0);
-  same_length(k, p, "keys", "the index output");
-  tdm_status s;
-  {
-    nb::gil_scoped_release nogil;
-    s = tdm_argsort(c->ctx, k.type, k.data, p.type, p.data, k.n, flags);
-  }
-  check(s);
+  view p = check_along(perm, "the index output", *c, (tdm_type)0, k, "keys");
+  call_nogil([&] { return tdm_argsort(c->ctx, k.type, k.data, p.type, p.data, k.n, flags); });
 }
 
 // Times the bare C call, for the benchmark's binding-overhead row: sorts a
@@ -259,233 +255,171 @@ std::vector<double> time_c_sort(const py_ctx &pc, in_array keys, int reps, unsig
   return out;
 }
 
-// ---- structures: shared locking and lifetime ---------------------------------------
+// ---- structures -----------------------------------------------------------------
+
+using read_lock = std::shared_lock<std::shared_mutex>;
+using write_lock = std::unique_lock<std::shared_mutex>;
 
 // Read-only calls share the lock and mutating calls (and close) take it alone,
 // so Python threads may use one structure freely and close() can never free
 // it under a running call. The lock is taken after the GIL is released.
-struct structure {
+//
+// One class template serves the hash table and the B+ tree: what differs is
+// the C handle H and the C functions over it. Members that call a function
+// only one structure has (clear, rank, range, ...) are instantiated only for
+// that structure.
+template <class H, auto destroy_fn, auto insert_fn, auto find_fn, auto erase_fn, auto size_fn, auto export_fn,
+          auto validate_fn>
+struct py_structure {
   std::shared_ptr<ctx_handle> ctx;
   mutable std::shared_mutex lock;
   tdm_type key_type{}, value_type{};
-  const char *kind;
-  explicit structure(const char *k) : kind(k) {}
-  void closed_error() const { fail(TDM_ERR_INVALID_ARGUMENT, std::string("this tandem.") + kind + " is closed"); }
-};
+  const char *kind;  // the Python class, for messages
+  H *p = nullptr;
 
-// ---- hash table ----------------------------------------------------------------
-
-struct py_hash : structure {
-  tdm_hash *h = nullptr;
-
-  py_hash(const py_ctx &pc, int key_type, int value_type, size_t capacity, double max_load, bool fixed, int dup)
-      : structure("HashTable") {
+  // HashTable: an empty table with the given options.
+  py_structure(const py_ctx &pc, int key_type_, int value_type_, size_t capacity, double max_load, bool fixed,
+               int dup)
+      : kind("HashTable") {
     ctx = pc.get();
     tdm_hash_opts o;
     std::memset(&o, 0, sizeof o);
-    o.key_type = (tdm_type)key_type;
-    o.value_type = (tdm_type)value_type;
+    o.key_type = (tdm_type)key_type_;
+    o.value_type = (tdm_type)value_type_;
     o.capacity = capacity;
     o.max_load = max_load;
     o.fixed_capacity = fixed;
     o.on_duplicate = (tdm_dup)dup;
+    call_nogil([&] { return tdm_hash_create(ctx->ctx, &o, &p); });
+    key_type = o.key_type;
+    value_type = o.value_type;
+  }
+
+  // BTree: bulk-built from keys and values.
+  py_structure(const py_ctx &pc, in_array keys, in_array values, int dup) : kind("BTree") {
+    ctx = pc.get();
+    view k = check_array(keys, "keys", *ctx, (tdm_type)0);
+    view v = check_along(values, "values", *ctx, (tdm_type)0, k, "keys");
+    tdm_btree_opts o;
+    std::memset(&o, 0, sizeof o);
+    o.key_type = k.type;
+    o.value_type = v.type;
+    o.on_duplicate = (tdm_dup)dup;
+    call_nogil([&] { return tdm_btree_build(ctx->ctx, &o, k.data, v.data, k.n, &p); });
+    key_type = k.type;
+    value_type = v.type;
+  }
+  ~py_structure() { destroy_fn(p); }
+
+  [[noreturn]] void closed_error() const {
+    fail(TDM_ERR_INVALID_ARGUMENT, std::string("this tandem.") + kind + " is closed");
+  }
+  void live() const {
+    if (!p) closed_error();
+  }
+
+  // Runs call(p) with the GIL released and the lock held as Lock; a structure
+  // closed in the meantime raises instead. Returns the call's status.
+  template <class Lock, class F>
+  tdm_status locked(F &&call) const {
     tdm_status s;
     {
       nb::gil_scoped_release nogil;
-      s = tdm_hash_create(ctx->ctx, &o, &h);
+      Lock g(lock);
+      s = p ? call(p) : TDM_ERR_INVALID_ARGUMENT;
     }
-    check(s);
-    this->key_type = o.key_type;
-    this->value_type = o.value_type;
+    if (!p) closed_error();
+    return s;
   }
-  ~py_hash() { tdm_hash_destroy(h); }
-
-  const tdm_hash *live() const {
-    if (!h) closed_error();
-    return h;
+  template <class F>
+  void read(F &&call) const {
+    check(locked<read_lock>(call));
+  }
+  template <class F>
+  void write(F &&call) {
+    check(locked<write_lock>(call));
+  }
+  // A quick read-only query, made holding the GIL.
+  template <class R>
+  R query(R (*fn)(const H *)) const {
+    live();
+    read_lock g(lock);
+    return fn(p);
   }
 
   void insert(in_array keys, in_array values) {
     live();
     view k = check_array(keys, "keys", *ctx, key_type);
-    view v = check_array(values, "values", *ctx, value_type);
-    same_length(k, v, "keys", "values");
-    tdm_status s;
-    {
-      nb::gil_scoped_release nogil;
-      std::unique_lock g(lock);
-      s = h ? tdm_hash_insert(h, k.data, v.data, k.n) : TDM_ERR_INVALID_ARGUMENT;
-    }
-    if (!h) closed_error();
-    check(s);
+    view v = check_along(values, "values", *ctx, value_type, k, "keys");
+    write([&](H *h) { return insert_fn(h, k.data, v.data, k.n); });
   }
 
   void find(in_array keys, out_array values_out, out_array found_out) {
     live();
     view k = check_array(keys, "keys", *ctx, key_type);
-    view v = check_array(values_out, "values_out", *ctx, value_type);
-    same_length(k, v, "keys", "values_out");
+    view v = check_along(values_out, "values_out", *ctx, value_type, k, "keys");
     view f = check_flags(found_out, "found_out", *ctx, k.n);
-    tdm_status s;
-    {
-      nb::gil_scoped_release nogil;
-      std::shared_lock g(lock);
-      s = h ? tdm_hash_find(h, k.data, v.data, (uint8_t *)f.data, k.n) : TDM_ERR_INVALID_ARGUMENT;
-    }
-    if (!h) closed_error();
-    check(s);
+    read([&](const H *h) { return find_fn(h, k.data, v.data, (uint8_t *)f.data, k.n); });
   }
 
   size_t erase(in_array keys) {
     live();
     view k = check_array(keys, "keys", *ctx, key_type);
     size_t erased = 0;
-    tdm_status s;
-    {
-      nb::gil_scoped_release nogil;
-      std::unique_lock g(lock);
-      s = h ? tdm_hash_erase(h, k.data, k.n, &erased) : TDM_ERR_INVALID_ARGUMENT;
-    }
-    if (!h) closed_error();
-    check(s);
+    write([&](H *h) { return erase_fn(h, k.data, k.n, &erased); });
     return erased;
   }
 
-  size_t size() const {
-    live();
-    std::shared_lock g(lock);
-    return tdm_hash_size(h);
-  }
+  size_t size() const { return query(size_fn); }
 
   // Returns the count written, or raises CapacityError when the outputs are
   // too small (the caller sized them from size()).
   size_t export_(out_array keys_out, out_array values_out) {
     live();
     view k = check_array(keys_out, "keys_out", *ctx, key_type);
-    view v = check_array(values_out, "values_out", *ctx, value_type);
-    same_length(k, v, "keys_out", "values_out");
+    view v = check_along(values_out, "values_out", *ctx, value_type, k, "keys_out");
     size_t n = 0;
-    tdm_status s;
-    {
-      nb::gil_scoped_release nogil;
-      std::shared_lock g(lock);
-      s = h ? tdm_hash_export(h, k.data, v.data, k.n, &n) : TDM_ERR_INVALID_ARGUMENT;
-    }
-    if (!h) closed_error();
-    check(s);
+    read([&](const H *h) { return export_fn(h, k.data, v.data, k.n, &n); });
     return n;
-  }
-
-  void clear() {
-    live();
-    tdm_status s;
-    {
-      nb::gil_scoped_release nogil;
-      std::unique_lock g(lock);
-      s = h ? tdm_hash_clear(h) : TDM_ERR_INVALID_ARGUMENT;
-    }
-    if (!h) closed_error();
-    check(s);
   }
 
   void validate() const {
     live();
-    tdm_status s;
-    {
-      nb::gil_scoped_release nogil;
-      std::shared_lock g(lock);
-      s = h ? tdm_hash_validate(h) : TDM_ERR_INVALID_ARGUMENT;
-    }
-    if (!h) closed_error();
-    check(s);
+    read(validate_fn);
   }
 
   void close() {
     nb::gil_scoped_release nogil;
-    std::unique_lock g(lock);
-    tdm_hash_destroy(h);
-    h = nullptr;
+    write_lock g(lock);
+    destroy_fn(p);
+    p = nullptr;
   }
-  bool closed() const { return h == nullptr; }
-};
+  bool closed() const { return p == nullptr; }
 
-// ---- B+ tree ----------------------------------------------------------------------
+  // ---- the hash table's own ----
 
-struct py_btree : structure {
-  tdm_btree *t = nullptr;
-
-  py_btree(const py_ctx &pc, in_array keys, in_array values, int dup) : structure("BTree") {
-    ctx = pc.get();
-    view k = check_array(keys, "keys", *ctx, (tdm_type)0);
-    view v = check_array(values, "values", *ctx, (tdm_type)0);
-    same_length(k, v, "keys", "values");
-    tdm_btree_opts o;
-    std::memset(&o, 0, sizeof o);
-    o.key_type = k.type;
-    o.value_type = v.type;
-    o.on_duplicate = (tdm_dup)dup;
-    tdm_status s;
-    {
-      nb::gil_scoped_release nogil;
-      s = tdm_btree_build(ctx->ctx, &o, k.data, v.data, k.n, &t);
-    }
-    check(s);
-    key_type = k.type;
-    value_type = v.type;
-  }
-  ~py_btree() { tdm_btree_destroy(t); }
-
-  const tdm_btree *live() const {
-    if (!t) closed_error();
-    return t;
-  }
-
-  void find(in_array keys, out_array values_out, out_array found_out) {
+  void clear() {
     live();
-    view k = check_array(keys, "keys", *ctx, key_type);
-    view v = check_array(values_out, "values_out", *ctx, value_type);
-    same_length(k, v, "keys", "values_out");
-    view f = check_flags(found_out, "found_out", *ctx, k.n);
-    tdm_status s;
-    {
-      nb::gil_scoped_release nogil;
-      std::shared_lock g(lock);
-      s = t ? tdm_btree_find(t, k.data, v.data, (uint8_t *)f.data, k.n) : TDM_ERR_INVALID_ARGUMENT;
-    }
-    if (!t) closed_error();
-    check(s);
+    write(tdm_hash_clear);
   }
+
+  // ---- the B+ tree's own ----
+
+  unsigned height() const { return query(tdm_btree_height); }
 
   void rank(in_array keys, out_array rank_out) {
     live();
     view k = check_array(keys, "keys", *ctx, key_type);
-    view r = check_array(rank_out, "rank_out", *ctx, TDM_U64);
-    same_length(k, r, "keys", "rank_out");
-    tdm_status s;
-    {
-      nb::gil_scoped_release nogil;
-      std::shared_lock g(lock);
-      s = t ? tdm_btree_rank(t, k.data, (uint64_t *)r.data, k.n) : TDM_ERR_INVALID_ARGUMENT;
-    }
-    if (!t) closed_error();
-    check(s);
+    view r = check_along(rank_out, "rank_out", *ctx, TDM_U64, k, "keys");
+    read([&](const tdm_btree *t) { return tdm_btree_rank(t, k.data, (uint64_t *)r.data, k.n); });
   }
 
   void range_count(in_array lo, in_array hi, out_array count_out) {
     live();
     view l = check_array(lo, "lo", *ctx, key_type);
-    view u = check_array(hi, "hi", *ctx, key_type);
-    same_length(l, u, "lo", "hi");
-    view r = check_array(count_out, "count_out", *ctx, TDM_U64);
-    same_length(l, r, "lo", "count_out");
-    tdm_status s;
-    {
-      nb::gil_scoped_release nogil;
-      std::shared_lock g(lock);
-      s = t ? tdm_btree_range_count(t, l.data, u.data, (uint64_t *)r.data, l.n) : TDM_ERR_INVALID_ARGUMENT;
-    }
-    if (!t) closed_error();
-    check(s);
+    view u = check_along(hi, "hi", *ctx, key_type, l, "lo");
+    view r = check_along(count_out, "count_out", *ctx, TDM_U64, l, "lo");
+    read([&](const tdm_btree *t) { return tdm_btree_range_count(t, l.data, u.data, (uint64_t *)r.data, l.n); });
   }
 
   // With keys_out / values_out None: fills offsets only (the first pass that
@@ -495,110 +429,47 @@ struct py_btree : structure {
              std::optional<out_array> values_out) {
     live();
     view l = check_array(lo, "lo", *ctx, key_type);
-    view u = check_array(hi, "hi", *ctx, key_type);
-    same_length(l, u, "lo", "hi");
+    view u = check_along(hi, "hi", *ctx, key_type, l, "lo");
     view o = check_array(offsets_out, "offsets_out", *ctx, TDM_U64);
     if (o.n != l.n + 1) fail(TDM_ERR_INVALID_ARGUMENT, "offsets_out must have len(lo) + 1 elements");
     void *kd = nullptr, *vd = nullptr;
     size_t cap = 0;
     if (keys_out && values_out) {
       view k = check_array(*keys_out, "keys_out", *ctx, key_type);
-      view v = check_array(*values_out, "values_out", *ctx, value_type);
-      same_length(k, v, "keys_out", "values_out");
+      view v = check_along(*values_out, "values_out", *ctx, value_type, k, "keys_out");
       kd = k.data;
       vd = v.data;
       cap = k.n;
     }
-    tdm_status s;
-    {
-      nb::gil_scoped_release nogil;
-      std::shared_lock g(lock);
-      s = t ? tdm_btree_range(t, l.data, u.data, l.n, (uint64_t *)o.data, kd, vd, cap) : TDM_ERR_INVALID_ARGUMENT;
-    }
-    if (!t) closed_error();
+    tdm_status s = locked<read_lock>([&](const tdm_btree *t) {
+      return tdm_btree_range(t, l.data, u.data, l.n, (uint64_t *)o.data, kd, vd, cap);
+    });
     if (s == TDM_ERR_CAPACITY) return false;
     check(s);
     return kd != nullptr || l.n == 0;
   }
-
-  void insert(in_array keys, in_array values) {
-    live();
-    view k = check_array(keys, "keys", *ctx, key_type);
-    view v = check_array(values, "values", *ctx, value_type);
-    same_length(k, v, "keys", "values");
-    tdm_status s;
-    {
-      nb::gil_scoped_release nogil;
-      std::unique_lock g(lock);
-      s = t ? tdm_btree_insert(t, k.data, v.data, k.n) : TDM_ERR_INVALID_ARGUMENT;
-    }
-    if (!t) closed_error();
-    check(s);
-  }
-
-  size_t erase(in_array keys) {
-    live();
-    view k = check_array(keys, "keys", *ctx, key_type);
-    size_t erased = 0;
-    tdm_status s;
-    {
-      nb::gil_scoped_release nogil;
-      std::unique_lock g(lock);
-      s = t ? tdm_btree_erase(t, k.data, k.n, &erased) : TDM_ERR_INVALID_ARGUMENT;
-    }
-    if (!t) closed_error();
-    check(s);
-    return erased;
-  }
-
-  size_t size() const {
-    live();
-    std::shared_lock g(lock);
-    return tdm_btree_size(t);
-  }
-  unsigned height() const {
-    live();
-    std::shared_lock g(lock);
-    return tdm_btree_height(t);
-  }
-
-  size_t export_(out_array keys_out, out_array values_out) {
-    live();
-    view k = check_array(keys_out, "keys_out", *ctx, key_type);
-    view v = check_array(values_out, "values_out", *ctx, value_type);
-    same_length(k, v, "keys_out", "values_out");
-    size_t n = 0;
-    tdm_status s;
-    {
-      nb::gil_scoped_release nogil;
-      std::shared_lock g(lock);
-      s = t ? tdm_btree_export(t, k.data, v.data, k.n, &n) : TDM_ERR_INVALID_ARGUMENT;
-    }
-    if (!t) closed_error();
-    check(s);
-    return n;
-  }
-
-  void validate() const {
-    live();
-    tdm_status s;
-    {
-      nb::gil_scoped_release nogil;
-      std::shared_lock g(lock);
-      s = t ? tdm_btree_validate(t) : TDM_ERR_INVALID_ARGUMENT;
-    }
-    if (!t) closed_error();
-    check(s);
-  }
-
-  void close() {
-    nb::gil_scoped_release nogil;
-    std::unique_lock g(lock);
-    tdm_btree_destroy(t);
-    t = nullptr;
-  }
-  bool closed() const { return t == nullptr; }
 };
+
+using py_hash = py_structure<tdm_hash, tdm_hash_destroy, tdm_hash_insert, tdm_hash_find, tdm_hash_erase,
+                             tdm_hash_size, tdm_hash_export, tdm_hash_validate>;
+using py_btree = py_structure<tdm_btree, tdm_btree_destroy, tdm_btree_insert, tdm_btree_find, tdm_btree_erase,
+                              tdm_btree_size, tdm_btree_export, tdm_btree_validate>;
+
+// The methods both structures have, bound under the same names.
+template <class S>
+nb::class_<S> bind_structure(nb::module_ &m, const char *name) {
+  return nb::class_<S>(m, name)
+      .def("insert", &S::insert)
+      .def("find", &S::find)
+      .def("erase", &S::erase)
+      .def("size", &S::size)
+      .def("export", &S::export_)
+      .def("validate", &S::validate)
+      .def("close", &S::close)
+      .def_prop_ro("closed", &S::closed)
+      .def_prop_ro("key_type", [](const S &s) { return numpy_name(s.key_type); })
+      .def_prop_ro("value_type", [](const S &s) { return numpy_name(s.value_type); });
+}
 
 }  // namespace
 
@@ -638,35 +509,15 @@ NB_MODULE(_core, m) {
   m.def("argsort", &argsort);
   m.def("time_c_sort", &time_c_sort);
 
-  nb::class_<py_hash>(m, "Hash")
+  bind_structure<py_hash>(m, "Hash")
       .def(nb::init<const py_ctx &, int, int, size_t, double, bool, int>())
-      .def("insert", &py_hash::insert)
-      .def("find", &py_hash::find)
-      .def("erase", &py_hash::erase)
-      .def("size", &py_hash::size)
-      .def("export", &py_hash::export_)
-      .def("clear", &py_hash::clear)
-      .def("validate", &py_hash::validate)
-      .def("close", &py_hash::close)
-      .def_prop_ro("closed", &py_hash::closed)
-      .def_prop_ro("key_type", [](const py_hash &h) { return numpy_name(h.key_type); })
-      .def_prop_ro("value_type", [](const py_hash &h) { return numpy_name(h.value_type); });
+      .def("clear", &py_hash::clear);
 
-  nb::class_<py_btree>(m, "BTree")
+  bind_structure<py_btree>(m, "BTree")
       .def(nb::init<const py_ctx &, in_array, in_array, int>())
-      .def("find", &py_btree::find)
       .def("rank", &py_btree::rank)
       .def("range_count", &py_btree::range_count)
       .def("range", &py_btree::range, nb::arg("lo"), nb::arg("hi"), nb::arg("offsets_out"),
            nb::arg("keys_out").none(), nb::arg("values_out").none())
-      .def("insert", &py_btree::insert)
-      .def("erase", &py_btree::erase)
-      .def("size", &py_btree::size)
-      .def("height", &py_btree::height)
-      .def("export", &py_btree::export_)
-      .def("validate", &py_btree::validate)
-      .def("close", &py_btree::close)
-      .def_prop_ro("closed", &py_btree::closed)
-      .def_prop_ro("key_type", [](const py_btree &t) { return numpy_name(t.key_type); })
-      .def_prop_ro("value_type", [](const py_btree &t) { return numpy_name(t.value_type); });
+      .def("height", &py_btree::height);
 }

@@ -47,7 +47,33 @@ def _stream_handle(stream):
     return stream or _CUDA_STREAM_LEGACY  # 0 is the legacy default stream too
 
 
-class Context:
+class _Handle:
+    """A Python object over a C object (``self._c``): closed, close(), the
+    context-manager protocol and repr(); ``_name`` is the class's name in
+    tandem and ``_fields()`` what repr() shows of an open one."""
+
+    @property
+    def closed(self):
+        return self._c.closed
+
+    def close(self):
+        """Frees it now; any later use raises InvalidArgument. A context
+        stays alive until the structures made with it are closed too."""
+        self._c.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        if self.closed:
+            return f"<closed tandem.{self._name}>"
+        return f"tandem.{self._name}({self._fields()})"
+
+
+class Context(_Handle):
     """Where tandem runs: ``backend`` "auto" (CUDA when a device is usable),
     "cpu" or "cuda"; ``threads`` CPU threads (0: all cores); ``device`` the
     CUDA device; ``stream`` a CUDA stream (int handle, CuPy or PyTorch
@@ -56,6 +82,8 @@ class Context:
     are exported through DLPack for the context's stream, so tandem's work is
     ordered after the caller's work on its current stream. Calls are
     synchronous: results are ready when a call returns."""
+
+    _name = "Context"
 
     def __init__(self, backend="auto", threads=0, device=0, stream=None):
         if backend not in _BACKENDS:
@@ -77,26 +105,9 @@ class Context:
     def device(self):
         return self._c.device
 
-    @property
-    def closed(self):
-        return self._c.closed
-
-    def close(self):
-        """Releases the context; structures made with it keep it alive until
-        they are closed too. Using a closed context raises InvalidArgument."""
-        self._c.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __repr__(self):
-        if self.closed:
-            return "<closed tandem.Context>"
+    def _fields(self):
         dev = f", device={self.device}" if self.backend == "cuda" else ""
-        return f"tandem.Context(backend='{self.backend}', threads={self.threads}{dev})"
+        return f"backend='{self.backend}', threads={self.threads}{dev}"
 
 
 _default_lock = threading.Lock()
@@ -192,29 +203,42 @@ def _policy(on_duplicate):
     return _DUPS[on_duplicate]
 
 
-class _Structure:
-    """Shared plumbing: closing, the context manager, len()."""
+class _Structure(_Handle):
+    """What the hash table and the B+ tree share: dtypes, len(), find, erase,
+    validate, and the array plumbing of insert and export."""
 
     def __len__(self):
-        return self._s.size()
+        return self._c.size()
 
     @property
-    def closed(self):
-        return self._s.closed
+    def key_dtype(self):
+        return self._c.key_type
 
-    def close(self):
-        """Frees the structure now; any later use raises InvalidArgument."""
-        self._s.close()
+    @property
+    def value_dtype(self):
+        return self._c.value_type
 
-    def __enter__(self):
-        return self
+    def find(self, keys):
+        """Returns (values, found): found is a bool array; a miss has value 0."""
+        k, a, kind = self._in(keys, self.key_dtype)
+        n = _len(a)
+        values, found = kind.empty(n, self.value_dtype), kind.empty(n, "bool")
+        self._c.find(k, kind.export(values, self._ctx), kind.export(found, self._ctx))
+        self._kind = kind
+        return kind.finish(values), kind.finish(found)
 
-    def __exit__(self, *exc):
-        self.close()
+    def erase(self, keys):
+        """Erases the keys present; returns how many were removed."""
+        k, _, _ = self._in(keys, self.key_dtype)
+        return self._c.erase(k)
 
     def validate(self):
         """Checks every invariant; raises CorruptError naming a broken one."""
-        self._s.validate()
+        self._c.validate()
+
+    def _fields(self):
+        return (f"backend='{self._ctx.backend}', key_dtype={self.key_dtype}, value_dtype={self.value_dtype}, "
+                f"size={len(self)}")
 
     def _in(self, x, dtype):
         a, kind, _, _ = _arrays.adopt(x, dtype)
@@ -225,28 +249,22 @@ class _Structure:
         kind = self._kind
         n = len(self)
         keys, values = kind.empty(n, self.key_dtype), kind.empty(n, self.value_dtype)
-        self._s.export(kind.export(keys, self._ctx), kind.export(values, self._ctx))
+        self._c.export(kind.export(keys, self._ctx), kind.export(values, self._ctx))
         return kind.finish(keys), kind.finish(values)
 
     def _insert(self, keys, values):
         k, _, kind = self._in(keys, self.key_dtype)
         v, _, _ = self._in(values, self.value_dtype)
-        self._s.insert(k, v)
+        self._c.insert(k, v)
         self._kind = kind
-
-    def _find(self, keys):
-        k, a, kind = self._in(keys, self.key_dtype)
-        n = _len(a)
-        values, found = kind.empty(n, self.value_dtype), kind.empty(n, "bool")
-        self._s.find(k, kind.export(values, self._ctx), kind.export(found, self._ctx))
-        self._kind = kind
-        return kind.finish(values), kind.finish(found)
 
 
 class HashTable(_Structure):
     """A hash table from integer keys to values with bulk insert / find / erase.
     ``on_duplicate`` is "keep_first", "keep_last", "sum" (integer values,
     wrapping), "min" or "max"."""
+
+    _name = "HashTable"
 
     def __init__(self, key_dtype, value_dtype, *, capacity=0, max_load=0.0, fixed_capacity=False,
                  on_duplicate="keep_first", ctx=None):
@@ -256,48 +274,30 @@ class HashTable(_Structure):
             raise invalid(f"capacity must be an int >= 0, not {capacity!r}")
         self._dup = on_duplicate
         self._kind = _arrays.NUMPY
-        self._s = _core.Hash(self._ctx._c, _TYPES[kt], _TYPES[vt], capacity, float(max_load),
+        self._c = _core.Hash(self._ctx._c, _TYPES[kt], _TYPES[vt], capacity, float(max_load),
                              bool(fixed_capacity), _policy(on_duplicate))
-
-    @property
-    def key_dtype(self):
-        return self._s.key_type
-
-    @property
-    def value_dtype(self):
-        return self._s.value_type
 
     def insert(self, keys, values):
         """Inserts the pairs; duplicates resolve by the table's policy as if
         inserted one at a time in index order."""
         self._insert(keys, values)
 
-    def find(self, keys):
-        """Returns (values, found): found is a bool array; a miss has value 0."""
-        return self._find(keys)
-
-    def erase(self, keys):
-        """Erases the keys present; returns how many were removed."""
-        k, _, _ = self._in(keys, self.key_dtype)
-        return self._s.erase(k)
-
     def export(self):
         """All (keys, values), in no particular order."""
         return self._export()
 
     def clear(self):
-        self._s.clear()
+        self._c.clear()
 
-    def __repr__(self):
-        if self.closed:
-            return "<closed tandem.HashTable>"
-        return (f"tandem.HashTable(backend='{self._ctx.backend}', key_dtype={self.key_dtype}, "
-                f"value_dtype={self.value_dtype}, size={len(self)}, on_duplicate='{self._dup}')")
+    def _fields(self):
+        return f"{super()._fields()}, on_duplicate='{self._dup}'"
 
 
 class BTree(_Structure):
     """An ordered map (unique keys) bulk-built from keys in any order, with
     batched find, rank, range_count, range, insert and erase."""
+
+    _name = "BTree"
 
     def __init__(self, keys, values, *, on_duplicate="keep_first", ctx=None):
         a, ka, _, _ = _arrays.adopt(keys)
@@ -305,30 +305,18 @@ class BTree(_Structure):
         self._ctx = _ctx_for(ctx, ka)
         self._kind = ka
         self._dup = on_duplicate
-        self._s = _core.BTree(self._ctx._c, ka.export(a, self._ctx), kb.export(b, self._ctx), _policy(on_duplicate))
-
-    @property
-    def key_dtype(self):
-        return self._s.key_type
-
-    @property
-    def value_dtype(self):
-        return self._s.value_type
+        self._c = _core.BTree(self._ctx._c, ka.export(a, self._ctx), kb.export(b, self._ctx), _policy(on_duplicate))
 
     @property
     def height(self):
         """Levels: 0 for an empty tree, 1 for a single leaf."""
-        return self._s.height()
-
-    def find(self, keys):
-        """Returns (values, found): found is a bool array; a miss has value 0."""
-        return self._find(keys)
+        return self._c.height()
 
     def rank(self, keys):
         """Number of stored keys strictly less than each query (uint64)."""
         k, a, kind = self._in(keys, self.key_dtype)
         out = kind.empty(_len(a), "uint64")
-        self._s.rank(k, kind.export(out, self._ctx))
+        self._c.rank(k, kind.export(out, self._ctx))
         return kind.finish(out)
 
     def range_count(self, lo, hi):
@@ -336,7 +324,7 @@ class BTree(_Structure):
         l, a, kind = self._in(lo, self.key_dtype)
         h, _, _ = self._in(hi, self.key_dtype)
         out = kind.empty(_len(a), "uint64")
-        self._s.range_count(l, h, kind.export(out, self._ctx))
+        self._c.range_count(l, h, kind.export(out, self._ctx))
         return kind.finish(out)
 
     def range(self, lo, hi):
@@ -347,11 +335,11 @@ class BTree(_Structure):
         offsets = kind.empty(n + 1, "uint64")
         args = lambda: (self._in(lo, self.key_dtype)[0], self._in(hi, self.key_dtype)[0],
                         kind.export(offsets, self._ctx))
-        done = self._s.range(*args(), None, None)
+        done = self._c.range(*args(), None, None)
         total = int(offsets[n]) if n else 0
         keys, values = kind.empty(total, self.key_dtype), kind.empty(total, self.value_dtype)
         if not done:
-            if not self._s.range(*args(), kind.export(keys, self._ctx), kind.export(values, self._ctx)):
+            if not self._c.range(*args(), kind.export(keys, self._ctx), kind.export(values, self._ctx)):
                 raise CapacityError("the tree changed between the two passes of range()", "TDM_ERR_CAPACITY")
         return kind.finish(offsets), kind.finish(keys), kind.finish(values)
 
@@ -359,18 +347,9 @@ class BTree(_Structure):
         """Inserts the pairs; a stored key counts as earlier than the batch."""
         self._insert(keys, values)
 
-    def erase(self, keys):
-        """Erases the keys present; returns how many were removed."""
-        k, _, _ = self._in(keys, self.key_dtype)
-        return self._s.erase(k)
-
     def export(self):
         """All (keys, values) in ascending key order."""
         return self._export()
 
-    def __repr__(self):
-        if self.closed:
-            return "<closed tandem.BTree>"
-        return (f"tandem.BTree(backend='{self._ctx.backend}', key_dtype={self.key_dtype}, "
-                f"value_dtype={self.value_dtype}, size={len(self)}, height={self.height}, "
-                f"on_duplicate='{self._dup}')")
+    def _fields(self):
+        return f"{super()._fields()}, height={self.height}, on_duplicate='{self._dup}'"

@@ -6,11 +6,7 @@
  * (0, all-ones, -0.0, NaNs). Every result is compared with a reference map and
  * the tree is validated after every mutation.
  */
-#include <stdio.h>
-
 #include "fuzz_model.h"
-
-#define FAIL(...) (fprintf(stderr, __VA_ARGS__), fputc('\n', stderr), abort())
 
 static const tdm_type types[6] = {TDM_U32, TDM_U64, TDM_I32, TDM_I64, TDM_F32, TDM_F64};
 
@@ -48,11 +44,9 @@ static void check_all(tdm_btree *b, const model *m, tdm_type kt, tdm_type vt) {
   if (tdm_btree_size(b) != n) FAIL("size %zu, model %zu", tdm_btree_size(b), n);
   if ((n == 0) != (tdm_btree_height(b) == 0)) FAIL("height %u with %zu keys", tdm_btree_height(b), n);
   if (tdm_btree_export(b, keys, vals, n, &got) != TDM_OK || got != n) FAIL("export: %s", tdm_last_error());
-  for (i = 0; i < n; i++) {
-    long j = model_find(m, get_word(keys, i, ks));
-    if (j < 0 || m->v[j] != get_word(vals, i, vs)) FAIL("export: entry %zu not in the model", i);
-    if (i && key_cmp(kt, get_word(keys, i - 1, ks), get_word(keys, i, ks)) >= 0) FAIL("export not ascending at %zu", i);
-  }
+  model_check_export(m, keys, vals, n, ks, vs);
+  for (i = 1; i < n; i++)
+    if (key_cmp(kt, get_word(keys, i - 1, ks), get_word(keys, i, ks)) >= 0) FAIL("export not ascending at %zu", i);
   free(keys);
   free(vals);
 }
@@ -95,12 +89,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!b || op % 8 == 0) { /* (re)build from this batch */
       model next = {0};
       tdm_btree *nb = NULL;
-      for (i = 0; i < n; i++) {
-        uint64_t k = get_word(keys, i, ks), v = get_word(vals, i, vs);
-        long at = model_find(&next, k);
-        if (at < 0) model_put(&next, k, v);
-        else next.v[at] = merge_value(o.on_duplicate, o.value_type, next.v[at], v);
-      }
+      model_insert_batch(&next, keys, vals, n, ks, vs, o.on_duplicate, o.value_type);
       s = tdm_btree_build(ctx, &o, keys, vals, n, &nb);
       if (s != TDM_OK) FAIL("build: %s", tdm_last_error());
       tdm_btree_destroy(b);
@@ -112,18 +101,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     } else {
       switch (op % 8) {
       case 1: case 2: /* insert */
-        for (i = 0; i < n; i++) {
-          uint64_t k = get_word(keys, i, ks), v = get_word(vals, i, vs);
-          long at = model_find(&m, k);
-          if (at < 0) model_put(&m, k, v);
-          else m.v[at] = merge_value(o.on_duplicate, o.value_type, m.v[at], v);
-        }
+        model_insert_batch(&m, keys, vals, n, ks, vs, o.on_duplicate, o.value_type);
         if (tdm_btree_insert(b, keys, vals, n) != TDM_OK) FAIL("insert: %s", tdm_last_error());
         mutated = 1;
         break;
       case 3: { /* erase */
-        size_t erased = 0, want = 0;
-        for (i = 0; i < n; i++) want += (size_t)model_erase(&m, get_word(keys, i, ks));
+        size_t erased = 0, want = model_erase_batch(&m, keys, n, ks);
         if (tdm_btree_erase(b, keys, n, &erased) != TDM_OK) FAIL("erase: %s", tdm_last_error());
         if (erased != want) FAIL("erase: %zu erased, model %zu", erased, want);
         mutated = 1;

@@ -7,11 +7,7 @@
  * the table is compared with a reference map, and validated after every
  * mutation. A refused insert (fixed capacity) must leave the table unchanged.
  */
-#include <stdio.h>
-
 #include "fuzz_model.h"
-
-#define FAIL(...) (fprintf(stderr, __VA_ARGS__), fputc('\n', stderr), abort())
 
 static const tdm_type key_types[4] = {TDM_U32, TDM_U64, TDM_I32, TDM_I64};
 static const tdm_type val_types[6] = {TDM_U32, TDM_U64, TDM_I32, TDM_I64, TDM_F32, TDM_F64};
@@ -43,10 +39,7 @@ static void check_against_model(tdm_hash *h, const model *m, size_t ks, size_t v
            (unsigned long long)get_word(vals, i, vs), (unsigned long long)m->v[i]);
   }
   if (tdm_hash_export(h, keys, vals, n, &got) != TDM_OK || got != n) FAIL("export: %s", tdm_last_error());
-  for (i = 0; i < n; i++) {
-    long j = model_find(m, get_word(keys, i, ks));
-    if (j < 0 || m->v[j] != get_word(vals, i, vs)) FAIL("export: entry %zu not in the model", i);
-  }
+  model_check_export(m, keys, vals, n, ks, vs);
   free(keys);
   free(vals);
   free(found);
@@ -92,12 +85,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       model next = {0};
       size_t j;
       for (j = 0; j < m.n; j++) model_put(&next, m.k[j], m.v[j]);
-      for (i = 0; i < n; i++) {
-        uint64_t k = get_word(keys, i, ks), v = get_word(vals, i, vs);
-        long at = model_find(&next, k);
-        if (at < 0) model_put(&next, k, v);
-        else next.v[at] = merge_value(o.on_duplicate, o.value_type, next.v[at], v);
-      }
+      model_insert_batch(&next, keys, vals, n, ks, vs, o.on_duplicate, o.value_type);
       s = tdm_hash_insert(h, keys, vals, n);
       if (s == TDM_OK) {
         free(m.k);
@@ -111,8 +99,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       break;
     }
     case 2: { /* erase */
-      size_t erased = 0, want = 0;
-      for (i = 0; i < n; i++) want += (size_t)model_erase(&m, get_word(keys, i, ks));
+      size_t erased = 0, want = model_erase_batch(&m, keys, n, ks);
       if (tdm_hash_erase(h, keys, n, &erased) != TDM_OK) FAIL("erase: %s", tdm_last_error());
       if (erased != want) FAIL("erase: %zu erased, model %zu", erased, want);
       break;

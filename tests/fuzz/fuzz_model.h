@@ -9,12 +9,17 @@
 #define TANDEM_FUZZ_MODEL_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <tandem/tandem.h>
 
 #include "../../include/tandem/detail/keybits.h"
+
+/* A mismatch with the model: the reason on stderr, then abort (libFuzzer
+ * keeps the input that did it). */
+#define FAIL(...) (fprintf(stderr, __VA_ARGS__), fputc('\n', stderr), abort())
 
 typedef struct model {
   uint64_t *k, *v;
@@ -88,6 +93,37 @@ static inline void put_word(void *arr, size_t i, size_t width, uint64_t x) {
 
 static inline uint64_t get_word(const void *arr, size_t i, size_t width) {
   return width == 4 ? ((const uint32_t *)arr)[i] : ((const uint64_t *)arr)[i];
+}
+
+/* Inserts a batch (keys of ks bytes, values of vs bytes) into the model one
+ * pair at a time, in index order, duplicates resolved by policy p. */
+static inline void model_insert_batch(model *m, const void *keys, const void *vals, size_t n, size_t ks, size_t vs,
+                                      tdm_dup p, tdm_type vt) {
+  size_t i;
+  for (i = 0; i < n; i++) {
+    uint64_t k = get_word(keys, i, ks), v = get_word(vals, i, vs);
+    long at = model_find(m, k);
+    if (at < 0) model_put(m, k, v);
+    else m->v[at] = merge_value(p, vt, m->v[at], v);
+  }
+}
+
+/* Erases a batch from the model; returns how many keys it held. */
+static inline size_t model_erase_batch(model *m, const void *keys, size_t n, size_t ks) {
+  size_t i, erased = 0;
+  for (i = 0; i < n; i++) erased += (size_t)model_erase(m, get_word(keys, i, ks));
+  return erased;
+}
+
+/* Checks an export of n entries: every one must be in the model with its
+ * value (n equal to the model's size, so it holds nothing else). */
+static inline void model_check_export(const model *m, const void *keys, const void *vals, size_t n, size_t ks,
+                                      size_t vs) {
+  size_t i;
+  for (i = 0; i < n; i++) {
+    long j = model_find(m, get_word(keys, i, ks));
+    if (j < 0 || m->v[j] != get_word(vals, i, vs)) FAIL("export: entry %zu not in the model", i);
+  }
 }
 
 /* A CPU context with 1 thread (which == 0) or 2 (which == 1), made once per

@@ -105,3 +105,21 @@ def apply_batch(model, policy, value_dtype, keys_bits, values_bits):
     for k, v in zip(keys_bits, values_bits):
         k, v = int(k), int(v)
         model[k] = combine(policy, value_dtype, model[k], v) if k in model else v
+
+
+def insert_drawn(data, s, model, policy, key_dtype, value_dtype, keys_bits):
+    """Inserts keys_bits with drawn values into structure s and into its dict
+    model."""
+    values = hnp.arrays(bits_dtype(value_dtype), len(keys_bits), elements=elements_bits(value_dtype, 1000))
+    values_bits = data.draw(values)
+    s.insert(keys_bits.view(key_dtype), values_bits.view(value_dtype))
+    apply_batch(model, policy, value_dtype, keys_bits, values_bits)
+
+
+def erase_checked(s, model, key_dtype, keys_bits):
+    """Erases keys_bits from structure s and from its dict model; s must
+    report the count the model loses."""
+    expect = len({int(k) for k in keys_bits} & model.keys())
+    assert s.erase(keys_bits.view(key_dtype)) == expect
+    for k in keys_bits:
+        model.pop(int(k), None)

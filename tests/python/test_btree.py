@@ -12,7 +12,8 @@ from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import tandem
-from refs import DTYPES, INT_DTYPES, POLICIES, apply_batch, bits, bits_dtype, elements_bits, scalar_key
+from refs import (DTYPES, INT_DTYPES, POLICIES, apply_batch, bits, bits_dtype, elements_bits, erase_checked,
+                  insert_drawn, scalar_key)
 
 
 def keys_of(dtype, n):
@@ -65,14 +66,9 @@ def test_btree_matches_sorted_model(policy, data):
         lob, hib = data.draw(keys_of(kd, m // 4)), data.draw(keys_of(kd, m // 4))
         op = data.draw(st.sampled_from(["insert", "erase", "query"]))
         if op == "insert":
-            ib = data.draw(hnp.arrays(bits_dtype(vd), m, elements=elements_bits(vd, 1000)))
-            t.insert(qb.view(kd), ib.view(vd))
-            apply_batch(model, policy, vd, qb, ib)
+            insert_drawn(data, t, model, policy, kd, vd, qb)
         elif op == "erase":
-            expect = len({int(k) for k in qb} & model.keys())
-            assert t.erase(qb.view(kd)) == expect
-            for k in qb:
-                model.pop(int(k), None)
+            erase_checked(t, model, kd, qb)
         check(t, model, kd, vd, qb, lob, hib)
     assert "BTree" in repr(t) and f"size={len(model)}" in repr(t)
     assert t.height >= (1 if model else 0)

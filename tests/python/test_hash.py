@@ -10,7 +10,8 @@ from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import tandem
-from refs import DTYPES, INT_DTYPES, KEY_DTYPES, POLICIES, apply_batch, bits, bits_dtype, elements_bits
+from refs import (DTYPES, INT_DTYPES, KEY_DTYPES, POLICIES, bits, bits_dtype, elements_bits, erase_checked,
+                  insert_drawn)
 
 
 def batch(dtype, n, pool):
@@ -45,14 +46,9 @@ def test_hash_matches_dict(policy, data):
         n = data.draw(st.integers(0, 80))
         kb = data.draw(batch(kd, n, 40))
         if op == "insert":
-            vb = data.draw(hnp.arrays(bits_dtype(vd), n, elements=elements_bits(vd, 1000)))
-            h.insert(kb.view(kd), vb.view(vd))
-            apply_batch(model, policy, vd, kb, vb)
+            insert_drawn(data, h, model, policy, kd, vd, kb)
         elif op == "erase":
-            expect = len({int(k) for k in kb} & model.keys())
-            assert h.erase(kb.view(kd)) == expect
-            for k in kb:
-                model.pop(int(k), None)
+            erase_checked(h, model, kd, kb)
         elif op == "clear":
             h.clear()
             model.clear()

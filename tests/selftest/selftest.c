@@ -364,6 +364,12 @@ static void ok_status(const char *what, size_t n, tdm_status s) {
   if (s != TDM_OK) fail("n=%zu: %s: %s: %s", n, what, tdm_status_name(s), tdm_last_error());
 }
 
+/* The usual pair: both backends answered alike, and the reference succeeded. */
+static void same_ok(const char *what, size_t n, tdm_status a, tdm_status b) {
+  same_status(what, n, a, b);
+  ok_status(what, n, a);
+}
+
 /* Compares n elements of es bytes; reports the first difference. */
 static void same_bytes(const char *what, size_t n, const void *a, const void *b, size_t count, size_t es) {
   if (!count || !memcmp(a, b, count * es)) return;
@@ -385,6 +391,41 @@ static uint64_t case_seed(uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
   return mix64(g_seed ^ mix64(a * 1000003u + b * 10007u + c * 101u + d));
 }
 
+/* ---- one check ------------------------------------------------------------------ */
+
+/* What a check varies: key type, value (or index) type, sort flags or
+ * duplicate policy, distribution, and the memory space of the candidate's
+ * arrays. */
+typedef struct check_case {
+  tdm_type kt, vt;
+  unsigned mode; /* sort flags, or the duplicate policy */
+  int d, dev;
+} check_case;
+
+/* The work of a check at one size: si is the size's index in the run. */
+typedef void (*size_fn)(const check_case *c, size_t si, size_t n, rng *r);
+
+/* Runs one check: body at every size of the run until one fails. Each size
+ * draws from its own generator, seeded from the operation, the types, the
+ * mode, the distribution and n (so a failing size replays alone), and frees
+ * its buffers when done. The check's name is fmt (printf-style), then the
+ * distribution, the memory space and the number of sizes. */
+static void run_check(const check_case *c, uint64_t op, uint64_t types, size_fn body, const char *fmt, ...) {
+  char label[96];
+  size_t sz[16], ns = sizes(sz);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(label, sizeof label, fmt, ap);
+  va_end(ap);
+  check_begin("%s %s %s (%zu sizes)", label, dist_names[c->d], c->dev ? "device" : "host", ns);
+  for (size_t si = 0; si < ns && !g_check_failed; si++) {
+    rng r = {case_seed(op, types, c->mode * 16 + (unsigned)c->d, sz[si])};
+    body(c, si, sz[si], &r);
+    arena_free();
+  }
+  check_end();
+}
+
 /* ---- sort ---------------------------------------------------------------------- */
 
 /* The reference result must itself be ordered (ties allowed). */
@@ -398,94 +439,60 @@ static void check_ordered(const char *what, size_t n, tdm_type kt, const void *k
   }
 }
 
-static void check_sort(tdm_type kt, unsigned flags, int d, int dev) {
-  size_t sz[16], ns = sizes(sz), es = ts(kt);
-  check_begin("sort %s %s %s %s (%zu sizes)", tdm_type_name(kt), flags ? "desc" : "asc", dist_names[d],
-              dev ? "device" : "host", ns);
-  for (size_t si = 0; si < ns && !g_check_failed; si++) {
-    size_t n = sz[si];
-    rng r = {case_seed(1, kt, flags * 16 + (unsigned)d, n)};
-    char *in = hbuf(n * es), *ref = hbuf(n * es), *got = hbuf(n * es);
-    gen(&r, kt, in, n, d);
-    memcpy(ref, in, n * es);
-    void *p = sp_in(in, n * es, dev);
-    tdm_status a = tdm_sort(g_ref, kt, ref, n, flags), b = tdm_sort(g_cand, kt, p, n, flags);
-    same_status("tdm_sort", n, a, b);
-    ok_status("tdm_sort", n, a);
-    sp_get(got, p, n * es, dev);
-    same_bytes("keys", n, ref, got, n, es);
-    check_ordered("keys", n, kt, ref, n, flags);
-    arena_free();
-  }
-  check_end();
+/* tdm_sort, or tdm_sort_pairs when the case has a value type. */
+static void sort_one(const check_case *c, size_t si, size_t n, rng *r) {
+  tdm_type kt = c->kt, vt = c->vt;
+  size_t es = ts(kt), vs = vt ? ts(vt) : 0;
+  const char *what = vt ? "tdm_sort_pairs" : "tdm_sort";
+  (void)si;
+  char *k = hbuf(n * es), *v = hbuf(n * vs), *kr = hbuf(n * es), *vr = hbuf(n * vs);
+  char *kg = hbuf(n * es), *vg = hbuf(n * vs);
+  gen(r, kt, k, n, c->d);
+  if (vt) gen_values(r, vt, v, n);
+  memcpy(kr, k, n * es);
+  memcpy(vr, v, n * vs);
+  void *pk = sp_in(k, n * es, c->dev), *pv = sp_in(v, n * vs, c->dev);
+  tdm_status a = vt ? tdm_sort_pairs(g_ref, kt, kr, vt, vr, n, c->mode) : tdm_sort(g_ref, kt, kr, n, c->mode);
+  tdm_status b = vt ? tdm_sort_pairs(g_cand, kt, pk, vt, pv, n, c->mode) : tdm_sort(g_cand, kt, pk, n, c->mode);
+  same_ok(what, n, a, b);
+  sp_get(kg, pk, n * es, c->dev);
+  sp_get(vg, pv, n * vs, c->dev);
+  same_bytes("keys", n, kr, kg, n, es);
+  same_bytes("values", n, vr, vg, n, vs);
+  check_ordered("keys", n, kt, kr, n, c->mode);
 }
 
-static void check_sort_pairs(tdm_type kt, tdm_type vt, unsigned flags, int d, int dev) {
-  size_t sz[16], ns = sizes(sz), es = ts(kt), vs = ts(vt);
-  check_begin("sort_pairs %s->%s %s %s %s (%zu sizes)", tdm_type_name(kt), tdm_type_name(vt), flags ? "desc" : "asc",
-              dist_names[d], dev ? "device" : "host", ns);
-  for (size_t si = 0; si < ns && !g_check_failed; si++) {
-    size_t n = sz[si];
-    rng r = {case_seed(2, kt * 8 + vt, flags * 16 + (unsigned)d, n)};
-    char *k = hbuf(n * es), *v = hbuf(n * vs), *kr = hbuf(n * es), *vr = hbuf(n * vs);
-    char *kg = hbuf(n * es), *vg = hbuf(n * vs);
-    gen(&r, kt, k, n, d);
-    gen_values(&r, vt, v, n);
-    memcpy(kr, k, n * es);
-    memcpy(vr, v, n * vs);
-    void *pk = sp_in(k, n * es, dev), *pv = sp_in(v, n * vs, dev);
-    tdm_status a = tdm_sort_pairs(g_ref, kt, kr, vt, vr, n, flags);
-    tdm_status b = tdm_sort_pairs(g_cand, kt, pk, vt, pv, n, flags);
-    same_status("tdm_sort_pairs", n, a, b);
-    ok_status("tdm_sort_pairs", n, a);
-    sp_get(kg, pk, n * es, dev);
-    sp_get(vg, pv, n * vs, dev);
-    same_bytes("keys", n, kr, kg, n, es);
-    same_bytes("values", n, vr, vg, n, vs);
-    check_ordered("keys", n, kt, kr, n, flags);
-    arena_free();
-  }
-  check_end();
-}
-
-static void check_argsort(tdm_type kt, tdm_type it, unsigned flags, int d, int dev) {
-  size_t sz[16], ns = sizes(sz), es = ts(kt), is = ts(it);
-  check_begin("argsort %s idx %s %s %s %s (%zu sizes)", tdm_type_name(kt), tdm_type_name(it), flags ? "desc" : "asc",
-              dist_names[d], dev ? "device" : "host", ns);
-  for (size_t si = 0; si < ns && !g_check_failed; si++) {
-    size_t n = sz[si];
-    rng r = {case_seed(3, kt * 8 + it, flags * 16 + (unsigned)d, n)};
-    char *k = hbuf(n * es), *pr = hbuf(n * is), *pg = hbuf(n * is), *k2 = hbuf(n * es);
-    unsigned char *seen = hbuf(n);
-    gen(&r, kt, k, n, d);
-    void *pk = sp_in(k, n * es, dev), *pp = sp_out(n * is, dev);
-    tdm_status a = tdm_argsort(g_ref, kt, k, it, pr, n, flags);
-    tdm_status b = tdm_argsort(g_cand, kt, pk, it, pp, n, flags);
-    same_status("tdm_argsort", n, a, b);
-    ok_status("tdm_argsort", n, a);
-    sp_get(pg, pp, n * is, dev);
-    sp_get(k2, pk, n * es, dev);
-    same_bytes("permutation", n, pr, pg, n, is);
-    same_bytes("keys (must be unchanged)", n, k, k2, n, es);
-    /* The reference is a permutation that orders the keys stably. */
-    memset(seen, 0, n);
-    for (size_t i = 0; i < n && !g_check_failed; i++) {
-      uint64_t p = get_bits(it, pr, i);
-      if (p >= n || seen[p]) {
-        fail("n=%zu: cpu permutation invalid at [%zu] (%" PRIu64 ")", n, i, p);
-        break;
-      }
-      seen[p] = 1;
-      if (i) {
-        uint64_t q = get_bits(it, pr, i - 1);
-        uint64_t x = ordered(kt, get_bits(kt, k, q)), y = ordered(kt, get_bits(kt, k, p));
-        if (((flags & TDM_SORT_DESCENDING) ? x < y : x > y) || (x == y && q > p))
-          fail("n=%zu: cpu permutation not a stable order at [%zu]", n, i);
-      }
+static void argsort_one(const check_case *c, size_t si, size_t n, rng *r) {
+  tdm_type kt = c->kt, it = c->vt;
+  size_t es = ts(kt), is = ts(it);
+  (void)si;
+  char *k = hbuf(n * es), *pr = hbuf(n * is), *pg = hbuf(n * is), *k2 = hbuf(n * es);
+  unsigned char *seen = hbuf(n);
+  gen(r, kt, k, n, c->d);
+  void *pk = sp_in(k, n * es, c->dev), *pp = sp_out(n * is, c->dev);
+  tdm_status a = tdm_argsort(g_ref, kt, k, it, pr, n, c->mode);
+  tdm_status b = tdm_argsort(g_cand, kt, pk, it, pp, n, c->mode);
+  same_ok("tdm_argsort", n, a, b);
+  sp_get(pg, pp, n * is, c->dev);
+  sp_get(k2, pk, n * es, c->dev);
+  same_bytes("permutation", n, pr, pg, n, is);
+  same_bytes("keys (must be unchanged)", n, k, k2, n, es);
+  /* The reference is a permutation that orders the keys stably. */
+  memset(seen, 0, n);
+  for (size_t i = 0; i < n && !g_check_failed; i++) {
+    uint64_t p = get_bits(it, pr, i);
+    if (p >= n || seen[p]) {
+      fail("n=%zu: cpu permutation invalid at [%zu] (%" PRIu64 ")", n, i, p);
+      break;
     }
-    arena_free();
+    seen[p] = 1;
+    if (i) {
+      uint64_t q = get_bits(it, pr, i - 1);
+      uint64_t x = ordered(kt, get_bits(kt, k, q)), y = ordered(kt, get_bits(kt, k, p));
+      if (((c->mode & TDM_SORT_DESCENDING) ? x < y : x > y) || (x == y && q > p))
+        fail("n=%zu: cpu permutation not a stable order at [%zu]", n, i);
+    }
   }
-  check_end();
 }
 
 static void run_sort(void) {
@@ -496,10 +503,16 @@ static void run_sort(void) {
     for (unsigned flags = 0; flags <= TDM_SORT_DESCENDING; flags++) {
       for (int di = 0; di < nd; di++) {
         int d = g_minimal ? D_MIXED : g_quick ? quick_d[di] : di;
+        const char *dir = flags ? "desc" : "asc";
         for (int dev = 0; dev <= !g_cpu_only; dev++) {
-          check_sort(kt, flags, d, dev);
-          check_sort_pairs(kt, all_types[(ti + di + (int)flags) % 6], flags, d, dev);
-          check_argsort(kt, (di + (int)flags) % 2 ? TDM_U64 : TDM_U32, flags, d, dev);
+          check_case c = {kt, 0, flags, d, dev};
+          run_check(&c, 1, kt, sort_one, "sort %s %s", tdm_type_name(kt), dir);
+          c.vt = all_types[(ti + di + (int)flags) % 6];
+          run_check(&c, 2, kt * 8 + c.vt, sort_one, "sort_pairs %s->%s %s", tdm_type_name(kt),
+                    tdm_type_name(c.vt), dir);
+          c.vt = (di + (int)flags) % 2 ? TDM_U64 : TDM_U32;
+          run_check(&c, 3, kt * 8 + c.vt, argsort_one, "argsort %s idx %s %s", tdm_type_name(kt),
+                    tdm_type_name(c.vt), dir);
         }
       }
     }
@@ -542,8 +555,7 @@ static void hash_find_both(const char *what, size_t n, tdm_hash *hr, tdm_hash *h
   memset(fr, 0xA5, m);
   void *pq = sp_in(q, m * es, dev), *pv = sp_out(m * vs, dev), *pf = sp_out(m, dev);
   tdm_status a = tdm_hash_find(hr, q, vr, fr, m), b = tdm_hash_find(hc, pq, pv, pf, m);
-  same_status(what, n, a, b);
-  ok_status(what, n, a);
+  same_ok(what, n, a, b);
   sp_get(vg, pv, m * vs, dev);
   sp_get(fg, pf, m, dev);
   same_bytes("found", n, fr, fg, m, 1);
@@ -569,8 +581,7 @@ static void hash_export_both(size_t n, tdm_hash *hr, tdm_hash *hc, tdm_type kt, 
   void *pk = sp_out(size * es, dev), *pv = sp_out(size * vs, dev);
   size_t nr = 0, nc = 0;
   tdm_status a = tdm_hash_export(hr, kr, vr, size, &nr), b = tdm_hash_export(hc, pk, pv, size, &nc);
-  same_status("tdm_hash_export", n, a, b);
-  ok_status("tdm_hash_export", n, a);
+  same_ok("tdm_hash_export", n, a, b);
   if (nr != size || nc != size) fail("n=%zu: export count: size %zu, cpu %zu, %s %zu", n, size, nr, g_cand_name, nc);
   sp_get(kg, pk, size * es, dev);
   sp_get(vg, pv, size * vs, dev);
@@ -606,101 +617,125 @@ static void hash_export_both(size_t n, tdm_hash *hr, tdm_hash *hc, tdm_type kt, 
   }
 }
 
-static void check_hash(tdm_type kt, tdm_type vt, tdm_dup pol, int d, int dev) {
-  size_t sz[16], ns = sizes(sz), es = ts(kt), vs = ts(vt);
-  check_begin("hash %s->%s %s %s %s (%zu sizes)", tdm_type_name(kt), tdm_type_name(vt), dup_names[pol],
-              dist_names[d], dev ? "device" : "host", ns);
-  for (size_t si = 0; si < ns && !g_check_failed; si++) {
-    size_t n = sz[si], n2 = n / 2 + 1, m = n + n2 + 16;
-    rng r = {case_seed(4, kt * 8 + vt, (unsigned)pol * 16 + (unsigned)d, n)};
-    char *k1 = hbuf(n * es), *v1 = hbuf(n * vs), *k2 = hbuf(n2 * es), *v2 = hbuf(n2 * vs), *q = hbuf(m * es);
-    gen(&r, kt, k1, n, d);
-    gen_values(&r, vt, v1, n);
-    /* The second batch repeats about half of the first (duplicates across
-     * batches) and brings new keys. */
-    gen(&r, kt, k2, n2, d == D_EQUAL ? D_EQUAL : D_MIXED);
-    for (size_t i = 0; i < n2 && n; i += 2) memcpy(k2 + i * es, k1 + (rnext(&r) % n) * es, es);
-    gen_values(&r, vt, v2, n2);
-    /* Queries: both batches, then absent and boundary keys. */
-    memcpy(q, k1, n * es);
-    memcpy(q + n * es, k2, n2 * es);
-    gen(&r, kt, q + (n + n2) * es, 16, (n & 1) ? D_BOUNDARY : D_UNIFORM);
-
-    tdm_hash_opts o;
-    memset(&o, 0, sizeof o);
-    o.key_type = kt;
-    o.value_type = vt;
-    o.capacity = (si & 1) ? n : 0; /* growth from empty, or room from the start */
-    o.on_duplicate = pol;
-    tdm_hash *hr = NULL, *hc = NULL;
-    tdm_status a = tdm_hash_create(g_ref, &o, &hr), b = tdm_hash_create(g_cand, &o, &hc);
-    same_status("tdm_hash_create", n, a, b);
-    ok_status("tdm_hash_create", n, a);
-    if (a != TDM_OK || b != TDM_OK) goto done;
-
-    void *pk1 = sp_in(k1, n * es, dev), *pv1 = sp_in(v1, n * vs, dev);
-    void *pk2 = sp_in(k2, n2 * es, dev), *pv2 = sp_in(v2, n2 * vs, dev);
-    a = tdm_hash_insert(hr, k1, v1, n);
-    b = tdm_hash_insert(hc, pk1, pv1, n);
-    same_status("insert batch 1", n, a, b);
-    ok_status("insert batch 1", n, a);
-    a = tdm_hash_insert(hr, k2, v2, n2);
-    b = tdm_hash_insert(hc, pk2, pv2, n2);
-    same_status("insert batch 2", n, a, b);
-    ok_status("insert batch 2", n, a);
-    ok_status("validate (cpu) after insert", n, tdm_hash_validate(hr));
-    ok_status("validate after insert", n, tdm_hash_validate(hc));
-    hash_find_both("find after insert", n, hr, hc, kt, vt, q, m, dev);
-    hash_export_both(n, hr, hc, kt, vt, dev);
-
-    /* Erase every third query (present and absent keys, with repeats). */
-    size_t ne = m / 3 + 1, er = 0, ec = 0;
-    char *ek = hbuf(ne * es);
-    for (size_t i = 0; i < ne; i++) memcpy(ek + i * es, q + ((i * 3) % m) * es, es);
-    void *pek = sp_in(ek, ne * es, dev);
-    a = tdm_hash_erase(hr, ek, ne, &er);
-    b = tdm_hash_erase(hc, pek, ne, &ec);
-    same_status("tdm_hash_erase", n, a, b);
-    ok_status("tdm_hash_erase", n, a);
-    if (er != ec) fail("n=%zu: erased count: cpu %zu, %s %zu", n, er, g_cand_name, ec);
-    ok_status("validate after erase", n, tdm_hash_validate(hc));
-    hash_find_both("find after erase", n, hr, hc, kt, vt, q, m, dev);
-    hash_export_both(n, hr, hc, kt, vt, dev);
-    /* Reinsert into the tombstones. */
-    a = tdm_hash_insert(hr, k2, v2, n2);
-    b = tdm_hash_insert(hc, pk2, pv2, n2);
-    same_status("insert after erase", n, a, b);
-    hash_find_both("find after reinsert", n, hr, hc, kt, vt, q, m, dev);
-
-    a = tdm_hash_clear(hr);
-    b = tdm_hash_clear(hc);
-    same_status("tdm_hash_clear", n, a, b);
-    ok_status("tdm_hash_clear", n, a);
-    if (tdm_hash_size(hc) != 0) fail("n=%zu: size after clear: %zu", n, tdm_hash_size(hc));
-    ok_status("validate after clear", n, tdm_hash_validate(hc));
-    hash_find_both("find after clear", n, hr, hc, kt, vt, q, m, dev);
-  done:
-    tdm_hash_destroy(hr);
-    tdm_hash_destroy(hc);
-    arena_free();
-  }
-  check_end();
+/* The inserts of a hash or B+ tree check: a first batch of n pairs from the
+ * check's distribution, then a second of n2 that repeats about half of the
+ * first batch's keys (duplicates across batches) and brings new keys. */
+static void gen_batches(rng *r, const check_case *c, size_t n, char *k1, char *v1, size_t n2, char *k2, char *v2) {
+  size_t es = ts(c->kt);
+  gen(r, c->kt, k1, n, c->d);
+  gen_values(r, c->vt, v1, n);
+  gen(r, c->kt, k2, n2, c->d == D_EQUAL ? D_EQUAL : D_MIXED);
+  for (size_t i = 0; i < n2 && n; i += 2) memcpy(k2 + i * es, k1 + (rnext(r) % n) * es, es);
+  gen_values(r, c->vt, v2, n2);
 }
 
-static void run_hash(void) {
+/* Keys for both backends: n of them in host memory (for the reference) and a
+ * copy in the check's memory space (for the candidate). */
+typedef struct key_batch {
+  char *host;
+  void *space;
+  size_t n;
+} key_batch;
+
+/* Keys to erase: every third of the m queries (present and absent keys, with
+ * repeats). */
+static key_batch erase_keys(const char *q, size_t m, size_t es, int dev) {
+  key_batch e = {NULL, NULL, m / 3 + 1};
+  e.host = hbuf(e.n * es);
+  for (size_t i = 0; i < e.n; i++) memcpy(e.host + i * es, q + ((i * 3) % m) * es, es);
+  e.space = sp_in(e.host, e.n * es, dev);
+  return e;
+}
+
+/* The checks of an erase: same status, the reference succeeded, and the same
+ * number of keys erased. */
+static void same_erased(const char *what, size_t n, tdm_status a, tdm_status b, size_t er, size_t ec) {
+  same_ok(what, n, a, b);
+  if (er != ec) fail("n=%zu: erased count: cpu %zu, %s %zu", n, er, g_cand_name, ec);
+}
+
+static void hash_one(const check_case *c, size_t si, size_t n, rng *r) {
+  tdm_type kt = c->kt, vt = c->vt;
+  size_t es = ts(kt), vs = ts(vt);
+  size_t n2 = n / 2 + 1, m = n + n2 + 16;
+  char *k1 = hbuf(n * es), *v1 = hbuf(n * vs), *k2 = hbuf(n2 * es), *v2 = hbuf(n2 * vs), *q = hbuf(m * es);
+  gen_batches(r, c, n, k1, v1, n2, k2, v2);
+  /* Queries: both batches, then absent and boundary keys. */
+  memcpy(q, k1, n * es);
+  memcpy(q + n * es, k2, n2 * es);
+  gen(r, kt, q + (n + n2) * es, 16, (n & 1) ? D_BOUNDARY : D_UNIFORM);
+
+  tdm_hash_opts o;
+  memset(&o, 0, sizeof o);
+  o.key_type = kt;
+  o.value_type = vt;
+  o.capacity = (si & 1) ? n : 0; /* growth from empty, or room from the start */
+  o.on_duplicate = (tdm_dup)c->mode;
+  tdm_hash *hr = NULL, *hc = NULL;
+  tdm_status a = tdm_hash_create(g_ref, &o, &hr), b = tdm_hash_create(g_cand, &o, &hc);
+  same_ok("tdm_hash_create", n, a, b);
+  if (a != TDM_OK || b != TDM_OK) goto done;
+
+  void *pk1 = sp_in(k1, n * es, c->dev), *pv1 = sp_in(v1, n * vs, c->dev);
+  void *pk2 = sp_in(k2, n2 * es, c->dev), *pv2 = sp_in(v2, n2 * vs, c->dev);
+  a = tdm_hash_insert(hr, k1, v1, n);
+  b = tdm_hash_insert(hc, pk1, pv1, n);
+  same_ok("insert batch 1", n, a, b);
+  a = tdm_hash_insert(hr, k2, v2, n2);
+  b = tdm_hash_insert(hc, pk2, pv2, n2);
+  same_ok("insert batch 2", n, a, b);
+  ok_status("validate (cpu) after insert", n, tdm_hash_validate(hr));
+  ok_status("validate after insert", n, tdm_hash_validate(hc));
+  hash_find_both("find after insert", n, hr, hc, kt, vt, q, m, c->dev);
+  hash_export_both(n, hr, hc, kt, vt, c->dev);
+
+  key_batch e = erase_keys(q, m, es, c->dev);
+  size_t er = 0, ec = 0;
+  a = tdm_hash_erase(hr, e.host, e.n, &er);
+  b = tdm_hash_erase(hc, e.space, e.n, &ec);
+  same_erased("tdm_hash_erase", n, a, b, er, ec);
+  ok_status("validate after erase", n, tdm_hash_validate(hc));
+  hash_find_both("find after erase", n, hr, hc, kt, vt, q, m, c->dev);
+  hash_export_both(n, hr, hc, kt, vt, c->dev);
+  /* Reinsert into the tombstones. */
+  a = tdm_hash_insert(hr, k2, v2, n2);
+  b = tdm_hash_insert(hc, pk2, pv2, n2);
+  same_status("insert after erase", n, a, b);
+  hash_find_both("find after reinsert", n, hr, hc, kt, vt, q, m, c->dev);
+
+  a = tdm_hash_clear(hr);
+  b = tdm_hash_clear(hc);
+  same_ok("tdm_hash_clear", n, a, b);
+  if (tdm_hash_size(hc) != 0) fail("n=%zu: size after clear: %zu", n, tdm_hash_size(hc));
+  ok_status("validate after clear", n, tdm_hash_validate(hc));
+  hash_find_both("find after clear", n, hr, hc, kt, vt, q, m, c->dev);
+done:
+  tdm_hash_destroy(hr);
+  tdm_hash_destroy(hc);
+}
+
+/* The hash and B+ tree checks: every key type of key_types, every duplicate
+ * policy, the run's distributions, on host and device arrays. */
+static void run_map(const tdm_type *key_types, int n_key_types, uint64_t op, const char *name, size_fn body) {
   static const int dists[] = {D_UNIFORM, D_FEW, D_EQUAL, D_BOUNDARY, D_MIXED};
   int nd = g_minimal ? 1 : g_quick ? 2 : 5;
-  for (int ti = 0; ti < 4; ti++) {
+  for (int ti = 0; ti < n_key_types; ti++) {
     for (int pol = 0; pol < 5; pol++) {
       for (int di = 0; di < nd; di++) {
         int d = g_minimal ? D_MIXED : g_quick ? (di ? D_MIXED : D_BOUNDARY) : dists[di];
         /* Value types rotate; SUM takes integer values only. */
         tdm_type vt = pol == TDM_DUP_SUM ? int_types[(ti + di) % 4] : all_types[(ti + pol + di) % 6];
-        for (int dev = 0; dev <= !g_cpu_only; dev++) check_hash(int_types[ti], vt, (tdm_dup)pol, d, dev);
+        for (int dev = 0; dev <= !g_cpu_only; dev++) {
+          check_case c = {key_types[ti], vt, (unsigned)pol, d, dev};
+          run_check(&c, op, key_types[ti] * 8 + vt, body, "%s %s->%s %s", name, tdm_type_name(c.kt),
+                    tdm_type_name(vt), dup_names[pol]);
+        }
       }
     }
   }
 }
+
+static void run_hash(void) { run_map(int_types, 4, 4, "hash", hash_one); }
 
 /* ---- B+ tree --------------------------------------------------------------------- */
 
@@ -715,8 +750,7 @@ static void btree_export_both(const char *what, size_t n, tdm_btree *tr, tdm_btr
   void *pk = sp_out(size * es, dev), *pv = sp_out(size * vs, dev);
   size_t nr = 0, nc = 0;
   tdm_status a = tdm_btree_export(tr, kr, vr, size, &nr), b = tdm_btree_export(tc, pk, pv, size, &nc);
-  same_status(what, n, a, b);
-  ok_status(what, n, a);
+  same_ok(what, n, a, b);
   if (nr != size || nc != size) fail("n=%zu: %s: count: size %zu, cpu %zu, %s %zu", n, what, size, nr, g_cand_name, nc);
   sp_get(kg, pk, size * es, dev);
   sp_get(vg, pv, size * vs, dev);
@@ -738,8 +772,7 @@ static void btree_queries_both(size_t n, tdm_btree *tr, tdm_btree *tc, tdm_type 
   uint8_t *fr = hbuf(m), *fg = hbuf(m);
   void *pv = sp_out(m * vs, dev), *pf = sp_out(m, dev);
   tdm_status a = tdm_btree_find(tr, q, vr, fr, m), b = tdm_btree_find(tc, pq, pv, pf, m);
-  same_status("tdm_btree_find", n, a, b);
-  ok_status("tdm_btree_find", n, a);
+  same_ok("tdm_btree_find", n, a, b);
   sp_get(vg, pv, m * vs, dev);
   sp_get(fg, pf, m, dev);
   same_bytes("find: found", n, fr, fg, m, 1);
@@ -749,15 +782,13 @@ static void btree_queries_both(size_t n, tdm_btree *tr, tdm_btree *tc, tdm_type 
   void *pr = sp_out(m * 8, dev);
   a = tdm_btree_rank(tr, q, rr, m);
   b = tdm_btree_rank(tc, pq, pr, m);
-  same_status("tdm_btree_rank", n, a, b);
-  ok_status("tdm_btree_rank", n, a);
+  same_ok("tdm_btree_rank", n, a, b);
   sp_get(rg, pr, m * 8, dev);
   same_bytes("rank", n, rr, rg, m, 8);
   /* range_count */
   a = tdm_btree_range_count(tr, q, hi, rr, m);
   b = tdm_btree_range_count(tc, pq, phi, pr, m);
-  same_status("tdm_btree_range_count", n, a, b);
-  ok_status("tdm_btree_range_count", n, a);
+  same_ok("tdm_btree_range_count", n, a, b);
   sp_get(rg, pr, m * 8, dev);
   same_bytes("range_count", n, rr, rg, m, 8);
   uint64_t total = 0;
@@ -780,8 +811,7 @@ static void btree_queries_both(size_t n, tdm_btree *tr, tdm_btree *tc, tdm_type 
   void *pk = sp_out(total * es, dev), *pv2 = sp_out(total * vs, dev);
   a = tdm_btree_range(tr, q, hi, m, or_, kr, vr2, total);
   b = tdm_btree_range(tc, pq, phi, m, po, pk, pv2, total);
-  same_status("tdm_btree_range", n, a, b);
-  ok_status("tdm_btree_range", n, a);
+  same_ok("tdm_btree_range", n, a, b);
   sp_get(og, po, (m + 1) * 8, dev);
   sp_get(kg, pk, total * es, dev);
   sp_get(vg2, pv2, total * vs, dev);
@@ -790,88 +820,61 @@ static void btree_queries_both(size_t n, tdm_btree *tr, tdm_btree *tc, tdm_type 
   same_bytes("range values", n, vr2, vg2, total, vs);
 }
 
-static void check_btree(tdm_type kt, tdm_type vt, tdm_dup pol, int d, int dev) {
-  size_t sz[16], ns = sizes(sz), es = ts(kt), vs = ts(vt);
-  check_begin("btree %s->%s %s %s %s (%zu sizes)", tdm_type_name(kt), tdm_type_name(vt), dup_names[pol],
-              dist_names[d], dev ? "device" : "host", ns);
-  for (size_t si = 0; si < ns && !g_check_failed; si++) {
-    size_t n = sz[si], n2 = n / 2 + 1, m = n + 32;
-    rng r = {case_seed(5, kt * 8 + vt, (unsigned)pol * 16 + (unsigned)d, n)};
-    char *k1 = hbuf(n * es), *v1 = hbuf(n * vs), *k2 = hbuf(n2 * es), *v2 = hbuf(n2 * vs);
-    char *q = hbuf(m * es), *hi = hbuf(m * es);
-    gen(&r, kt, k1, n, d);
-    gen_values(&r, vt, v1, n);
-    gen(&r, kt, k2, n2, d == D_EQUAL ? D_EQUAL : D_MIXED);
-    for (size_t i = 0; i < n2 && n; i += 2) memcpy(k2 + i * es, k1 + (rnext(&r) % n) * es, es);
-    gen_values(&r, vt, v2, n2);
-    /* Queries: stored keys, absent and boundary keys. Ranges are short (a few
-     * keys of a uniform set) except two full [min, max] ranges; every fifth
-     * has lo > hi. */
-    memcpy(q, k1, n * es);
-    gen(&r, kt, q + n * es, 32, (n & 1) ? D_BOUNDARY : D_MIXED);
-    uint64_t span = (es == 4 ? (uint64_t)UINT32_MAX : UINT64_MAX) / (n + 1) * 4;
-    for (size_t i = 0; i < m; i++) {
-      uint64_t lo = ordered(kt, get_bits(kt, q, i)), top = es == 4 ? UINT32_MAX : UINT64_MAX;
-      uint64_t h = (i % 3) ? lo + rnext(&r) % 4 : lo + span;
-      if (h < lo || h > top) h = top;
-      if (i % 5 == 4) h = lo ? lo - 1 : 0; /* lo > hi, or a one-key range at the minimum */
-      if (i < 2) {
-        lo = 0;
-        h = top;
-        set_bits(kt, q, i, unordered(kt, lo));
-      }
-      set_bits(kt, hi, i, unordered(kt, h));
+static void btree_one(const check_case *c, size_t si, size_t n, rng *r) {
+  tdm_type kt = c->kt, vt = c->vt;
+  size_t es = ts(kt), vs = ts(vt);
+  (void)si;
+  size_t n2 = n / 2 + 1, m = n + 32;
+  char *k1 = hbuf(n * es), *v1 = hbuf(n * vs), *k2 = hbuf(n2 * es), *v2 = hbuf(n2 * vs);
+  char *q = hbuf(m * es), *hi = hbuf(m * es);
+  gen_batches(r, c, n, k1, v1, n2, k2, v2);
+  /* Queries: stored keys, absent and boundary keys. Ranges are short (a few
+   * keys of a uniform set) except two full [min, max] ranges; every fifth
+   * has lo > hi. */
+  memcpy(q, k1, n * es);
+  gen(r, kt, q + n * es, 32, (n & 1) ? D_BOUNDARY : D_MIXED);
+  uint64_t span = (es == 4 ? (uint64_t)UINT32_MAX : UINT64_MAX) / (n + 1) * 4;
+  for (size_t i = 0; i < m; i++) {
+    uint64_t lo = ordered(kt, get_bits(kt, q, i)), top = es == 4 ? UINT32_MAX : UINT64_MAX;
+    uint64_t h = (i % 3) ? lo + rnext(r) % 4 : lo + span;
+    if (h < lo || h > top) h = top;
+    if (i % 5 == 4) h = lo ? lo - 1 : 0; /* lo > hi, or a one-key range at the minimum */
+    if (i < 2) {
+      lo = 0;
+      h = top;
+      set_bits(kt, q, i, unordered(kt, lo));
     }
-
-    tdm_btree_opts o = {kt, vt, pol};
-    tdm_btree *tr = NULL, *tc = NULL;
-    void *pk1 = sp_in(k1, n * es, dev), *pv1 = sp_in(v1, n * vs, dev);
-    tdm_status a = tdm_btree_build(g_ref, &o, k1, v1, n, &tr), b = tdm_btree_build(g_cand, &o, pk1, pv1, n, &tc);
-    same_status("tdm_btree_build", n, a, b);
-    ok_status("tdm_btree_build", n, a);
-    if (a != TDM_OK || b != TDM_OK) goto done;
-    btree_export_both("export after build", n, tr, tc, kt, vt, dev);
-    btree_queries_both(n, tr, tc, kt, vt, q, hi, m, dev);
-
-    void *pk2 = sp_in(k2, n2 * es, dev), *pv2 = sp_in(v2, n2 * vs, dev);
-    a = tdm_btree_insert(tr, k2, v2, n2);
-    b = tdm_btree_insert(tc, pk2, pv2, n2);
-    same_status("tdm_btree_insert", n, a, b);
-    ok_status("tdm_btree_insert", n, a);
-    btree_export_both("export after insert", n, tr, tc, kt, vt, dev);
-
-    size_t ne = m / 3 + 1, er = 0, ec = 0;
-    char *ek = hbuf(ne * es);
-    for (size_t i = 0; i < ne; i++) memcpy(ek + i * es, q + ((i * 3) % m) * es, es);
-    void *pek = sp_in(ek, ne * es, dev);
-    a = tdm_btree_erase(tr, ek, ne, &er);
-    b = tdm_btree_erase(tc, pek, ne, &ec);
-    same_status("tdm_btree_erase", n, a, b);
-    ok_status("tdm_btree_erase", n, a);
-    if (er != ec) fail("n=%zu: erased count: cpu %zu, %s %zu", n, er, g_cand_name, ec);
-    btree_export_both("export after erase", n, tr, tc, kt, vt, dev);
-    btree_queries_both(n, tr, tc, kt, vt, q, hi, m, dev);
-  done:
-    tdm_btree_destroy(tr);
-    tdm_btree_destroy(tc);
-    arena_free();
+    set_bits(kt, hi, i, unordered(kt, h));
   }
-  check_end();
+
+  tdm_btree_opts o = {kt, vt, (tdm_dup)c->mode};
+  tdm_btree *tr = NULL, *tc = NULL;
+  void *pk1 = sp_in(k1, n * es, c->dev), *pv1 = sp_in(v1, n * vs, c->dev);
+  tdm_status a = tdm_btree_build(g_ref, &o, k1, v1, n, &tr), b = tdm_btree_build(g_cand, &o, pk1, pv1, n, &tc);
+  same_ok("tdm_btree_build", n, a, b);
+  if (a != TDM_OK || b != TDM_OK) goto done;
+  btree_export_both("export after build", n, tr, tc, kt, vt, c->dev);
+  btree_queries_both(n, tr, tc, kt, vt, q, hi, m, c->dev);
+
+  void *pk2 = sp_in(k2, n2 * es, c->dev), *pv2 = sp_in(v2, n2 * vs, c->dev);
+  a = tdm_btree_insert(tr, k2, v2, n2);
+  b = tdm_btree_insert(tc, pk2, pv2, n2);
+  same_ok("tdm_btree_insert", n, a, b);
+  btree_export_both("export after insert", n, tr, tc, kt, vt, c->dev);
+
+  key_batch e = erase_keys(q, m, es, c->dev);
+  size_t er = 0, ec = 0;
+  a = tdm_btree_erase(tr, e.host, e.n, &er);
+  b = tdm_btree_erase(tc, e.space, e.n, &ec);
+  same_erased("tdm_btree_erase", n, a, b, er, ec);
+  btree_export_both("export after erase", n, tr, tc, kt, vt, c->dev);
+  btree_queries_both(n, tr, tc, kt, vt, q, hi, m, c->dev);
+done:
+  tdm_btree_destroy(tr);
+  tdm_btree_destroy(tc);
 }
 
-static void run_btree(void) {
-  static const int dists[] = {D_UNIFORM, D_FEW, D_EQUAL, D_BOUNDARY, D_MIXED};
-  int nd = g_minimal ? 1 : g_quick ? 2 : 5;
-  for (int ti = 0; ti < 6; ti++) {
-    for (int pol = 0; pol < 5; pol++) {
-      for (int di = 0; di < nd; di++) {
-        int d = g_minimal ? D_MIXED : g_quick ? (di ? D_MIXED : D_BOUNDARY) : dists[di];
-        tdm_type vt = pol == TDM_DUP_SUM ? int_types[(ti + di) % 4] : all_types[(ti + pol + di) % 6];
-        for (int dev = 0; dev <= !g_cpu_only; dev++) check_btree(all_types[ti], vt, (tdm_dup)pol, d, dev);
-      }
-    }
-  }
-}
+static void run_btree(void) { run_map(all_types, 6, 5, "btree", btree_one); }
 
 /* ---- main ------------------------------------------------------------------------- */
 
