@@ -651,4 +651,5 @@ static tdm_status hg_view(const tdm_hash *h, tdm_hash_view *out) {
 
 const tdm__hash_ops tdm__hash_cuda_ops = {
     sizeof(hash_gpu), hg_create, hg_destroy, hg_insert, hg_find, hg_erase, hg_export, hg_clear, hg_validate, hg_view,
+    NULL /* sync_counts: every insert reads its counts today */,
 };

@@ -69,6 +69,11 @@ struct tdm_hash {
   size_t size;        /* live keys, side slots included */
   size_t side;        /* live keys in side slots (0..2) */
   size_t tombs;       /* tombstones in the table */
+  /* Keys inserted by queued (stream-ordered) inserts whose outcome counts
+   * still sit on the device: size may be up to `pending` larger than `size`.
+   * Always 0 on a backend without sync_counts. tdm__hash_fold_counts (the one
+   * place that reads them) folds them into size / side / tombs. */
+  size_t pending;
 };
 
 struct tdm__hash_ops {
@@ -91,7 +96,16 @@ struct tdm__hash_ops {
   /* Fills a view (tandem/view.h) of the table's own storage; the public
    * layer has set every field but the slot pointer. */
   tdm_status (*view)(const tdm_hash *h, tdm_hash_view *out);
+  /* Brings the outcome counts of queued inserts to the host (a wait) and
+   * adds them to size / side / tombs; reports a deferred "no free slot" as
+   * TDM_ERR_CORRUPT. NULL when inserts never defer their counts (CPU). */
+  tdm_status (*sync_counts)(tdm_hash *h);
 };
+
+/* Folds the counts of queued inserts (h->pending) into the common part
+ * through ops->sync_counts: a host wait when any are pending, TDM_OK at once
+ * otherwise. Every call that needs exact counts calls it first. */
+TDM_INTERNAL tdm_status tdm__hash_fold_counts(tdm_hash *h);
 
 /* Bytes of a table of 2^log2cap slots plus the two side slots. */
 static inline size_t tdm__hash_table_bytes(const tdm_hash *h, unsigned log2cap) {

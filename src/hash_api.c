@@ -86,18 +86,44 @@ tdm_status tdm_hash_create(tdm_ctx *ctx, const tdm_hash_opts *opts, tdm_hash **o
 
 void tdm_hash_destroy(tdm_hash *h) {
   if (!h) return;
+  (void)tdm__hash_fold_counts(h); /* drains the queued work; a deferred error is the context's to report */
   h->ops->destroy(h);
   tdm__ctx_handle_free(h->ctx, h, sizeof *h, h->ops->state_bytes);
+}
+
+/* The one place that folds the counts of queued inserts into the common part
+ * (a host wait when any are pending). Every call that needs exact counts goes
+ * through it first. On failure pending stays, so size stays an exact lower
+ * bound and the next call reports the error again. */
+tdm_status tdm__hash_fold_counts(tdm_hash *h) {
+  tdm_status st;
+  if (h->pending == 0 || !h->ops->sync_counts) return TDM_OK;
+  if ((st = h->ops->sync_counts(h)) != TDM_OK) return st;
+  h->pending = 0;
+  return TDM_OK;
 }
 
 /* Decides whether an insert of n keys needs a rehash first: *grow is 0 (no),
  * or the log2 size of the new table. TDM_ERR_CAPACITY for a fixed table the
  * batch might not fit. */
-static tdm_status plan_insert(const tdm_hash *h, size_t n, unsigned *grow) {
+static tdm_status plan_insert(tdm_hash *h, size_t n, unsigned *grow) {
   static const char fn[] = "tdm_hash_insert";
-  size_t live = h->size - h->side, need, used;
+  size_t live, need, used, bound;
   unsigned l;
+  tdm_status st;
   *grow = 0;
+  /* A fixed table judges the batch against an upper bound first: every
+   * pending key counted as new. Only when that might not fit does it read the
+   * exact counts (a wait). A growing table always plans from exact counts. */
+  if (h->fixed && h->pending &&
+      (!tdm__add_ok(h->size - h->side, h->pending, &bound) || !tdm__add_ok(bound, n, &need) ||
+       !tdm__add_ok(need, h->tombs, &used) || used > h->limit)) {
+    if ((st = tdm__hash_fold_counts(h)) != TDM_OK) return st;
+  } else if (h->fixed && h->pending) {
+    return TDM_OK; /* certainly fits: no rehash, no wait */
+  }
+  if (!h->fixed && (st = tdm__hash_fold_counts(h)) != TDM_OK) return st;
+  live = h->size - h->side;
   if (!tdm__add_ok(live, n, &need) || !tdm__add_ok(need, h->tombs, &used))
     return tdm__fail(h->fixed ? TDM_ERR_CAPACITY : TDM_ERR_INVALID_ARGUMENT,
                      "%s: %zu keys plus a batch of %zu overflows size_t", fn, live, n);
@@ -161,6 +187,7 @@ tdm_status tdm_hash_erase(tdm_hash *h, const void *keys, size_t n, size_t *erase
     return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: erased_out must point to host memory", fn);
   if (tdm__overlap(keys, kb, erased_out, erased_out ? sizeof *erased_out : 0))
     return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: keys and erased_out overlap", fn);
+  if ((st = tdm__hash_fold_counts(h)) != TDM_OK) return st;
   if (n > 0) {
     st = h->ops->erase(h, keys, n, &erased);
     if (st != TDM_OK) return st;
@@ -169,7 +196,13 @@ tdm_status tdm_hash_erase(tdm_hash *h, const void *keys, size_t n, size_t *erase
   return TDM_OK;
 }
 
-size_t tdm_hash_size(const tdm_hash *h) { return h ? h->size : 0; }
+/* Cannot fail: when the counts cannot be read, size stays an exact count of
+ * the folded inserts and the next call that folds reports the device error. */
+size_t tdm_hash_size(const tdm_hash *h) {
+  if (!h) return 0;
+  (void)tdm__hash_fold_counts((tdm_hash *)h); /* h is never a const object: created by tdm_hash_create */
+  return h->size;
+}
 
 tdm_status tdm_hash_export(const tdm_hash *h, void *keys_out, void *values_out, size_t cap, size_t *n_out) {
   static const char fn[] = "tdm_hash_export";
@@ -178,6 +211,7 @@ tdm_status tdm_hash_export(const tdm_hash *h, void *keys_out, void *values_out, 
   if ((st = check_h(h, fn)) != TDM_OK) return st;
   if (n_out && tdm__is_device_ptr(n_out))
     return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: n_out must point to host memory", fn);
+  if ((st = tdm__hash_fold_counts((tdm_hash *)h)) != TDM_OK) return st;
   if (n_out) *n_out = h->size;
   if (cap < h->size)
     return tdm__fail(TDM_ERR_CAPACITY, "%s: the table holds %zu keys but the output arrays take %zu", fn, h->size,
@@ -196,6 +230,7 @@ tdm_status tdm_hash_clear(tdm_hash *h) {
   static const char fn[] = "tdm_hash_clear";
   tdm_status st;
   if ((st = check_h(h, fn)) != TDM_OK) return st;
+  if ((st = tdm__hash_fold_counts(h)) != TDM_OK) return st;
   return h->ops->clear(h);
 }
 
@@ -203,5 +238,6 @@ tdm_status tdm_hash_validate(const tdm_hash *h) {
   static const char fn[] = "tdm_hash_validate";
   tdm_status st;
   if ((st = check_h(h, fn)) != TDM_OK) return st;
+  if ((st = tdm__hash_fold_counts((tdm_hash *)h)) != TDM_OK) return st;
   return h->ops->validate(h);
 }
