@@ -62,6 +62,18 @@ static void accept(jdg_seq *s, jdg_outcome *o, jdg_seq *t, jdg_outcome *to) {
   }
 }
 
+/* Runs t: keeps it as the current sequence when it still fails the same
+ * way, frees it otherwise. Returns whether it was kept. */
+static int try_seq(shr *sh, jdg_seq *s, jdg_outcome *o, jdg_seq *t) {
+  jdg_outcome to;
+  if (fails(sh, t, &to)) {
+    accept(s, o, t, &to);
+    return 1;
+  }
+  jdg_seq_free(t);
+  return 0;
+}
+
 /* s without ops [lo, hi). */
 static int without_ops(const jdg_seq *s, size_t lo, size_t hi, jdg_seq *t) {
   size_t i;
@@ -86,16 +98,10 @@ static void shrink_ops(shr *sh, jdg_seq *s, jdg_outcome *o) {
     size_t i = 0;
     while (i < s->n) {
       jdg_seq t;
-      jdg_outcome to;
       size_t hi = i + chunk < s->n ? i + chunk : s->n;
       if (without_ops(s, i, hi, &t) != 0) return;
-      if (fails(sh, &t, &to)) {
-        accept(s, o, &t, &to);
-        changed = 1;
-      } else {
-        jdg_seq_free(&t);
-        i += chunk;
-      }
+      if (try_seq(sh, s, o, &t)) changed = 1;
+      else i += chunk;
     }
     if (chunk > 1) chunk /= 2;
     else if (!changed) return;
@@ -181,7 +187,6 @@ static void shrink_array(shr *sh, jdg_seq *s, jdg_outcome *o, size_t k) {
     size_t i = 0;
     while (k < s->n && i < s->ops[k].n) {
       jdg_seq t;
-      jdg_outcome to;
       jdg_op *op;
       size_t n = s->ops[k].n, hi = i + chunk < n ? i + chunk : n;
       /* A bulk find keeps at least one key. */
@@ -193,13 +198,8 @@ static void shrink_array(shr *sh, jdg_seq *s, jdg_outcome *o, size_t k) {
       op = &t.ops[k];
       memmove(op->arr + i, op->arr + hi, (n - hi) * sizeof *op->arr);
       op->n = n - (hi - i);
-      if (fails(sh, &t, &to)) {
-        accept(s, o, &t, &to);
-        changed = 1;
-      } else {
-        jdg_seq_free(&t);
-        i += chunk;
-      }
+      if (try_seq(sh, s, o, &t)) changed = 1;
+      else i += chunk;
     }
     if (k >= s->n) return;
     if (chunk > 1) chunk /= 2;

@@ -26,14 +26,17 @@ echo "consumer: find_package(tandem) -> tandem::tandem (shared)"
 cmake -S examples -B "$WORK/cmake-shared" -DCMAKE_PREFIX_PATH="$PREFIX" >/dev/null
 cmake --build "$WORK/cmake-shared" >/dev/null
 run cmake-shared "$WORK/cmake-shared/sort_floats"
-if ldd "$WORK/cmake-shared/sort_floats" | grep -q libtandem.so; then echo "  (links libtandem.so)"; else
+# ldd's output is captured first: with pipefail, grep -q closing the pipe early
+# would let SIGPIPE in ldd fail the test at random.
+links() { local deps; deps=$(ldd "$1"); grep -q libtandem.so <<<"$deps"; }
+if links "$WORK/cmake-shared/sort_floats"; then echo "  (links libtandem.so)"; else
   echo "  expected a link to libtandem.so"; exit 1; fi
 
 echo "consumer: find_package(tandem) with TANDEM_USE_STATIC -> static library"
 cmake -S examples -B "$WORK/cmake-static" -DCMAKE_PREFIX_PATH="$PREFIX" -DTANDEM_USE_STATIC=ON >/dev/null
 cmake --build "$WORK/cmake-static" >/dev/null
 run cmake-static "$WORK/cmake-static/sort_floats"
-if ldd "$WORK/cmake-static/sort_floats" | grep -q libtandem.so; then echo "  linked the shared library"; exit 1; fi
+if links "$WORK/cmake-static/sort_floats"; then echo "  linked the shared library"; exit 1; fi
 
 export PKG_CONFIG_PATH="$LIBDIR/pkgconfig"
 echo "consumer: pkg-config tandem (shared)"

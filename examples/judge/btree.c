@@ -114,8 +114,15 @@ static int split_child(node *x, int i) {
     x->keys[j + 1] = x->keys[j];
     x->vals[j + 1] = x->vals[j];
   }
+#ifdef JUDGE_BUG_SPLIT_LOSES_MIDDLE
+  /* BUG (btree_split_bug.c): the right half's first key goes up as the
+   * separator, a B+ tree habit, so the middle key is lost. */
+  x->keys[i] = z->keys[0];
+  x->vals[i] = z->vals[0];
+#else
   x->keys[i] = y->keys[T - 1];
   x->vals[i] = y->vals[T - 1];
+#endif
   x->n++;
   return 1;
 }
@@ -235,6 +242,13 @@ static void merge(node *x, int i) {
 
 /* Restores the minimum fill of x->child[i] after a deletion below it. */
 static void fix_child(node *x, int i) {
+#ifdef JUDGE_BUG_NO_REBALANCE
+  /* BUG (btree_no_rebalance.c): an under-full child is left as it is, with
+   * no borrow and no merge, so a node may end up with no keys at all. */
+  (void)x;
+  (void)i;
+  return;
+#endif
   if (x->child[i]->n >= T - 1) return;
   if (i > 0 && x->child[i - 1]->n > T - 1) borrow_from_left(x, i);
   else if (i < x->n && x->child[i + 1]->n > T - 1) borrow_from_right(x, i);

@@ -124,7 +124,13 @@ int judge_map_erase(void *m, uint64_t key) {
   hmap *h = m;
   long i = lookup(h, key);
   if (i < 0) return 0;
+#ifdef JUDGE_BUG_ERASE_LEAVES_EMPTY
+  /* BUG (hashmap_erase_bug.c): the slot is marked empty, not deleted, which
+   * breaks the probe chain of every key placed behind it. */
+  h->state[i] = EMPTY;
+#else
   h->state[i] = DELETED;
+#endif
   h->size--;
   return 1;
 }
