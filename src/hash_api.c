@@ -11,6 +11,17 @@
  * rehashed at its own size to drop tombstones, never grown. The check counts
  * every key of the batch as new: a batch that might not fit is refused (fixed)
  * or grown for (otherwise), before anything changes.
+ *
+ * Counts left on the device: a backend with a sync_counts entry (CUDA) may
+ * let an insert return before its outcome counts (new keys, reused
+ * tombstones, side slots) reach the host; it adds n to h->pending instead.
+ * tdm__hash_fold_counts is the one place that brings them over (a host
+ * wait). Only an insert that may queue (insert_may_queue) keeps them there;
+ * every other insert folds before it returns, as does every call that needs
+ * exact counts (size, export, erase, clear, validate, destroy). A fixed table
+ * plans a batch from the upper bound size + pending and folds only when that
+ * bound might not fit, so a stream-ordered insert that certainly fits never
+ * waits.
  */
 #include <math.h>
 
@@ -75,8 +86,13 @@ tdm_status tdm_hash_create(tdm_ctx *ctx, const tdm_hash_opts *opts, tdm_hash **o
   h->log2cap = l;
   h->cap = (size_t)1 << l;
   h->limit = (size_t)tdm__hash_limit(l, ml);
+  if (pthread_mutex_init(&h->fold_lock, NULL) != 0) {
+    tdm__ctx_handle_free(ctx, h, sizeof *h, ops->state_bytes);
+    return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "%s: no resources for the table's lock", fn);
+  }
   st = ops->create(h);
   if (st != TDM_OK) {
+    pthread_mutex_destroy(&h->fold_lock);
     tdm__ctx_handle_free(ctx, h, sizeof *h, ops->state_bytes);
     return st;
   }
@@ -86,21 +102,44 @@ tdm_status tdm_hash_create(tdm_ctx *ctx, const tdm_hash_opts *opts, tdm_hash **o
 
 void tdm_hash_destroy(tdm_hash *h) {
   if (!h) return;
-  (void)tdm__hash_fold_counts(h); /* drains the queued work; a deferred error is the context's to report */
+  /* Drains the queued inserts; a deferred device error stays the context's
+   * to report (tdm_ctx_sync). */
+  (void)tdm__hash_fold_counts(h, "tdm_hash_destroy");
   h->ops->destroy(h);
+  pthread_mutex_destroy(&h->fold_lock);
   tdm__ctx_handle_free(h->ctx, h, sizeof *h, h->ops->state_bytes);
 }
 
-/* The one place that folds the counts of queued inserts into the common part
- * (a host wait when any are pending). Every call that needs exact counts goes
- * through it first. On failure pending stays, so size stays an exact lower
- * bound and the next call reports the error again. */
-tdm_status tdm__hash_fold_counts(tdm_hash *h) {
-  tdm_status st;
-  if (h->pending == 0 || !h->ops->sync_counts) return TDM_OK;
-  if ((st = h->ops->sync_counts(h)) != TDM_OK) return st;
-  h->pending = 0;
-  return TDM_OK;
+/* On failure pending stays: size stays the count of the folded inserts,
+ * size + pending an upper bound, and the next call that folds reports the
+ * error again. The lock makes two read-only calls (size, export) that fold
+ * at once count the device counts once; the first load skips it when
+ * nothing is pending (always on the CPU). */
+tdm_status tdm__hash_fold_counts(tdm_hash *h, const char *fn) {
+  size_t no_slot = 0;
+  tdm_status st = TDM_OK;
+  if (!h->ops->sync_counts || __atomic_load_n(&h->pending, __ATOMIC_ACQUIRE) == 0) return TDM_OK;
+  pthread_mutex_lock(&h->fold_lock);
+  if (h->pending) { /* else another thread folded while this one waited for the lock */
+    st = h->ops->sync_counts(h, fn, &no_slot);
+    if (st == TDM_OK) __atomic_store_n(&h->pending, 0, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&h->fold_lock);
+  if (st == TDM_OK && no_slot)
+    return tdm__fail(TDM_ERR_CORRUPT,
+                     "%s: %zu keys inserted since the counts were last read found no free slot; the table is "
+                     "corrupt (tdm_hash_validate names the broken invariant)",
+                     fn, no_slot);
+  return st;
+}
+
+/* 1 when an insert may return with its counts still on the device: a
+ * backend that can leave them there, a stream-ordered context, a fixed table
+ * (a growing one plans its growth from exact counts) and both arrays in
+ * device memory (a call with a host array waits, as every call does). */
+static int insert_may_queue(const tdm_hash *h, const void *keys, const void *values) {
+  return h->ops->sync_counts && (h->ctx->flags & TDM_CTX_STREAM_ORDERED) && h->fixed && tdm__is_device_ptr(keys) &&
+         tdm__is_device_ptr(values);
 }
 
 /* Decides whether an insert of n keys needs a rehash first: *grow is 0 (no),
@@ -108,21 +147,21 @@ tdm_status tdm__hash_fold_counts(tdm_hash *h) {
  * batch might not fit. */
 static tdm_status plan_insert(tdm_hash *h, size_t n, unsigned *grow) {
   static const char fn[] = "tdm_hash_insert";
-  size_t live, need, used, bound;
+  size_t live, need, used;
   unsigned l;
   tdm_status st;
   *grow = 0;
-  /* A fixed table judges the batch against an upper bound first: every
-   * pending key counted as new. Only when that might not fit does it read the
-   * exact counts (a wait). A growing table always plans from exact counts. */
-  if (h->fixed && h->pending &&
-      (!tdm__add_ok(h->size - h->side, h->pending, &bound) || !tdm__add_ok(bound, n, &need) ||
-       !tdm__add_ok(need, h->tombs, &used) || used > h->limit)) {
-    if ((st = tdm__hash_fold_counts(h)) != TDM_OK) return st;
-  } else if (h->fixed && h->pending) {
-    return TDM_OK; /* certainly fits: no rehash, no wait */
+  if (h->pending) {
+    /* Every pending key counted as a new table key (none reusing a tombstone)
+     * bounds live + tombs from above. A fixed table whose batch fits under
+     * that bound gets the same answer the exact counts would give (no
+     * rehash) without reading them; otherwise, and for a growing table, which
+     * sizes its growth from exact counts, read them (a wait). */
+    if (h->fixed && tdm__add_ok(h->size - h->side, h->pending, &live) && tdm__add_ok(live, n, &need) &&
+        tdm__add_ok(need, h->tombs, &used) && used <= h->limit)
+      return TDM_OK;
+    if ((st = tdm__hash_fold_counts(h, fn)) != TDM_OK) return st;
   }
-  if (!h->fixed && (st = tdm__hash_fold_counts(h)) != TDM_OK) return st;
   live = h->size - h->side;
   if (!tdm__add_ok(live, n, &need) || !tdm__add_ok(need, h->tombs, &used))
     return tdm__fail(h->fixed ? TDM_ERR_CAPACITY : TDM_ERR_INVALID_ARGUMENT,
@@ -149,13 +188,18 @@ static tdm_status plan_insert(tdm_hash *h, size_t n, unsigned *grow) {
 tdm_status tdm_hash_insert(tdm_hash *h, const void *keys, const void *values, size_t n) {
   static const char fn[] = "tdm_hash_insert";
   unsigned grow;
+  int queue;
   tdm_status st;
   if ((st = check_h(h, fn)) != TDM_OK) return st;
   if ((st = tdm__check_array(h->ctx, fn, "keys", keys, n, h->ks, NULL)) != TDM_OK) return st;
   if ((st = tdm__check_array(h->ctx, fn, "values", values, n, h->vs, NULL)) != TDM_OK) return st;
   if (n == 0) return TDM_OK;
+  queue = insert_may_queue(h, keys, values);
   if ((st = plan_insert(h, n, &grow)) != TDM_OK) return st;
-  return h->ops->insert(h, keys, values, n, grow);
+  if ((st = h->ops->insert(h, keys, values, n, grow)) != TDM_OK) return st;
+  /* A queued insert's counts stay on the device (h->pending); any other
+   * insert reads them before it returns (nothing to read on the CPU). */
+  return queue ? TDM_OK : tdm__hash_fold_counts(h, fn);
 }
 
 tdm_status tdm_hash_find(const tdm_hash *h, const void *keys, void *values_out, uint8_t *found_out, size_t n) {
@@ -187,7 +231,7 @@ tdm_status tdm_hash_erase(tdm_hash *h, const void *keys, size_t n, size_t *erase
     return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: erased_out must point to host memory", fn);
   if (tdm__overlap(keys, kb, erased_out, erased_out ? sizeof *erased_out : 0))
     return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: keys and erased_out overlap", fn);
-  if ((st = tdm__hash_fold_counts(h)) != TDM_OK) return st;
+  if ((st = tdm__hash_fold_counts(h, fn)) != TDM_OK) return st;
   if (n > 0) {
     st = h->ops->erase(h, keys, n, &erased);
     if (st != TDM_OK) return st;
@@ -196,12 +240,19 @@ tdm_status tdm_hash_erase(tdm_hash *h, const void *keys, size_t n, size_t *erase
   return TDM_OK;
 }
 
-/* Cannot fail: when the counts cannot be read, size stays an exact count of
- * the folded inserts and the next call that folds reports the device error. */
+/* Cannot fail. When the counts of queued inserts cannot be read (a device
+ * fault), returns the upper bound size + pending, so an export buffer sized
+ * from it is never too small, and leaves the error to the next call that
+ * folds. (h is never a const object: tdm_hash_create made it.) */
 size_t tdm_hash_size(const tdm_hash *h) {
+  tdm_hash *m = (tdm_hash *)h;
+  size_t n;
   if (!h) return 0;
-  (void)tdm__hash_fold_counts((tdm_hash *)h); /* h is never a const object: created by tdm_hash_create */
-  return h->size;
+  if (tdm__hash_fold_counts(m, "tdm_hash_size") == TDM_OK) return h->size;
+  pthread_mutex_lock(&m->fold_lock);
+  n = tdm__add_ok(m->size, m->pending, &n) ? n : SIZE_MAX;
+  pthread_mutex_unlock(&m->fold_lock);
+  return n;
 }
 
 tdm_status tdm_hash_export(const tdm_hash *h, void *keys_out, void *values_out, size_t cap, size_t *n_out) {
@@ -211,7 +262,7 @@ tdm_status tdm_hash_export(const tdm_hash *h, void *keys_out, void *values_out, 
   if ((st = check_h(h, fn)) != TDM_OK) return st;
   if (n_out && tdm__is_device_ptr(n_out))
     return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: n_out must point to host memory", fn);
-  if ((st = tdm__hash_fold_counts((tdm_hash *)h)) != TDM_OK) return st;
+  if ((st = tdm__hash_fold_counts((tdm_hash *)h, fn)) != TDM_OK) return st;
   if (n_out) *n_out = h->size;
   if (cap < h->size)
     return tdm__fail(TDM_ERR_CAPACITY, "%s: the table holds %zu keys but the output arrays take %zu", fn, h->size,
@@ -230,7 +281,7 @@ tdm_status tdm_hash_clear(tdm_hash *h) {
   static const char fn[] = "tdm_hash_clear";
   tdm_status st;
   if ((st = check_h(h, fn)) != TDM_OK) return st;
-  if ((st = tdm__hash_fold_counts(h)) != TDM_OK) return st;
+  if ((st = tdm__hash_fold_counts(h, fn)) != TDM_OK) return st;
   return h->ops->clear(h);
 }
 
@@ -238,6 +289,6 @@ tdm_status tdm_hash_validate(const tdm_hash *h) {
   static const char fn[] = "tdm_hash_validate";
   tdm_status st;
   if ((st = check_h(h, fn)) != TDM_OK) return st;
-  if ((st = tdm__hash_fold_counts((tdm_hash *)h)) != TDM_OK) return st;
+  if ((st = tdm__hash_fold_counts((tdm_hash *)h, fn)) != TDM_OK) return st;
   return h->ops->validate(h);
 }
