@@ -26,8 +26,10 @@
  *    insert (only possible in a corrupt table) is reported by the next of
  *    these calls, as TDM_ERR_CORRUPT; a device fault by tdm_ctx_sync or the
  *    next call that waits, as TDM_ERR_DEVICE. Views and finds never read the
- *    counts. The GPU behaviour is compiled and tested on the CPU only until
- *    a GPU run of bench/device-check.sh checks it.
+ *    counts. Capture finds into a CUDA graph, not inserts: each replay of a
+ *    captured insert would change the table without its counts. The GPU
+ *    behaviour is compiled and tested on the CPU only until a GPU run of
+ *    bench/device-check.sh checks it.
  */
 #ifndef TANDEM_HASH_H
 #define TANDEM_HASH_H
