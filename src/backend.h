@@ -73,10 +73,13 @@ struct tdm_hash {
    * inserts into a fixed table on a stream-ordered CUDA context): the table
    * holds at most size + pending keys, and side and tombs may be that much
    * off too (side up, tombs down). Always 0 on a backend without
-   * sync_counts. tdm__hash_fold_counts, the one place that reads the device
-   * counts, folds them into size / side / tombs and sets it back to 0.
+   * sync_counts. fold_counts (src/hash_api.c), the one place that reads the
+   * device counts, folds them into size / side / tombs and sets it back to 0.
    * Written only under fold_lock or by a mutating call (exclusive access). */
   size_t pending;
+  /* Keys that found no free slot, read by a fold that could not report them
+   * (tdm_hash_size); the next call that returns a status reports them. */
+  size_t lost;
   /* Serialises folds: size and export are read-only calls that other
    * threads may make at the same time, and each may have to fold. */
   pthread_mutex_t fold_lock;
@@ -106,18 +109,10 @@ struct tdm__hash_ops {
    * host (a wait), adds them to size / side / tombs and resets the device
    * counts to zero; *no_slot receives how many keys found no free slot (a
    * corrupt table). On failure (a device error, named after fn) nothing
-   * changed. Called only by tdm__hash_fold_counts. NULL when every insert
+   * changed. Called only by fold_counts (src/hash_api.c). NULL when every insert
    * updates the counts itself before it returns (CPU). */
   tdm_status (*sync_counts)(tdm_hash *h, const char *fn, size_t *no_slot);
 };
-
-/* The one place that folds the device counts of earlier inserts into the
- * common part (h->pending > 0 only with a backend that has sync_counts): a
- * host wait when any are pending, TDM_OK at once otherwise. Keys that found
- * no free slot are reported here, as TDM_ERR_CORRUPT named after fn (the
- * call that folds). Every call that needs exact counts calls it first;
- * thread-safe against other folds of the same table. */
-TDM_INTERNAL tdm_status tdm__hash_fold_counts(tdm_hash *h, const char *fn);
 
 /* Bytes of a table of 2^log2cap slots plus the two side slots. */
 static inline size_t tdm__hash_table_bytes(const tdm_hash *h, unsigned log2cap) {

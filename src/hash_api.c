@@ -15,7 +15,7 @@
  * Counts left on the device: a backend with a sync_counts entry (CUDA) may
  * let an insert return before its outcome counts (new keys, reused
  * tombstones, side slots) reach the host; it adds n to h->pending instead.
- * tdm__hash_fold_counts is the one place that brings them over (a host
+ * fold_counts is the one place that brings them over (a host
  * wait). Only an insert that may queue (insert_may_queue) keeps them there;
  * every other insert folds before it returns, as does every call that needs
  * exact counts (size, export, erase, clear, validate, destroy). A fixed table
@@ -32,6 +32,8 @@ static tdm_status check_h(const tdm_hash *h, const char *fn) {
   if (!h) return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: table is NULL", fn);
   return TDM_OK;
 }
+
+static tdm_status fold_counts(tdm_hash *h, const char *fn, int report);
 
 /* Smallest table size whose limit holds `need` keys, or 0 when it would
  * exceed TDM_HASH_MAX_LOG2. */
@@ -104,32 +106,45 @@ void tdm_hash_destroy(tdm_hash *h) {
   if (!h) return;
   /* Drains the queued inserts; a deferred device error stays the context's
    * to report (tdm_ctx_sync). */
-  (void)tdm__hash_fold_counts(h, "tdm_hash_destroy");
+  (void)fold_counts(h, "tdm_hash_destroy", 0);
   h->ops->destroy(h);
   pthread_mutex_destroy(&h->fold_lock);
   tdm__ctx_handle_free(h->ctx, h, sizeof *h, h->ops->state_bytes);
 }
 
-/* On failure pending stays: size stays the count of the folded inserts,
+/* The one place that folds the device counts of earlier inserts into the
+ * common part (h->pending > 0 only with a backend that has sync_counts): a
+ * host wait when any are pending, TDM_OK at once otherwise (always on the
+ * CPU). Keys that found no free slot are reported as TDM_ERR_CORRUPT named
+ * after fn, the call that folds, when it can report (report = 1); else
+ * (tdm_hash_size, destroy) they wait in h->lost for the next call that can.
+ * On failure pending stays: size stays the count of the folded inserts,
  * size + pending an upper bound, and the next call that folds reports the
  * error again. The lock makes two read-only calls (size, export) that fold
- * at once count the device counts once; the first load skips it when
- * nothing is pending (always on the CPU). */
-tdm_status tdm__hash_fold_counts(tdm_hash *h, const char *fn) {
+ * at once read the device counts once. */
+static tdm_status fold_counts(tdm_hash *h, const char *fn, int report) {
   size_t no_slot = 0;
   tdm_status st = TDM_OK;
-  if (!h->ops->sync_counts || __atomic_load_n(&h->pending, __ATOMIC_ACQUIRE) == 0) return TDM_OK;
+  if (!h->ops->sync_counts ||
+      (__atomic_load_n(&h->pending, __ATOMIC_ACQUIRE) == 0 && __atomic_load_n(&h->lost, __ATOMIC_ACQUIRE) == 0))
+    return TDM_OK;
   pthread_mutex_lock(&h->fold_lock);
   if (h->pending) { /* else another thread folded while this one waited for the lock */
     st = h->ops->sync_counts(h, fn, &no_slot);
-    if (st == TDM_OK) __atomic_store_n(&h->pending, 0, __ATOMIC_RELEASE);
+    if (st == TDM_OK) {
+      h->lost += no_slot;
+      __atomic_store_n(&h->pending, 0, __ATOMIC_RELEASE);
+    }
+  }
+  if (st == TDM_OK && report && h->lost) {
+    no_slot = h->lost;
+    __atomic_store_n(&h->lost, 0, __ATOMIC_RELEASE);
+    st = tdm__fail(TDM_ERR_CORRUPT,
+                   "%s: %zu keys of earlier inserts found no free slot; the table is corrupt "
+                   "(tdm_hash_validate names the broken invariant)",
+                   fn, no_slot);
   }
   pthread_mutex_unlock(&h->fold_lock);
-  if (st == TDM_OK && no_slot)
-    return tdm__fail(TDM_ERR_CORRUPT,
-                     "%s: %zu keys inserted since the counts were last read found no free slot; the table is "
-                     "corrupt (tdm_hash_validate names the broken invariant)",
-                     fn, no_slot);
   return st;
 }
 
@@ -160,7 +175,7 @@ static tdm_status plan_insert(tdm_hash *h, size_t n, unsigned *grow) {
     if (h->fixed && tdm__add_ok(h->size - h->side, h->pending, &live) && tdm__add_ok(live, n, &need) &&
         tdm__add_ok(need, h->tombs, &used) && used <= h->limit)
       return TDM_OK;
-    if ((st = tdm__hash_fold_counts(h, fn)) != TDM_OK) return st;
+    if ((st = fold_counts(h, fn, 1)) != TDM_OK) return st;
   }
   live = h->size - h->side;
   if (!tdm__add_ok(live, n, &need) || !tdm__add_ok(need, h->tombs, &used))
@@ -199,7 +214,7 @@ tdm_status tdm_hash_insert(tdm_hash *h, const void *keys, const void *values, si
   if ((st = h->ops->insert(h, keys, values, n, grow)) != TDM_OK) return st;
   /* A queued insert's counts stay on the device (h->pending); any other
    * insert reads them before it returns (nothing to read on the CPU). */
-  return queue ? TDM_OK : tdm__hash_fold_counts(h, fn);
+  return queue ? TDM_OK : fold_counts(h, fn, 1);
 }
 
 tdm_status tdm_hash_find(const tdm_hash *h, const void *keys, void *values_out, uint8_t *found_out, size_t n) {
@@ -231,7 +246,7 @@ tdm_status tdm_hash_erase(tdm_hash *h, const void *keys, size_t n, size_t *erase
     return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: erased_out must point to host memory", fn);
   if (tdm__overlap(keys, kb, erased_out, erased_out ? sizeof *erased_out : 0))
     return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: keys and erased_out overlap", fn);
-  if ((st = tdm__hash_fold_counts(h, fn)) != TDM_OK) return st;
+  if ((st = fold_counts(h, fn, 1)) != TDM_OK) return st;
   if (n > 0) {
     st = h->ops->erase(h, keys, n, &erased);
     if (st != TDM_OK) return st;
@@ -240,15 +255,17 @@ tdm_status tdm_hash_erase(tdm_hash *h, const void *keys, size_t n, size_t *erase
   return TDM_OK;
 }
 
-/* Cannot fail. When the counts of queued inserts cannot be read (a device
- * fault), returns the upper bound size + pending, so an export buffer sized
- * from it is never too small, and leaves the error to the next call that
- * folds. (h is never a const object: tdm_hash_create made it.) */
+/* Cannot fail, so it reports nothing: keys that found no free slot wait for
+ * the next call that returns a status, and when the counts of queued inserts
+ * cannot be read (a device fault) it returns the upper bound size + pending,
+ * so an export buffer sized from it is never too small, and leaves the error
+ * to the next call that folds. (h is never a const object: tdm_hash_create
+ * made it.) */
 size_t tdm_hash_size(const tdm_hash *h) {
   tdm_hash *m = (tdm_hash *)h;
   size_t n;
   if (!h) return 0;
-  if (tdm__hash_fold_counts(m, "tdm_hash_size") == TDM_OK) return h->size;
+  if (fold_counts(m, "tdm_hash_size", 0) == TDM_OK) return h->size;
   pthread_mutex_lock(&m->fold_lock);
   n = tdm__add_ok(m->size, m->pending, &n) ? n : SIZE_MAX;
   pthread_mutex_unlock(&m->fold_lock);
@@ -262,7 +279,7 @@ tdm_status tdm_hash_export(const tdm_hash *h, void *keys_out, void *values_out, 
   if ((st = check_h(h, fn)) != TDM_OK) return st;
   if (n_out && tdm__is_device_ptr(n_out))
     return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: n_out must point to host memory", fn);
-  if ((st = tdm__hash_fold_counts((tdm_hash *)h, fn)) != TDM_OK) return st;
+  if ((st = fold_counts((tdm_hash *)h, fn, 1)) != TDM_OK) return st;
   if (n_out) *n_out = h->size;
   if (cap < h->size)
     return tdm__fail(TDM_ERR_CAPACITY, "%s: the table holds %zu keys but the output arrays take %zu", fn, h->size,
@@ -281,7 +298,7 @@ tdm_status tdm_hash_clear(tdm_hash *h) {
   static const char fn[] = "tdm_hash_clear";
   tdm_status st;
   if ((st = check_h(h, fn)) != TDM_OK) return st;
-  if ((st = tdm__hash_fold_counts(h, fn)) != TDM_OK) return st;
+  if ((st = fold_counts(h, fn, 1)) != TDM_OK) return st;
   return h->ops->clear(h);
 }
 
@@ -289,6 +306,6 @@ tdm_status tdm_hash_validate(const tdm_hash *h) {
   static const char fn[] = "tdm_hash_validate";
   tdm_status st;
   if ((st = check_h(h, fn)) != TDM_OK) return st;
-  if ((st = tdm__hash_fold_counts((tdm_hash *)h, fn)) != TDM_OK) return st;
+  if ((st = fold_counts((tdm_hash *)h, fn, 1)) != TDM_OK) return st;
   return h->ops->validate(h);
 }

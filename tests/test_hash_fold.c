@@ -1,7 +1,7 @@
 /*
  * test_hash_fold.c: the public layer's handling of insert counts that a
  * backend leaves on the device (src/hash_api.c: plan_insert and
- * tdm__hash_fold_counts), on the CPU.
+ * fold_counts), on the CPU.
  *
  * The CPU backend counts on the host, so these tests give a CPU table an
  * operation table that behaves like the CUDA one: its insert runs the CPU
@@ -16,8 +16,10 @@
  * error from the next call). The GPU side is tests/pipeline/pipeline_check.cu.
  */
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include "backend.h"
 #include "prop.h"
@@ -29,6 +31,7 @@ static struct {
   size_t no_slot;               /* "keys that found no free slot" to report at the next read */
   int fail;                     /* the next reads fail like a device fault */
   int reads;                    /* sync_counts calls that read */
+  long delay_ns;                /* how long a read takes (a wait for the device) */
 } dev;
 
 static tdm__hash_ops fake_ops;
@@ -55,6 +58,10 @@ static tdm_status fake_insert(tdm_hash *h, const void *keys, const void *values,
 
 static tdm_status fake_sync_counts(tdm_hash *h, const char *fn, size_t *no_slot) {
   dev.reads++;
+  if (dev.delay_ns) {
+    struct timespec t = {0, dev.delay_ns};
+    nanosleep(&t, NULL);
+  }
   if (dev.fail) return tdm__fail(TDM_ERR_DEVICE, "%s: stand-in device fault", fn);
   h->size += dev.added;
   h->side += dev.side;
@@ -203,12 +210,23 @@ Test(hash_fold, no_free_slot_is_reported_by_the_next_read) {
   cr_assert_eq(h->pending, 0);
   cr_assert_eq(tdm_hash_size(h), 10);
   cr_assert_eq(tdm_hash_validate(h), TDM_OK, "%s", tdm_last_error());
+  /* tdm_hash_size cannot report it: it waits for the next call that can. */
+  queue(h, range(50), 5);
+  dev.no_slot = 2;
+  cr_assert_eq(tdm_hash_size(h), 15);
+  cr_assert_eq(h->pending, 0);
+  cr_assert_eq(tdm_hash_size(h), 15);
+  cr_assert_eq(tdm_hash_clear(h), TDM_ERR_CORRUPT);
+  cr_assert(strstr(tdm_last_error(), "tdm_hash_clear") && strstr(tdm_last_error(), "2 keys"), "message: %s",
+            tdm_last_error());
+  cr_assert_eq(tdm_hash_size(h), 15, "the clear that reported the error changed the table");
+  cr_assert_eq(tdm_hash_validate(h), TDM_OK, "%s", tdm_last_error());
   /* An insert that reads its counts reports it too. */
   queue(h, range(100), 5);
   dev.no_slot = 1;
   cr_assert_eq(tdm_hash_insert(h, range(200), keys, 5), TDM_ERR_CORRUPT);
   cr_assert(strstr(tdm_last_error(), "tdm_hash_insert"), "message: %s", tdm_last_error());
-  cr_assert_eq(tdm_hash_size(h), 20);
+  cr_assert_eq(tdm_hash_size(h), 25);
   drop(h);
   tdm_ctx_destroy(c);
 }
@@ -235,6 +253,30 @@ Test(hash_fold, a_failed_read_keeps_the_bound_and_reports_later) {
   cr_assert_eq(n_out, 40);
   cr_assert_eq(tdm_hash_validate(h), TDM_OK, "%s", tdm_last_error());
   drop(h);
+  tdm_ctx_destroy(c);
+}
+
+/* Size and export are read-only calls that threads may make at once; the
+ * counts they fold must be read once, and every thread sees the exact size. */
+static tdm_hash *shared;
+static size_t seen[8];
+static void *size_thread(void *arg) {
+  seen[(size_t)arg] = tdm_hash_size(shared);
+  return NULL;
+}
+
+Test(hash_fold, concurrent_sizes_read_the_counts_once) {
+  tdm_ctx *c = prop_ctx(TDM_BACKEND_CPU, 1);
+  pthread_t th[8];
+  shared = make(c, 4096, 0.5, 1);
+  queue(shared, range(0), 1000);
+  queue(shared, range(500), 1000); /* 1500 keys */
+  dev.delay_ns = 20 * 1000 * 1000;
+  for (size_t i = 0; i < 8; i++) cr_assert_eq(pthread_create(&th[i], NULL, size_thread, (void *)i), 0);
+  for (size_t i = 0; i < 8; i++) pthread_join(th[i], NULL);
+  cr_assert_eq(dev.reads, 1, "8 concurrent sizes read the counts %d times", dev.reads);
+  for (size_t i = 0; i < 8; i++) cr_assert_eq(seen[i], 1500, "thread %zu saw size %zu", i, seen[i]);
+  drop(shared);
   tdm_ctx_destroy(c);
 }
 

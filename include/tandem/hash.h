@@ -24,7 +24,7 @@
  *    destroy, and an insert into a growing table (it sizes its growth from
  *    them, and waits anyway). A key that found no free slot in a queued
  *    insert (only possible in a corrupt table) is reported by the next of
- *    these calls, as TDM_ERR_CORRUPT; a device fault by tdm_ctx_sync or the
+ *    these calls that returns a status, as TDM_ERR_CORRUPT; a device fault by tdm_ctx_sync or the
  *    next call that waits, as TDM_ERR_DEVICE. Views and finds never read the
  *    counts. Capture finds into a CUDA graph, not inserts: each replay of a
  *    captured insert would change the table without its counts. The GPU
@@ -99,8 +99,9 @@ TDM_API void tdm_hash_destroy(tdm_hash *h);
  *  no-op. Expected O(n) work (amortised over growth), parallel on the CPU.
  *  Returns TDM_ERR_INVALID_ARGUMENT (NULL table or arrays with n > 0, size
  *  overflow, device pointer on a CPU context), TDM_ERR_CAPACITY,
- *  TDM_ERR_OUT_OF_MEMORY, TDM_ERR_DEVICE, TDM_ERR_CORRUPT (keys found no free
- *  slot: the table was corrupt).
+ *  TDM_ERR_OUT_OF_MEMORY, TDM_ERR_DEVICE, TDM_ERR_CORRUPT (keys of this or an
+ *  earlier queued insert found no free slot: the table was corrupt, and
+ *  this batch may have been applied).
  *  Stream-ordered context (TDM_CTX_STREAM_ORDERED): a fixed-capacity table
  *  with keys and values in device memory: queued on the context's stream,
  *  returns without waiting when size + the keys of queued inserts + n (+
