@@ -9,9 +9,19 @@
  *  - build: stage a copy of the input, stable CUB radix sort (tdm__gpu_sort),
  *    mark run heads, exclusive scan, one thread per run reduces it under the
  *    duplicate policy (tdm__bt_reduce_run, shared with the CPU), fill nodes.
- *  - find / rank / range_count: one thread per query walks root to leaf with
- *    tdm__bt_descend; the upper levels are few and hot in L2, so each query
- *    pays roughly one uncached leaf access.
+ *  - find / rank / range_count (legacy): one thread per query walks root to
+ *    leaf with tdm__bt_descend; the upper levels are few and hot in L2, so
+ *    each query pays roughly one uncached leaf access.
+ *  - find / rank / range_count (v2): a group of 8 lanes searches one node
+ *    together (each lane compares two keys read with one 16-byte load, two
+ *    ballots and popc give the lower-bound slot), inner levels keys-only from
+ *    the compact separator array (128 bytes per inner node, built from the
+ *    nodes by every install), children, ranks and leaf sizes from the bulk
+ *    geometry (include/tandem/detail/btree_lanes.h), so a query reads 128
+ *    bytes per inner level, one leaf key line and (find only) one value; no
+ *    child index, prefix count or node header. Taken when
+ *    tdm__bt_search_plan says the geometry describes the tree (always, since
+ *    install is the only writer of the nodes), else the legacy kernels.
  *  - range: counts, exclusive scan into offsets, then one thread per query
  *    copies its hits, mapping global key index -> (leaf, slot) arithmetically.
  *  - insert: the stored keys (in order) followed by the batch are sorted
@@ -34,7 +44,12 @@
 #include <cub/device/device_scan.cuh>
 #include <string.h>
 
+#include <cooperative_groups.h>
+
 #include "gpu_common.cuh"
+#include "tandem/detail/btree_lanes.h"
+
+namespace cg = cooperative_groups;
 
 /* ---- kernels ---------------------------------------------------------------- */
 
@@ -174,6 +189,112 @@ __global__ void k_range_fill(const tdm__bt_node *nodes, tdm__bt_geom g, uint32_t
   }
 }
 
+/* ---- v2 search: a group of lanes per query ------------------------------------ */
+
+/* Lanes per query. 8: each lane reads two keys of a node with one 16-byte
+ * load, so the group's read of a node's 128 key bytes is one coalesced
+ * sweep and a warp serves four queries. */
+#define BT_LANES 8u
+
+/* The separator array: word j of it for j < words. */
+__global__ void k_fill_seps(const tdm__bt_node *nodes, tdm__bt_geom g, uint64_t *seps, uint64_t words) {
+  TDM_GRID_STRIDE(j, words) seps[j] = tdm__bt_sep_word(nodes, &g, j);
+}
+
+/* The lower-bound slot of q among the 16 words at key (16-byte aligned:
+ * nodes are 384 bytes and separator blocks 128 bytes, in 256-byte aligned
+ * allocations), computed by the whole tile. */
+template <unsigned G>
+static __device__ __forceinline__ uint32_t group_lower(const cg::thread_block_tile<G> &tile, const uint64_t *key,
+                                                       uint64_t q) {
+  constexpr uint32_t S = 16u / G;
+  uint64_t w[S];
+  if constexpr (S == 2) {
+    ulonglong2 v = __ldg(reinterpret_cast<const ulonglong2 *>(key) + tile.thread_rank());
+    w[0] = v.x;
+    w[1] = v.y;
+  } else {
+    w[0] = __ldg(reinterpret_cast<const unsigned long long *>(key) + tile.thread_rank());
+  }
+  uint32_t c = tdm__bt_lane_words_lower(w, S, q);
+  return tdm__bt_lanes_combine(__popc(tile.ballot((c & 1u) != 0)), __popc(tile.ballot((c & 2u) != 0)));
+}
+
+/* Keys-only descent of q: the leaf (index within level 0, which starts at
+ * node 0) and the lower-bound slot in it. */
+template <unsigned G>
+static __device__ __forceinline__ uint32_t group_descend(const cg::thread_block_tile<G> &tile,
+                                                         const tdm__bt_node *nodes, const uint64_t *seps,
+                                                         const tdm__bt_lgeom &lg, uint64_t q, uint32_t *pos) {
+  uint32_t n = 0;
+  for (uint32_t l = lg.h - 1; l > 0; l--)
+    n = tdm__bt_lg_child(&lg, l, n, group_lower(tile, seps + tdm__bt_lg_sep(&lg, l, n), q));
+  *pos = group_lower(tile, nodes[n].key, q);
+  return n;
+}
+
+/* The grid-stride loop over queries, one tile per query: every lane of a
+ * tile takes the same i, so the tile's ballots always see all its lanes. */
+#define TDM_GROUP_STRIDE(i, n, G)                                                                     \
+  for (size_t i = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / (G); i < (n);                  \
+       i += (size_t)gridDim.x * blockDim.x / (G))
+
+template <unsigned G>
+__global__ void __launch_bounds__(TDM_GPU_BLOCK)
+    k_find_lanes(const tdm__bt_node *__restrict__ nodes, const uint64_t *__restrict__ seps,
+                 const __grid_constant__ tdm__bt_lgeom lg, const void *q, uint64_t n, uint32_t ks, int kind,
+                 void *vals, uint8_t *found, uint32_t vs) {
+  cg::thread_block_tile<G> tile = cg::tiled_partition<G>(cg::this_thread_block());
+  TDM_GROUP_STRIDE(i, n, G) {
+    uint64_t b = tdm__bt_key_bits(q, i, ks, kind);
+    uint32_t pos, leaf = group_descend(tile, nodes, seps, lg, b, &pos);
+    if (tile.thread_rank() == 0) {
+      const tdm__bt_node *x = &nodes[leaf];
+      int hit = tdm__bt_lg_leaf_hit(x->key, pos, tdm__bt_lg_leaf_count(&lg, leaf), b);
+      if (found) found[i] = (uint8_t)hit;
+      if (vals) tdm__bt_store_val(vals, i, hit ? x->u.val[pos] : 0, vs);
+    }
+  }
+}
+
+/* Ranks from the geometry (no prefix counts). With off (the range's
+ * offsets), only queries whose range is not empty are ranked. */
+template <unsigned G>
+__global__ void __launch_bounds__(TDM_GPU_BLOCK)
+    k_rank_lanes(const tdm__bt_node *__restrict__ nodes, const uint64_t *__restrict__ seps,
+                 const __grid_constant__ tdm__bt_lgeom lg, const void *q, uint64_t n, const uint64_t *off, uint32_t ks,
+                 int kind, uint64_t *rank) {
+  cg::thread_block_tile<G> tile = cg::tiled_partition<G>(cg::this_thread_block());
+  TDM_GROUP_STRIDE(i, n, G) {
+    if (off && off[i] == off[i + 1]) continue; /* the same for the whole tile */
+    uint32_t pos, leaf = group_descend(tile, nodes, seps, lg, tdm__bt_key_bits(q, i, ks, kind), &pos);
+    if (tile.thread_rank() == 0) rank[i] = tdm__bt_lg_leaf_start(&lg, leaf) + pos;
+  }
+}
+
+/* Counts as k_range_count computes them, with cnt_len >= n slots. */
+template <unsigned G>
+__global__ void __launch_bounds__(TDM_GPU_BLOCK)
+    k_range_count_lanes(const tdm__bt_node *__restrict__ nodes, const uint64_t *__restrict__ seps,
+                        const __grid_constant__ tdm__bt_lgeom lg, const void *lo, const void *hi, uint64_t n,
+                        uint64_t cnt_len, uint32_t ks, int kind, uint64_t *cnt) {
+  cg::thread_block_tile<G> tile = cg::tiled_partition<G>(cg::this_thread_block());
+  TDM_GROUP_STRIDE(i, cnt_len, G) {
+    if (i >= n) {
+      if (tile.thread_rank() == 0) cnt[i] = 0;
+      continue;
+    }
+    uint64_t a = tdm__bt_key_bits(lo, i, ks, kind), b = tdm__bt_key_bits(hi, i, ks, kind);
+    uint32_t pa, pb, la = group_descend(tile, nodes, seps, lg, a, &pa);
+    uint32_t lb = group_descend(tile, nodes, seps, lg, b, &pb);
+    if (tile.thread_rank() == 0) {
+      uint64_t ra = tdm__bt_lg_leaf_start(&lg, la) + pa, rb = tdm__bt_lg_leaf_start(&lg, lb) + pb;
+      rb += (uint64_t)tdm__bt_lg_leaf_hit(nodes[lb].key, pb, tdm__bt_lg_leaf_count(&lg, lb), b);
+      cnt[i] = a <= b ? rb - ra : 0;
+    }
+  }
+}
+
 /* keep[i] = 1 unless sorted batch bits bb[0..nb) hold kb[i]. */
 __global__ void k_keep(const uint64_t *kb, uint64_t m, const uint64_t *bb, uint64_t nb, uint64_t *keep) {
   TDM_GRID_STRIDE(i, m) {
@@ -199,13 +320,29 @@ __global__ void k_compact(const uint64_t *kb, const uint64_t *vb, const uint64_t
 /* ---- helpers ------------------------------------------------------------------ */
 
 /* A CUDA tree's private state (at t->be): always in bulk-loaded layout (its
- * batched updates merge and rebuild), so geom describes it exactly. */
+ * batched updates merge and rebuild), so geom describes it exactly. Under
+ * design v2 install also keeps the compact separator array of the inner
+ * nodes (d_seps, NULL for a tree of one leaf) and the geometry in the
+ * search's form (lgeom); bulk records that the nodes were written from geom
+ * (install is their only writer), which tdm__bt_search_plan requires. */
 struct btree_gpu {
   tdm__bt_node *d_nodes;
+  uint64_t *d_seps;
   tdm__bt_geom geom;
+  tdm__bt_lgeom lgeom;
+  int bulk;
 };
 
 static btree_gpu *BG(const tdm_btree *t) { return (btree_gpu *)t->be; }
+
+/* 1 when the queries of t run the v2 lane-group search: design v2 and a tree
+ * the geometry describes; otherwise the legacy descent kernels, which follow
+ * the child arrays and need nothing of the geometry. */
+static int lanes_search(const tdm_btree *t) {
+  const btree_gpu *b = BG(t);
+  return t->ctx->gpu->design != TDM__GPU_LEGACY &&
+         tdm__bt_search_plan(&b->geom, b->bulk, t->size, t->root, t->height, b->d_seps) == TDM__BT_SEARCH_LANES;
+}
 
 /* Exclusive scan of n u64 flags into out; *total receives the sum. */
 static tdm_status scan_total(tdm_ctx *ctx, tdm__gpu_scope &sc, const uint64_t *flag, uint64_t *out, uint64_t n,
@@ -233,6 +370,7 @@ static tdm_status install(tdm_btree *t, const uint64_t *ukb, const uint64_t *uvb
   tdm__gpu_scope sc(ctx);
   tdm__bt_geom g;
   tdm__bt_node *nn = NULL;
+  uint64_t *ns = NULL, words = 0;
   tdm_status st;
   memset(&g, 0, sizeof g);
   if (m > 0) {
@@ -240,17 +378,27 @@ static tdm_status install(tdm_btree *t, const uint64_t *ukb, const uint64_t *uvb
     if (g.nodes >= TDM_BT_NIL)
       return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "tdm_btree: %llu keys need more than 2^32 - 1 nodes",
                        (unsigned long long)m);
-    if ((st = sc.alloc((size_t)g.nodes * sizeof(tdm__bt_node), &nn)) != TDM_OK) return st;
+    /* Both arrays are taken before the old ones are touched. */
+    if (ctx->gpu->design != TDM__GPU_LEGACY) words = tdm__bt_sep_words(&g);
+    if ((st = sc.alloc((size_t)g.nodes * sizeof(tdm__bt_node), &nn)) != TDM_OK ||
+        (st = sc.alloc((size_t)words * 8, &ns)) != TDM_OK)
+      return st;
     k_fill_leaves<<<tdm__grid(g.cnt[0]), TDM_GPU_BLOCK, 0, s>>>(nn, g, ukb, uvb);
     for (uint32_t l = 1; l < g.h; l++) k_fill_inner<<<tdm__grid(g.cnt[l]), TDM_GPU_BLOCK, 0, s>>>(nn, g, ukb, l);
+    if (words) k_fill_seps<<<tdm__grid(words), TDM_GPU_BLOCK, 0, s>>>(nn, g, ns, words);
     if ((st = tdm__launch_check("tdm_btree (fill nodes)")) != TDM_OK ||
         (st = tdm__gpu_sync(ctx, "tdm_btree (fill nodes)")) != TDM_OK)
       return st;
     sc.keep(nn);
+    sc.keep(ns);
   }
   tdm__gpu_free(ctx, BG(t)->d_nodes);
+  tdm__gpu_free(ctx, BG(t)->d_seps);
   BG(t)->d_nodes = nn;
+  BG(t)->d_seps = ns;
   BG(t)->geom = g;
+  if (m > 0) tdm__bt_lgeom_init(&BG(t)->lgeom, &g);
+  BG(t)->bulk = m > 0; /* written from g just now */
   t->size = m;
   t->height = m ? g.h : 0;
   t->root = m ? (uint32_t)(g.nodes - 1) : TDM_BT_NIL;
@@ -361,11 +509,13 @@ static tdm_status bg_build(tdm_btree *t, const void *keys, const void *values, s
 
 static void bg_destroy(tdm_btree *t) {
   tdm__gpu_device dev;
-  if (BG(t)->d_nodes) {
+  if (BG(t)->d_nodes || BG(t)->d_seps) {
     (void)dev.enter(t->ctx);
     tdm__gpu_free(t->ctx, BG(t)->d_nodes);
+    tdm__gpu_free(t->ctx, BG(t)->d_seps);
     (void)cudaStreamSynchronize(tdm__stream(t->ctx));
     BG(t)->d_nodes = NULL;
+    BG(t)->d_seps = NULL;
   }
 }
 
@@ -440,6 +590,11 @@ static tdm_status bg_find(const tdm_btree *t, const void *keys, void *values_out
     if ((values_out && (st = zero(ctx, v.d, n * t->vs, "tdm_btree_find (memset)")) != TDM_OK) ||
         (found_out && (st = zero(ctx, f.d, n, "tdm_btree_find (memset)")) != TDM_OK))
       return st;
+  } else if (lanes_search(t)) {
+    k_find_lanes<BT_LANES><<<tdm__grid(n * BT_LANES), TDM_GPU_BLOCK, 0, tdm__stream(ctx)>>>(
+        BG(t)->d_nodes, BG(t)->d_seps, BG(t)->lgeom, q.d, n, t->ks, t->kind, values_out ? v.d : NULL,
+        (uint8_t *)(found_out ? f.d : NULL), t->vs);
+    if ((st = tdm__launch_check("tdm_btree_find")) != TDM_OK) return st;
   } else {
     k_find<<<tdm__grid(n), TDM_GPU_BLOCK, 0, tdm__stream(ctx)>>>(BG(t)->d_nodes, t->root, t->height, q.d, n, t->ks,
                                                                  t->kind, values_out ? v.d : NULL,
@@ -461,6 +616,11 @@ static tdm_status bg_rank(const tdm_btree *t, const void *keys, uint64_t *rank_o
   if ((st = sc.in(keys, n * t->ks, &q)) != TDM_OK || (st = sc.out(rank_out, n * 8, &r)) != TDM_OK) return st;
   if (t->size == 0) {
     if ((st = zero(ctx, r.d, n * 8, "tdm_btree_rank (memset)")) != TDM_OK) return st;
+  } else if (lanes_search(t)) {
+    k_rank_lanes<BT_LANES><<<tdm__grid(n * BT_LANES), TDM_GPU_BLOCK, 0, tdm__stream(ctx)>>>(
+        BG(t)->d_nodes, BG(t)->d_seps, BG(t)->lgeom, q.d, n, (const uint64_t *)NULL, t->ks, t->kind,
+        (uint64_t *)r.d);
+    if ((st = tdm__launch_check("tdm_btree_rank")) != TDM_OK) return st;
   } else {
     k_rank<<<tdm__grid(n), TDM_GPU_BLOCK, 0, tdm__stream(ctx)>>>(BG(t)->d_nodes, t->root, t->height, q.d, n, t->ks,
                                                                  t->kind, (uint64_t *)r.d);
@@ -478,8 +638,12 @@ static tdm_status counts(const tdm_btree *t, const void *d_lo, const void *d_hi,
     TDM_CUDA_TRY(cudaMemsetAsync(d_cnt, 0, cnt_len * 8, s), (void)0);
     return TDM_OK;
   }
-  k_range_count<<<tdm__grid(cnt_len), TDM_GPU_BLOCK, 0, s>>>(BG(t)->d_nodes, t->root, t->height, d_lo, d_hi, n,
-                                                             cnt_len, t->ks, t->kind, d_cnt);
+  if (lanes_search(t))
+    k_range_count_lanes<BT_LANES><<<tdm__grid(cnt_len * BT_LANES), TDM_GPU_BLOCK, 0, s>>>(
+        BG(t)->d_nodes, BG(t)->d_seps, BG(t)->lgeom, d_lo, d_hi, n, cnt_len, t->ks, t->kind, d_cnt);
+  else
+    k_range_count<<<tdm__grid(cnt_len), TDM_GPU_BLOCK, 0, s>>>(BG(t)->d_nodes, t->root, t->height, d_lo, d_hi, n,
+                                                               cnt_len, t->ks, t->kind, d_cnt);
   return tdm__launch_check("tdm_btree_range_count");
 }
 
@@ -533,8 +697,12 @@ static tdm_status bg_range(const tdm_btree *t, const void *lo, const void *hi, s
                                                           t->vs, t->kind);
     } else {
       /* Ranks of the queries' lower bounds, then one thread per output. */
-      k_range_lo_rank<<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>(BG(t)->d_nodes, t->root, t->height, a.d, n, off, t->ks,
-                                                             t->kind, rank);
+      if (lanes_search(t))
+        k_rank_lanes<BT_LANES><<<tdm__grid(n * BT_LANES), TDM_GPU_BLOCK, 0, s>>>(
+            BG(t)->d_nodes, BG(t)->d_seps, BG(t)->lgeom, a.d, n, off, t->ks, t->kind, rank);
+      else
+        k_range_lo_rank<<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>(BG(t)->d_nodes, t->root, t->height, a.d, n, off,
+                                                               t->ks, t->kind, rank);
       k_range_fill_out<<<tdm__grid(total), TDM_GPU_BLOCK, 0, s>>>(BG(t)->d_nodes, BG(t)->geom, n, off, rank, total,
                                                                   keys_out ? k.d : NULL, values_out ? v.d : NULL,
                                                                   t->ks, t->vs, t->kind);
@@ -568,8 +736,39 @@ static tdm_status bg_export(const tdm_btree *t, void *keys_out, void *values_out
   return tdm__gpu_sync(ctx, "tdm_btree_export");
 }
 
+/* What the v2 search relies on, on host copies: the nodes are the bulk
+ * layout of the recorded geometry, and the separator array holds their
+ * separators. */
+static tdm_status check_search_arrays(const tdm_btree *t, const tdm__bt_node *h) {
+  const btree_gpu *b = BG(t);
+  uint64_t words = tdm__bt_sep_words(&b->geom), j, *hs;
+  size_t bytes = (size_t)words * 8;
+  tdm__bt_geom g;
+  tdm_status st = TDM_OK;
+  if (b->bulk && !tdm__bt_is_bulk_layout(h, b->geom.nodes, t->size, t->root, t->height, &g))
+    return tdm__fail(TDM_ERR_CORRUPT, "tdm_btree_validate: tree: bulk layout: the nodes are not the layout the "
+                                      "geometry of %llu keys places", (unsigned long long)t->size);
+  if (!b->d_seps || !words) return TDM_OK;
+  hs = (uint64_t *)tdm__ctx_alloc(t->ctx, bytes);
+  if (!hs) return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "tdm_btree_validate: out of host memory for a separator copy");
+  TDM_CUDA_TRY(cudaMemcpyAsync(hs, b->d_seps, bytes, cudaMemcpyDeviceToHost, tdm__stream(t->ctx)),
+               tdm__ctx_free(t->ctx, hs, bytes));
+  if ((st = tdm__gpu_sync(t->ctx, "tdm_btree_validate (copy separators)")) == TDM_OK) {
+    for (j = 0; j < words; j++) {
+      if (hs[j] != tdm__bt_sep_word(h, &b->geom, j)) {
+        st = tdm__fail(TDM_ERR_CORRUPT,
+                       "tdm_btree_validate: node %llu: separator array: word %u differs from the node's key",
+                       (unsigned long long)(b->geom.cnt[0] + j / 16), (unsigned)(j % 16));
+        break;
+      }
+    }
+  }
+  tdm__ctx_free(t->ctx, hs, bytes);
+  return st;
+}
+
 /* A device tree is checked by the backend-neutral checker (src/btree_check.c)
- * on a host copy of its nodes. */
+ * on a host copy of its nodes, then (design v2) its search arrays. */
 static tdm_status bg_validate(const tdm_btree *t) {
   size_t bytes = (size_t)BG(t)->geom.nodes * sizeof(tdm__bt_node);
   tdm__bt_node *h;
@@ -583,6 +782,7 @@ static tdm_status bg_validate(const tdm_btree *t) {
                tdm__ctx_free(t->ctx, h, bytes));
   if ((st = tdm__gpu_sync(t->ctx, "tdm_btree_validate (copy nodes)")) == TDM_OK)
     st = tdm__bt_check_nodes(t, h, (uint32_t)BG(t)->geom.nodes, (uint32_t)BG(t)->geom.nodes);
+  if (st == TDM_OK && t->ctx->gpu->design != TDM__GPU_LEGACY) st = check_search_arrays(t, h);
   tdm__ctx_free(t->ctx, h, bytes);
   return st;
 }

@@ -39,7 +39,9 @@ struct tdm__gpu_state {
 
 /* The kernel designs (TANDEM_GPU_DESIGN, read once when a context is
  * created): "legacy" the first kernels, "v2" the redesign (sort in place,
- * lane-group hash probing with the duplicate election in the claim kernel),
+ * lane-group hash probing, a hash insert that folds each key's copies
+ * before one claim per key, lane-group B+ tree search over the keys only;
+ * see the table in docs/design.md),
  * "default" or unset the default, which stays legacy until a GPU run of
  * bench/device-check.sh has compared the two (v2 is compiled and tested
  * on the CPU only). */

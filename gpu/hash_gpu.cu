@@ -2,9 +2,12 @@
  * hash_gpu.cu: the CUDA backend of the hash table.
  *
  * The table lives in device memory in the layout of include/tandem/detail/hash_layout.h; the
- * kernels are thin loops (one thread per key) around the same probe functions
- * the CPU runs. Claims are a CAS on the slot's key word; values follow the
- * duplicate policy deterministically:
+ * kernels are thin loops around the same probe functions the CPU runs. Two
+ * designs (TANDEM_GPU_DESIGN, gpu_common.cuh); results are identical to the
+ * CPU's under both, for every duplicate policy.
+ *
+ * Insert, legacy: one thread per key. Claims are a CAS on the slot's key
+ * word; values follow the duplicate policy deterministically:
  *  - SUM: atomicAdd into the value (a free slot's value is 0, the invariant),
  *    in the claim pass itself.
  *  - MIN / MAX: after the claim pass, each claimer writes its own value, then
@@ -17,6 +20,44 @@
  * Batches are cut into chunks of 2^31 keys so indices fit the 32-bit scratch
  * words; consecutive chunks are consecutive inserts, so the results are the
  * same.
+ *
+ * Insert, v2: sort, reduce, one claim per distinct key.
+ *  1. hash_pairs_kernel writes each key's hash (tdm__hash_mix) and value;
+ *  2. CUB radix sort of the (hash, value) pairs on all 64 bits;
+ *  3. CUB reduce-by-key over the sorted hashes with the policy as operator;
+ *  4. claim_runs_kernel: a lane group per distinct key claims its slot and
+ *     combines with a present value.
+ * Why this shape:
+ *  - The mixer is a bijection (tdm__hash_unmix inverts it), so equal hashes
+ *    are equal keys: the sort puts all copies of a key together and the key
+ *    need not travel with it (the claim recovers it from the hash). The
+ *    sort is stable, so each run keeps batch order, and reduce-by-key folds
+ *    it in that order with tdm__dup_combine: KEEP_FIRST keeps the run's
+ *    first value, KEEP_LAST its last, SUM / MIN / MAX fold it. That is the
+ *    whole election: no per-slot ballot, no table-sized scratch, and a key
+ *    repeated through the whole batch is reduced by the whole grid instead
+ *    of a chain of atomics on one word.
+ *  - Each distinct key is claimed once, so the claim never races another
+ *    copy of itself, and its value is written by one lane with a plain store
+ *    (tdm__hs_put_run): the policy's combine with a present value is fused
+ *    into the claim.
+ *  - Homes are the hash's top bits, so sorted hashes are sorted homes: the
+ *    claims of neighbouring lane groups walk neighbouring buckets and the
+ *    table is written nearly in order instead of at random.
+ *  - The claim probes like the v2 find: a tile of 64 / slot-size lanes reads
+ *    one 64-byte bucket together, three tile ballots give the bucket's
+ *    match / empty / tombstone masks and tdm__hs_claim_step decides; one
+ *    lane swaps the key in (tdm__hs_claim_cas_outcome; a lost swap probes
+ *    again).
+ *  - Scratch is batch-sized only: the hashes and values and their sort
+ *    alternates, 16 + 2 * value-size bytes per key, plus CUB's temporary
+ *    storage, sized for the largest chunk and taken before the table
+ *    changes. Chunks of at most 2^28 keys (8 GiB of scratch for 64-bit
+ *    values) bound it; chunks are consecutive inserts, as in legacy.
+ *  The cost is the sort (8 passes over 12 or 16 bytes per key); SUM alone
+ *  could do without it (atomic adds are order-free), but one path for every
+ *  policy keeps the results easy to trust. Which design is faster is for
+ *  bench/device-check.sh on a GPU to say.
  *
  * Everything that can fail for lack of memory (staging, scratch, the grown
  * table) is taken before the table changes.
@@ -33,11 +74,13 @@
 
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
+#include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 
 #include <cooperative_groups.h>
 
 #include "gpu_common.cuh"
+#include "sort_cub.cuh"
 
 namespace cg = cooperative_groups;
 
@@ -64,6 +107,23 @@ template <typename K, typename V> struct hs;
     }                                                                                                          \
     static __device__ __forceinline__ int lookup_step(uint64_t p, unsigned eq, unsigned em, uint64_t *at) {     \
       return tdm__hs_lookup_step_##SFX(p, eq, em, at);                                                         \
+    }                                                                                                          \
+    static __device__ __forceinline__ void claim_bits(const S *s, uint64_t p, KT k, unsigned lane, unsigned *eq,  \
+                                                      unsigned *em, unsigned *tm) {                            \
+      tdm__hs_lane_bits_##SFX(s, p, k, lane, 1, eq, em, tm);                                                   \
+    }                                                                                                          \
+    static __device__ __forceinline__ int claim_step(uint64_t p, unsigned eq, unsigned em, unsigned tm,         \
+                                                     uint64_t *tomb, uint64_t *at, KT *expect) {               \
+      return tdm__hs_claim_step_##SFX(p, eq, em, tm, tomb, at, expect);                                        \
+    }                                                                                                          \
+    static __device__ __forceinline__ int claim_last(uint64_t tomb, uint64_t *at, KT *expect) {                \
+      return tdm__hs_claim_last_##SFX(tomb, at, expect);                                                       \
+    }                                                                                                          \
+    static __device__ __forceinline__ int cas_outcome(KT prev, KT expect, KT k) {                              \
+      return tdm__hs_claim_cas_outcome_##SFX(prev, expect, k);                                                 \
+    }                                                                                                          \
+    static __device__ __forceinline__ void put_run(S *s, uint64_t at, int o, VT r, int dup, int vk) {          \
+      tdm__hs_put_run_##SFX(s, at, o, r, dup, vk);                                                             \
     }                                                                                                          \
     static __device__ __forceinline__ VT combine(VT a, VT b, int dup, int vk) {                                \
       return tdm__hs_combine_##SFX(a, b, dup, vk);                                                              \
@@ -153,33 +213,12 @@ __global__ void __launch_bounds__(TDM_GPU_BLOCK) find_group_kernel(const typenam
   }
 }
 
-/* Hot keys (v2): the lanes of a warp that reached the same slot combine
- * their values first (tdm__dup_combine, in lane order; SUM, MIN and MAX are
- * order-free, tests/test_hd_spread.c checks grouping), and only the lowest
- * of them touches the slot, so a key repeated through the whole batch costs
- * one atomic per warp instead of one per copy. Returns 1 in that lane, with
- * the group's value in *val. Called by the lanes that are converged here
- * (__activemask), each of which has a slot. */
-template <typename K, typename V>
-static __device__ __forceinline__ int warp_combine(uint64_t slot, V *val, int dup, int vkind) {
-  unsigned active = __activemask();
-  unsigned peers = __match_any_sync(active, (unsigned long long)slot);
-  unsigned lane = threadIdx.x & 31u, leader = (unsigned)__ffs((int)peers) - 1u;
-  V acc = *val;
-  for (unsigned src = 0; src < 32u; src++) {
-    if (!((active >> src) & 1u)) continue; /* the same for every active lane */
-    V x = __shfl_sync(active, *val, (int)src);
-    if (lane == leader && src != lane && ((peers >> src) & 1u)) acc = hs<K, V>::combine(acc, x, dup, vkind);
-  }
-  *val = acc;
-  return lane == leader;
-}
-
-/* Pass 1 of an insert: find or claim every key's slot. SUM adds right here;
- * the other policies record the slot (and whether this thread claimed it). */
+/* Legacy pass 1 of an insert: find or claim every key's slot. SUM adds right
+ * here; the other policies record the slot (and whether this thread claimed
+ * it). */
 template <typename K, typename V>
 __global__ void claim_kernel(typename hs<K, V>::S *s, unsigned l, const K *keys, const V *vals, size_t n, int dup,
-                             uint64_t *pos_out, unsigned long long *cnt, int agg) {
+                             uint64_t *pos_out, unsigned long long *cnt) {
   __shared__ unsigned long long sh[NCOUNT];
   block_counts bc;
   bc.init(sh);
@@ -193,10 +232,7 @@ __global__ void claim_kernel(typename hs<K, V>::S *s, unsigned l, const K *keys,
       continue;
     }
     if (o != TDM_HASH_FOUND) bc.add(o);
-    if (dup == TDM__DUP_SUM) {
-      V v = vals[i];
-      if (!agg || warp_combine<K, V>(pos, &v, dup, 0)) atomic_add_v(&s[pos].v, v);
-    }
+    if (dup == TDM__DUP_SUM) atomic_add_v(&s[pos].v, vals[i]);
     else pos_out[i] = pos | (o != TDM_HASH_FOUND ? NEW_BIT : 0);
   }
   bc.flush(cnt);
@@ -214,12 +250,11 @@ __global__ void minmax_init_kernel(typename hs<K, V>::S *s, const V *vals, const
 /* MIN / MAX, pass 3: every other copy folds in with a CAS loop. */
 template <typename K, typename V>
 __global__ void minmax_fold_kernel(typename hs<K, V>::S *s, const V *vals, const uint64_t *pos, size_t n, int dup,
-                                   int vkind, int agg) {
+                                   int vkind) {
   TDM_GRID_STRIDE(i, n) {
     uint64_t p = pos[i];
     if (p == TDM_HASH_NONE || (p & NEW_BIT)) continue;
     V in = vals[i];
-    if (agg && !warp_combine<K, V>(p, &in, dup, vkind)) continue;
     V *dst = &s[p].v, old = load_v(dst);
     for (;;) {
       V want = hs<K, V>::combine(old, in, dup, vkind), seen;
@@ -275,6 +310,98 @@ __global__ void elect_write_kernel(typename hs<K, V>::S *s, const V *vals, const
     p &= ~NEW_BIT;
     if (w[p] == ballot(i, first)) s[p].v = vals[i];
   }
+}
+
+/* ---- the v2 insert (see the top of the file) ---------------------------------- */
+
+/* Step 1: the sort's input, each key's hash and its value. */
+template <typename K, typename V>
+__global__ void hash_pairs_kernel(const K *keys, const V *vals, uint64_t *hk, V *hv, size_t n) {
+  TDM_GRID_STRIDE(i, n) {
+    hk[i] = tdm__hash_mix((uint64_t)keys[i]);
+    hv[i] = vals[i];
+  }
+}
+
+/* Step 3's operator: the duplicate policy, tdm__dup_combine(earlier, later).
+ * Associative for every policy, which is all CUB's order-keeping
+ * reduce-by-key needs (tests/test_hd_spread.c checks that grouping does not
+ * change the fold). One instantiation per value width. */
+static __device__ __forceinline__ uint32_t dup_v(uint32_t a, uint32_t b, int dup, int vk) {
+  return tdm__dup_combine32(a, b, dup, vk);
+}
+static __device__ __forceinline__ uint64_t dup_v(uint64_t a, uint64_t b, int dup, int vk) {
+  return tdm__dup_combine64(a, b, dup, vk);
+}
+template <typename V>
+struct run_op {
+  int dup, vkind;
+  __device__ __forceinline__ V operator()(const V &a, const V &b) const { return dup_v(a, b, dup, vkind); }
+};
+
+/* Step 4: a tile of G lanes (the slots of one 64-byte bucket) per distinct
+ * key: uh[u] is the key's hash, uv[u] its run's value, *d_runs the number of
+ * distinct keys. The group reads the key's probe a bucket at a time, as the
+ * v2 find does, with three ballots (match, empty, tombstone) per bucket;
+ * tdm__hs_claim_step decides, lane 0 swaps the key into the chosen slot and
+ * the group learns the outcome by a shuffle. A marker key (side slot) needs
+ * no probe: lane 0 claims its side slot. Lane 0 then stores the value
+ * (tdm__hs_put_run) and counts the outcome as legacy's claim pass does. */
+template <typename K, typename V>
+__global__ void __launch_bounds__(TDM_GPU_BLOCK)
+    claim_runs_kernel(typename hs<K, V>::S *s, unsigned l, const uint64_t *uh, const V *uv, const uint64_t *d_runs,
+                      int dup, int vkind, unsigned long long *cnt) {
+  constexpr unsigned G = 64u / sizeof(typename hs<K, V>::S);
+  __shared__ unsigned long long sh[NCOUNT];
+  block_counts bc;
+  bc.init(sh);
+  cg::thread_block_tile<G> tile = cg::tiled_partition<G>(cg::this_thread_block());
+  const unsigned lane = tile.thread_rank();
+  const uint64_t cap = (uint64_t)1 << l, mask = cap - 1u, runs = *d_runs;
+  const size_t groups = (size_t)gridDim.x * blockDim.x / G;
+  for (size_t u = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / G; u < runs; u += groups) {
+    const uint64_t hash = uh[u];
+    const K key = (K)tdm__hash_unmix(hash);
+    uint64_t at = TDM_HASH_NONE;
+    int o = TDM_HASH_FOUND;
+    if (sizeof(K) == 4 ? tdm__hash_side32((uint32_t)key) : tdm__hash_side64((uint64_t)key)) {
+      if (lane == 0) at = hs<K, V>::claim(s, l, key, hs<K, V>::start(key, l), &o);
+    } else {
+      const uint64_t home = tdm__hash_home(hash, l, G); /* = tdm__hs_start(key) */
+      for (;;) {
+        uint64_t pos = home, tomb = TDM_HASH_NONE;
+        K expect = 0, prev = 0;
+        int step = TDM_HASH_STEP_ON;
+        for (uint64_t g = 0; g < cap / G && step == TDM_HASH_STEP_ON; g++) {
+          unsigned eq, em, tm;
+          hs<K, V>::claim_bits(s, pos, key, lane, &eq, &em, &tm);
+          eq = tile.ballot(eq != 0);
+          em = tile.ballot(em != 0);
+          tm = tile.ballot(tm != 0);
+          step = hs<K, V>::claim_step(pos, eq, em, tm, &tomb, &at, &expect);
+          pos = (pos + G) & mask;
+        }
+        if (step == TDM_HASH_STEP_ON) step = hs<K, V>::claim_last(tomb, &at, &expect);
+        if (step == TDM_HASH_STEP_ON) { /* no free slot: a corrupt table */
+          at = TDM_HASH_NONE;
+          break;
+        }
+        if (step == TDM_HASH_STEP_FOUND) break;
+        if (lane == 0) prev = cas_v(&s[at].k, expect, key);
+        o = hs<K, V>::cas_outcome(tile.shfl(prev, 0), expect, key);
+        if (o != TDM_HASH_RETRY) break;
+      }
+    }
+    if (lane == 0) {
+      if (at == TDM_HASH_NONE) {
+        bc.add(TDM_HASH_FOUND);
+      } else {
+        if (o != TDM_HASH_FOUND) bc.add(o);
+        hs<K, V>::put_run(s, at, o, uv[u], dup, vkind);
+      }
+    }
+  }
+  bc.flush(cnt);
 }
 
 template <typename K, typename V>
@@ -463,24 +590,122 @@ static tdm_status rehash(tdm_hash *h, unsigned dl) {
   return TDM_OK;
 }
 
+/* The device scratch of one insert, all taken (insert_scratch_take) before
+ * the table changes and reused by every chunk of the batch. */
+struct insert_scratch {
+  size_t chunk;       /* keys per launch_insert call */
+  /* legacy */
+  uint64_t *pos;      /* each key's slot (not for SUM) */
+  uint32_t *w;        /* the election word of every slot of the final table (KEEP_FIRST / KEEP_LAST) */
+  /* v2 */
+  uint64_t *hk[2];    /* the chunk's hashes and the sort's alternate */
+  void *hv[2];        /* its values and the sort's alternate */
+  void *temp;         /* CUB's temporary storage, for the sort, then the reduce */
+  size_t temp_bytes;
+  uint64_t *runs;     /* distinct keys in the chunk (written by the reduce) */
+};
+
+/* Keys per chunk of a v2 insert: bounds the scratch (16 + 2 * value-size
+ * bytes a key) at 8 GiB; a bigger batch goes in consecutive chunks. */
+#define V2_CHUNK ((size_t)1 << 28)
+
+/* CUB's temporary storage for a v2 chunk of m keys: the sort's, then the
+ * reduce's, in one block (they run one after the other). The null pointers
+ * only size the call. */
 template <typename K, typename V>
-static void launch_insert(tdm_hash *h, const void *keys, const void *vals, size_t n, uint64_t *pos, uint32_t *w,
-                          unsigned long long *cnt) {
+static void v2_temp_bytes(tdm_hash *h, size_t m, size_t *bytes, cudaError_t *err) {
+  cub::DoubleBuffer<uint64_t> kb(NULL, NULL);
+  cub::DoubleBuffer<V> vb(NULL, NULL);
+  run_op<V> op = {(int)h->dup, h->vkind};
+  size_t sort_bytes = 0, reduce_bytes = 0;
+  cudaStream_t st = tdm__stream(h->ctx);
+  (void)sizeof(K);
+  *err = tdm__cub_sort<uint64_t, V>(NULL, sort_bytes, kb, vb, m, 0, 64, st);
+  if (*err == cudaSuccess)
+    *err = cub::DeviceReduce::ReduceByKey(NULL, reduce_bytes, (const uint64_t *)NULL, (uint64_t *)NULL,
+                                          (const V *)NULL, (V *)NULL, (uint64_t *)NULL, op, (int64_t)m, st);
+  if (reduce_bytes > sort_bytes) sort_bytes = reduce_bytes;
+  if (sort_bytes > *bytes) *bytes = sort_bytes;
+}
+
+/* Takes the scratch of an insert of n keys into a table that will have
+ * final_cap slots. */
+static tdm_status insert_scratch_take(tdm_hash *h, tdm__gpu_scope &sc, size_t n, size_t final_cap,
+                                      insert_scratch *x) {
+  tdm_status st;
+  memset(x, 0, sizeof *x);
+  if (h->ctx->gpu->design == TDM__GPU_LEGACY) {
+    x->chunk = n < CHUNK ? n : CHUNK;
+    if ((h->dup != TDM__DUP_SUM && (st = sc.alloc(x->chunk * sizeof(uint64_t), &x->pos)) != TDM_OK) ||
+        ((h->dup == TDM__DUP_KEEP_FIRST || h->dup == TDM__DUP_KEEP_LAST) &&
+         (st = sc.alloc((final_cap + 2u) * sizeof(uint32_t), &x->w)) != TDM_OK))
+      return st;
+    return TDM_OK;
+  }
+  cudaError_t err = cudaSuccess;
+  x->chunk = n < V2_CHUNK ? n : V2_CHUNK;
+  /* The last chunk is smaller: size CUB's storage for both lengths. */
+  DISPATCH(h, v2_temp_bytes, h, x->chunk, &x->temp_bytes, &err);
+  if (err == cudaSuccess && n % x->chunk) DISPATCH(h, v2_temp_bytes, h, n % x->chunk, &x->temp_bytes, &err);
+  TDM_CUDA_TRY(err, (void)0);
+  if ((st = sc.alloc(x->chunk * sizeof(uint64_t), &x->hk[0])) != TDM_OK ||
+      (st = sc.alloc(x->chunk * sizeof(uint64_t), &x->hk[1])) != TDM_OK ||
+      (st = sc.alloc(x->chunk * h->vs, &x->hv[0])) != TDM_OK || (st = sc.alloc(x->chunk * h->vs, &x->hv[1])) != TDM_OK ||
+      (st = sc.alloc(x->temp_bytes ? x->temp_bytes : 1, &x->temp)) != TDM_OK ||
+      (st = sc.alloc(sizeof(uint64_t), &x->runs)) != TDM_OK)
+    return st;
+  return TDM_OK;
+}
+
+/* The v2 insert of one chunk of n keys (steps 1-4 at the top of the file). */
+template <typename K, typename V>
+static tdm_status launch_insert_v2(tdm_hash *h, const K *k, const V *v, size_t n, insert_scratch *x,
+                                   unsigned long long *cnt) {
   typedef typename hs<K, V>::S S;
   cudaStream_t st = tdm__stream(h->ctx);
+  cub::DoubleBuffer<uint64_t> kb(x->hk[0], x->hk[1]);
+  cub::DoubleBuffer<V> vb((V *)x->hv[0], (V *)x->hv[1]);
+  run_op<V> op = {(int)h->dup, h->vkind};
+  size_t temp_bytes = x->temp_bytes;
+  tdm_status s;
+  hash_pairs_kernel<K, V><<<tdm__grid(n), TDM_GPU_BLOCK, 0, st>>>(k, v, kb.Current(), vb.Current(), n);
+  if ((s = tdm__launch_check("tdm_hash_insert (hash)")) != TDM_OK) return s;
+  TDM_CUDA_TRY((tdm__cub_sort<uint64_t, V>(x->temp, temp_bytes, kb, vb, n, 0, 64, st)), (void)0);
+  temp_bytes = x->temp_bytes;
+  /* The reduce writes into the sort's alternates, free now. */
+  TDM_CUDA_TRY(cub::DeviceReduce::ReduceByKey(x->temp, temp_bytes, kb.Current(), kb.Alternate(), vb.Current(),
+                                              vb.Alternate(), x->runs, op, (int64_t)n, st),
+               (void)0);
+  claim_runs_kernel<K, V><<<tdm__grid(n * (64u / sizeof(S))), TDM_GPU_BLOCK, 0, st>>>(
+      (S *)d_slots(h), h->log2cap, kb.Alternate(), vb.Alternate(), x->runs, (int)h->dup, h->vkind, cnt);
+  return TDM_OK;
+}
+
+/* Inserts one chunk of n keys (the caller checks for launch errors); *out
+ * receives a failure of a CUB call. */
+template <typename K, typename V>
+static void launch_insert(tdm_hash *h, const void *keys, const void *vals, size_t n, insert_scratch *x,
+                          unsigned long long *cnt, tdm_status *out) {
+  cudaStream_t st = tdm__stream(h->ctx);
   unsigned g = tdm__grid(n);
-  S *s = (S *)d_slots(h);
+  typename hs<K, V>::S *s = (typename hs<K, V>::S *)d_slots(h);
   const K *k = (const K *)keys;
   const V *v = (const V *)vals;
+  uint64_t *pos = x->pos;
+  uint32_t *w = x->w;
   int dup = (int)h->dup;
-  int agg = h->ctx->gpu->design != TDM__GPU_LEGACY;
-  claim_kernel<K, V><<<g, TDM_GPU_BLOCK, 0, st>>>(s, h->log2cap, k, v, n, dup, pos, cnt, agg);
+  *out = TDM_OK;
+  if (h->ctx->gpu->design != TDM__GPU_LEGACY) {
+    *out = launch_insert_v2<K, V>(h, k, v, n, x, cnt);
+    return;
+  }
+  claim_kernel<K, V><<<g, TDM_GPU_BLOCK, 0, st>>>(s, h->log2cap, k, v, n, dup, pos, cnt);
   switch (h->dup) {
   case TDM__DUP_SUM: break;
   case TDM__DUP_MIN:
   case TDM__DUP_MAX:
     minmax_init_kernel<K, V><<<g, TDM_GPU_BLOCK, 0, st>>>(s, v, pos, n);
-    minmax_fold_kernel<K, V><<<g, TDM_GPU_BLOCK, 0, st>>>(s, v, pos, n, dup, h->vkind, agg);
+    minmax_fold_kernel<K, V><<<g, TDM_GPU_BLOCK, 0, st>>>(s, v, pos, n, dup, h->vkind);
     break;
   default: {
     int first = h->dup == TDM__DUP_KEEP_FIRST;
@@ -501,34 +726,31 @@ static tdm_status hg_insert(tdm_hash *h, const void *keys, const void *values, s
   tdm_ctx *ctx = h->ctx;
   tdm__gpu_scope sc(ctx);
   tdm__dev_array dk, dv;
-  uint64_t *pos = NULL;
-  uint32_t *w = NULL;
-  size_t chunk = n < CHUNK ? n : CHUNK, final_cap = grow_log2 ? (size_t)1 << grow_log2 : h->cap, off;
+  insert_scratch x;
+  size_t final_cap = grow_log2 ? (size_t)1 << grow_log2 : h->cap, off;
   tdm_status st;
 
   if ((st = sc.enter()) != TDM_OK) return st;
   /* Everything that can run out of memory, before the table changes. */
   if ((st = sc.in(keys, n * h->ks, &dk)) != TDM_OK || (st = sc.in(values, n * h->vs, &dv)) != TDM_OK ||
-      (h->dup != TDM__DUP_SUM && (st = sc.alloc(chunk * sizeof(uint64_t), &pos)) != TDM_OK) ||
-      ((h->dup == TDM__DUP_KEEP_FIRST || h->dup == TDM__DUP_KEEP_LAST) &&
-       (st = sc.alloc((final_cap + 2u) * sizeof(uint32_t), &w)) != TDM_OK))
+      (st = insert_scratch_take(h, sc, n, final_cap, &x)) != TDM_OK)
     return st;
   if (grow_log2 && (st = rehash(h, grow_log2)) != TDM_OK) return st;
   /* Before the first launch: pending must bound whatever reaches the count
    * buffer, even when a later launch fails. */
   h->pending += n;
-  for (off = 0; off < n; off += chunk) {
-    size_t m = n - off < chunk ? n - off : chunk;
-    DISPATCH(h, launch_insert, h, (const char *)dk.d + off * h->ks, (const char *)dv.d + off * h->vs, m, pos, w,
-             d_counts(h));
-    if ((st = tdm__launch_check("tdm_hash_insert")) != TDM_OK) return st;
+  for (off = 0; off < n; off += x.chunk) {
+    size_t m = n - off < x.chunk ? n - off : x.chunk;
+    DISPATCH(h, launch_insert, h, (const char *)dk.d + off * h->ks, (const char *)dv.d + off * h->vs, m, &x,
+             d_counts(h), &st);
+    if (st != TDM_OK || (st = tdm__launch_check("tdm_hash_insert")) != TDM_OK) return st;
   }
   return TDM_OK;
 }
 
 /* Reads and resets the table's count buffer (one wait) and folds it into the
  * common counters. Index TDM_HASH_FOUND counts the keys that found no free
- * slot (claim_kernel counts found keys nowhere else). */
+ * slot (the claim kernels of both designs count found keys nowhere else). */
 static tdm_status hg_sync_counts(tdm_hash *h, const char *fn, size_t *no_slot) {
   tdm_ctx *ctx = h->ctx;
   tdm__gpu_device dev;

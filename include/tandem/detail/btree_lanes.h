@@ -15,11 +15,17 @@ TDM_HD uint32_t tdm__bt_lane_share(uint32_t lanes) { return 16u / lanes; }
 
 /* Number of keys < q among the share of lane `lane` (0 <= lane < lanes):
  * keys lane*share .. lane*share+share-1, so neighbouring lanes read
- * neighbouring words and the group reads the node's keys in one sweep. */
-TDM_HD uint32_t tdm__bt_lane_lower(const uint64_t *key, uint64_t q, uint32_t lane, uint32_t lanes) {
-  uint32_t s = tdm__bt_lane_share(lanes), c = 0, i;
-  for (i = 0; i < s; i++) c += (uint32_t)(key[lane * s + i] < q);
+ * neighbouring words and the group reads the node's keys in one sweep.
+ * tdm__bt_lane_words_lower counts over the lane's own words once loaded (the
+ * kernels load them with one vector load). */
+TDM_HD uint32_t tdm__bt_lane_words_lower(const uint64_t *words, uint32_t share, uint64_t q) {
+  uint32_t c = 0, i;
+  for (i = 0; i < share; i++) c += (uint32_t)(words[i] < q);
   return c;
+}
+TDM_HD uint32_t tdm__bt_lane_lower(const uint64_t *key, uint64_t q, uint32_t lane, uint32_t lanes) {
+  uint32_t s = tdm__bt_lane_share(lanes);
+  return tdm__bt_lane_words_lower(key + lane * s, s, q);
 }
 
 /* Combines per-lane counts into the lower-bound slot. Keys of a node are
@@ -44,6 +50,126 @@ TDM_HD uint64_t tdm__bt_geom_child(const tdm__bt_geom *g, uint32_t l, uint64_t i
  * left of the leaf follow from the geometry, so no prefix counts are read. */
 TDM_HD uint64_t tdm__bt_geom_rank(const tdm__bt_geom *g, uint64_t leaf, uint32_t pos) {
   return tdm__bt_even_start(g->m, g->cnt[0], leaf) + pos;
+}
+
+
+/* ---- the v2 search over the bulk layout -------------------------------------
+ * The compact separator array: the 16 key words of every inner node, in node
+ * index order (level 1 first, the root last), 128 bytes per inner node and
+ * nothing else, so an inner level costs the search one 128-byte read instead
+ * of a 384-byte node whose child and count lines it no longer needs. Inner
+ * node i of level l (nodes base[l] + i) starts at word (base[l] - cnt[0] + i)
+ * * 16; the array holds (nodes - cnt[0]) * 16 words, none for a tree of one
+ * leaf. The leaves are read in place (their key line, then one value).
+ *
+ * tdm__bt_lgeom is the geometry in the form the search uses: per level the
+ * quotient and remainder of the even split, so a child index or a rank is a
+ * multiply, a min and an add (no 64-bit division per level). */
+
+typedef struct tdm__bt_lgeom {
+  uint64_t m;                      /* keys */
+  uint64_t leaf_q, leaf_r;         /* m / cnt[0], m % cnt[0]: keys per leaf, leaves with one more */
+  uint32_t h;                      /* levels */
+  uint32_t q[TDM_BT_MAX_HEIGHT];   /* level l >= 1: cnt[l-1] / cnt[l], children per node */
+  uint32_t r[TDM_BT_MAX_HEIGHT];   /* level l >= 1: cnt[l-1] % cnt[l], nodes with one more child */
+  uint32_t sep[TDM_BT_MAX_HEIGHT]; /* level l >= 1: its first node's index in the separator array */
+} tdm__bt_lgeom;
+
+TDM_HD void tdm__bt_lgeom_init(tdm__bt_lgeom *lg, const tdm__bt_geom *g) {
+  uint32_t l;
+  lg->m = g->m;
+  lg->leaf_q = g->m / g->cnt[0];
+  lg->leaf_r = g->m % g->cnt[0];
+  lg->h = g->h;
+  for (l = 0; l < TDM_BT_MAX_HEIGHT; l++) {
+    lg->q[l] = lg->r[l] = lg->sep[l] = 0;
+    if (l >= 1 && l < g->h) {
+      lg->q[l] = g->cnt[l - 1] / g->cnt[l];
+      lg->r[l] = g->cnt[l - 1] % g->cnt[l];
+      lg->sep[l] = g->base[l] - g->cnt[0];
+    }
+  }
+}
+
+/* Words of the separator array of a tree with geometry g. */
+TDM_HD uint64_t tdm__bt_sep_words(const tdm__bt_geom *g) { return (g->nodes - g->cnt[0]) * 16u; }
+
+/* Word j of the separator array, from the node array (one word per thread). */
+TDM_HD uint64_t tdm__bt_sep_word(const tdm__bt_node *nodes, const tdm__bt_geom *g, uint64_t j) {
+  return nodes[g->cnt[0] + j / 16u].key[j % 16u];
+}
+
+/* First separator word of inner node i (within level l >= 1). */
+TDM_HD uint64_t tdm__bt_lg_sep(const tdm__bt_lgeom *lg, uint32_t l, uint32_t i) {
+  return ((uint64_t)lg->sep[l] + i) * 16u;
+}
+
+/* The child (within level l - 1) of node i of level l at slot c: the
+ * quotient/remainder form of tdm__bt_geom_child. */
+TDM_HD uint32_t tdm__bt_lg_child(const tdm__bt_lgeom *lg, uint32_t l, uint32_t i, uint32_t c) {
+  uint32_t r = lg->r[l];
+  return i * lg->q[l] + (i < r ? i : r) + c;
+}
+
+/* Index of the first key of leaf i (level 0 index); keys in it. */
+TDM_HD uint64_t tdm__bt_lg_leaf_start(const tdm__bt_lgeom *lg, uint64_t i) {
+  return i * lg->leaf_q + (i < lg->leaf_r ? i : lg->leaf_r);
+}
+TDM_HD uint32_t tdm__bt_lg_leaf_count(const tdm__bt_lgeom *lg, uint64_t i) {
+  return (uint32_t)(lg->leaf_q + (i < lg->leaf_r));
+}
+
+/* 1 if slot pos (the lower bound of q in a leaf of cnt keys) holds q. The
+ * count comes from the geometry, not the node header: padding (all ones)
+ * equals q = all ones, so slots at or after cnt never match. */
+TDM_HD int tdm__bt_lg_leaf_hit(const uint64_t *key, uint32_t pos, uint32_t cnt, uint64_t q) {
+  return pos < cnt && key[pos] == q;
+}
+
+/* Which search a CUDA tree's queries run under design v2. The keys-only
+ * lane-group search derives children and ranks from the geometry, so it is
+ * correct only while the node array is exactly the bulk layout of g: `bulk`
+ * says the nodes were written from g (the GPU's only writer, its install
+ * step, does so; anything else must pass 0), and the tree's header must agree
+ * with g (size, height, root) and hold the separator array when there are
+ * inner levels. Anything else runs the descent through the child arrays
+ * (tdm__bt_descend), which works on every valid tree. */
+enum { TDM__BT_SEARCH_DESCEND = 0, TDM__BT_SEARCH_LANES = 1 };
+
+TDM_HD int tdm__bt_search_plan(const tdm__bt_geom *g, int bulk, uint64_t size, uint32_t root, uint32_t height,
+                              const void *seps) {
+  if (!bulk || size == 0 || g->m != size || g->h != height || g->h < 1 || g->h > TDM_BT_MAX_HEIGHT ||
+      (uint64_t)root + 1 != g->nodes)
+    return TDM__BT_SEARCH_DESCEND;
+  if (g->h > 1 && !seps) return TDM__BT_SEARCH_DESCEND;
+  return TDM__BT_SEARCH_LANES;
+}
+
+/* 1 if the n_nodes nodes at `nodes` are exactly the bulk layout of a tree of
+ * `size` keys under root / height: every level's node count, the children of
+ * every inner node and the key count of every leaf as tdm__bt_geom_init
+ * places them (keys and separators are the structure's own business and are
+ * checked by tdm_btree_validate). What the lane-group search assumes, checked
+ * in full; O(nodes). *g receives the geometry of size. */
+TDM_HD int tdm__bt_is_bulk_layout(const tdm__bt_node *nodes, uint64_t n_nodes, uint64_t size, uint32_t root,
+                                 uint32_t height, tdm__bt_geom *g) {
+  uint32_t l, c;
+  uint64_t i;
+  if (size == 0) return 0;
+  tdm__bt_geom_init(g, size);
+  if (g->h != height || (uint64_t)root + 1 != g->nodes || g->nodes > n_nodes) return 0;
+  for (l = 0; l < g->h; l++) {
+    for (i = 0; i < g->cnt[l]; i++) {
+      const tdm__bt_node *x = &nodes[g->base[l] + i];
+      uint64_t want = l == 0 ? tdm__bt_even_start(g->m, g->cnt[0], i + 1) - tdm__bt_even_start(g->m, g->cnt[0], i)
+                             : tdm__bt_even_start(g->cnt[l - 1], g->cnt[l], i + 1) -
+                                   tdm__bt_even_start(g->cnt[l - 1], g->cnt[l], i);
+      if (x->level != l || x->count != want) return 0;
+      for (c = 0; l > 0 && c < x->count; c++)
+        if (x->u.in.child[c] != g->base[l - 1] + tdm__bt_geom_child(g, l, i, c)) return 0;
+    }
+  }
+  return 1;
 }
 
 #endif

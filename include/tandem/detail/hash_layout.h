@@ -45,7 +45,11 @@ enum {
   TDM_HASH_NEW_TOMB = 2,   /* key took a tombstone (one fewer tombstone) */
   TDM_HASH_NEW_SIDE = 3,   /* key is a marker value and took its side slot */
   TDM_HASH_DEFER = 4,      /* probe would leave the caller's window (tdm__hs_claim's stop) */
+  TDM_HASH_RETRY = 5       /* a lane-group claim lost its slot to another key: probe again */
 };
+/* One bucket of a lane-group claim (tdm__hs_claim_step): the probe goes on to
+ * the next bucket, found the key, or chose the free slot to take. */
+enum { TDM_HASH_STEP_ON = 0, TDM_HASH_STEP_FOUND = 1, TDM_HASH_STEP_TAKE = 2 };
 /* Erase outcomes. */
 enum {
   TDM_HASH_ABSENT = 0,    /* key not present */
@@ -62,6 +66,20 @@ TDM_HD uint64_t tdm__hash_mix(uint64_t x) {
   x *= 0xd6e8feb86659fd93ull;
   x ^= x >> 32;
   x *= 0xd6e8feb86659fd93ull;
+  x ^= x >> 32;
+  return x;
+}
+
+/* The inverse of tdm__hash_mix: x ^= x >> 32 is its own inverse and
+ * 0xcfee444d8b59a89b is the multiplier's inverse modulo 2^64. So the mixer is
+ * a bijection on 64 bits (equal hashes mean equal keys), and a batch sorted
+ * by hash can carry the hash alone: the CUDA v2 insert recovers each key
+ * from it. */
+TDM_HD uint64_t tdm__hash_unmix(uint64_t x) {
+  x ^= x >> 32;
+  x *= 0xcfee444d8b59a89bull;
+  x ^= x >> 32;
+  x *= 0xcfee444d8b59a89bull;
   x ^= x >> 32;
   return x;
 }

@@ -99,6 +99,11 @@ TDM_HD uint64_t HS_FN(tdm__hs_lookup)(const HS_SLOT *s, unsigned log2cap, HS_K k
   return TDM_HASH_NONE;
 }
 
+/* Duplicate policy on this value width. */
+TDM_HD HS_V HS_FN(tdm__hs_combine)(HS_V old, HS_V in, int dup, int vkind) {
+  return HS_VFN(tdm__dup_combine)(old, in, dup, vkind);
+}
+
 /* ---- lane groups (the CUDA v2 design) ---------------------------------------
  * A group of HS_GROUP lanes probes for one key: lane j reads slot pos + j of
  * the bucket (one wide load of a whole slot), the group exchanges its three
@@ -134,6 +139,77 @@ TDM_HD int HS_FN(tdm__hs_lookup_step)(uint64_t pos, unsigned eq, unsigned em, ui
 
 /* Lanes in a group: the slots of one 64-byte bucket. */
 TDM_HD unsigned HS_FN(tdm__hs_lanes)(void) { return HS_GROUP; }
+
+/* ---- lane-group claims (the CUDA v2 insert) ----------------------------------
+ * The claim of tdm__hs_claim, taken a bucket at a time by a lane group: the
+ * lanes read the bucket (tdm__hs_lane_bits with atomic set), the group's three
+ * masks go to tdm__hs_claim_step, which every lane runs and which decides
+ * exactly as tdm__hs_claim's loop does; when the probe has read every bucket
+ * without meeting an empty slot, tdm__hs_claim_last decides as tdm__hs_claim
+ * does after its loop. One lane then swaps the key into the chosen slot and
+ * tdm__hs_claim_cas_outcome reads the swap's result. tests/test_hd_claim.c
+ * runs these with the lanes and concurrent groups simulated, against the CPU
+ * backend. */
+
+/* One bucket of a lane-group claim, from the group's masks of the bucket at
+ * pos. *tomb carries the probe's first tombstone from bucket to bucket (set it
+ * to TDM_HASH_NONE before the first). Returns TDM_HASH_STEP_FOUND with *at =
+ * the key's slot; TDM_HASH_STEP_TAKE when the bucket has an empty slot, with
+ * *at = the slot to claim (the probe's first tombstone, else that empty slot)
+ * and *expect = its key word now; TDM_HASH_STEP_ON: go on to the next
+ * bucket. */
+TDM_HD int HS_FN(tdm__hs_claim_step)(uint64_t pos, unsigned eq, unsigned em, unsigned tm, uint64_t *tomb,
+                                    uint64_t *at, HS_K *expect) {
+  unsigned before = HS_FN(tdm__hs_before_empty)(em);
+  if (eq & before) {
+    *at = pos + tdm__hash_ctz(eq & before);
+    return TDM_HASH_STEP_FOUND;
+  }
+  if (*tomb == TDM_HASH_NONE && (tm & before)) *tomb = pos + tdm__hash_ctz(tm & before);
+  if (!em) return TDM_HASH_STEP_ON;
+  if (*tomb != TDM_HASH_NONE) {
+    *at = *tomb;
+    *expect = (HS_K)HS_KFN(TDM_HASH_TOMB);
+  } else {
+    *at = pos + tdm__hash_ctz(em);
+    *expect = (HS_K)TDM_HASH_EMPTY;
+  }
+  return TDM_HASH_STEP_TAKE;
+}
+
+/* After a probe that read the whole table and met no empty slot (a table
+ * that breaks the load invariant): take its first tombstone if it saw one
+ * (TDM_HASH_STEP_TAKE, as tdm__hs_claim does), else TDM_HASH_STEP_ON: no
+ * free slot. */
+TDM_HD int HS_FN(tdm__hs_claim_last)(uint64_t tomb, uint64_t *at, HS_K *expect) {
+  if (tomb == TDM_HASH_NONE) return TDM_HASH_STEP_ON;
+  *at = tomb;
+  *expect = (HS_K)HS_KFN(TDM_HASH_TOMB);
+  return TDM_HASH_STEP_TAKE;
+}
+
+/* The claim's outcome from the key word prev that the swap of key into a slot
+ * expected to hold expect found there: TDM_HASH_NEW_EMPTY / NEW_TOMB when the
+ * slot was taken, TDM_HASH_FOUND when the same key was written there first
+ * (two claims of one key; the v2 insert claims each key once, but the rule is
+ * tdm__hs_claim's), TDM_HASH_RETRY when another key took the slot first: the
+ * probe starts again from the key's home and sees that key in its path. */
+TDM_HD int HS_FN(tdm__hs_claim_cas_outcome)(HS_K prev, HS_K expect, HS_K key) {
+  if (prev == expect) return expect == (HS_K)TDM_HASH_EMPTY ? TDM_HASH_NEW_EMPTY : TDM_HASH_NEW_TOMB;
+  return prev == key ? TDM_HASH_FOUND : TDM_HASH_RETRY;
+}
+
+/* Stores the value of a run (all copies of one key in a batch, folded in
+ * batch order with tdm__hs_combine) into the key's slot at, whose claim had
+ * outcome: a new key takes the run's value, a present one combines its value
+ * with it. The policies' folds are associative (KEEP_FIRST keeps the left
+ * operand, KEEP_LAST the right, SUM wraps, MIN / MAX compare in the value
+ * type's order), so this equals inserting the copies one by one, which is
+ * what the CPU backend does. */
+TDM_HD void HS_FN(tdm__hs_put_run)(HS_SLOT *s, uint64_t at, int outcome, HS_V run, int dup, int vkind) {
+  if (outcome != TDM_HASH_FOUND) s[at].v = run;
+  else if (dup != TDM__DUP_KEEP_FIRST) s[at].v = HS_FN(tdm__hs_combine)(s[at].v, run, dup, vkind);
+}
 
 /* Finds key's slot or claims one for it; *outcome receives a TDM_HASH_FOUND /
  * NEW_* code. The probe runs to the key or the first empty slot, remembering
@@ -248,10 +324,6 @@ TDM_HD int HS_FN(tdm__hs_erase)(HS_SLOT *s, unsigned log2cap, HS_K key, uint64_t
   return TDM_HASH_GONE_TOMB;
 }
 
-/* Duplicate policy on this value width. */
-TDM_HD HS_V HS_FN(tdm__hs_combine)(HS_V old, HS_V in, int dup, int vkind) {
-  return HS_VFN(tdm__dup_combine)(old, in, dup, vkind);
-}
 
 #undef HS_CAT2
 #undef HS_CAT
