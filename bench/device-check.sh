@@ -9,8 +9,9 @@
 #  3. tandem-selftest, once per GPU design: every operation on CUDA compared
 #     bit for bit with the CPU, host and device arrays (and, GPU or not, the
 #     CPU on one thread against all threads);
-#  3b. tandem-pipeline-check (stream-ordered mode: 0 host waits, graph
-#     capture, a device pool as the allocator, two streams, find overhead)
+#  3b. tandem-pipeline-check (stream-ordered mode: 0 host waits, fixed-
+#     capacity inserts without a wait, deferred errors, graph capture, a
+#     device pool as the allocator, two streams, find overhead)
 #     and examples/fused_lookup at 2^26 records, timed against two calls;
 #  4. compute-sanitizer memcheck, initcheck and synccheck over the self-test
 #     (the program with the CUDA cases; its --minimal set: every operation
@@ -219,7 +220,9 @@ done
 # tandem-pipeline-check: 0 host waits and 0 warm allocations of stream-ordered
 # sort / find / rank / range_count, CUDA graph capture of sort + find, a
 # stream-ordered device pool as the allocator, two contexts on two streams
-# with a view in a kernel, per-call time of a 2^16-key find; then
+# with a view in a kernel, per-call time of a 2^16-key find, fixed-capacity
+# inserts (0 waits when they fit, 1 when they might not, the size after), a
+# deferred no-free-slot and a deferred device fault (forked child); then
 # examples/fused_lookup at 2^26 records (fused kernel vs the two-call version).
 reserve=150 need=20
 PIPE=$BUILD/tests/tandem-pipeline-check

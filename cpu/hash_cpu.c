@@ -328,4 +328,5 @@ const tdm__hash_ops tdm__hash_cpu_ops = {
     .clear = hc_clear,
     .validate = hc_validate,
     .view = hc_view,
+    .sync_counts = NULL, /* inserts finish on the host: nothing is ever pending */
 };

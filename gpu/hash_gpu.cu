@@ -61,6 +61,14 @@
  *
  * Everything that can fail for lack of memory (staging, scratch, the grown
  * table) is taken before the table changes.
+ *
+ * Insert outcome counts: the claim kernels add them to a small per-table
+ * device buffer (made with the table, freed with it) instead of a buffer of
+ * the call, and hg_insert adds n to h->pending rather than reading them, so
+ * the insert itself never waits. hg_sync_counts reads and resets the buffer
+ * when the public layer folds (src/hash_api.c decides when: at once for
+ * every insert but a stream-ordered one into a fixed table on device arrays,
+ * and before any call that needs exact counts).
  */
 #include <string.h>
 
@@ -498,10 +506,12 @@ __global__ void __launch_bounds__(TDM_GPU_BLOCK)
 
 /* A CUDA table's private state (at h->be). */
 struct hash_gpu {
-  void *slots; /* cap + 2 slots in device memory */
+  void *slots;                 /* cap + 2 slots in device memory */
+  unsigned long long *counts;  /* NCOUNT insert outcome counts not yet folded, device memory */
 };
 
 static void *&d_slots(const tdm_hash *h) { return ((hash_gpu *)h->be)->slots; }
+static unsigned long long *&d_counts(const tdm_hash *h) { return ((hash_gpu *)h->be)->counts; }
 
 /* Runs F<K, V> for the table's widths (order of tdm__hash_inst). */
 #define DISPATCH(h, F, ...)                                        \
@@ -519,13 +529,19 @@ static tdm_status hg_create(tdm_hash *h) {
   size_t bytes = tdm__hash_table_bytes(h, h->log2cap);
   tdm__gpu_scope sc(ctx);
   void *slots;
+  unsigned long long *counts;
   tdm_status st;
   if ((st = sc.enter()) != TDM_OK) return st;
-  if ((st = sc.alloc(bytes, &slots)) != TDM_OK) return st;
+  if ((st = sc.alloc(bytes, &slots)) != TDM_OK ||
+      (st = sc.alloc(NCOUNT * sizeof(unsigned long long), &counts)) != TDM_OK)
+    return st;
   TDM_CUDA_TRY(cudaMemsetAsync(slots, 0, bytes, tdm__stream(ctx)), (void)0);
+  TDM_CUDA_TRY(cudaMemsetAsync(counts, 0, NCOUNT * sizeof(unsigned long long), tdm__stream(ctx)), (void)0);
   if ((st = tdm__gpu_sync(ctx, "tdm_hash_create")) != TDM_OK) return st;
   sc.keep(slots);
+  sc.keep(counts);
   d_slots(h) = slots;
+  d_counts(h) = counts;
   return TDM_OK;
 }
 
@@ -534,10 +550,12 @@ static void hg_destroy(tdm_hash *h) {
   if (!d_slots(h)) return;
   if (dev.enter(h->ctx) == TDM_OK) {
     tdm__gpu_free(h->ctx, d_slots(h));
+    tdm__gpu_free(h->ctx, d_counts(h));
     (void)cudaStreamSynchronize(tdm__stream(h->ctx));
     (void)cudaGetLastError();
   }
   d_slots(h) = NULL;
+  d_counts(h) = NULL;
 }
 
 template <typename K, typename V>
@@ -700,39 +718,52 @@ static void launch_insert(tdm_hash *h, const void *keys, const void *vals, size_
   }
 }
 
+/* Queues the insert and returns without waiting: the outcome counts go to the
+ * table's count buffer, and h->pending grows by n (the public layer folds
+ * them, at once unless the insert may stay queued). Staged host arrays are
+ * released stream-ordered, so the scope may end before the kernels ran. */
 static tdm_status hg_insert(tdm_hash *h, const void *keys, const void *values, size_t n, unsigned grow_log2) {
   tdm_ctx *ctx = h->ctx;
   tdm__gpu_scope sc(ctx);
   tdm__dev_array dk, dv;
   insert_scratch x;
-  unsigned long long *cnt = NULL, hc[NCOUNT];
   size_t final_cap = grow_log2 ? (size_t)1 << grow_log2 : h->cap, off;
   tdm_status st;
 
   if ((st = sc.enter()) != TDM_OK) return st;
   /* Everything that can run out of memory, before the table changes. */
   if ((st = sc.in(keys, n * h->ks, &dk)) != TDM_OK || (st = sc.in(values, n * h->vs, &dv)) != TDM_OK ||
-      (st = sc.alloc(NCOUNT * sizeof(unsigned long long), &cnt)) != TDM_OK ||
       (st = insert_scratch_take(h, sc, n, final_cap, &x)) != TDM_OK)
     return st;
-  TDM_CUDA_TRY(cudaMemsetAsync(cnt, 0, NCOUNT * sizeof(unsigned long long), tdm__stream(ctx)), (void)0);
   if (grow_log2 && (st = rehash(h, grow_log2)) != TDM_OK) return st;
+  /* Before the first launch: pending must bound whatever reaches the count
+   * buffer, even when a later launch fails. */
+  h->pending += n;
   for (off = 0; off < n; off += x.chunk) {
     size_t m = n - off < x.chunk ? n - off : x.chunk;
-    DISPATCH(h, launch_insert, h, (const char *)dk.d + off * h->ks, (const char *)dv.d + off * h->vs, m, &x, cnt,
-             &st);
+    DISPATCH(h, launch_insert, h, (const char *)dk.d + off * h->ks, (const char *)dv.d + off * h->vs, m, &x,
+             d_counts(h), &st);
     if (st != TDM_OK || (st = tdm__launch_check("tdm_hash_insert")) != TDM_OK) return st;
   }
-  TDM_CUDA_TRY(cudaMemcpyAsync(hc, cnt, sizeof hc, cudaMemcpyDeviceToHost, tdm__stream(ctx)), (void)0);
-  if ((st = tdm__gpu_sync(ctx, "tdm_hash_insert")) != TDM_OK) return st;
+  return TDM_OK;
+}
+
+/* Reads and resets the table's count buffer (one wait) and folds it into the
+ * common counters. Index TDM_HASH_FOUND counts the keys that found no free
+ * slot (the claim kernels of both designs count found keys nowhere else). */
+static tdm_status hg_sync_counts(tdm_hash *h, const char *fn, size_t *no_slot) {
+  tdm_ctx *ctx = h->ctx;
+  tdm__gpu_device dev;
+  unsigned long long hc[NCOUNT];
+  tdm_status st;
+  if ((st = dev.enter(ctx)) != TDM_OK) return st;
+  TDM_CUDA_TRY(cudaMemcpyAsync(hc, d_counts(h), sizeof hc, cudaMemcpyDeviceToHost, tdm__stream(ctx)), (void)0);
+  TDM_CUDA_TRY(cudaMemsetAsync(d_counts(h), 0, sizeof hc, tdm__stream(ctx)), (void)0);
+  if ((st = tdm__gpu_sync(ctx, fn)) != TDM_OK) return st;
   h->size += (size_t)(hc[TDM_HASH_NEW_EMPTY] + hc[TDM_HASH_NEW_TOMB] + hc[TDM_HASH_NEW_SIDE]);
   h->side += (size_t)hc[TDM_HASH_NEW_SIDE];
   h->tombs -= (size_t)hc[TDM_HASH_NEW_TOMB];
-  if (hc[TDM_HASH_FOUND])
-    return tdm__fail(TDM_ERR_CORRUPT,
-                     "tdm_hash_insert: %llu keys found no free slot; the table is corrupt (tdm_hash_validate names "
-                     "the broken invariant)",
-                     hc[TDM_HASH_FOUND]);
+  *no_slot = (size_t)hc[TDM_HASH_FOUND];
   return TDM_OK;
 }
 
@@ -874,4 +905,5 @@ static tdm_status hg_view(const tdm_hash *h, tdm_hash_view *out) {
 
 const tdm__hash_ops tdm__hash_cuda_ops = {
     sizeof(hash_gpu), hg_create, hg_destroy, hg_insert, hg_find, hg_erase, hg_export, hg_clear, hg_validate, hg_view,
+    hg_sync_counts,
 };

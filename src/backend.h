@@ -69,6 +69,20 @@ struct tdm_hash {
   size_t size;        /* live keys, side slots included */
   size_t side;        /* live keys in side slots (0..2) */
   size_t tombs;       /* tombstones in the table */
+  /* Keys of inserts whose outcome counts still sit on the device (queued
+   * inserts into a fixed table on a stream-ordered CUDA context): the table
+   * holds at most size + pending keys, and side and tombs may be that much
+   * off too (side up, tombs down). Always 0 on a backend without
+   * sync_counts. fold_counts (src/hash_api.c), the one place that reads the
+   * device counts, folds them into size / side / tombs and sets it back to 0.
+   * Written only under fold_lock or by a mutating call (exclusive access). */
+  size_t pending;
+  /* Keys that found no free slot, read by a fold that could not report them
+   * (tdm_hash_size); the next call that returns a status reports them. */
+  size_t lost;
+  /* Serialises folds: size and export are read-only calls that other
+   * threads may make at the same time, and each may have to fold. */
+  pthread_mutex_t fold_lock;
 };
 
 struct tdm__hash_ops {
@@ -91,6 +105,13 @@ struct tdm__hash_ops {
   /* Fills a view (tandem/view.h) of the table's own storage; the public
    * layer has set every field but the slot pointer. */
   tdm_status (*view)(const tdm_hash *h, tdm_hash_view *out);
+  /* Brings the outcome counts that inserts accumulated on the device to the
+   * host (a wait), adds them to size / side / tombs and resets the device
+   * counts to zero; *no_slot receives how many keys found no free slot (a
+   * corrupt table). On failure (a device error, named after fn) nothing
+   * changed. Called only by fold_counts (src/hash_api.c). NULL when every insert
+   * updates the counts itself before it returns (CPU). */
+  tdm_status (*sync_counts)(tdm_hash *h, const char *fn, size_t *no_slot);
 };
 
 /* Bytes of a table of 2^log2cap slots plus the two side slots. */

@@ -11,6 +11,17 @@
  * rehashed at its own size to drop tombstones, never grown. The check counts
  * every key of the batch as new: a batch that might not fit is refused (fixed)
  * or grown for (otherwise), before anything changes.
+ *
+ * Counts left on the device: a backend with a sync_counts entry (CUDA) may
+ * let an insert return before its outcome counts (new keys, reused
+ * tombstones, side slots) reach the host; it adds n to h->pending instead.
+ * fold_counts is the one place that brings them over (a host
+ * wait). Only an insert that may queue (insert_may_queue) keeps them there;
+ * every other insert folds before it returns, as does every call that needs
+ * exact counts (size, export, erase, clear, validate, destroy). A fixed table
+ * plans a batch from the upper bound size + pending and folds only when that
+ * bound might not fit, so a stream-ordered insert that certainly fits never
+ * waits.
  */
 #include <math.h>
 
@@ -21,6 +32,8 @@ static tdm_status check_h(const tdm_hash *h, const char *fn) {
   if (!h) return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: table is NULL", fn);
   return TDM_OK;
 }
+
+static tdm_status fold_counts(tdm_hash *h, const char *fn, int report);
 
 /* Smallest table size whose limit holds `need` keys, or 0 when it would
  * exceed TDM_HASH_MAX_LOG2. */
@@ -75,8 +88,13 @@ tdm_status tdm_hash_create(tdm_ctx *ctx, const tdm_hash_opts *opts, tdm_hash **o
   h->log2cap = l;
   h->cap = (size_t)1 << l;
   h->limit = (size_t)tdm__hash_limit(l, ml);
+  if (pthread_mutex_init(&h->fold_lock, NULL) != 0) {
+    tdm__ctx_handle_free(ctx, h, sizeof *h, ops->state_bytes);
+    return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "%s: no resources for the table's lock", fn);
+  }
   st = ops->create(h);
   if (st != TDM_OK) {
+    pthread_mutex_destroy(&h->fold_lock);
     tdm__ctx_handle_free(ctx, h, sizeof *h, ops->state_bytes);
     return st;
   }
@@ -86,18 +104,80 @@ tdm_status tdm_hash_create(tdm_ctx *ctx, const tdm_hash_opts *opts, tdm_hash **o
 
 void tdm_hash_destroy(tdm_hash *h) {
   if (!h) return;
+  /* Drains the queued inserts; a deferred device error stays the context's
+   * to report (tdm_ctx_sync). */
+  (void)fold_counts(h, "tdm_hash_destroy", 0);
   h->ops->destroy(h);
+  pthread_mutex_destroy(&h->fold_lock);
   tdm__ctx_handle_free(h->ctx, h, sizeof *h, h->ops->state_bytes);
+}
+
+/* The one place that folds the device counts of earlier inserts into the
+ * common part (h->pending > 0 only with a backend that has sync_counts): a
+ * host wait when any are pending, TDM_OK at once otherwise (always on the
+ * CPU). Keys that found no free slot are reported as TDM_ERR_CORRUPT named
+ * after fn, the call that folds, when it can report (report = 1); else
+ * (tdm_hash_size, destroy) they wait in h->lost for the next call that can.
+ * On failure pending stays: size stays the count of the folded inserts,
+ * size + pending an upper bound, and the next call that folds reports the
+ * error again. The lock makes two read-only calls (size, export) that fold
+ * at once read the device counts once. */
+static tdm_status fold_counts(tdm_hash *h, const char *fn, int report) {
+  size_t no_slot = 0;
+  tdm_status st = TDM_OK;
+  if (!h->ops->sync_counts ||
+      (__atomic_load_n(&h->pending, __ATOMIC_ACQUIRE) == 0 && __atomic_load_n(&h->lost, __ATOMIC_ACQUIRE) == 0))
+    return TDM_OK;
+  pthread_mutex_lock(&h->fold_lock);
+  if (h->pending) { /* else another thread folded while this one waited for the lock */
+    st = h->ops->sync_counts(h, fn, &no_slot);
+    if (st == TDM_OK) {
+      h->lost += no_slot;
+      __atomic_store_n(&h->pending, 0, __ATOMIC_RELEASE);
+    }
+  }
+  if (st == TDM_OK && report && h->lost) {
+    no_slot = h->lost;
+    __atomic_store_n(&h->lost, 0, __ATOMIC_RELEASE);
+    st = tdm__fail(TDM_ERR_CORRUPT,
+                   "%s: %zu keys of earlier inserts found no free slot; the table is corrupt "
+                   "(tdm_hash_validate names the broken invariant)",
+                   fn, no_slot);
+  }
+  pthread_mutex_unlock(&h->fold_lock);
+  return st;
+}
+
+/* 1 when an insert may return with its counts still on the device: a
+ * backend that can leave them there, a stream-ordered context, a fixed table
+ * (a growing one plans its growth from exact counts) and both arrays in
+ * device memory (a call with a host array waits, as every call does). */
+static int insert_may_queue(const tdm_hash *h, const void *keys, const void *values) {
+  return h->ops->sync_counts && (h->ctx->flags & TDM_CTX_STREAM_ORDERED) && h->fixed && tdm__is_device_ptr(keys) &&
+         tdm__is_device_ptr(values);
 }
 
 /* Decides whether an insert of n keys needs a rehash first: *grow is 0 (no),
  * or the log2 size of the new table. TDM_ERR_CAPACITY for a fixed table the
  * batch might not fit. */
-static tdm_status plan_insert(const tdm_hash *h, size_t n, unsigned *grow) {
+static tdm_status plan_insert(tdm_hash *h, size_t n, unsigned *grow) {
   static const char fn[] = "tdm_hash_insert";
-  size_t live = h->size - h->side, need, used;
+  size_t live, need, used;
   unsigned l;
+  tdm_status st;
   *grow = 0;
+  if (h->pending) {
+    /* Every pending key counted as a new table key (none reusing a tombstone)
+     * bounds live + tombs from above. A fixed table whose batch fits under
+     * that bound gets the same answer the exact counts would give (no
+     * rehash) without reading them; otherwise, and for a growing table, which
+     * sizes its growth from exact counts, read them (a wait). */
+    if (h->fixed && tdm__add_ok(h->size - h->side, h->pending, &live) && tdm__add_ok(live, n, &need) &&
+        tdm__add_ok(need, h->tombs, &used) && used <= h->limit)
+      return TDM_OK;
+    if ((st = fold_counts(h, fn, 1)) != TDM_OK) return st;
+  }
+  live = h->size - h->side;
   if (!tdm__add_ok(live, n, &need) || !tdm__add_ok(need, h->tombs, &used))
     return tdm__fail(h->fixed ? TDM_ERR_CAPACITY : TDM_ERR_INVALID_ARGUMENT,
                      "%s: %zu keys plus a batch of %zu overflows size_t", fn, live, n);
@@ -123,13 +203,18 @@ static tdm_status plan_insert(const tdm_hash *h, size_t n, unsigned *grow) {
 tdm_status tdm_hash_insert(tdm_hash *h, const void *keys, const void *values, size_t n) {
   static const char fn[] = "tdm_hash_insert";
   unsigned grow;
+  int queue;
   tdm_status st;
   if ((st = check_h(h, fn)) != TDM_OK) return st;
   if ((st = tdm__check_array(h->ctx, fn, "keys", keys, n, h->ks, NULL)) != TDM_OK) return st;
   if ((st = tdm__check_array(h->ctx, fn, "values", values, n, h->vs, NULL)) != TDM_OK) return st;
   if (n == 0) return TDM_OK;
+  queue = insert_may_queue(h, keys, values);
   if ((st = plan_insert(h, n, &grow)) != TDM_OK) return st;
-  return h->ops->insert(h, keys, values, n, grow);
+  if ((st = h->ops->insert(h, keys, values, n, grow)) != TDM_OK) return st;
+  /* A queued insert's counts stay on the device (h->pending); any other
+   * insert reads them before it returns (nothing to read on the CPU). */
+  return queue ? TDM_OK : fold_counts(h, fn, 1);
 }
 
 tdm_status tdm_hash_find(const tdm_hash *h, const void *keys, void *values_out, uint8_t *found_out, size_t n) {
@@ -161,6 +246,7 @@ tdm_status tdm_hash_erase(tdm_hash *h, const void *keys, size_t n, size_t *erase
     return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: erased_out must point to host memory", fn);
   if (tdm__overlap(keys, kb, erased_out, erased_out ? sizeof *erased_out : 0))
     return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: keys and erased_out overlap", fn);
+  if ((st = fold_counts(h, fn, 1)) != TDM_OK) return st;
   if (n > 0) {
     st = h->ops->erase(h, keys, n, &erased);
     if (st != TDM_OK) return st;
@@ -169,7 +255,22 @@ tdm_status tdm_hash_erase(tdm_hash *h, const void *keys, size_t n, size_t *erase
   return TDM_OK;
 }
 
-size_t tdm_hash_size(const tdm_hash *h) { return h ? h->size : 0; }
+/* Cannot fail, so it reports nothing: keys that found no free slot wait for
+ * the next call that returns a status, and when the counts of queued inserts
+ * cannot be read (a device fault) it returns the upper bound size + pending,
+ * so an export buffer sized from it is never too small, and leaves the error
+ * to the next call that folds. (h is never a const object: tdm_hash_create
+ * made it.) */
+size_t tdm_hash_size(const tdm_hash *h) {
+  tdm_hash *m = (tdm_hash *)h;
+  size_t n;
+  if (!h) return 0;
+  if (fold_counts(m, "tdm_hash_size", 0) == TDM_OK) return h->size;
+  pthread_mutex_lock(&m->fold_lock);
+  n = tdm__add_ok(m->size, m->pending, &n) ? n : SIZE_MAX;
+  pthread_mutex_unlock(&m->fold_lock);
+  return n;
+}
 
 tdm_status tdm_hash_export(const tdm_hash *h, void *keys_out, void *values_out, size_t cap, size_t *n_out) {
   static const char fn[] = "tdm_hash_export";
@@ -178,6 +279,7 @@ tdm_status tdm_hash_export(const tdm_hash *h, void *keys_out, void *values_out, 
   if ((st = check_h(h, fn)) != TDM_OK) return st;
   if (n_out && tdm__is_device_ptr(n_out))
     return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: n_out must point to host memory", fn);
+  if ((st = fold_counts((tdm_hash *)h, fn, 1)) != TDM_OK) return st;
   if (n_out) *n_out = h->size;
   if (cap < h->size)
     return tdm__fail(TDM_ERR_CAPACITY, "%s: the table holds %zu keys but the output arrays take %zu", fn, h->size,
@@ -196,6 +298,7 @@ tdm_status tdm_hash_clear(tdm_hash *h) {
   static const char fn[] = "tdm_hash_clear";
   tdm_status st;
   if ((st = check_h(h, fn)) != TDM_OK) return st;
+  if ((st = fold_counts(h, fn, 1)) != TDM_OK) return st;
   return h->ops->clear(h);
 }
 
@@ -203,5 +306,6 @@ tdm_status tdm_hash_validate(const tdm_hash *h) {
   static const char fn[] = "tdm_hash_validate";
   tdm_status st;
   if ((st = check_h(h, fn)) != TDM_OK) return st;
+  if ((st = fold_counts((tdm_hash *)h, fn, 1)) != TDM_OK) return st;
   return h->ops->validate(h);
 }

@@ -127,12 +127,15 @@ typedef struct tdm_allocator tdm_allocator;
 enum {
   /** CUDA contexts: a call whose caller arrays are all device memory is
    *  queued on the context's stream and returns without waiting for the GPU
-   *  (sort, sort_pairs, argsort, hash find, B-tree find, rank, range_count). Its outputs are ready for later work on that
+   *  (sort, sort_pairs, argsort, hash find, fixed-capacity hash insert, B-tree find, rank, range_count). Its outputs are ready for later work on that
    *  stream, and for the host after tdm_ctx_sync. Calls that must bring a
    *  device-computed value to the host wait: sizes and counts written to host
    *  memory, growth of a hash table, TDM_ERR_CAPACITY checks, erase counts,
-   *  exports, hash create / insert (fixed-capacity tables too, in this
-   *  release) / erase / clear, B-tree build / insert / erase / range; their
+   *  exports, hash create / erase / clear, hash size after queued inserts,
+   *  hash insert into a growing table (into a fixed-capacity one it queues
+   *  whenever the batch certainly fits and waits only to decide
+   *  TDM_ERR_CAPACITY; see tandem/hash.h), B-tree build / insert / erase /
+   *  range; their
    *  header comments say so. Views never wait. A call with any host array waits too (it copies through the
    *  host), so host arrays never race. Argument and allocation errors are
    *  returned at once; a fault on the device is returned as TDM_ERR_DEVICE

@@ -10,6 +10,26 @@
  *    same table contents on CPU and GPU, whatever the thread schedule.
  *  - A batch is all-or-nothing: growth, capacity refusal and out-of-memory leave
  *    the table exactly as it was.
+ *  - Stream-ordered CUDA contexts (TDM_CTX_STREAM_ORDERED): an insert into a
+ *    fixed-capacity table with both arrays in device memory is queued and
+ *    returns without waiting whenever the batch certainly fits. The table
+ *    then keeps the outcome counts of such inserts (new keys, reused
+ *    tombstones) in device memory, and its host-side size is known only up
+ *    to an upper bound: size when last read + keys inserted since, every one
+ *    counted as new. The next insert is judged against that bound; only when
+ *    the bound might not fit does it read the exact counts (one host wait)
+ *    and decide exactly (TDM_ERR_CAPACITY or not) as any insert does. Calls
+ *    that need the exact counts read them first, a host wait whenever queued
+ *    inserts are pending: tdm_hash_size, erase, export, clear, validate,
+ *    destroy, and an insert into a growing table (it sizes its growth from
+ *    them, and waits anyway). A key that found no free slot in a queued
+ *    insert (only possible in a corrupt table) is reported by the next of
+ *    these calls that returns a status, as TDM_ERR_CORRUPT; a device fault by tdm_ctx_sync or the
+ *    next call that waits, as TDM_ERR_DEVICE. Views and finds never read the
+ *    counts. Capture finds into a CUDA graph, not inserts: each replay of a
+ *    captured insert would change the table without its counts. The GPU
+ *    behaviour is compiled and tested on the CPU only until a GPU run of
+ *    bench/device-check.sh checks it.
  */
 #ifndef TANDEM_HASH_H
 #define TANDEM_HASH_H
@@ -59,7 +79,9 @@ typedef struct tdm_hash tdm_hash;
  *  Stream-ordered context: waits for the device (it needs a device-computed value on the host: the cleared table must exist before the call returns). */
 TDM_API tdm_status tdm_hash_create(tdm_ctx *ctx, const tdm_hash_opts *opts, tdm_hash **out);
 
-/** Frees the table. NULL is a no-op. Destroy tables before their context. */
+/** Frees the table. NULL is a no-op. Destroy tables before their context.
+ *  Stream-ordered context: waits for the device (queued work on the table
+ *  finishes first; a device fault of it stays for tdm_ctx_sync to report). */
 TDM_API void tdm_hash_destroy(tdm_hash *h);
 
 /** Inserts n keys with their values (arrays of the table's key and value
@@ -77,8 +99,16 @@ TDM_API void tdm_hash_destroy(tdm_hash *h);
  *  no-op. Expected O(n) work (amortised over growth), parallel on the CPU.
  *  Returns TDM_ERR_INVALID_ARGUMENT (NULL table or arrays with n > 0, size
  *  overflow, device pointer on a CPU context), TDM_ERR_CAPACITY,
- *  TDM_ERR_OUT_OF_MEMORY, TDM_ERR_DEVICE.
- *  Stream-ordered context: waits for the device (it needs a device-computed value on the host: the number of new keys, for the size and growth; fixed-capacity tables too, for now). */
+ *  TDM_ERR_OUT_OF_MEMORY, TDM_ERR_DEVICE, TDM_ERR_CORRUPT (keys of this or an
+ *  earlier queued insert found no free slot: the table was corrupt, and
+ *  this batch may have been applied).
+ *  Stream-ordered context (TDM_CTX_STREAM_ORDERED): a fixed-capacity table
+ *  with keys and values in device memory: queued on the context's stream,
+ *  returns without waiting when size + the keys of queued inserts + n (+
+ *  tombstones) fits the table's limit; otherwise waits once for the exact
+ *  counts, then decides as above (see the header comment). A growing table,
+ *  or a host array: waits for the device (the number of new keys is needed
+ *  on the host, for the size and growth). */
 TDM_API tdm_status tdm_hash_insert(tdm_hash *h, const void *keys, const void *values, size_t n);
 
 /** Looks up n keys. For each key i: found_out[i] = 1 and values_out[i] = its
@@ -101,10 +131,15 @@ TDM_API tdm_status tdm_hash_find(const tdm_hash *h, const void *keys, void *valu
  *  next rehash. Expected O(1) per key.
  *  Returns TDM_ERR_INVALID_ARGUMENT, TDM_ERR_OUT_OF_MEMORY (staging on
  *  CUDA), TDM_ERR_DEVICE.
- *  Stream-ordered context: waits for the device (it needs a device-computed value on the host: the erase count and the size). */
+ *  Stream-ordered context: waits for the device (it needs a device-computed value on the host: the erase count and the size; it also reads the counts of queued inserts first). */
 TDM_API tdm_status tdm_hash_erase(tdm_hash *h, const void *keys, size_t n, size_t *erased_out);
 
-/** Number of keys in the table; 0 for NULL. O(1), read only. */
+/** Number of keys in the table; 0 for NULL. O(1), read only.
+ *  Stream-ordered context: waits for the device when inserts were queued
+ *  since the counts were last read (it reads them). It cannot fail: when the
+ *  read fails (a device fault), it returns the upper bound (size when last
+ *  read + keys inserted since) and the next call that reads the counts
+ *  reports the error. */
 TDM_API size_t tdm_hash_size(const tdm_hash *h);
 
 /** Writes every key and its value to keys_out / values_out (arrays of cap
@@ -114,14 +149,14 @@ TDM_API size_t tdm_hash_size(const tdm_hash *h);
  *  table is empty. Read only. O(slots).
  *  Returns TDM_ERR_INVALID_ARGUMENT, TDM_ERR_CAPACITY, TDM_ERR_OUT_OF_MEMORY
  *  (staging on CUDA), TDM_ERR_DEVICE.
- *  Stream-ordered context: waits for the device (it needs a device-computed value on the host: the pairs and their count). */
+ *  Stream-ordered context: waits for the device (it needs a device-computed value on the host: the pairs and their count, after the counts of queued inserts). */
 TDM_API tdm_status tdm_hash_export(const tdm_hash *h, void *keys_out, void *values_out,
                                    size_t cap, size_t *n_out);
 
 /** Removes every key; the table keeps its size (slot count). O(slots) at
  *  most (the CPU backend returns a large table's pages to the OS instead).
  *  Returns TDM_ERR_INVALID_ARGUMENT for NULL, TDM_ERR_DEVICE.
- *  Stream-ordered context: waits for the device (it needs a device-computed value on the host: the table is reset before the call returns). */
+ *  Stream-ordered context: waits for the device (it needs a device-computed value on the host: the table is reset before the call returns, and the counts of queued inserts are read first, for their deferred errors). */
 TDM_API tdm_status tdm_hash_clear(tdm_hash *h);
 
 /** Checks every invariant: each live key reachable from its home slot along
@@ -131,7 +166,9 @@ TDM_API tdm_status tdm_hash_clear(tdm_hash *h);
  *  Returns TDM_OK, or TDM_ERR_CORRUPT with tdm_last_error() naming the slot
  *  and the broken invariant; TDM_ERR_INVALID_ARGUMENT for NULL;
  *  TDM_ERR_OUT_OF_MEMORY / TDM_ERR_DEVICE (CUDA copies the table to the host
- *  to check it). Read only. O(slots). */
+ *  to check it). Read only. O(slots).
+ *  Stream-ordered context: waits for the device (it reads the counts of
+ *  queued inserts and the table). */
 TDM_API tdm_status tdm_hash_validate(const tdm_hash *h);
 
 #ifdef __cplusplus
