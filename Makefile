@@ -4,13 +4,15 @@
 #   make bench             build and run the headline benchmark with peers
 #   make docs              API reference (Doxygen) in $(BUILD)/docs
 #   make plots             throughput-vs-n plots in docs/img
-# Variables: BUILD=dir, CUDA=AUTO|ON|OFF, MPI=AUTO|ON|OFF, WERROR=ON|OFF, TYPE=Release|Debug,
+# Variables: BUILD=dir, CUDA=AUTO|ON|OFF, MPI=AUTO|ON|OFF, HWY=AUTO|ON|OFF (Highway's vqsort
+#            for keys-only sorts), WERROR=ON|OFF, TYPE=Release|Debug,
 #            SANITIZE=address,undefined, ARCHS="80-real;90", BENCH_ARGS=...,
 #            PYTHON_TESTS=ON|OFF (off by itself under SANITIZE), PY_CUDA=AUTO|ON|OFF
 
 BUILD    ?= build
 CUDA     ?= AUTO
 MPI      ?= AUTO
+HWY      ?= AUTO
 WERROR   ?= OFF
 TYPE     ?= Release
 SANITIZE ?=
@@ -22,7 +24,7 @@ PYTHON_TESTS ?= $(if $(SANITIZE),OFF,ON)
 PY_CUDA  ?= $(CUDA)
 BENCH_ARGS ?= sort --peers --reps 5 --csv $(BUILD)/bench-sort.csv
 
-CMAKE_FLAGS = -DCMAKE_BUILD_TYPE=$(TYPE) -DTANDEM_CUDA=$(CUDA) -DTANDEM_MPI=$(MPI) -DTANDEM_WERROR=$(WERROR) \
+CMAKE_FLAGS = -DCMAKE_BUILD_TYPE=$(TYPE) -DTANDEM_CUDA=$(CUDA) -DTANDEM_MPI=$(MPI) -DTANDEM_HWY=$(HWY) -DTANDEM_WERROR=$(WERROR) \
               -DTANDEM_SANITIZE="$(SANITIZE)" $(if $(ARCHS),-DCMAKE_CUDA_ARCHITECTURES="$(ARCHS)")
 
 .PHONY: all deps configure build test python-test bench docs plots clean

@@ -30,6 +30,12 @@ struct bench_opts {
   int reps = 5;                      /* --reps */
   bool peers = false;                /* --peers */
   uint64_t seed = 42;                /* --seed: inputs come from a fixed seed */
+  /* --clock cpu: time runs by the process's CPU time instead of wall time.
+   * On a machine shared with other busy processes, a 1-thread row then
+   * leaves out the time slices other processes took (memory bandwidth they
+   * share still counts). Meaningless for rows with several threads or on a
+   * GPU; only 1-thread CPU comparisons should use it. */
+  bool cpu_clock = false;
   /* --design: the GPU design being measured, "" when not selected (the
    * library's default). Set in TANDEM_GPU_DESIGN before each context is
    * created; tandem rows of a design other than "default" get impl

@@ -9,6 +9,7 @@
 #include <cstdarg>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <map>
 #include <thread>
 #include <unistd.h>
@@ -32,6 +33,13 @@ double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+/* CPU time of the whole process (all its threads), for --clock cpu. */
+double cpu_s() {
+  timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 uint64_t splitmix(uint64_t &x) {
   uint64_t z = (x += 0x9e3779b97f4a7c15ull);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -44,8 +52,10 @@ uint64_t splitmix(uint64_t &x) {
   fprintf(stderr,
           "usage: tandem-bench {sort|hash|btree|all} [--backend cpu|cuda|all] [--type T] [--n N]\n"
           "                    [--queries Q] [--threads K] [--reps R] [--peers] [--csv FILE] [--seed S]\n"
+          "                    [--clock wall|cpu]\n"
           "                    [--design D1,D2,...]\n"
           "  N and Q accept 1e7-style numbers. Default backend: all usable; default threads: 1 and all cores.\n"
+          "  --clock cpu: time by process CPU time (1-thread CPU rows on a busy machine); default wall.\n"
           "  --design: run the GPU rows once per named design, setting TANDEM_GPU_DESIGN=<design> before\n"
           "  each context is created; rows of designs other than \"default\" get impl tandem-<design>.\n"
           "  Every result is checked; a wrong one prints WRONG RESULT and the exit status is 4.\n");
@@ -190,9 +200,9 @@ bench_row bench_measure(const bench_opts &o, bench_row row, double elements, con
     bench_progress("%s %s %s %s %s t=%d: run %d/%d", row.structure.c_str(), row.operation.c_str(),
                    row.impl.c_str(), row.backend.c_str(), row.key_type.c_str(), row.threads, i + 1, reps);
     if (setup) setup();
-    double t0 = now_s();
+    double t0 = o.cpu_clock ? cpu_s() : now_s();
     run();
-    double t = now_s() - t0;
+    double t = (o.cpu_clock ? cpu_s() : now_s()) - t0;
     if (i >= 0) rates.push_back(elements / (t > 0 ? t : 1e-12) / 1e6);
   }
   std::sort(rates.begin(), rates.end());
@@ -281,6 +291,11 @@ int main(int argc, char **argv) {
     else if (a == "--reps") o.reps = (int)parse_count(val());
     else if (a == "--seed") o.seed = parse_count(val());
     else if (a == "--peers") o.peers = true;
+    else if (a == "--clock") {
+      std::string c = val();
+      if (c != "wall" && c != "cpu") usage("--clock must be wall or cpu");
+      o.cpu_clock = (c == "cpu");
+    }
     else if (a == "--csv") csv = val();
     else if (a == "--design") {
       std::string list = val(), item;
@@ -331,8 +346,9 @@ int main(int argc, char **argv) {
     fprintf(csv_file, "structure,operation,impl,backend,key_type,value_type,n,queries,threads,reps,median_mops,"
                       "min_mops,max_mops\n");
   }
-  printf("tandem-bench %s: tandem %s, CUDA devices: %d, cores: %u, reps: %d\n", what.c_str(), tdm_version(),
-         tdm_cuda_device_count(), std::thread::hardware_concurrency(), o.reps);
+  printf("tandem-bench %s: tandem %s, CUDA devices: %d, cores: %u, reps: %d%s\n", what.c_str(), tdm_version(),
+         tdm_cuda_device_count(), std::thread::hardware_concurrency(), o.reps,
+         o.cpu_clock ? ", clock: process CPU time" : "");
   int rc = 0;
   if (designs.empty()) {
     for (auto &name : selected) rc |= registry()[name](o);

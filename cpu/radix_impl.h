@@ -7,6 +7,8 @@
  *   RS_HAS_V  0 for keys only (RS_V is then a placeholder and never touched)
  *   RS_SFX    suffix for the generated function names
  *   RS_UNSORT(b, o)  inverse of the key transform (keybits.h)
+ *   RS_VQ_SORT(a, n) vectorised in-place sort of RS_K bits (sort_vq.h), used
+ *                    by keys-only instantiations when TANDEM_HAVE_HWY is set
  *
  * Algorithm (stable; keys are mapped to order-preserving bits first):
  *  1. One read pass finds the bits where keys differ (OR ^ AND over all keys)
@@ -21,7 +23,9 @@
  *     radix sort of up to 8-bit digits that runs in cache; buckets are spread
  *     over threads. local_sort uses a thread-private buffer as a third array,
  *     so its last pass always lands in the final place without a copy, and
- *     counts the next digit while scattering the current one.
+ *     counts the next digit while scattering the current one. Keys-only
+ *     sorts built with Highway finish each bucket with vqsort instead
+ *     (sort_vq.h): without values, stability is invisible.
  *  4. Constant digits are skipped: the top level works only on the bit range
  *     where keys differ, and every level checks its histogram for a digit
  *     that holds all elements. A bucket more than twice the cache target
@@ -121,6 +125,22 @@ static void RS_FN(local_sort)(RS_K *A, RS_V *Av, RS_K *D, RS_V *Dv, RS_K *X, RS_
   RS_V *curv = Av, *sparev = (D != A) ? Av : Xv;
   size_t i;
 
+#if TANDEM_HAVE_HWY
+  /* Keys only: the order among equal bits is invisible, so a vectorised
+   * quicksort (sort_vq.h) may replace the radix passes; it sorts A in place. */
+  if (!RS_HAS_V && n > RS_INSERTION_MAX && bit_hi > bit_lo) {
+    RS_VQ_SORT(A, n);
+    if (D == A) {
+      RS_FN(final_copy)(A, Av, D, Dv, n, o);
+      return;
+    }
+    if (!o->identity)
+      for (i = 0; i < n; i++) A[i] = RS_UNSORT(A[i], o);
+    rs_stream_copy(D, A, n * sizeof(RS_K));
+    rs_stream_fence();
+    return;
+  }
+#endif
   if (n <= RS_INSERTION_MAX || bit_hi <= bit_lo) {
     if (bit_hi > bit_lo) RS_FN(insertion)(A, Av, n);
     RS_FN(final_copy)(A, Av, D, Dv, n, o);

@@ -14,6 +14,7 @@
 #endif
 
 #include "cpu.h"
+#include "sort_vq.h"
 
 /* How the final write maps bits back to keys. */
 typedef struct rs_out {
@@ -110,6 +111,7 @@ static inline void rs_stream_fence(void) {
 #define RS_K uint32_t
 #define RS_V uint32_t
 #define RS_UNSORT RS_UNSORT32
+#define RS_VQ_SORT tdm__vq_sort_u32
 #define RS_HAS_V 0
 #define RS_SFX k32
 #include "radix_impl.h"
@@ -132,6 +134,8 @@ static inline void rs_stream_fence(void) {
 #define RS_K uint64_t
 #define RS_V uint64_t
 #define RS_UNSORT RS_UNSORT64
+#undef RS_VQ_SORT
+#define RS_VQ_SORT tdm__vq_sort_u64
 #define RS_HAS_V 0
 #define RS_SFX k64
 #include "radix_impl.h"
@@ -150,6 +154,7 @@ static inline void rs_stream_fence(void) {
 #undef RS_UNSORT
 #undef RS_HAS_V
 #undef RS_SFX
+#undef RS_VQ_SORT
 
 /* Layout of one call's scratch block. */
 typedef struct rs_layout {

@@ -8,8 +8,10 @@
 #                                      required package is missing)
 set -euo pipefail
 
-required=(cmake make gcc g++ pkg-config libcriterion-dev python3-dev python3-venv libopenmpi-dev openmpi-bin ${TANDEM_EXTRA_DEPS:-})  # python3-*: the Python package; openmpi: tandem_mpi
-optional=(libhwy-dev libabsl-dev)   # benchmark peers (vqsort, Abseil)
+# libhwy-dev: Highway's vqsort finishes keys-only sorts (and is tandem-bench's vqsort peer); the
+# library still builds without it (make HWY=OFF), with radix passes only.
+required=(cmake make gcc g++ pkg-config libcriterion-dev python3-dev python3-venv libopenmpi-dev openmpi-bin libhwy-dev ${TANDEM_EXTRA_DEPS:-})  # python3-*: the Python package; openmpi: tandem_mpi
+optional=(libabsl-dev)   # benchmark peer (Abseil)
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "../src/internal.h" /* tdm__cpu_threads_avail */
+#include "hooks/hooks.h"
 #include "prop.h"
 
 static const tdm_type all_types[] = {TDM_U32, TDM_U64, TDM_I32, TDM_I64, TDM_F32, TDM_F64};
@@ -263,6 +264,75 @@ Test(sort_props, thread_counts_agree) {
     tdm_ctx_destroy(ctx);
   }
   free(a); free(b); free(va); free(vb);
+}
+
+/* Keys-only sorts finish their buckets with Highway's vqsort when tandem is
+ * built with it (cpu/sort_vq.h). Checked against the reference on every
+ * instruction set Highway can dispatch to on this CPU, for every key type,
+ * both directions, NaNs and -0.0 (the boundary distribution), and sizes
+ * around each threshold of the CPU sort: the insertion-sort cutoff (24), small
+ * vqsort sizes, and the cache target of a bucket (local_max: 131072 u32 or
+ * 65536 u64 keys on one thread) and twice it (a bucket that recurses). */
+static void keys_only_sizes_case(tdm_ctx *ctx, int threads, const char *isa, const size_t *sizes, size_t ns,
+                                 const prop_dist *dists, size_t nd, uint64_t case_base) {
+  size_t ti, si, di;
+  for (ti = 0; ti < 6; ti++) {
+    tdm_type t = all_types[ti];
+    size_t ks = tdm_type_size(t);
+    for (si = 0; si < ns; si++) {
+      /* The cache-target sizes are in u64 keys; u32 keys get twice as many. */
+      size_t n = sizes[si] >= 1000 && ks == 4 ? 2 * sizes[si] : sizes[si];
+      void *in = malloc(n * ks + 8);
+      cr_assert(in != NULL);
+      for (di = 0; di < nd; di++) {
+        int desc;
+        uint64_t id = case_base + ti * 100000 + si * 100 + di * 10;
+        prop_rng r;
+        prop_rng_init(&r, id);
+        prop_fill(&r, t, in, n, dists[di]);
+        for (desc = 0; desc < 2; desc++) {
+          sort_env e = {ctx, t, TDM_U32, desc, 0};
+          char name[160];
+          snprintf(name, sizeof name, "keys-only sort %s %s %s n=%zu threads=%d isa=%s", tdm_type_name(t),
+                   desc ? "desc" : "asc", prop_dist_name(dists[di]), n, threads, isa);
+          prop_check(name, id + (uint64_t)desc, t, ks, in, n, sort_property, &e);
+        }
+      }
+      free(in);
+    }
+  }
+}
+
+Test(sort_props, keys_only_every_isa) {
+  static const size_t small[] = {23, 24, 25, 26, 31, 32, 33, 63, 64, 65, 100, 255, 256, 257, 1023, 4099};
+  static const size_t large[] = {65535, 65537, 131073};
+  static const prop_dist small_d[] = {PROP_UNIFORM, PROP_FEW_DISTINCT, PROP_BOUNDARY, PROP_REVERSE};
+  static const prop_dist large_d[] = {PROP_BOUNDARY, PROP_ZIPF};
+  int level, th;
+  for (level = 0; level < 4; level++) {
+#if TANDEM_TEST_HAVE_HWY
+    const char *isa = tdm_test_hwy_limit(level);
+#else
+    const char *isa = "none (built without Highway: radix passes)";
+    if (level > 0) break;
+#endif
+    cr_log_info("keys-only sort checked with Highway target %s", isa);
+    for (th = 1; th <= 2; th++) {
+      tdm_ctx *ctx = prop_ctx(TDM_BACKEND_CPU, th);
+      keys_only_sizes_case(ctx, th, isa, small, sizeof small / sizeof *small, small_d, 4,
+                           0x150A000000ull + (uint64_t)level * 0x1000000 + (uint64_t)th * 0x100000);
+      /* The partition and the bucket hand-off do not depend on the
+       * instruction set: large sizes run at the best one, and once at the
+       * baseline. */
+      if (level == 0 || (level == 3 && th == 1))
+        keys_only_sizes_case(ctx, th, isa, large, sizeof large / sizeof *large, large_d, 2,
+                             0x150B000000ull + (uint64_t)level * 0x1000000 + (uint64_t)th * 0x100000);
+      tdm_ctx_destroy(ctx);
+    }
+  }
+#if TANDEM_TEST_HAVE_HWY
+  tdm_test_hwy_limit(0);
+#endif
 }
 
 /* The float order of the contract, spelled out. */

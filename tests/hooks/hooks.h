@@ -31,6 +31,13 @@ void tdm_test_ctx_counters(const tdm_ctx *ctx, long *allocs, long *waits);
  * the shape needed (e.g. 2 on a single leaf) or lives on a device. */
 tdm_status tdm_test_btree_corrupt(tdm_btree *t, int what);
 
+/* Limits the instruction sets Highway may dispatch to (keys-only sorts use
+ * its vqsort): level 0 all the CPU has, 1 at most AVX2, 2 at most SSE4, 3 the
+ * baseline only. Returns the name of the best target left, or NULL when the
+ * library was built without Highway (every level is then the radix path).
+ * Process-wide: call with 0 to undo. */
+const char *tdm_test_hwy_limit(int level);
+
 #ifdef __cplusplus
 }
 #endif

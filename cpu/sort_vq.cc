@@ -1,0 +1,14 @@
+/*
+ * sort_vq.cc: keys-only bucket sort through Highway's vqsort (sort_vq.h).
+ * Compiled only when Highway was found; the instruction-set dispatch is
+ * Highway's own. A Sorter is made per call: it holds no memory of its own
+ * (the sort works in stack buffers), so each call is allocation-free and
+ * threads never share one.
+ */
+#include "sort_vq.h"
+
+#include <hwy/contrib/sort/vqsort.h>
+
+void tdm__vq_sort_u32(uint32_t *a, size_t n) { hwy::Sorter()(a, n, hwy::SortAscending()); }
+
+void tdm__vq_sort_u64(uint64_t *a, size_t n) { hwy::Sorter()(a, n, hwy::SortAscending()); }

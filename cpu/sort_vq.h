@@ -1,0 +1,32 @@
+/*
+ * sort_vq.h: the vectorised in-cache sort of keys-only buckets.
+ *
+ * When the library is built with Highway (TANDEM_HAVE_HWY), keys-only sorts
+ * finish their cache-sized buckets with Highway's vqsort, which picks the
+ * widest instruction set of the running CPU (AVX-512, AVX2, SSE4 or scalar)
+ * at run time. Keys-only output does not depend on how equal keys are ordered
+ * (equal sort bits are equal keys), so every path gives the same bytes as the
+ * radix passes it replaces. Pairs and argsort must stay stable and never come
+ * here.
+ */
+#ifndef TANDEM_CPU_SORT_VQ_H
+#define TANDEM_CPU_SORT_VQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../src/backend.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Sort a[0, n) ascending, in place. They neither allocate nor fail. */
+TDM_INTERNAL void tdm__vq_sort_u32(uint32_t *a, size_t n);
+TDM_INTERNAL void tdm__vq_sort_u64(uint64_t *a, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
