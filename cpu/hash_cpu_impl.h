@@ -87,10 +87,17 @@ static void HC_FN(insert_run)(tdm_hash *h, const HS_K *keys, const HS_V *vals, s
       st[m] = side ? cap + side - 1u : home;
       m += (size_t)own;
     }
-    for (j = 0; j < m && j < PF; j++) __builtin_prefetch(&s[st[j]], 1, 3);
+    /* The tag line too: a new key writes its tag there. */
+    for (j = 0; j < m && j < PF; j++) {
+      __builtin_prefetch(&s[st[j]], 1, 3);
+      __builtin_prefetch(&tg[st[j] & (cap - 1u)], 1, 3);
+    }
     for (j = 0; j < m; j++) {
       size_t k = idx[j];
-      if (j + PF < m) __builtin_prefetch(&s[st[j + PF]], 1, 3);
+      if (j + PF < m) {
+        __builtin_prefetch(&s[st[j + PF]], 1, 3);
+        __builtin_prefetch(&tg[st[j + PF] & (cap - 1u)], 1, 3);
+      }
       HC_FN(put)(s, tg, l, keys[k], vals[k], st[j], atomic, st[j] >= cap ? TDM_HASH_NONE : stop, dup, vkind, c,
                  dfr ? &dfr[k] : &none);
     }
@@ -177,6 +184,7 @@ static void HC_FN(part_insert)(tdm_hash *h, const HC_SLOT *rec, const size_t *b,
     /* Stream the region in (the hardware prefetcher follows a sequential
      * sweep), so the random probes below hit the cache. */
     for (; r < end; r += 64) __builtin_prefetch(r, 1, 2);
+    for (r = (const char *)(tg + p * region), end = r + region; r < end; r += 64) __builtin_prefetch(r, 1, 2);
     for (j = b[p]; j < b[p + 1]; j++)
       HC_FN(put)(s, tg, l, rec[j].k, rec[j].v, HC_FN(tdm__hs_start)(rec[j].k, l), 0, stop, dup, vkind, c,
                  dfr ? &dfr[j] : &none);
@@ -310,11 +318,12 @@ static void HC_FN(erase_range)(tdm_hash *h, const HS_K *keys, size_t lo, size_t 
   HC_SLOT *s = (HC_SLOT *)tdm__hash_cpu_of(h)->slots;
   uint8_t *tg = tdm__hash_cpu_of(h)->tags;
   unsigned l = h->log2cap;
-  uint64_t ring[PF];
+  uint64_t ring[PF], mask = h->cap - 1u;
   size_t m = hi - lo, i;
   for (i = 0; i < PF && i < m; i++) {
     ring[i] = HC_FN(tdm__hs_start)(keys[lo + i], l);
     __builtin_prefetch(&s[ring[i]], 1, 3);
+    __builtin_prefetch(&tg[ring[i] & mask], 1, 3);
   }
   for (i = 0; i < m; i++) {
     uint64_t st = ring[i % PF], pos;
@@ -324,6 +333,7 @@ static void HC_FN(erase_range)(tdm_hash *h, const HS_K *keys, size_t lo, size_t 
       uint64_t ns = HC_FN(tdm__hs_start)(keys[lo + i + PF], l);
       ring[i % PF] = ns;
       __builtin_prefetch(&s[ns], 1, 3);
+      __builtin_prefetch(&tg[ns & mask], 1, 3);
     }
     /* The slot the key sits in (the erase finds it again, in cache), so the
      * thread that erases it sets its tag to what the erase left there. */
