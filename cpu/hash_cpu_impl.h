@@ -5,9 +5,11 @@
  * this file once and defines its table tdm__hash_cpu_<sfx> = HC_FNS.
  *
  * The random-access loops hide memory latency the same way: keys are hashed
- * PF ahead of the one being probed and their start slots prefetched, so about
- * PF cache misses are in flight per thread while the probes themselves hit
- * the cache. The partitioned insert streams each table region instead.
+ * PF ahead of the one being probed and their start slots (and tag bytes)
+ * prefetched, so about PF cache misses are in flight per thread while the
+ * probes themselves hit the cache; find goes through the tag bytes in two
+ * prefetch stages (below). The partitioned insert streams each table region
+ * instead.
  */
 
 #ifndef TANDEM_HASH_CPU_IMPL_H
