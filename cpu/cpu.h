@@ -49,12 +49,13 @@ typedef struct tdm__hash_cpu_fns {
   void (*part_insert)(tdm_hash *h, const void *rec, const size_t *b, size_t plo, size_t phi, size_t np, int side,
                       uint8_t *dfr, tdm__hc_counts *c);
   void (*part_deferred)(tdm_hash *h, const void *rec, const uint8_t *dfr, size_t n, tdm__hc_counts *c);
-  void (*rehash_range)(const void *src, size_t lo, size_t hi, void *dst, unsigned dl, int atomic);
+  void (*rehash_range)(const void *src, size_t lo, size_t hi, void *dst, uint8_t *dtg, unsigned dl, int atomic);
   void (*find_range)(const tdm_hash *h, const void *keys, void *vo, uint8_t *fo, size_t lo, size_t hi);
   void (*erase_range)(tdm_hash *h, const void *keys, size_t lo, size_t hi, int atomic, tdm__hc_counts *c);
   size_t (*count_range)(const void *s, size_t lo, size_t hi);
   void (*export_range)(const void *s, size_t lo, size_t hi, void *ko, void *vo, size_t at);
   size_t (*export_side)(const void *s, uint64_t cap, void *ko, void *vo);
+  size_t (*check_tags)(const void *s, const uint8_t *tg, size_t lo, size_t hi);
 } tdm__hash_cpu_fns;
 
 /* Indexed by tdm__hash_inst (tandem/detail/hash_layout.h). */
@@ -66,8 +67,23 @@ typedef struct tdm__hash_cpu {
   void *slots;                 /* cap + 2 slots in host memory */
   size_t slots_bytes;          /* bytes allocated for them */
   int mapped;                  /* from tdm__map (huge pages): freed with tdm__unmap */
+  uint8_t *tags;               /* cap tag bytes, one per table slot (below) */
+  size_t tags_bytes;           /* bytes allocated for them */
+  int tags_mapped;             /* as mapped, for the tags */
   const tdm__hash_cpu_fns *fn; /* the loops of this table's widths */
 } tdm__hash_cpu;
+
+/* Tag bytes: CPU-private acceleration beside the slot array, which keeps the
+ * layout the views and the GPU read. tags[i] describes table slot i exactly:
+ * TDM__HC_TAG_EMPTY for an empty slot, TDM__HC_TAG_TOMB for a tombstone, else
+ * tdm__hc_tag of its key's hash (2..255). Every write of a slot's key word
+ * writes its tag too. A find reads the tags of its probe (one 64-byte line
+ * holds the tags of 16 buckets of 16-byte slots) and reads a slot only where
+ * the tag matches, so a miss costs one line of an array 8 to 16 times smaller
+ * than the table instead of one or more lines of the table. The tag takes the
+ * low hash bits; the home slot takes the top ones. */
+enum { TDM__HC_TAG_EMPTY = 0, TDM__HC_TAG_TOMB = 1 };
+static inline uint8_t tdm__hc_tag(uint64_t mixed) { return (uint8_t)(2u + (((unsigned)mixed & 0xffu) * 254u >> 8)); }
 
 static inline tdm__hash_cpu *tdm__hash_cpu_of(const tdm_hash *h) { return (tdm__hash_cpu *)h->be; }
 

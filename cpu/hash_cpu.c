@@ -17,6 +17,8 @@
  *    Threads write only inside their own part, without atomics; the few keys
  *    whose probe would run into the next part are finished afterwards by one
  *    thread, in batch order (hash_cpu_impl.h).
+ *  - Beside the slots, a byte per slot of tags (cpu.h) lets a find answer
+ *    most misses from one line of the tags without reading the slots.
  *  - Growth allocates the new table first and frees the old one only once the
  *    move is done, so running out of memory leaves the table as it was. All
  *    scratch is taken before the table changes; after that nothing can fail.
@@ -86,12 +88,21 @@ static tdm_status hc_create(tdm_hash *h) {
   HC(h)->slots = table_alloc(h->ctx, bytes, &HC(h)->mapped, &HC(h)->slots_bytes);
   if (!HC(h)->slots)
     return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "tdm_hash_create: out of host memory for a table of %zu bytes", bytes);
+  HC(h)->tags = (uint8_t *)table_alloc(h->ctx, h->cap, &HC(h)->tags_mapped, &HC(h)->tags_bytes);
+  if (!HC(h)->tags) {
+    table_free(h->ctx, HC(h)->slots, HC(h)->mapped, HC(h)->slots_bytes);
+    HC(h)->slots = NULL;
+    return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "tdm_hash_create: out of host memory for the %zu tag bytes of a table",
+                     h->cap);
+  }
   return TDM_OK;
 }
 
 static void hc_destroy(tdm_hash *h) {
   table_free(h->ctx, HC(h)->slots, HC(h)->mapped, HC(h)->slots_bytes);
+  table_free(h->ctx, HC(h)->tags, HC(h)->tags_mapped, HC(h)->tags_bytes);
   HC(h)->slots = NULL;
+  HC(h)->tags = NULL;
 }
 
 /* ---- rehash -------------------------------------------------------------- */
@@ -99,28 +110,35 @@ static void hc_destroy(tdm_hash *h) {
 /* Moves the table into a new one of 2^dl slots (dropping tombstones). Fails
  * only for lack of memory, before anything changed. */
 static tdm_status rehash(tdm_hash *h, unsigned dl) {
-  size_t bytes = tdm__hash_table_bytes(h, dl), nbytes, sb = h->slot_bytes;
+  size_t bytes = tdm__hash_table_bytes(h, dl), nbytes, tbytes = 0, sb = h->slot_bytes;
   uint64_t dcap = (uint64_t)1 << dl;
-  int nmapped;
+  int nmapped, tmapped = 0;
   unsigned nt = threads_for(h, h->cap), t;
   char *dst = (char *)table_alloc(h->ctx, bytes, &nmapped, &nbytes);
+  uint8_t *dtg = dst ? (uint8_t *)table_alloc(h->ctx, (size_t)dcap, &tmapped, &tbytes) : NULL;
   const char *src = (const char *)HC(h)->slots;
-  if (!dst)
+  if (!dtg) {
+    table_free(h->ctx, dst, nmapped, nbytes);
     return tdm__fail(TDM_ERR_OUT_OF_MEMORY,
                      "tdm_hash_insert: out of host memory growing the table to %zu bytes; the table is unchanged",
-                     bytes);
+                     bytes + (size_t)dcap);
+  }
 #pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
   for (t = 0; t < nt; t++) {
     size_t lo = chunk(h->cap, nt, t), hi = chunk(h->cap, nt, t + 1);
     int atomic = nt > 1;
-    HC(h)->fn->rehash_range(src, lo, hi, dst, dl, atomic);
+    HC(h)->fn->rehash_range(src, lo, hi, dst, dtg, dl, atomic);
   }
   /* The side slots move as they are. */
   memcpy(dst + dcap * sb, src + h->cap * sb, 2u * sb);
   table_free(h->ctx, HC(h)->slots, HC(h)->mapped, HC(h)->slots_bytes);
+  table_free(h->ctx, HC(h)->tags, HC(h)->tags_mapped, HC(h)->tags_bytes);
   HC(h)->slots = dst;
   HC(h)->mapped = nmapped;
   HC(h)->slots_bytes = nbytes;
+  HC(h)->tags = dtg;
+  HC(h)->tags_mapped = tmapped;
+  HC(h)->tags_bytes = tbytes;
   h->log2cap = dl;
   h->cap = (size_t)dcap;
   h->limit = (size_t)tdm__hash_limit(dl, h->max_load);
@@ -304,13 +322,24 @@ static tdm_status hc_clear(tdm_hash *h) {
   size_t bytes = tdm__hash_table_bytes(h, h->log2cap);
   /* A mapped table gets fresh zero pages from the OS: no pass over memory. */
   if (!HC(h)->mapped || madvise(HC(h)->slots, HC(h)->slots_bytes, MADV_DONTNEED) != 0) memset(HC(h)->slots, 0, bytes);
+  if (!HC(h)->tags_mapped || madvise(HC(h)->tags, HC(h)->tags_bytes, MADV_DONTNEED) != 0) memset(HC(h)->tags, 0, h->cap);
   h->size = 0;
   h->side = 0;
   h->tombs = 0;
   return TDM_OK;
 }
 
-static tdm_status hc_validate(const tdm_hash *h) { return tdm__hash_check_slots(h, HC(h)->slots); }
+/* The shared checks of the slots, then the tags against the slots. */
+static tdm_status hc_validate(const tdm_hash *h) {
+  size_t bad;
+  tdm_status st = tdm__hash_check_slots(h, HC(h)->slots);
+  if (st != TDM_OK) return st;
+  bad = HC(h)->fn->check_tags(HC(h)->slots, HC(h)->tags, 0, h->cap);
+  if (bad < h->cap)
+    return tdm__fail(TDM_ERR_CORRUPT, "tdm_hash_validate: slot %zu has tag byte %u, which does not describe its key word",
+                     bad, (unsigned)HC(h)->tags[bad]);
+  return TDM_OK;
+}
 
 static tdm_status hc_view(const tdm_hash *h, tdm_hash_view *out) {
   out->slots = HC(h)->slots;

@@ -5,9 +5,11 @@
  * this file once and defines its table tdm__hash_cpu_<sfx> = HC_FNS.
  *
  * The random-access loops hide memory latency the same way: keys are hashed
- * PF ahead of the one being probed and their start slots prefetched, so about
- * PF cache misses are in flight per thread while the probes themselves hit
- * the cache. The partitioned insert streams each table region instead.
+ * PF ahead of the one being probed and their start slots (and tag bytes)
+ * prefetched, so about PF cache misses are in flight per thread while the
+ * probes themselves hit the cache; find goes through the tag bytes in two
+ * prefetch stages (below). The partitioned insert streams each table region
+ * instead.
  */
 
 #ifndef TANDEM_HASH_CPU_IMPL_H
@@ -28,10 +30,15 @@ enum {
 #define HC_WCAT(a, b) HC_WCAT2(a, b)
 #define HC_TOMB ((HS_K)HC_WCAT(TDM_HASH_TOMB, HS_KW))
 
+/* The tag byte of a table key (cpu.h). */
+static inline uint8_t HC_FN(tag_of)(HS_K key) { return tdm__hc_tag(tdm__hash_mix(key)); }
+
 /* Inserts one key at its start slot under the table's policy; a probe that
- * would pass stop (see tdm__hs_claim) sets *deferred and changes nothing. */
-static inline void HC_FN(put)(HC_SLOT *s, unsigned l, HS_K key, HS_V val, uint64_t start, int atomic, uint64_t stop,
-                              int dup, int vkind, tdm__hc_counts *c, uint8_t *deferred) {
+ * would pass stop (see tdm__hs_claim) sets *deferred and changes nothing. A
+ * key that takes a table slot writes its tag (threads claim distinct slots,
+ * so tag bytes are never written by two threads at once). */
+static inline void HC_FN(put)(HC_SLOT *s, uint8_t *tg, unsigned l, HS_K key, HS_V val, uint64_t start, int atomic,
+                              uint64_t stop, int dup, int vkind, tdm__hc_counts *c, uint8_t *deferred) {
   int o;
   uint64_t pos = HC_FN(tdm__hs_claim)(s, l, key, start, atomic, stop, &o);
   if (pos == TDM_HASH_NONE) {
@@ -41,6 +48,7 @@ static inline void HC_FN(put)(HC_SLOT *s, unsigned l, HS_K key, HS_V val, uint64
     if (dup != TDM__DUP_KEEP_FIRST) s[pos].v = HC_FN(tdm__hs_combine)(s[pos].v, val, dup, vkind);
   } else {
     s[pos].v = val;
+    if (o != TDM_HASH_NEW_SIDE) tg[pos] = HC_FN(tag_of)(key);
     c->n[o]++;
   }
 }
@@ -61,6 +69,7 @@ static inline void HC_FN(put)(HC_SLOT *s, unsigned l, HS_K key, HS_V val, uint64
 static void HC_FN(insert_run)(tdm_hash *h, const HS_K *keys, const HS_V *vals, size_t n, unsigned nt, unsigned t,
                               uint8_t *dfr, tdm__hc_counts *c) {
   HC_SLOT *s = (HC_SLOT *)tdm__hash_cpu_of(h)->slots;
+  uint8_t *tg = tdm__hash_cpu_of(h)->tags;
   unsigned l = h->log2cap, group = (unsigned)(64u / sizeof(HC_SLOT));
   uint64_t cap = h->cap;
   int atomic = nt > 1 && !dfr, dup = (int)h->dup, vkind = h->vkind;
@@ -80,11 +89,18 @@ static void HC_FN(insert_run)(tdm_hash *h, const HS_K *keys, const HS_V *vals, s
       st[m] = side ? cap + side - 1u : home;
       m += (size_t)own;
     }
-    for (j = 0; j < m && j < PF; j++) __builtin_prefetch(&s[st[j]], 1, 3);
+    /* The tag line too: a new key writes its tag there. */
+    for (j = 0; j < m && j < PF; j++) {
+      __builtin_prefetch(&s[st[j]], 1, 3);
+      __builtin_prefetch(&tg[st[j] & (cap - 1u)], 1, 3);
+    }
     for (j = 0; j < m; j++) {
       size_t k = idx[j];
-      if (j + PF < m) __builtin_prefetch(&s[st[j + PF]], 1, 3);
-      HC_FN(put)(s, l, keys[k], vals[k], st[j], atomic, st[j] >= cap ? TDM_HASH_NONE : stop, dup, vkind, c,
+      if (j + PF < m) {
+        __builtin_prefetch(&s[st[j + PF]], 1, 3);
+        __builtin_prefetch(&tg[st[j + PF] & (cap - 1u)], 1, 3);
+      }
+      HC_FN(put)(s, tg, l, keys[k], vals[k], st[j], atomic, st[j] >= cap ? TDM_HASH_NONE : stop, dup, vkind, c,
                  dfr ? &dfr[k] : &none);
     }
   }
@@ -95,24 +111,26 @@ static void HC_FN(insert_run)(tdm_hash *h, const HS_K *keys, const HS_V *vals, s
 static void HC_FN(insert_deferred)(tdm_hash *h, const HS_K *keys, const HS_V *vals, const uint8_t *dfr, size_t n,
                                    tdm__hc_counts *c) {
   HC_SLOT *s = (HC_SLOT *)tdm__hash_cpu_of(h)->slots;
+  uint8_t *tg = tdm__hash_cpu_of(h)->tags;
   unsigned l = h->log2cap;
   size_t i;
   uint8_t none = 0;
   for (i = 0; i < n; i++)
     if (dfr[i])
-      HC_FN(put)(s, l, keys[i], vals[i], HC_FN(tdm__hs_start)(keys[i], l), 0, TDM_HASH_NONE, (int)h->dup, h->vkind, c,
+      HC_FN(put)(s, tg, l, keys[i], vals[i], HC_FN(tdm__hs_start)(keys[i], l), 0, TDM_HASH_NONE, (int)h->dup, h->vkind, c,
                  &none);
 }
 
 /* insert_deferred over partition records. */
 static void HC_FN(part_deferred)(tdm_hash *h, const HC_SLOT *rec, const uint8_t *dfr, size_t n, tdm__hc_counts *c) {
   HC_SLOT *s = (HC_SLOT *)tdm__hash_cpu_of(h)->slots;
+  uint8_t *tg = tdm__hash_cpu_of(h)->tags;
   unsigned l = h->log2cap;
   size_t i;
   uint8_t none = 0;
   for (i = 0; i < n; i++)
     if (dfr[i])
-      HC_FN(put)(s, l, rec[i].k, rec[i].v, HC_FN(tdm__hs_start)(rec[i].k, l), 0, TDM_HASH_NONE, (int)h->dup, h->vkind,
+      HC_FN(put)(s, tg, l, rec[i].k, rec[i].v, HC_FN(tdm__hs_start)(rec[i].k, l), 0, TDM_HASH_NONE, (int)h->dup, h->vkind,
                  c, &none);
 }
 
@@ -157,6 +175,7 @@ static void HC_FN(part_scatter)(const HS_K *keys, const HS_V *vals, size_t lo, s
 static void HC_FN(part_insert)(tdm_hash *h, const HC_SLOT *rec, const size_t *b, size_t plo, size_t phi, size_t np,
                                int side, uint8_t *dfr, tdm__hc_counts *c) {
   HC_SLOT *s = (HC_SLOT *)tdm__hash_cpu_of(h)->slots;
+  uint8_t *tg = tdm__hash_cpu_of(h)->tags;
   unsigned l = h->log2cap;
   int dup = (int)h->dup, vkind = h->vkind;
   size_t region = h->cap / np, p, j;
@@ -167,20 +186,22 @@ static void HC_FN(part_insert)(tdm_hash *h, const HC_SLOT *rec, const size_t *b,
     /* Stream the region in (the hardware prefetcher follows a sequential
      * sweep), so the random probes below hit the cache. */
     for (; r < end; r += 64) __builtin_prefetch(r, 1, 2);
+    for (r = (const char *)(tg + p * region), end = r + region; r < end; r += 64) __builtin_prefetch(r, 1, 2);
     for (j = b[p]; j < b[p + 1]; j++)
-      HC_FN(put)(s, l, rec[j].k, rec[j].v, HC_FN(tdm__hs_start)(rec[j].k, l), 0, stop, dup, vkind, c,
+      HC_FN(put)(s, tg, l, rec[j].k, rec[j].v, HC_FN(tdm__hs_start)(rec[j].k, l), 0, stop, dup, vkind, c,
                  dfr ? &dfr[j] : &none);
   }
   if (side)
     for (j = b[np]; j < b[np + 1]; j++)
-      HC_FN(put)(s, l, rec[j].k, rec[j].v, HC_FN(tdm__hs_start)(rec[j].k, l), 0, TDM_HASH_NONE, dup, vkind, c, &none);
+      HC_FN(put)(s, tg, l, rec[j].k, rec[j].v, HC_FN(tdm__hs_start)(rec[j].k, l), 0, TDM_HASH_NONE, dup, vkind, c, &none);
 }
 
 /* Moves every live table key of old slots [lo, hi) into the table dst of
  * 2^dl slots. Keys are distinct, so a claim always takes a new slot. Reading
  * the old table in order writes the new one almost in order too (homes are
  * the top hash bits, see tdm__hash_home), so no prefetching is needed. */
-static void HC_FN(rehash_range)(const HC_SLOT *src, size_t lo, size_t hi, HC_SLOT *dst, unsigned dl, int atomic) {
+static void HC_FN(rehash_range)(const HC_SLOT *src, size_t lo, size_t hi, HC_SLOT *dst, uint8_t *dtg, unsigned dl,
+                                int atomic) {
   size_t i;
   for (i = lo; i < hi; i++) {
     HS_K k = src[i].k;
@@ -188,29 +209,88 @@ static void HC_FN(rehash_range)(const HC_SLOT *src, size_t lo, size_t hi, HC_SLO
     uint64_t pos;
     if (k == (HS_K)TDM_HASH_EMPTY || k == HC_TOMB) continue;
     pos = HC_FN(tdm__hs_claim)(dst, dl, k, HC_FN(tdm__hs_home)(k, dl), atomic, TDM_HASH_NONE, &o);
-    if (pos != TDM_HASH_NONE) dst[pos].v = src[i].v; /* always: the new table has room */
+    if (pos != TDM_HASH_NONE) { /* always: the new table has room */
+      dst[pos].v = src[i].v;
+      dtg[pos] = HC_FN(tag_of)(k);
+    }
   }
+}
+
+/* ---- find through the tags --------------------------------------------------
+ * A find runs in three stages over a window of keys: key i + TD has its hash,
+ * home and tag computed and its home's tag line prefetched; key i + SD has
+ * its tags scanned (now in cache) down to its candidate slot, whose line is
+ * prefetched only when a tag matched; key i is answered from that slot. A
+ * miss thus touches the slot array only on a false tag match (about one in
+ * 254 per occupied slot scanned). */
+enum {
+  TD = 48, /* tag prefetch distance, in keys */
+  SD = 24, /* slot prefetch distance */
+  FR = 64  /* ring size: a power of two above TD */
+};
+#define HC_UNSURE (TDM_HASH_NONE - 1u) /* answer from the slots: a side key, or no empty slot was met */
+
+/* The candidate slot of a probe from home (a bucket's first slot) read from
+ * the tags: the first slot whose tag is t before the first empty one;
+ * TDM_HASH_NONE when there is none, so the key is absent; HC_UNSURE when the
+ * whole table was scanned without meeting an empty slot (a corrupt table).
+ * Tags are exact, so an absent answer is certain, and a candidate holding
+ * the key is the slot tdm__hs_lookup finds. */
+static inline uint64_t HC_FN(tag_candidate)(const uint8_t *tg, uint64_t home, uint64_t mask, uint8_t t) {
+  enum { G = (unsigned)(64u / sizeof(HC_SLOT)) };
+  uint64_t pos = home, g;
+  for (g = 0; g <= mask / G; g++) {
+    unsigned j, eq = 0, em = 0, hit;
+    for (j = 0; j < G; j++) {
+      eq |= (unsigned)(tg[pos + j] == t) << j;
+      em |= (unsigned)(tg[pos + j] == TDM__HC_TAG_EMPTY) << j;
+    }
+    hit = eq & HC_FN(tdm__hs_before_empty)(em);
+    if (hit) return pos + tdm__hash_ctz(hit);
+    if (em) return TDM_HASH_NONE;
+    pos = (pos + G) & mask;
+  }
+  return HC_UNSURE;
 }
 
 /* Finds keys [lo, hi). values_out / found_out may be NULL. */
 static void HC_FN(find_range)(const tdm_hash *h, const HS_K *keys, HS_V *vo, uint8_t *fo, size_t lo, size_t hi) {
   const HC_SLOT *s = (const HC_SLOT *)tdm__hash_cpu_of(h)->slots;
+  const uint8_t *tg = tdm__hash_cpu_of(h)->tags;
   unsigned l = h->log2cap;
-  uint64_t ring[PF];
+  uint64_t cap = h->cap, mask = cap - 1u, start[FR], cand[FR];
+  uint8_t tag[FR];
   size_t m = hi - lo, i;
-  for (i = 0; i < PF && i < m; i++) {
-    ring[i] = HC_FN(tdm__hs_start)(keys[lo + i], l);
-    __builtin_prefetch(&s[ring[i]], 0, 3);
-  }
+  const HS_K *k = keys + lo;
+  /* Stage 1 for key j: home (or side slot) and tag; prefetch the tag line. */
+#define HC_STAGE1(j)                                                                                              \
+  do {                                                                                                            \
+    HS_K key_ = k[j];                                                                                             \
+    uint64_t mx_ = tdm__hash_mix(key_);                                                                           \
+    unsigned side_ = HC_WCAT(tdm__hash_side, HS_KW)(key_);                                                        \
+    start[(j) % FR] = side_ ? cap + side_ - 1u : tdm__hash_home(mx_, l, 64u / sizeof(HC_SLOT));                   \
+    tag[(j) % FR] = tdm__hc_tag(mx_);                                                                             \
+    if (!side_) __builtin_prefetch(&tg[start[(j) % FR]], 0, 3);                                                   \
+  } while (0)
+  /* Stage 2 for key j: the candidate from the tags; prefetch its slot. */
+#define HC_STAGE2(j)                                                                                              \
+  do {                                                                                                            \
+    uint64_t st_ = start[(j) % FR], c_ = st_ >= cap ? HC_UNSURE : HC_FN(tag_candidate)(tg, st_, mask, tag[(j) % FR]); \
+    cand[(j) % FR] = c_;                                                                                          \
+    if (c_ < cap) __builtin_prefetch(&s[c_], 0, 3);                                                               \
+    else if (c_ == HC_UNSURE) __builtin_prefetch(&s[st_], 0, 3);                                                  \
+  } while (0)
+  for (i = 0; i < TD && i < m; i++) HC_STAGE1(i);
+  for (i = 0; i < SD && i < m; i++) HC_STAGE2(i);
   for (i = 0; i < m; i++) {
-    uint64_t st = ring[i % PF], pos;
-    HS_K key = keys[lo + i];
-    if (i + PF < m) {
-      uint64_t ns = HC_FN(tdm__hs_start)(keys[lo + i + PF], l);
-      ring[i % PF] = ns;
-      __builtin_prefetch(&s[ns], 0, 3);
-    }
-    pos = HC_FN(tdm__hs_lookup)(s, l, key, st, 0);
+    uint64_t c = cand[i % FR], pos;
+    HS_K key = k[i];
+    if (i + TD < m) HC_STAGE1(i + TD);
+    if (i + SD < m) HC_STAGE2(i + SD);
+    if (c == TDM_HASH_NONE) pos = TDM_HASH_NONE;
+    else if (c < cap && s[c].k == key) pos = c;
+    /* A false tag match, a side key or a corrupt table: the slots decide. */
+    else pos = HC_FN(tdm__hs_lookup)(s, l, key, start[i % FR], 0);
     if (pos != TDM_HASH_NONE) {
       if (vo) vo[lo + i] = s[pos].v;
       if (fo) fo[lo + i] = 1;
@@ -219,27 +299,51 @@ static void HC_FN(find_range)(const tdm_hash *h, const HS_K *keys, HS_V *vo, uin
       if (fo) fo[lo + i] = 0;
     }
   }
+#undef HC_STAGE1
+#undef HC_STAGE2
+}
+
+/* First table slot in [lo, hi) whose tag is not what its key word says, or
+ * hi when all agree (tdm_hash_validate). */
+static size_t HC_FN(check_tags)(const HC_SLOT *s, const uint8_t *tg, size_t lo, size_t hi) {
+  size_t i;
+  for (i = lo; i < hi; i++) {
+    HS_K key = s[i].k;
+    uint8_t want = key == (HS_K)TDM_HASH_EMPTY ? TDM__HC_TAG_EMPTY : key == HC_TOMB ? TDM__HC_TAG_TOMB : HC_FN(tag_of)(key);
+    if (tg[i] != want) return i;
+  }
+  return hi;
 }
 
 /* Erases keys [lo, hi); outcomes counted in c. */
 static void HC_FN(erase_range)(tdm_hash *h, const HS_K *keys, size_t lo, size_t hi, int atomic, tdm__hc_counts *c) {
   HC_SLOT *s = (HC_SLOT *)tdm__hash_cpu_of(h)->slots;
+  uint8_t *tg = tdm__hash_cpu_of(h)->tags;
   unsigned l = h->log2cap;
-  uint64_t ring[PF];
+  uint64_t ring[PF], mask = h->cap - 1u;
   size_t m = hi - lo, i;
   for (i = 0; i < PF && i < m; i++) {
     ring[i] = HC_FN(tdm__hs_start)(keys[lo + i], l);
     __builtin_prefetch(&s[ring[i]], 1, 3);
+    __builtin_prefetch(&tg[ring[i] & mask], 1, 3);
   }
   for (i = 0; i < m; i++) {
-    uint64_t st = ring[i % PF];
+    uint64_t st = ring[i % PF], pos;
     HS_K key = keys[lo + i];
+    int o;
     if (i + PF < m) {
       uint64_t ns = HC_FN(tdm__hs_start)(keys[lo + i + PF], l);
       ring[i % PF] = ns;
       __builtin_prefetch(&s[ns], 1, 3);
+      __builtin_prefetch(&tg[ns & mask], 1, 3);
     }
-    c->n[4 + HC_FN(tdm__hs_erase)(s, l, key, st, atomic)]++;
+    /* The slot the key sits in (the erase finds it again, in cache), so the
+     * thread that erases it sets its tag to what the erase left there. */
+    pos = HC_FN(tdm__hs_lookup)(s, l, key, st, atomic);
+    o = pos == TDM_HASH_NONE ? TDM_HASH_ABSENT : HC_FN(tdm__hs_erase)(s, l, key, st, atomic);
+    if (o == TDM_HASH_GONE_TOMB) tg[pos] = TDM__HC_TAG_TOMB;
+    else if (o == TDM_HASH_GONE_EMPTY) tg[pos] = TDM__HC_TAG_EMPTY;
+    c->n[4 + o]++;
   }
 }
 
@@ -300,8 +404,8 @@ static void hc_part_insert(tdm_hash *h, const void *rec, const size_t *b, size_t
 static void hc_part_deferred(tdm_hash *h, const void *rec, const uint8_t *dfr, size_t n, tdm__hc_counts *c) {
   HC_FN(part_deferred)(h, (const HC_SLOT *)rec, dfr, n, c);
 }
-static void hc_rehash_range(const void *src, size_t lo, size_t hi, void *dst, unsigned dl, int atomic) {
-  HC_FN(rehash_range)((const HC_SLOT *)src, lo, hi, (HC_SLOT *)dst, dl, atomic);
+static void hc_rehash_range(const void *src, size_t lo, size_t hi, void *dst, uint8_t *dtg, unsigned dl, int atomic) {
+  HC_FN(rehash_range)((const HC_SLOT *)src, lo, hi, (HC_SLOT *)dst, dtg, dl, atomic);
 }
 static void hc_find_range(const tdm_hash *h, const void *keys, void *vo, uint8_t *fo, size_t lo, size_t hi) {
   HC_FN(find_range)(h, (const HS_K *)keys, (HS_V *)vo, fo, lo, hi);
@@ -318,11 +422,15 @@ static void hc_export_range(const void *s, size_t lo, size_t hi, void *ko, void 
 static size_t hc_export_side(const void *s, uint64_t cap, void *ko, void *vo) {
   return HC_FN(export_side)((const HC_SLOT *)s, cap, (HS_K *)ko, (HS_V *)vo);
 }
+static size_t hc_check_tags(const void *s, const uint8_t *tg, size_t lo, size_t hi) {
+  return HC_FN(check_tags)((const HC_SLOT *)s, tg, lo, hi);
+}
 
 #define HC_FNS                                                                                                    \
   {                                                                                                               \
     hc_insert_run, hc_insert_deferred, hc_part_count, hc_part_scatter, hc_part_insert, hc_part_deferred,          \
-        hc_rehash_range, hc_find_range, hc_erase_range, hc_count_range, hc_export_range, hc_export_side           \
+        hc_rehash_range, hc_find_range, hc_erase_range, hc_count_range, hc_export_range, hc_export_side,          \
+        hc_check_tags                                                                                             \
   }
 
 #undef HC_CAT2
@@ -332,5 +440,6 @@ static size_t hc_export_side(const void *s, uint64_t cap, void *ko, void *vo) {
 #undef HC_WCAT2
 #undef HC_WCAT
 #undef HC_TOMB
+#undef HC_UNSURE
 
 #endif /* TANDEM_HASH_CPU_IMPL_H */

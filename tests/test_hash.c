@@ -536,6 +536,102 @@ Test(hash_unit, validate_names_the_broken_slot) {
   tdm_ctx_destroy(c);
 }
 
+/* The CPU tag bytes (cpu.h) describe their slots exactly after every kind of
+ * write: claims of empty slots and tombstones, erases that leave a tombstone
+ * or an empty slot, growth, the partitioned insert, several threads, clear.
+ * validate compares every tag with its slot, and a corrupted tag is caught. */
+Test(hash_unit, cpu_tags_follow_every_write) {
+  tdm_ctx *c1 = cpu1(), *c2 = prop_ctx(TDM_BACKEND_CPU, 2);
+  tdm_ctx *cs[2] = {c1, c2};
+  size_t n = 200000, i, e;
+  uint64_t *k = malloc(n * 8), *v = malloc(n * 8), *out = malloc(n * 8), x = 7;
+  uint8_t *f = malloc(n);
+  int ci;
+  cr_assert(k && v && out && f);
+  for (i = 0; i < n; i++) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    k[i] = x ^ (x >> 29);
+    v[i] = i;
+  }
+  for (ci = 0; ci < 2; ci++) {
+    tdm_hash *h = make(cs[ci], TDM_U64, TDM_U64, 0, TDM_DUP_KEEP_LAST, 0);
+    tdm__hash_cpu *hc;
+    /* Small batches grow the table through many rehashes; one large batch
+     * into a table of about its size takes the partitioned path. */
+    for (i = 0; i < n / 2; i += 1000) OK(tdm_hash_insert(h, k + i, v + i, 1000));
+    VALID(h);
+    OK(tdm_hash_insert(h, k + n / 2, v + n / 2, n / 2));
+    VALID(h);
+    /* Erase every third key (tombstones and emptied slots), then put half of
+     * them back (claims of tombstones). */
+    for (i = 0; i < n; i += 3) out[i / 3] = k[i];
+    OK(tdm_hash_erase(h, out, (n + 2) / 3, &e));
+    cr_assert_eq(e, (n + 2) / 3);
+    VALID(h);
+    OK(tdm_hash_insert(h, out, out, (n + 2) / 6));
+    VALID(h);
+    OK(tdm_hash_find(h, k, out, f, n));
+    for (i = 0; i < n; i++) {
+      int erased = i % 3 == 0, back = erased && i / 3 < (n + 2) / 6;
+      cr_assert_eq(f[i], !erased || back, "key %zu: found %d", i, f[i]);
+      cr_assert_eq(out[i], back ? k[i] : erased ? 0 : v[i], "key %zu: value", i);
+    }
+    /* A wrong tag is noticed. */
+    hc = tdm__hash_cpu_of(h);
+    for (i = 0; hc->tags[i] == TDM__HC_TAG_EMPTY; i++) {
+    }
+    hc->tags[i] ^= 0x40;
+    cr_assert_eq(tdm_hash_validate(h), TDM_ERR_CORRUPT);
+    cr_assert(strstr(tdm_last_error(), "tag") != NULL, "message: %s", tdm_last_error());
+    hc->tags[i] ^= 0x40;
+    VALID(h);
+    OK(tdm_hash_clear(h));
+    VALID(h);
+    OK(tdm_hash_find(h, k, NULL, f, n));
+    for (i = 0; i < n; i++) cr_assert_eq(f[i], 0);
+    tdm_hash_destroy(h);
+  }
+  free(k);
+  free(v);
+  free(out);
+  free(f);
+  tdm_ctx_destroy(c1);
+  tdm_ctx_destroy(c2);
+}
+
+/* A find whose key shares its home bucket and its tag byte with stored keys
+ * (false tag matches) still answers from the slots: absent keys are absent,
+ * present ones found, whichever of several equal tags comes first. */
+Test(hash_unit, cpu_find_past_false_tag_matches) {
+  tdm_ctx *c = cpu1();
+  tdm_hash *h = make(c, TDM_U64, TDM_U64, 400, TDM_DUP_KEEP_FIRST, 1);
+  unsigned l = h->log2cap;
+  uint64_t same[4], k, home = 0, v;
+  uint8_t tag = 0;
+  int m = 0;
+  /* Four keys with one home and one tag: three stored, one absent. */
+  for (k = 1; m < 4; k++) {
+    uint64_t hm = tdm__hs_start_k64v64(k, l);
+    uint8_t t = tdm__hc_tag(tdm__hash_mix(k));
+    if (m == 0) {
+      home = hm;
+      tag = t;
+    }
+    if (hm == home && t == tag) same[m++] = k;
+  }
+  for (m = 0; m < 3; m++) insert1(h, same[m], 100 + (uint64_t)m);
+  VALID(h);
+  for (m = 0; m < 3; m++) cr_assert(find1(h, same[m], &v) && v == 100 + (uint64_t)m, "stored key %d", m);
+  cr_assert(!find1(h, same[3], &v) && v == 0, "the absent key matches three tags and is still absent");
+  /* With the first one erased (a tombstone ahead of the others). */
+  cr_assert_eq(erase1(h, same[0]), 1);
+  VALID(h);
+  cr_assert(!find1(h, same[0], NULL));
+  cr_assert(find1(h, same[2], &v) && v == 102);
+  tdm_hash_destroy(h);
+  tdm_ctx_destroy(c);
+}
+
 /* ---- model-based properties -------------------------------------------------
  * An operation sequence is an array of u64 words (so prop_check can shrink it):
  *   bits 63..62  op: 0 insert, 1 find, 2 erase, 3 clear
