@@ -110,15 +110,15 @@ static void hc_destroy(tdm_hash *h) {
 /* Moves the table into a new one of 2^dl slots (dropping tombstones). Fails
  * only for lack of memory, before anything changed. */
 static tdm_status rehash(tdm_hash *h, unsigned dl) {
-  size_t bytes = tdm__hash_table_bytes(h, dl), nbytes, tbytes = 0, sb = h->slot_bytes;
+  size_t bytes = tdm__hash_table_bytes(h, dl), nbytes = 0, tbytes = 0, sb = h->slot_bytes;
   uint64_t dcap = (uint64_t)1 << dl;
-  int nmapped, tmapped = 0;
+  int nmapped = 0, tmapped = 0;
   unsigned nt = threads_for(h, h->cap), t;
   char *dst = (char *)table_alloc(h->ctx, bytes, &nmapped, &nbytes);
   uint8_t *dtg = dst ? (uint8_t *)table_alloc(h->ctx, (size_t)dcap, &tmapped, &tbytes) : NULL;
   const char *src = (const char *)HC(h)->slots;
   if (!dtg) {
-    table_free(h->ctx, dst, nmapped, nbytes);
+    if (dst) table_free(h->ctx, dst, nmapped, nbytes);
     return tdm__fail(TDM_ERR_OUT_OF_MEMORY,
                      "tdm_hash_insert: out of host memory growing the table to %zu bytes; the table is unchanged",
                      bytes + (size_t)dcap);
