@@ -419,7 +419,10 @@ __global__ void __launch_bounds__(TDM_GPU_BLOCK)
           at = TDM_HASH_NONE;
           break;
         }
-        if (step == TDM_HASH_STEP_FOUND) break;
+        if (step == TDM_HASH_STEP_FOUND) { /* after a lost swap o holds RETRY: reset it, as tdm__hs_claim does */
+          o = TDM_HASH_FOUND;
+          break;
+        }
         if (lane == 0) prev = cas_v(&s[at].k, expect, key);
         o = hs<K, V>::cas_outcome(tile.shfl(prev, 0), expect, key);
         if (o != TDM_HASH_RETRY) break;
@@ -762,6 +765,7 @@ static tdm_status hg_insert(tdm_hash *h, const void *keys, const void *values, s
   size_t final_cap = grow_log2 ? (size_t)1 << grow_log2 : h->cap, off;
   tdm_status st;
 
+  if (n == 0) return TDM_OK; /* the public layer never asks; chunk sizes below divide by n's chunk */
   if ((st = sc.enter()) != TDM_OK) return st;
   /* Everything that can run out of memory, before the table changes. */
   if ((st = sc.in(keys, n * h->ks, &dk)) != TDM_OK || (st = sc.in(values, n * h->vs, &dv)) != TDM_OK ||
