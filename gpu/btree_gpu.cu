@@ -209,6 +209,7 @@ template <unsigned G>
 static __device__ __forceinline__ uint32_t group_lower(const cg::thread_block_tile<G> &tile, const uint64_t *key,
                                                        uint64_t q) {
   constexpr uint32_t S = 16u / G;
+  static_assert((G == 8 || G == 16) && TDM_GPU_BLOCK % 32u == 0, "a lane group must lie within one warp");
   uint64_t w[S];
   if constexpr (S == 2) {
     ulonglong2 v = __ldg(reinterpret_cast<const ulonglong2 *>(key) + tile.thread_rank());

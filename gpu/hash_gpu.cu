@@ -190,6 +190,7 @@ template <typename K, typename V>
 __global__ void __launch_bounds__(TDM_GPU_BLOCK) find_group_kernel(const typename hs<K, V>::S *s, unsigned l,
                                                                    const K *keys, V *vo, uint8_t *fo, size_t n) {
   constexpr unsigned G = 64u / sizeof(typename hs<K, V>::S);
+  static_assert(32u % G == 0 && TDM_GPU_BLOCK % 32u == 0, "a lane group must lie within one warp");
   cg::thread_block_tile<G> tile = cg::tiled_partition<G>(cg::this_thread_block());
   const unsigned lane = tile.thread_rank();
   const uint64_t cap = (uint64_t)1 << l, mask = cap - 1u;
@@ -385,6 +386,7 @@ __global__ void __launch_bounds__(TDM_GPU_BLOCK)
     claim_runs_kernel(typename hs<K, V>::S *s, unsigned l, const uint64_t *uh, const V *uv, const V *picked,
                       const uint64_t *d_runs, int dup, int vkind, unsigned long long *cnt) {
   constexpr unsigned G = 64u / sizeof(typename hs<K, V>::S);
+  static_assert(32u % G == 0 && TDM_GPU_BLOCK % 32u == 0, "a lane group must lie within one warp");
   __shared__ unsigned long long sh[NCOUNT];
   block_counts bc;
   bc.init(sh);
