@@ -36,9 +36,10 @@
  *    KEEP_FIRST / KEEP_LAST reduce the copies' positions in the sorted batch
  *    with min / max (tdm__dup_pick) and the claim reads the value there, the
  *    run's first / last, because CUB does not document that ReduceByKey
- *    applies its operator in input order. That is the whole election: no per-slot ballot, no table-sized scratch, and a key
- *    repeated through the whole batch is reduced by the whole grid instead
- *    of a chain of atomics on one word.
+ *    applies its operator in input order. That is the whole election: no
+ *    per-slot ballot, no table-sized scratch, and a key repeated through
+ *    the whole batch is reduced by the whole grid instead of a chain of
+ *    atomics on one word.
  *  - Each distinct key is claimed once, so the claim never races another
  *    copy of itself, and its value is written by one lane with a plain store
  *    (tdm__hs_put_run): the policy's combine with a present value is fused
