@@ -45,6 +45,7 @@
 #include <string.h>
 
 #include <cooperative_groups.h>
+#include <thrust/iterator/counting_iterator.h>
 
 #include "gpu_common.cuh"
 #include "tandem/detail/btree_lanes.h"
@@ -208,6 +209,7 @@ template <unsigned G>
 static __device__ __forceinline__ uint32_t group_lower(const cg::thread_block_tile<G> &tile, const uint64_t *key,
                                                        uint64_t q) {
   constexpr uint32_t S = 16u / G;
+  static_assert((G == 8 || G == 16) && TDM_GPU_BLOCK % 32u == 0, "a lane group must lie within one warp");
   uint64_t w[S];
   if constexpr (S == 2) {
     ulonglong2 v = __ldg(reinterpret_cast<const ulonglong2 *>(key) + tile.thread_rank());
@@ -409,12 +411,25 @@ static tdm_status install(tdm_btree *t, const uint64_t *ukb, const uint64_t *uvb
 
 /* Sorts n raw keys / values already in device buffers (modified in place),
  * reduces duplicate runs and installs the result as t's nodes. */
-/* The duplicate policy as a CUB reduction operator: tdm__dup_combine(earlier,
- * later). It is associative for every policy (KEEP_FIRST keeps the left
- * operand, KEEP_LAST the right, SUM / MIN / MAX are), which is all CUB's
- * order-preserving reduce-by-key needs: the result equals the sequential
- * fold tdm__bt_reduce_run the CPU runs (tests/test_hd_spread.c checks the
- * grouping does not matter). */
+/* The duplicate policy as CUB reduction operators that are commutative as
+ * well as associative, since CUB does not document that ReduceByKey applies
+ * its operator in input order: dup_op folds SUM / MIN / MAX values
+ * (tdm__dup_combine), pick_op reduces the positions of a KEEP_FIRST /
+ * KEEP_LAST run to its first / last (tdm__dup_pick; the sort is stable, so
+ * that is the stored entry or the batch copy the CPU keeps). Either way the
+ * result equals the sequential fold tdm__bt_reduce_run the CPU runs
+ * (tests/test_hd_spread.c folds both in any grouping and operand order). */
+struct pick_op {
+  int dup;
+  __device__ __forceinline__ uint64_t operator()(uint64_t a, uint64_t b) const { return tdm__dup_pick(a, b, dup); }
+};
+
+/* uvb[u] = vb[uvb[u]]: a picked position to its value (each thread reads
+ * and writes only its own u). */
+__global__ void k_pick_values(const uint64_t *vb, uint64_t *uvb, uint64_t m) {
+  TDM_GRID_STRIDE(u, m) uvb[u] = vb[uvb[u]];
+}
+
 struct dup_op {
   int dup;
   uint32_t vs;
@@ -432,19 +447,36 @@ static tdm_status reduce_by_key(tdm_btree *t, tdm__gpu_scope &sc, const uint64_t
   tdm_ctx *ctx = t->ctx;
   cudaStream_t s = tdm__stream(ctx);
   dup_op op = {(int)t->dup, t->vs, t->vkind};
+  pick_op pick = {(int)t->dup};
+  const int by_pos = tdm__dup_by_position((int)t->dup);
+  const thrust::counting_iterator<uint64_t> at(0);
   size_t temp_bytes = 0;
   void *temp;
   uint64_t *d_runs, runs = 0;
   tdm_status st;
-  TDM_CUDA_TRY(cub::DeviceReduce::ReduceByKey(NULL, temp_bytes, kb, (uint64_t *)NULL, vb, (uint64_t *)NULL,
-                                              (uint64_t *)NULL, op, (int64_t)n, s),
-               (void)0);
+  if (by_pos)
+    TDM_CUDA_TRY(cub::DeviceReduce::ReduceByKey(NULL, temp_bytes, kb, (uint64_t *)NULL, at, (uint64_t *)NULL,
+                                                (uint64_t *)NULL, pick, (int64_t)n, s),
+                 (void)0);
+  else
+    TDM_CUDA_TRY(cub::DeviceReduce::ReduceByKey(NULL, temp_bytes, kb, (uint64_t *)NULL, vb, (uint64_t *)NULL,
+                                                (uint64_t *)NULL, op, (int64_t)n, s),
+                 (void)0);
   if ((st = sc.alloc(n * 8, ukb)) != TDM_OK || (st = sc.alloc(n * 8, uvb)) != TDM_OK ||
       (st = sc.alloc(8, &d_runs)) != TDM_OK || (st = sc.alloc(temp_bytes ? temp_bytes : 1, &temp)) != TDM_OK)
     return st;
-  TDM_CUDA_TRY(cub::DeviceReduce::ReduceByKey(temp, temp_bytes, kb, *ukb, vb, *uvb, d_runs, op, (int64_t)n, s), (void)0);
+  if (by_pos)
+    TDM_CUDA_TRY(cub::DeviceReduce::ReduceByKey(temp, temp_bytes, kb, *ukb, at, *uvb, d_runs, pick, (int64_t)n, s),
+                 (void)0);
+  else
+    TDM_CUDA_TRY(cub::DeviceReduce::ReduceByKey(temp, temp_bytes, kb, *ukb, vb, *uvb, d_runs, op, (int64_t)n, s),
+                 (void)0);
   TDM_CUDA_TRY(cudaMemcpyAsync(&runs, d_runs, 8, cudaMemcpyDeviceToHost, s), (void)0);
   if ((st = tdm__gpu_sync(ctx, "tdm_btree (reduce by key)")) != TDM_OK) return st;
+  if (by_pos && runs) {
+    k_pick_values<<<tdm__grid(runs), TDM_GPU_BLOCK, 0, s>>>(vb, *uvb, runs);
+    if ((st = tdm__launch_check("tdm_btree (pick values)")) != TDM_OK) return st;
+  }
   *m = runs;
   return TDM_OK;
 }

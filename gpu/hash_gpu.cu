@@ -31,12 +31,15 @@
  *  - The mixer is a bijection (tdm__hash_unmix inverts it), so equal hashes
  *    are equal keys: the sort puts all copies of a key together and the key
  *    need not travel with it (the claim recovers it from the hash). The
- *    sort is stable, so each run keeps batch order, and reduce-by-key folds
- *    it in that order with tdm__dup_combine: KEEP_FIRST keeps the run's
- *    first value, KEEP_LAST its last, SUM / MIN / MAX fold it. That is the
- *    whole election: no per-slot ballot, no table-sized scratch, and a key
- *    repeated through the whole batch is reduced by the whole grid instead
- *    of a chain of atomics on one word.
+ *    sort is stable, so each run keeps batch order. Reduce-by-key folds
+ *    SUM / MIN / MAX values with tdm__dup_combine (commutative for those);
+ *    KEEP_FIRST / KEEP_LAST reduce the copies' positions in the sorted batch
+ *    with min / max (tdm__dup_pick) and the claim reads the value there, the
+ *    run's first / last, because CUB does not document that ReduceByKey
+ *    applies its operator in input order. That is the whole election: no
+ *    per-slot ballot, no table-sized scratch, and a key repeated through
+ *    the whole batch is reduced by the whole grid instead of a chain of
+ *    atomics on one word.
  *  - Each distinct key is claimed once, so the claim never races another
  *    copy of itself, and its value is written by one lane with a plain store
  *    (tdm__hs_put_run): the policy's combine with a present value is fused
@@ -78,6 +81,7 @@
 #include <cub/device/device_scan.cuh>
 
 #include <cooperative_groups.h>
+#include <thrust/iterator/counting_iterator.h>
 
 #include "gpu_common.cuh"
 #include "sort_cub.cuh"
@@ -187,6 +191,7 @@ template <typename K, typename V>
 __global__ void __launch_bounds__(TDM_GPU_BLOCK) find_group_kernel(const typename hs<K, V>::S *s, unsigned l,
                                                                    const K *keys, V *vo, uint8_t *fo, size_t n) {
   constexpr unsigned G = 64u / sizeof(typename hs<K, V>::S);
+  static_assert(32u % G == 0 && TDM_GPU_BLOCK % 32u == 0, "a lane group must lie within one warp");
   cg::thread_block_tile<G> tile = cg::tiled_partition<G>(cg::this_thread_block());
   const unsigned lane = tile.thread_rank();
   const uint64_t cap = (uint64_t)1 << l, mask = cap - 1u;
@@ -323,10 +328,13 @@ __global__ void hash_pairs_kernel(const K *keys, const V *vals, uint64_t *hk, V 
   }
 }
 
-/* Step 3's operator: the duplicate policy, tdm__dup_combine(earlier, later).
- * Associative for every policy, which is all CUB's order-keeping
- * reduce-by-key needs (tests/test_hd_spread.c checks that grouping does not
- * change the fold). One instantiation per value width. */
+/* Step 3's operators, both commutative and associative, so the result does
+ * not depend on the order in which CUB combines partial results (its
+ * ReduceByKey documents no order). run_op: SUM / MIN / MAX on the values
+ * (tdm__dup_combine). pick_op: KEEP_FIRST / KEEP_LAST on the copies'
+ * positions in the sorted batch (tdm__dup_pick: the smallest / largest, the
+ * run's first / last copy since the sort is stable). tests/test_hd_spread.c
+ * folds both in any grouping and operand order. */
 static __device__ __forceinline__ uint32_t dup_v(uint32_t a, uint32_t b, int dup, int vk) {
   return tdm__dup_combine32(a, b, dup, vk);
 }
@@ -338,10 +346,37 @@ struct run_op {
   int dup, vkind;
   __device__ __forceinline__ V operator()(const V &a, const V &b) const { return dup_v(a, b, dup, vkind); }
 };
+template <typename V>
+struct pick_op {
+  int dup;
+  __device__ __forceinline__ V operator()(const V &a, const V &b) const {
+    return (V)tdm__dup_pick((uint64_t)a, (uint64_t)b, dup);
+  }
+};
+
+/* Step 3 for a sorted chunk of n (hash, value) pairs: unique hashes to ku,
+ * per run either the folded value (run_op) or, for KEEP_FIRST / KEEP_LAST,
+ * the kept copy's position in the sorted chunk, held in a V (a chunk has at
+ * most 2^28 keys), to vu; the run count to *runs. With temp NULL only sizes
+ * temp_bytes: the sizing and the call go through this one function, so they
+ * always name the same CUB instantiation. */
+template <typename V>
+static cudaError_t reduce_runs(void *temp, size_t &temp_bytes, const uint64_t *k, uint64_t *ku, const V *v, V *vu,
+                               uint64_t *runs, int dup, int vkind, size_t n, cudaStream_t st) {
+  if (tdm__dup_by_position(dup)) {
+    pick_op<V> op = {dup};
+    return cub::DeviceReduce::ReduceByKey(temp, temp_bytes, k, ku, thrust::counting_iterator<V>((V)0), vu, runs, op,
+                                          (int64_t)n, st);
+  }
+  run_op<V> op = {dup, vkind};
+  return cub::DeviceReduce::ReduceByKey(temp, temp_bytes, k, ku, v, vu, runs, op, (int64_t)n, st);
+}
 
 /* Step 4: a tile of G lanes (the slots of one 64-byte bucket) per distinct
  * key: uh[u] is the key's hash, uv[u] its run's value, *d_runs the number of
- * distinct keys. The group reads the key's probe a bucket at a time, as the
+ * distinct keys; with picked (KEEP_FIRST / KEEP_LAST) uv[u] is a position
+ * in picked, the sorted values, and the run's value is picked[uv[u]]. The
+ * group reads the key's probe a bucket at a time, as the
  * v2 find does, with three ballots (match, empty, tombstone) per bucket;
  * tdm__hs_claim_step decides, lane 0 swaps the key into the chosen slot and
  * the group learns the outcome by a shuffle. A marker key (side slot) needs
@@ -349,9 +384,10 @@ struct run_op {
  * (tdm__hs_put_run) and counts the outcome as legacy's claim pass does. */
 template <typename K, typename V>
 __global__ void __launch_bounds__(TDM_GPU_BLOCK)
-    claim_runs_kernel(typename hs<K, V>::S *s, unsigned l, const uint64_t *uh, const V *uv, const uint64_t *d_runs,
-                      int dup, int vkind, unsigned long long *cnt) {
+    claim_runs_kernel(typename hs<K, V>::S *s, unsigned l, const uint64_t *uh, const V *uv, const V *picked,
+                      const uint64_t *d_runs, int dup, int vkind, unsigned long long *cnt) {
   constexpr unsigned G = 64u / sizeof(typename hs<K, V>::S);
+  static_assert(32u % G == 0 && TDM_GPU_BLOCK % 32u == 0, "a lane group must lie within one warp");
   __shared__ unsigned long long sh[NCOUNT];
   block_counts bc;
   bc.init(sh);
@@ -386,7 +422,10 @@ __global__ void __launch_bounds__(TDM_GPU_BLOCK)
           at = TDM_HASH_NONE;
           break;
         }
-        if (step == TDM_HASH_STEP_FOUND) break;
+        if (step == TDM_HASH_STEP_FOUND) { /* after a lost swap o holds RETRY: reset it, as tdm__hs_claim does */
+          o = TDM_HASH_FOUND;
+          break;
+        }
         if (lane == 0) prev = cas_v(&s[at].k, expect, key);
         o = hs<K, V>::cas_outcome(tile.shfl(prev, 0), expect, key);
         if (o != TDM_HASH_RETRY) break;
@@ -397,7 +436,7 @@ __global__ void __launch_bounds__(TDM_GPU_BLOCK)
         bc.add(TDM_HASH_FOUND);
       } else {
         if (o != TDM_HASH_FOUND) bc.add(o);
-        hs<K, V>::put_run(s, at, o, uv[u], dup, vkind);
+        hs<K, V>::put_run(s, at, o, picked ? picked[(size_t)uv[u]] : uv[u], dup, vkind);
       }
     }
   }
@@ -616,14 +655,12 @@ template <typename K, typename V>
 static void v2_temp_bytes(tdm_hash *h, size_t m, size_t *bytes, cudaError_t *err) {
   cub::DoubleBuffer<uint64_t> kb(NULL, NULL);
   cub::DoubleBuffer<V> vb(NULL, NULL);
-  run_op<V> op = {(int)h->dup, h->vkind};
   size_t sort_bytes = 0, reduce_bytes = 0;
   cudaStream_t st = tdm__stream(h->ctx);
   (void)sizeof(K);
   *err = tdm__cub_sort<uint64_t, V>(NULL, sort_bytes, kb, vb, m, 0, 64, st);
   if (*err == cudaSuccess)
-    *err = cub::DeviceReduce::ReduceByKey(NULL, reduce_bytes, (const uint64_t *)NULL, (uint64_t *)NULL,
-                                          (const V *)NULL, (V *)NULL, (uint64_t *)NULL, op, (int64_t)m, st);
+    *err = reduce_runs<V>(NULL, reduce_bytes, NULL, NULL, NULL, NULL, NULL, (int)h->dup, h->vkind, m, st);
   if (reduce_bytes > sort_bytes) sort_bytes = reduce_bytes;
   if (sort_bytes > *bytes) *bytes = sort_bytes;
 }
@@ -665,19 +702,20 @@ static tdm_status launch_insert_v2(tdm_hash *h, const K *k, const V *v, size_t n
   cudaStream_t st = tdm__stream(h->ctx);
   cub::DoubleBuffer<uint64_t> kb(x->hk[0], x->hk[1]);
   cub::DoubleBuffer<V> vb((V *)x->hv[0], (V *)x->hv[1]);
-  run_op<V> op = {(int)h->dup, h->vkind};
   size_t temp_bytes = x->temp_bytes;
   tdm_status s;
   hash_pairs_kernel<K, V><<<tdm__grid(n), TDM_GPU_BLOCK, 0, st>>>(k, v, kb.Current(), vb.Current(), n);
   if ((s = tdm__launch_check("tdm_hash_insert (hash)")) != TDM_OK) return s;
   TDM_CUDA_TRY((tdm__cub_sort<uint64_t, V>(x->temp, temp_bytes, kb, vb, n, 0, 64, st)), (void)0);
   temp_bytes = x->temp_bytes;
-  /* The reduce writes into the sort's alternates, free now. */
-  TDM_CUDA_TRY(cub::DeviceReduce::ReduceByKey(x->temp, temp_bytes, kb.Current(), kb.Alternate(), vb.Current(),
-                                              vb.Alternate(), x->runs, op, (int64_t)n, st),
+  /* The reduce writes into the sort's alternates, free now; the sorted
+   * values stay in Current() for a KEEP_FIRST / KEEP_LAST claim to pick. */
+  TDM_CUDA_TRY(reduce_runs<V>(x->temp, temp_bytes, kb.Current(), kb.Alternate(), vb.Current(), vb.Alternate(), x->runs,
+                              (int)h->dup, h->vkind, n, st),
                (void)0);
+  const V *picked = tdm__dup_by_position((int)h->dup) ? vb.Current() : NULL;
   claim_runs_kernel<K, V><<<tdm__grid(n * (64u / sizeof(S))), TDM_GPU_BLOCK, 0, st>>>(
-      (S *)d_slots(h), h->log2cap, kb.Alternate(), vb.Alternate(), x->runs, (int)h->dup, h->vkind, cnt);
+      (S *)d_slots(h), h->log2cap, kb.Alternate(), vb.Alternate(), picked, x->runs, (int)h->dup, h->vkind, cnt);
   return TDM_OK;
 }
 
@@ -730,6 +768,7 @@ static tdm_status hg_insert(tdm_hash *h, const void *keys, const void *values, s
   size_t final_cap = grow_log2 ? (size_t)1 << grow_log2 : h->cap, off;
   tdm_status st;
 
+  if (n == 0) return TDM_OK; /* the public layer never asks; chunk sizes below divide by n's chunk */
   if ((st = sc.enter()) != TDM_OK) return st;
   /* Everything that can run out of memory, before the table changes. */
   if ((st = sc.in(keys, n * h->ks, &dk)) != TDM_OK || (st = sc.in(values, n * h->vs, &dv)) != TDM_OK ||

@@ -4,7 +4,8 @@
  *
  * The simulation does what the kernels do: hash every key (tdm__hash_mix),
  * sort the (hash, value) pairs stably by hash, fold each run of one key with
- * the policy in a random grouping (what a parallel reduce-by-key may do),
+ * the policy's order-free operator in a random grouping and operand order
+ * (what a parallel reduce-by-key may do),
  * recover the key from the hash (tdm__hash_unmix), then give each distinct
  * key to a lane group whose lanes are simulated one by one
  * (tdm__hs_lane_bits, tdm__hs_claim_step, tdm__hs_claim_last, the swap,
@@ -36,22 +37,34 @@
  * tables left with a single empty slot. */
 static uint64_t g_retries, g_wraps, g_full;
 
-/* A policy fold in a random grouping: chunks of random length folded on their
- * own, then the chunk results in order. */
+/* A policy fold as the kernels' reduce-by-key may do it: chunks of random
+ * length folded on their own, then the chunk results, each combine with its
+ * operands in a random order (CUB documents no order). SUM / MIN / MAX fold
+ * the values; KEEP_FIRST / KEEP_LAST the copies' positions (tdm__dup_pick),
+ * and the value at the kept position is the run's. */
+static uint64_t fold_pair(uint64_t a, uint64_t b, int dup, uint32_t vs, int vkind, prop_rng *r) {
+  if (prop_below(r, 2)) {
+    uint64_t t = a;
+    a = b;
+    b = t;
+  }
+  return tdm__dup_by_position(dup) ? tdm__dup_pick(a, b, dup) : tdm__dup_combine(a, b, dup, vs, vkind);
+}
 static uint64_t fold_grouped(const uint64_t *v, size_t n, int dup, uint32_t vs, int vkind, prop_rng *r) {
+  const int by_pos = tdm__dup_by_position(dup);
   uint64_t acc = 0;
   size_t s = 0;
   int have = 0;
   while (s < n) {
     size_t e = s + 1 + (size_t)prop_below(r, 9), i;
-    uint64_t part = v[s];
+    uint64_t part = by_pos ? s : v[s];
     if (e > n) e = n;
-    for (i = s + 1; i < e; i++) part = tdm__dup_combine(part, v[i], dup, vs, vkind);
-    acc = have ? tdm__dup_combine(acc, part, dup, vs, vkind) : part;
+    for (i = s + 1; i < e; i++) part = fold_pair(part, by_pos ? i : v[i], dup, vs, vkind, r);
+    acc = have ? fold_pair(acc, part, dup, vs, vkind, r) : part;
     have = 1;
     s = e;
   }
-  return acc;
+  return by_pos ? v[acc] : acc;
 }
 
 /* (hash, batch index) pairs, ordered by hash then index: a stable sort. */

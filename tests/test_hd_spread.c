@@ -6,6 +6,9 @@
  *    result (one thread per output instead of one per query).
  *  - tdm__dup_combine grouped in any way (what a parallel reduce-by-key over
  *    a run of equal keys does) equals the sequential fold tdm__bt_reduce_run.
+ *  - the order-free form the CUDA reduce-by-key runs (tdm__dup_by_position,
+ *    tdm__dup_pick): combined in any grouping and any operand order, since
+ *    CUB's ReduceByKey documents no order, it still equals that fold.
  */
 #include <criterion/criterion.h>
 #include <stdint.h>
@@ -77,4 +80,63 @@ Test(hd_spread, dup_policies_fold_in_any_grouping) {
                        dup, vs, kinds[k], (unsigned long long)e, (unsigned long long)got, (unsigned long long)want);
         }
       }
+}
+
+/* Folds vals[s, e) in a random binary tree with the operands of every node in
+ * a random order: what a reduction that may combine partial results in any
+ * order can do. Values for SUM / MIN / MAX; for KEEP_FIRST / KEEP_LAST the
+ * copies' positions (tdm__dup_pick), then the value at the kept one, as the
+ * CUDA hash insert and B+ tree build do. */
+static uint64_t any_order_fold(const uint64_t *vals, uint64_t s, uint64_t e, int dup, uint32_t vs, int vkind,
+                               uint64_t *seed) {
+  uint64_t mid, a, b;
+  *seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
+  if (e - s == 1) return tdm__dup_by_position(dup) ? s : vals[s];
+  mid = s + 1 + (*seed >> 33) % (e - s - 1);
+  a = any_order_fold(vals, s, mid, dup, vs, vkind, seed);
+  b = any_order_fold(vals, mid, e, dup, vs, vkind, seed);
+  if (*seed >> 63) { /* the right part first */
+    uint64_t t = a;
+    a = b;
+    b = t;
+  }
+  return tdm__dup_by_position(dup) ? tdm__dup_pick(a, b, dup) : tdm__dup_combine(a, b, dup, vs, vkind);
+}
+
+Test(hd_spread, order_free_reduce_matches_the_fold_in_any_order) {
+  enum { N = 200 };
+  uint64_t vals[N], seed = 5;
+  static const int kinds[] = {TDM_KIND_UNSIGNED, TDM_KIND_SIGNED, TDM_KIND_FLOAT};
+  for (int dup = TDM__DUP_KEEP_FIRST; dup <= TDM__DUP_MAX; dup++)
+    for (uint32_t vs = 4; vs <= 8; vs += 4)
+      for (int k = 0; k < 3; k++) {
+        if (dup == TDM__DUP_SUM && kinds[k] == TDM_KIND_FLOAT) continue;
+        for (int trial = 0; trial < 30; trial++) {
+          for (int i = 0; i < N; i++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            /* Few distinct values, so MIN / MAX see ties of equal bits too. */
+            uint64_t r = trial % 2 ? seed % 5 : seed;
+            vals[i] = vs == 4 ? (uint32_t)(r ^ (r >> 32)) : r ^ (r >> 29);
+          }
+          uint64_t e = 1 + (uint64_t)trial * 17 % N;
+          uint64_t want = tdm__bt_reduce_run(vals, 0, e, dup, vs, kinds[k]);
+          uint64_t got = any_order_fold(vals, 0, e, dup, vs, kinds[k], &seed);
+          if (tdm__dup_by_position(dup)) got = vals[got];
+          cr_assert_eq(got, want, "policy %d, %u-byte values, kind %d, run of %llu: any order %llx, sequential %llx",
+                       dup, vs, kinds[k], (unsigned long long)e, (unsigned long long)got, (unsigned long long)want);
+        }
+      }
+}
+
+/* Why KEEP_FIRST / KEEP_LAST reduce positions: on values their combine keeps
+ * one operand, so swapping the operands changes the result, which an
+ * operator that CUB may apply in either order must not do. */
+Test(hd_spread, keep_policies_are_not_commutative_on_values_but_are_on_positions) {
+  for (int dup = TDM__DUP_KEEP_FIRST; dup <= TDM__DUP_KEEP_LAST; dup++) {
+    cr_assert(tdm__dup_by_position(dup));
+    cr_assert_neq(tdm__dup_combine(1, 2, dup, 8, TDM_KIND_UNSIGNED), tdm__dup_combine(2, 1, dup, 8, TDM_KIND_UNSIGNED));
+    cr_assert_eq(tdm__dup_pick(3, 9, dup), tdm__dup_pick(9, 3, dup));
+    cr_assert_eq(tdm__dup_pick(3, 9, dup), dup == TDM__DUP_KEEP_FIRST ? 3u : 9u);
+  }
+  for (int dup = TDM__DUP_SUM; dup <= TDM__DUP_MAX; dup++) cr_assert(!tdm__dup_by_position(dup));
 }

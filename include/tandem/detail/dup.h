@@ -50,4 +50,20 @@ TDM_HD uint64_t tdm__dup_combine(uint64_t old, uint64_t in, int dup, uint32_t vs
                  : tdm__dup_combine64(old, in, dup, vkind);
 }
 
+/* The order-free form of a policy, for a parallel reduce-by-key over a run
+ * of copies of one key. SUM, MIN and MAX combine values and are commutative
+ * as well as associative (MIN / MAX compare in a total order of the bits, so
+ * two different values never tie). KEEP_FIRST and KEEP_LAST are not
+ * commutative on values (tdm__dup_combine keeps its left / right operand),
+ * and a library reduce-by-key need not apply its operator in input order
+ * (CUB documents no such promise for DeviceReduce::ReduceByKey), so they
+ * reduce the copies' positions in batch order instead: the smallest / the
+ * largest, which is commutative and associative, and the caller then reads
+ * the value at the kept position. */
+TDM_HD int tdm__dup_by_position(int dup) { return dup == TDM__DUP_KEEP_FIRST || dup == TDM__DUP_KEEP_LAST; }
+TDM_HD uint64_t tdm__dup_pick(uint64_t a, uint64_t b, int dup) {
+  if (dup == TDM__DUP_KEEP_FIRST) return b < a ? b : a;
+  return b > a ? b : a;
+}
+
 #endif /* TANDEM_HD_DUP_H */
