@@ -238,17 +238,31 @@ tdm_status tdm__cpu_sort(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type v
   return TDM_OK;
 }
 
-/* Fills kb with the sort bits of keys and perm with 0, 1, ..., n - 1. */
-static void arg_fill(const rs_work *w, const void *keys, void *kb, void *perm, size_t ks, size_t is, size_t n,
-                     int kind, int desc) {
-  long i;
-#pragma omp parallel for num_threads(w->threads) schedule(static) if (n > RS_MIN_PER_TASK)
-  for (i = 0; i < (long)n; i++) {
+/* Elements [lo, hi) of arg_fill. */
+static void arg_fill_range(const void *keys, void *kb, void *perm, size_t ks, size_t is, size_t lo, size_t hi,
+                           int kind, int desc) {
+  size_t i;
+  for (i = lo; i < hi; i++) {
     if (ks == 4) ((uint32_t *)kb)[i] = tdm__sortbits32(((const uint32_t *)keys)[i], kind, desc);
     else ((uint64_t *)kb)[i] = tdm__sortbits64(((const uint64_t *)keys)[i], kind, desc);
     if (is == 4) ((uint32_t *)perm)[i] = (uint32_t)i;
     else ((uint64_t *)perm)[i] = (uint64_t)i;
   }
+}
+
+/* Fills kb with the sort bits of keys and perm with 0, 1, ..., n - 1. Small
+ * inputs stay out of the parallel construct: its if clause would still cost
+ * a futex wake, as first_pass (radix_impl.h) explains. */
+static void arg_fill(const rs_work *w, const void *keys, void *kb, void *perm, size_t ks, size_t is, size_t n,
+                     int kind, int desc) {
+  int P = rs_tasks(w, n), t;
+  if (P == 1) {
+    arg_fill_range(keys, kb, perm, ks, is, 0, n, kind, desc);
+    return;
+  }
+#pragma omp parallel for num_threads(P) schedule(static, 1)
+  for (t = 0; t < P; t++)
+    arg_fill_range(keys, kb, perm, ks, is, rs_chunk(n, P, t), rs_chunk(n, P, t + 1), kind, desc);
 }
 
 tdm_status tdm__cpu_argsort(tdm_ctx *ctx, tdm_type key_type, const void *keys, tdm_type index_type,
