@@ -167,7 +167,7 @@ typedef struct rs_layout {
  * values (0: none); bits_bytes is an extra key array (argsort's key copy). */
 static rs_layout rs_plan(const tdm_ctx *ctx, size_t n, size_t ks, size_t vs, size_t bits_bytes) {
   rs_layout l;
-  size_t off = 0, e = rs_line_elems(ks, vs);
+  size_t off = 0, e = rs_line_elems(ks, vs), part;
   size_t t = (size_t)tdm__threads_for(ctx, n, RS_MIN_PER_TASK);
   if (t > RS_MAX_TASKS) t = RS_MAX_TASKS;
   l.threads = (int)t;
@@ -179,13 +179,17 @@ static rs_layout rs_plan(const tdm_ctx *ctx, size_t n, size_t ks, size_t vs, siz
   l.wc_stride = ((size_t)RS_MSD_MAX_B * e * (ks + vs) + 63) & ~(size_t)63;
   l.bucket_max = 2 * l.local_max;
   l.priv_stride = (l.bucket_max * (ks + vs) + 64 + 63) & ~(size_t)63;
+  /* An input local_sort takes at once (one thread, n <= local_max) never
+   * partitions: without the partition tables (some 300 KiB, fixed) a small
+   * sort asks for a few KiB, which the heap serves without a mapping. */
+  part = n > l.local_max;
   l.bits = tdm__carve(&off, bits_bytes);
   l.tmp = tdm__carve(&off, n * ks);
   l.tmpv = tdm__carve(&off, n * vs);
-  l.cnt = tdm__carve(&off, t * RS_MSD_MAX_B * sizeof(size_t));
-  l.bstart = tdm__carve(&off, (size_t)RS_MAX_DEPTH * (RS_MSD_MAX_B + 1) * sizeof(size_t));
-  l.fill = tdm__carve(&off, t * 2 * RS_MSD_MAX_B * sizeof(uint32_t));
-  l.wc = tdm__carve(&off, t * l.wc_stride);
+  l.cnt = tdm__carve(&off, part ? t * RS_MSD_MAX_B * sizeof(size_t) : 0);
+  l.bstart = tdm__carve(&off, part ? (size_t)RS_MAX_DEPTH * (RS_MSD_MAX_B + 1) * sizeof(size_t) : 0);
+  l.fill = tdm__carve(&off, part ? t * 2 * RS_MSD_MAX_B * sizeof(uint32_t) : 0);
+  l.wc = tdm__carve(&off, part ? t * l.wc_stride : 0);
   l.priv = tdm__carve(&off, t * l.priv_stride);
   l.total = off;
   return l;
