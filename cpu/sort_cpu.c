@@ -208,6 +208,63 @@ static void rs_work_init(rs_work *w, const rs_layout *l, char *base) {
   w->priv_stride = l->priv_stride;
 }
 
+#if TANDEM_HAVE_HWY
+/* Pairs and argsorts of at most this many elements take small_sort. */
+#define RS_SMALL_MAX ((size_t)4096)
+
+/* Scratch of small_sort: the wide keys, then a copy of the values. */
+static size_t small_plan(size_t n, size_t ks, size_t vs, size_t *vcopy_at) {
+  size_t off = 0;
+  (void)tdm__carve(&off, n * 2 * ks);
+  *vcopy_at = tdm__carve(&off, n * vs);
+  return off;
+}
+
+/* A stable sort of a few thousand (key, value) pairs, or an argsort: each
+ * key's sort bits and its index form one key twice as wide ((bits << 32) |
+ * i for 32-bit keys; high word bits, low word i for 64-bit keys), which
+ * vqsort orders. No two wide keys are equal and the index breaks ties, so
+ * the order is the stable one and the output the radix passes' bytes. At
+ * this size the radix passes spend most of their time on the fixed cost of
+ * each digit (a 256-entry histogram per pass, up to 8 passes for 64-bit
+ * keys). keys_out receives the sorted keys (sort_pairs) or is NULL; vals
+ * (vs bytes each) is permuted in place; perm (is bytes each) receives the
+ * indices (argsort) or is NULL. */
+static void small_sort(const void *keys, void *keys_out, size_t ks, int kind, int desc, void *vals, size_t vs,
+                       void *perm, size_t is, size_t n, char *base) {
+  size_t vcopy_at, i;
+  uint64_t *wide = (uint64_t *)base;
+  char *vcopy;
+  (void)small_plan(n, ks, vs, &vcopy_at);
+  vcopy = base + vcopy_at;
+  if (ks == 4) {
+    for (i = 0; i < n; i++)
+      wide[i] = (uint64_t)tdm__sortbits32(((const uint32_t *)keys)[i], kind, desc) << 32 | (uint64_t)i;
+    tdm__vq_sort_u64(wide, n);
+  } else {
+    for (i = 0; i < n; i++) {
+      wide[2 * i] = (uint64_t)i;
+      wide[2 * i + 1] = tdm__sortbits64(((const uint64_t *)keys)[i], kind, desc);
+    }
+    tdm__vq_sort_u128(wide, n);
+  }
+  if (vs) memcpy(vcopy, vals, n * vs);
+  for (i = 0; i < n; i++) {
+    size_t at = ks == 4 ? (size_t)(uint32_t)wide[i] : (size_t)wide[2 * i];
+    if (keys_out) {
+      if (ks == 4) ((uint32_t *)keys_out)[i] = tdm__unsortbits32((uint32_t)(wide[i] >> 32), kind, desc);
+      else ((uint64_t *)keys_out)[i] = tdm__unsortbits64(wide[2 * i + 1], kind, desc);
+    }
+    if (vs == 4) ((uint32_t *)vals)[i] = ((const uint32_t *)vcopy)[at];
+    else if (vs == 8) ((uint64_t *)vals)[i] = ((const uint64_t *)vcopy)[at];
+    if (perm) {
+      if (is == 4) ((uint32_t *)perm)[i] = (uint32_t)at;
+      else ((uint64_t *)perm)[i] = (uint64_t)at;
+    }
+  }
+}
+#endif
+
 tdm_status tdm__cpu_sort(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type value_type, void *values,
                          size_t n, int desc) {
   size_t ks = tdm_type_size(key_type), vs = values ? tdm_type_size(value_type) : 0;
@@ -222,6 +279,16 @@ tdm_status tdm__cpu_sort(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type v
   o.desc = desc;
   o.identity = (o.kind == TDM_KIND_UNSIGNED && !desc);
   /* n * (ks + vs) cannot overflow: the caller checked both arrays exist. */
+#if TANDEM_HAVE_HWY
+  if (vs && n <= RS_SMALL_MAX) {
+    size_t vcopy_at;
+    st = tdm__host_scratch(ctx, small_plan(n, ks, vs, &vcopy_at), &s);
+    if (st != TDM_OK) return st;
+    small_sort(keys, keys, ks, o.kind, desc, values, vs, NULL, 0, n, (char *)s.ptr);
+    tdm__host_scratch_release(ctx, &s);
+    return TDM_OK;
+  }
+#endif
   l = rs_plan(ctx, n, ks, vs, 0);
   st = tdm__host_scratch(ctx, l.total, &s);
   if (st != TDM_OK) return st;
@@ -280,6 +347,16 @@ tdm_status tdm__cpu_argsort(tdm_ctx *ctx, tdm_type key_type, const void *keys, t
   char *base;
   tdm_status st;
 
+#if TANDEM_HAVE_HWY
+  if (n <= RS_SMALL_MAX) {
+    size_t vcopy_at;
+    st = tdm__host_scratch(ctx, small_plan(n, ks, 0, &vcopy_at), &s);
+    if (st != TDM_OK) return st;
+    small_sort(keys, NULL, ks, kind, desc, NULL, 0, perm_out, is, n, (char *)s.ptr);
+    tdm__host_scratch_release(ctx, &s);
+    return TDM_OK;
+  }
+#endif
   l = rs_plan(ctx, n, ks, is, n * ks);
   st = tdm__host_scratch(ctx, l.total, &s);
   if (st != TDM_OK) return st;
