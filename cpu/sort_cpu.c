@@ -5,7 +5,9 @@
  * sorted by the radix sort of radix_impl.h, and mapped back by the last write
  * of each element. All memory is taken before the first byte of the caller's
  * arrays changes, so a failure (out of memory) leaves them as they were, and
- * nothing after that point can fail.
+ * nothing after that point can fail. Pairs and argsorts of up to
+ * RS_SMALL_MAX elements take small_sort instead (one vqsort of (bits,
+ * index) keys) when Highway is built in.
  */
 #include <omp.h>
 #include <string.h>
