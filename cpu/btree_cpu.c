@@ -156,13 +156,19 @@ static tdm_status batch_sort(const tdm_btree *t, const void *keys, const void *v
   b->kb = (uint64_t *)(base + o_kb);
   b->vb = vs ? (uint64_t *)(base + o_vb) : NULL;
   { /* In parallel: the copy is the first touch of fresh pages, and the
-     * kernel zeroes each page in the thread that touches it. */
+     * kernel zeroes each page in the thread that touches it. One part runs
+     * inline (see QUERY_LOOPS). */
     long c, parts = tdm__threads_for(t->ctx, n, (size_t)1 << 18);
+    if (parts == 1) {
+      memcpy(b->kraw, keys, n * ks);
+      if (vs) memcpy(b->vraw, values, n * vs);
+    } else {
 #pragma omp parallel for num_threads((int)parts) schedule(static)
-    for (c = 0; c < parts; c++) {
-      size_t s0 = n / (size_t)parts * (size_t)c, s1 = c + 1 == parts ? n : n / (size_t)parts * (size_t)(c + 1);
-      memcpy((char *)b->kraw + s0 * ks, (const char *)keys + s0 * ks, (s1 - s0) * ks);
-      if (vs) memcpy((char *)b->vraw + s0 * vs, (const char *)values + s0 * vs, (s1 - s0) * vs);
+      for (c = 0; c < parts; c++) {
+        size_t s0 = n / (size_t)parts * (size_t)c, s1 = c + 1 == parts ? n : n / (size_t)parts * (size_t)(c + 1);
+        memcpy((char *)b->kraw + s0 * ks, (const char *)keys + s0 * ks, (s1 - s0) * ks);
+        if (vs) memcpy((char *)b->vraw + s0 * vs, (const char *)values + s0 * vs, (s1 - s0) * vs);
+      }
     }
   }
   if (n > 1) {
@@ -209,9 +215,13 @@ static int bulk_fill(tdm_btree *t, const tdm__bt_geom *g, const void *keys, cons
                      uint32_t vs, int kind) {
   long i;
   uint32_t l;
-  int ok = 1;
-#pragma omp parallel for num_threads(tdm__threads_for(t->ctx, g->cnt[0], 4096)) schedule(static) reduction(& : ok)
-  for (i = 0; i < (long)g->cnt[0]; i++) ok &= tdm__bt_fill_leaf(BT(t)->nodes, g, keys, vals, ks, vs, kind, (uint64_t)i);
+  int ok = 1, nt = tdm__threads_for(t->ctx, g->cnt[0], 4096);
+  if (nt == 1) { /* inline: see QUERY_LOOPS */
+    for (i = 0; i < (long)g->cnt[0]; i++) ok &= tdm__bt_fill_leaf(BT(t)->nodes, g, keys, vals, ks, vs, kind, (uint64_t)i);
+  } else {
+#pragma omp parallel for num_threads(nt) schedule(static) reduction(& : ok)
+    for (i = 0; i < (long)g->cnt[0]; i++) ok &= tdm__bt_fill_leaf(BT(t)->nodes, g, keys, vals, ks, vs, kind, (uint64_t)i);
+  }
   if (!ok) return 0;
   for (l = 1; l < g->h; l++)
     for (i = 0; i < (long)g->cnt[l]; i++) tdm__bt_fill_inner(BT(t)->nodes, g, keys, ks, kind, l, (uint64_t)i);
