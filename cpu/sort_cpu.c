@@ -5,7 +5,9 @@
  * sorted by the radix sort of radix_impl.h, and mapped back by the last write
  * of each element. All memory is taken before the first byte of the caller's
  * arrays changes, so a failure (out of memory) leaves them as they were, and
- * nothing after that point can fail.
+ * nothing after that point can fail. Pairs and argsorts of up to
+ * RS_SMALL_MAX elements take small_sort instead (one vqsort of (bits,
+ * index) keys) when Highway is built in.
  */
 #include <omp.h>
 #include <string.h>
@@ -167,7 +169,7 @@ typedef struct rs_layout {
  * values (0: none); bits_bytes is an extra key array (argsort's key copy). */
 static rs_layout rs_plan(const tdm_ctx *ctx, size_t n, size_t ks, size_t vs, size_t bits_bytes) {
   rs_layout l;
-  size_t off = 0, e = rs_line_elems(ks, vs);
+  size_t off = 0, e = rs_line_elems(ks, vs), part;
   size_t t = (size_t)tdm__threads_for(ctx, n, RS_MIN_PER_TASK);
   if (t > RS_MAX_TASKS) t = RS_MAX_TASKS;
   l.threads = (int)t;
@@ -179,13 +181,17 @@ static rs_layout rs_plan(const tdm_ctx *ctx, size_t n, size_t ks, size_t vs, siz
   l.wc_stride = ((size_t)RS_MSD_MAX_B * e * (ks + vs) + 63) & ~(size_t)63;
   l.bucket_max = 2 * l.local_max;
   l.priv_stride = (l.bucket_max * (ks + vs) + 64 + 63) & ~(size_t)63;
+  /* An input local_sort takes at once (one thread, n <= local_max) never
+   * partitions: without the partition tables (some 300 KiB, fixed) a small
+   * sort asks for a few KiB, which the heap serves without a mapping. */
+  part = n > l.local_max;
   l.bits = tdm__carve(&off, bits_bytes);
   l.tmp = tdm__carve(&off, n * ks);
   l.tmpv = tdm__carve(&off, n * vs);
-  l.cnt = tdm__carve(&off, t * RS_MSD_MAX_B * sizeof(size_t));
-  l.bstart = tdm__carve(&off, (size_t)RS_MAX_DEPTH * (RS_MSD_MAX_B + 1) * sizeof(size_t));
-  l.fill = tdm__carve(&off, t * 2 * RS_MSD_MAX_B * sizeof(uint32_t));
-  l.wc = tdm__carve(&off, t * l.wc_stride);
+  l.cnt = tdm__carve(&off, part ? t * RS_MSD_MAX_B * sizeof(size_t) : 0);
+  l.bstart = tdm__carve(&off, part ? (size_t)RS_MAX_DEPTH * (RS_MSD_MAX_B + 1) * sizeof(size_t) : 0);
+  l.fill = tdm__carve(&off, part ? t * 2 * RS_MSD_MAX_B * sizeof(uint32_t) : 0);
+  l.wc = tdm__carve(&off, part ? t * l.wc_stride : 0);
   l.priv = tdm__carve(&off, t * l.priv_stride);
   l.total = off;
   return l;
@@ -204,6 +210,63 @@ static void rs_work_init(rs_work *w, const rs_layout *l, char *base) {
   w->priv_stride = l->priv_stride;
 }
 
+#if TANDEM_HAVE_HWY
+/* Pairs and argsorts of at most this many elements take small_sort. */
+#define RS_SMALL_MAX ((size_t)4096)
+
+/* Scratch of small_sort: the wide keys, then a copy of the values. */
+static size_t small_plan(size_t n, size_t ks, size_t vs, size_t *vcopy_at) {
+  size_t off = 0;
+  (void)tdm__carve(&off, n * 2 * ks);
+  *vcopy_at = tdm__carve(&off, n * vs);
+  return off;
+}
+
+/* A stable sort of a few thousand (key, value) pairs, or an argsort: each
+ * key's sort bits and its index form one key twice as wide ((bits << 32) |
+ * i for 32-bit keys; high word bits, low word i for 64-bit keys), which
+ * vqsort orders. No two wide keys are equal and the index breaks ties, so
+ * the order is the stable one and the output the radix passes' bytes. At
+ * this size the radix passes spend most of their time on the fixed cost of
+ * each digit (a 256-entry histogram per pass, up to 8 passes for 64-bit
+ * keys). keys_out receives the sorted keys (sort_pairs) or is NULL; vals
+ * (vs bytes each) is permuted in place; perm (is bytes each) receives the
+ * indices (argsort) or is NULL. */
+static void small_sort(const void *keys, void *keys_out, size_t ks, int kind, int desc, void *vals, size_t vs,
+                       void *perm, size_t is, size_t n, char *base) {
+  size_t vcopy_at, i;
+  uint64_t *wide = (uint64_t *)base;
+  char *vcopy;
+  (void)small_plan(n, ks, vs, &vcopy_at);
+  vcopy = base + vcopy_at;
+  if (ks == 4) {
+    for (i = 0; i < n; i++)
+      wide[i] = (uint64_t)tdm__sortbits32(((const uint32_t *)keys)[i], kind, desc) << 32 | (uint64_t)i;
+    tdm__vq_sort_u64(wide, n);
+  } else {
+    for (i = 0; i < n; i++) {
+      wide[2 * i] = (uint64_t)i;
+      wide[2 * i + 1] = tdm__sortbits64(((const uint64_t *)keys)[i], kind, desc);
+    }
+    tdm__vq_sort_u128(wide, n);
+  }
+  if (vs) memcpy(vcopy, vals, n * vs);
+  for (i = 0; i < n; i++) {
+    size_t at = ks == 4 ? (size_t)(uint32_t)wide[i] : (size_t)wide[2 * i];
+    if (keys_out) {
+      if (ks == 4) ((uint32_t *)keys_out)[i] = tdm__unsortbits32((uint32_t)(wide[i] >> 32), kind, desc);
+      else ((uint64_t *)keys_out)[i] = tdm__unsortbits64(wide[2 * i + 1], kind, desc);
+    }
+    if (vs == 4) ((uint32_t *)vals)[i] = ((const uint32_t *)vcopy)[at];
+    else if (vs == 8) ((uint64_t *)vals)[i] = ((const uint64_t *)vcopy)[at];
+    if (perm) {
+      if (is == 4) ((uint32_t *)perm)[i] = (uint32_t)at;
+      else ((uint64_t *)perm)[i] = (uint64_t)at;
+    }
+  }
+}
+#endif
+
 tdm_status tdm__cpu_sort(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type value_type, void *values,
                          size_t n, int desc) {
   size_t ks = tdm_type_size(key_type), vs = values ? tdm_type_size(value_type) : 0;
@@ -218,6 +281,16 @@ tdm_status tdm__cpu_sort(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type v
   o.desc = desc;
   o.identity = (o.kind == TDM_KIND_UNSIGNED && !desc);
   /* n * (ks + vs) cannot overflow: the caller checked both arrays exist. */
+#if TANDEM_HAVE_HWY
+  if (vs && n <= RS_SMALL_MAX) {
+    size_t vcopy_at;
+    st = tdm__host_scratch(ctx, small_plan(n, ks, vs, &vcopy_at), &s);
+    if (st != TDM_OK) return st;
+    small_sort(keys, keys, ks, o.kind, desc, values, vs, NULL, 0, n, (char *)s.ptr);
+    tdm__host_scratch_release(ctx, &s);
+    return TDM_OK;
+  }
+#endif
   l = rs_plan(ctx, n, ks, vs, 0);
   st = tdm__host_scratch(ctx, l.total, &s);
   if (st != TDM_OK) return st;
@@ -238,17 +311,31 @@ tdm_status tdm__cpu_sort(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type v
   return TDM_OK;
 }
 
-/* Fills kb with the sort bits of keys and perm with 0, 1, ..., n - 1. */
-static void arg_fill(const rs_work *w, const void *keys, void *kb, void *perm, size_t ks, size_t is, size_t n,
-                     int kind, int desc) {
-  long i;
-#pragma omp parallel for num_threads(w->threads) schedule(static) if (n > RS_MIN_PER_TASK)
-  for (i = 0; i < (long)n; i++) {
+/* Elements [lo, hi) of arg_fill. */
+static void arg_fill_range(const void *keys, void *kb, void *perm, size_t ks, size_t is, size_t lo, size_t hi,
+                           int kind, int desc) {
+  size_t i;
+  for (i = lo; i < hi; i++) {
     if (ks == 4) ((uint32_t *)kb)[i] = tdm__sortbits32(((const uint32_t *)keys)[i], kind, desc);
     else ((uint64_t *)kb)[i] = tdm__sortbits64(((const uint64_t *)keys)[i], kind, desc);
     if (is == 4) ((uint32_t *)perm)[i] = (uint32_t)i;
     else ((uint64_t *)perm)[i] = (uint64_t)i;
   }
+}
+
+/* Fills kb with the sort bits of keys and perm with 0, 1, ..., n - 1. Small
+ * inputs stay out of the parallel construct: its if clause would still cost
+ * a futex wake, as first_pass (radix_impl.h) explains. */
+static void arg_fill(const rs_work *w, const void *keys, void *kb, void *perm, size_t ks, size_t is, size_t n,
+                     int kind, int desc) {
+  int P = rs_tasks(w, n), t;
+  if (P == 1) {
+    arg_fill_range(keys, kb, perm, ks, is, 0, n, kind, desc);
+    return;
+  }
+#pragma omp parallel for num_threads(P) schedule(static, 1)
+  for (t = 0; t < P; t++)
+    arg_fill_range(keys, kb, perm, ks, is, rs_chunk(n, P, t), rs_chunk(n, P, t + 1), kind, desc);
 }
 
 tdm_status tdm__cpu_argsort(tdm_ctx *ctx, tdm_type key_type, const void *keys, tdm_type index_type,
@@ -262,6 +349,16 @@ tdm_status tdm__cpu_argsort(tdm_ctx *ctx, tdm_type key_type, const void *keys, t
   char *base;
   tdm_status st;
 
+#if TANDEM_HAVE_HWY
+  if (n <= RS_SMALL_MAX) {
+    size_t vcopy_at;
+    st = tdm__host_scratch(ctx, small_plan(n, ks, 0, &vcopy_at), &s);
+    if (st != TDM_OK) return st;
+    small_sort(keys, NULL, ks, kind, desc, NULL, 0, perm_out, is, n, (char *)s.ptr);
+    tdm__host_scratch_release(ctx, &s);
+    return TDM_OK;
+  }
+#endif
   l = rs_plan(ctx, n, ks, is, n * ks);
   st = tdm__host_scratch(ctx, l.total, &s);
   if (st != TDM_OK) return st;

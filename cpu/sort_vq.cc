@@ -12,3 +12,7 @@
 void tdm__vq_sort_u32(uint32_t *a, size_t n) { hwy::Sorter()(a, n, hwy::SortAscending()); }
 
 void tdm__vq_sort_u64(uint64_t *a, size_t n) { hwy::Sorter()(a, n, hwy::SortAscending()); }
+
+void tdm__vq_sort_u128(uint64_t *a, size_t n) {
+  hwy::Sorter()(reinterpret_cast<hwy::uint128_t *>(a), n, hwy::SortAscending());
+}

@@ -6,8 +6,9 @@
  * widest instruction set of the running CPU (AVX-512, AVX2, SSE4 or scalar)
  * at run time. Keys-only output does not depend on how equal keys are ordered
  * (equal sort bits are equal keys), so every path gives the same bytes as the
- * radix passes it replaces. Pairs and argsort must stay stable and never come
- * here.
+ * radix passes it replaces. Pairs and argsort must stay stable: they come
+ * here only for small inputs, with the index in the key's low bits
+ * (sort_cpu.c, small_sort), so no two keys are equal.
  */
 #ifndef TANDEM_CPU_SORT_VQ_H
 #define TANDEM_CPU_SORT_VQ_H
@@ -24,6 +25,9 @@ extern "C" {
 /* Sort a[0, n) ascending, in place. They neither allocate nor fail. */
 TDM_INTERNAL void tdm__vq_sort_u32(uint32_t *a, size_t n);
 TDM_INTERNAL void tdm__vq_sort_u64(uint64_t *a, size_t n);
+/* n 128-bit keys stored as (low word, high word) pairs, 16-byte aligned,
+ * ordered by high word then low word: small_sort in sort_cpu.c. */
+TDM_INTERNAL void tdm__vq_sort_u128(uint64_t *a, size_t n);
 
 #ifdef __cplusplus
 }

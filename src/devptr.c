@@ -21,6 +21,7 @@
  * instead of reading it as host memory).
  */
 #include <dlfcn.h>
+#include <link.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -36,17 +37,38 @@ enum {
 };
 typedef int (*get_attr_fn)(void *data, int attribute, unsigned long long ptr);
 
+/* The loader's count of objects ever added to the process (dlpi_adds), read
+ * from the first object dl_iterate_phdr reports; 0 when the loader does not
+ * say (then every call asks dlopen). */
+static int first_object_adds(struct dl_phdr_info *info, size_t size, void *data) {
+  unsigned long long *adds = (unsigned long long *)data;
+  if (size >= offsetof(struct dl_phdr_info, dlpi_adds) + sizeof info->dlpi_adds) *adds = info->dlpi_adds;
+  return 1; /* one object is enough */
+}
+
 /* The driver's cuPointerGetAttribute once the driver is loaded, else NULL.
- * Once found it is kept (with the library handle, so it stays loaded);
- * until then every call looks again, because a program may load CUDA after
- * creating its first context. */
+ * Once found it is kept (with the library handle, so it stays loaded).
+ * Until then a program may load CUDA at any time, but asking dlopen each
+ * call is costly even with RTLD_NOLOAD: a name the process has not loaded
+ * sends glibc through ld.so.cache and the library path (a mapping, an
+ * unmapping and a failed open per directory), some 5 to 20 us per array
+ * argument. So the answer "not loaded" is kept with the loader's count of
+ * objects added so far and asked again only once that count moves:
+ * libcuda.so.1 cannot appear without it. */
 static get_attr_fn driver_get_attr(void) {
   static get_attr_fn cached;
+  static unsigned long long absent_at; /* dlpi_adds when dlopen last said "not loaded"; 0: never */
   get_attr_fn f = __atomic_load_n(&cached, __ATOMIC_ACQUIRE);
+  unsigned long long adds = 0;
   void *lib;
   if (f) return f;
+  dl_iterate_phdr(first_object_adds, &adds);
+  if (adds && adds == __atomic_load_n(&absent_at, __ATOMIC_RELAXED)) return NULL;
   lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-  if (!lib) return NULL;
+  if (!lib) {
+    __atomic_store_n(&absent_at, adds, __ATOMIC_RELAXED);
+    return NULL;
+  }
   {
     /* POSIX guarantees a dlsym result converts to a function pointer; ISO C
      * does not, hence the copy through memcpy. */

@@ -95,3 +95,30 @@ Test(devptr, device_memory_refused_on_cpu_context_without_initialising) {
   cr_assert_eq(init_calls(), 0, "tandem initialised the CUDA driver for a CPU context");
   tdm_ctx_destroy(c);
 }
+
+/* The answer "driver not loaded" is remembered between calls (asking dlopen
+ * each call costs microseconds); a driver the program loads later must
+ * still be seen by the next call on the same context. */
+Test(devptr, driver_loaded_after_calls_is_seen) {
+  void *lib;
+  declare_fn declare;
+  tdm_ctx *c;
+  if (dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD))
+    cr_skip_test("a CUDA driver is already loaded in this process; the test needs a process without one");
+  c = cpu_ctx();
+  cr_assert_eq(sort_buf(c), TDM_OK, "%s", tdm_last_error());
+  cr_assert_eq(sort_buf(c), TDM_OK, "%s", tdm_last_error());
+  lib = dlopen(FAKE_CUDA_PATH, RTLD_NOW | RTLD_GLOBAL);
+  cr_assert_not_null(lib, "cannot load the stand-in driver: %s", dlerror());
+  {
+    void *d = dlsym(lib, "fake_cuda_declare");
+    cr_assert_not_null(d, "stand-in driver lacks fake_cuda_declare");
+    memcpy(&declare, &d, sizeof declare);
+  }
+  declare(buf, sizeof buf, 0, 0);
+  cr_assert_eq(sort_buf(c), TDM_ERR_INVALID_ARGUMENT,
+               "device memory accepted: the driver loaded after the first calls went unseen");
+  declare(NULL, 0, 0, 0);
+  cr_assert_eq(sort_buf(c), TDM_OK, "%s", tdm_last_error());
+  tdm_ctx_destroy(c);
+}
