@@ -45,6 +45,20 @@ size_t rss_bytes() {
   return (size_t)resident * 4096u;
 }
 
+/* Prints a structure's memory per entry from two resident-size differences
+ * (bytes gained while filling with capacity n, bytes returned when the grown
+ * one was freed). Small structures live in pages the process already had, so
+ * a difference can be zero or negative: then the line says so instead of
+ * printing a wrapped-around number. */
+void print_memory(const char *who, size_t n, long long filled, long long freed, const char *how) {
+  if (filled <= 0 || freed <= 0) {
+    printf("%-10s   memory: %s, %zu keys: too small to see in the resident size\n", "", who, n);
+    return;
+  }
+  printf("%-10s   memory: %s holds %zu keys in %.1f bytes per entry (%s; %.1f when grown)\n", "", who, n,
+         (double)filled / (double)n, how, (double)freed / (double)n);
+}
+
 bench_row base_row(const std::string &op, const std::string &impl, const std::string &backend, size_t n,
                    size_t queries, int threads) {
   return bench_make_row("hash", op, impl, backend, "u64", "u64", n, queries, threads);
@@ -134,16 +148,15 @@ void bench_peer(const bench_opts &o, const char *name, const inputs &in, size_t 
     /* m holds the map grown without reserve; free it, and hand freed heap
      * back to the OS so the resident-size difference shows its footprint. */
     malloc_trim(0);
-    size_t before = rss_bytes();
+    long long before = (long long)rss_bytes();
     m.reset();
     malloc_trim(0);
-    size_t freed = before - rss_bytes();
+    long long freed = before - (long long)rss_bytes();
     m.reset(new Map());
-    size_t at = rss_bytes();
+    long long at = (long long)rss_bytes();
     m->reserve(n);
     for (size_t i = 0; i < n; i++) (*m)[in.keys[i]] = in.vals[i];
-    printf("%-10s   memory: %s holds %zu keys in %.1f bytes per entry (after reserve(n); %.1f when grown)\n", "",
-           name, n, (double)(rss_bytes() - at) / (double)n, (double)freed / (double)n);
+    print_memory(name, n, (long long)rss_bytes() - at, freed, "after reserve(n)");
   }
   std::vector<uint8_t> found(n);
   std::vector<uint64_t> out(n);
@@ -218,16 +231,15 @@ void bench_cpu(const bench_opts &o, size_t n) {
     print_ratio(r, rt.absl_grow, 0);
     if (ti == 0) {
       malloc_trim(0);
-      size_t before = rss_bytes();
+      long long before = (long long)rss_bytes();
       tdm_hash_destroy(h);
       malloc_trim(0);
-      size_t freed = before - rss_bytes();
-      size_t at = rss_bytes();
+      long long freed = before - (long long)rss_bytes();
+      long long at = (long long)rss_bytes();
       h = make_table(c, n, 0);
       bench_check(tdm_hash_insert(h, in.keys.data(), in.vals.data(), n), "insert");
-      printf("%-10s   memory: tandem holds %zu keys in %.1f bytes per entry (capacity n, default max load 0.8; "
-             "%.1f when grown in batches)\n",
-             "", n, (double)(rss_bytes() - at) / (double)n, (double)freed / (double)n);
+      print_memory("tandem", n, (long long)rss_bytes() - at, freed,
+                   "capacity n, default max load 0.8");
     } else {
       tdm_hash_destroy(h);
       h = make_table(c, n, 0);
