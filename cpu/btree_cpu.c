@@ -156,20 +156,13 @@ static tdm_status batch_sort(const tdm_btree *t, const void *keys, const void *v
   b->kb = (uint64_t *)(base + o_kb);
   b->vb = vs ? (uint64_t *)(base + o_vb) : NULL;
   { /* In parallel: the copy is the first touch of fresh pages, and the
-     * kernel zeroes each page in the thread that touches it. One part runs
-     * inline (see QUERY_LOOPS). */
+     * kernel zeroes each page in the thread that touches it. */
     long c, parts = tdm__threads_for(t->ctx, n, (size_t)1 << 18);
-    if (parts == 1) {
-      memcpy(b->kraw, keys, n * ks);
-      if (vs) memcpy(b->vraw, values, n * vs);
-    } else {
-#pragma omp parallel for num_threads((int)parts) schedule(static)
-      for (c = 0; c < parts; c++) {
-        size_t s0 = n / (size_t)parts * (size_t)c, s1 = c + 1 == parts ? n : n / (size_t)parts * (size_t)(c + 1);
-        memcpy((char *)b->kraw + s0 * ks, (const char *)keys + s0 * ks, (s1 - s0) * ks);
-        if (vs) memcpy((char *)b->vraw + s0 * vs, (const char *)values + s0 * vs, (s1 - s0) * vs);
-      }
-    }
+    TDM__PAR_FOR(parts, c, parts, {
+      size_t s0 = n / (size_t)parts * (size_t)c, s1 = c + 1 == parts ? n : n / (size_t)parts * (size_t)(c + 1);
+      memcpy((char *)b->kraw + s0 * ks, (const char *)keys + s0 * ks, (s1 - s0) * ks);
+      if (vs) memcpy((char *)b->vraw + s0 * vs, (const char *)values + s0 * vs, (s1 - s0) * vs);
+    });
   }
   if (n > 1) {
     st = tdm__cpu_sort(t->ctx, t->key_type, b->kraw, t->value_type, b->vraw, n, 0);
@@ -216,7 +209,7 @@ static int bulk_fill(tdm_btree *t, const tdm__bt_geom *g, const void *keys, cons
   long i;
   uint32_t l;
   int ok = 1, nt = tdm__threads_for(t->ctx, g->cnt[0], 4096);
-  if (nt == 1) { /* inline: see QUERY_LOOPS */
+  if (nt == 1) { /* inline, as TDM__PAR_FOR does (which cannot reduce) */
     for (i = 0; i < (long)g->cnt[0]; i++) ok &= tdm__bt_fill_leaf(BT(t)->nodes, g, keys, vals, ks, vs, kind, (uint64_t)i);
   } else {
 #pragma omp parallel for num_threads(nt) schedule(static) reduction(& : ok)
@@ -305,7 +298,7 @@ ISA_AVX512 ALWAYS_INLINE uint32_t lower_avx512(const uint64_t *key, uint64_t q) 
 }
 
 /* Takes g <= GROUP queries (key bits q) down the tree: node[j] receives the
- * leaf, pos[j] the lower-bound slot in it and, when wantrank, rank[j] the
+ * leaf, pos[j] the lower-bound slot in it and, when want_rank, rank[j] the
  * number of keys < q[j]. When par is non-NULL, par[j] / pc[j] receive the
  * leaf's parent and the leaf's child slot in it (the tree has height >= 2).
  * The tree is non-empty.
@@ -316,7 +309,7 @@ ISA_AVX512 ALWAYS_INLINE uint32_t lower_avx512(const uint64_t *key, uint64_t q) 
  * is known only once c is: it is prefetched then and added one pass later,
  * so each query keeps only three or four lines in flight per level. */
 ALWAYS_INLINE void search_group(const tdm_btree *t, const uint64_t *q, int g, uint32_t *node, uint32_t *pos,
-                                uint64_t *rank, int wantrank, uint32_t *par, uint32_t *pc, lower_fn lower) {
+                                uint64_t *rank, int want_rank, uint32_t *par, uint32_t *pc, lower_fn lower) {
   static const uint64_t zero = 0;
   const tdm__bt_node *nodes = BT(t)->nodes;
   const uint64_t *pend[GROUP];
@@ -324,7 +317,7 @@ ALWAYS_INLINE void search_group(const tdm_btree *t, const uint64_t *q, int g, ui
   int j;
   for (j = 0; j < g; j++) {
     node[j] = t->root;
-    if (wantrank) {
+    if (want_rank) {
       rank[j] = 0;
       pend[j] = &zero;
     }
@@ -334,7 +327,7 @@ ALWAYS_INLINE void search_group(const tdm_btree *t, const uint64_t *q, int g, ui
     for (j = 0; j < g; j++) {
       const tdm__bt_node *x = &nodes[node[j]];
       uint32_t c = lower(x->key, q[j]);
-      if (wantrank) {
+      if (want_rank) {
         rank[j] += *pend[j];
         pend[j] = c ? &x->u.in.cum[c - 1] : &zero;
         __builtin_prefetch(pend[j]);
@@ -350,7 +343,7 @@ ALWAYS_INLINE void search_group(const tdm_btree *t, const uint64_t *q, int g, ui
   for (j = 0; j < g; j++) {
     uint32_t p = lower(nodes[node[j]].key, q[j]);
     pos[j] = p;
-    if (wantrank) rank[j] += *pend[j] + p;
+    if (want_rank) rank[j] += *pend[j] + p;
   }
 }
 
@@ -412,7 +405,7 @@ ALWAYS_INLINE uint32_t leaf_le(const tdm__bt_node *x, uint64_t h, int *ends, low
  * memory touched. Only pairs whose range leaves the parent pay a second
  * search, for the rank of hi. Each step runs over the whole group with
  * prefetches, like the searches. */
-ALWAYS_INLINE void countgroup(const tdm_btree *t, const void *lo, const void *hi, uint64_t *out, size_t n, long gi,
+ALWAYS_INLINE void count_group(const tdm_btree *t, const void *lo, const void *hi, uint64_t *out, size_t n, long gi,
                                lower_fn lower) {
   const tdm__bt_node *nodes = BT(t)->nodes;
   uint64_t q[GROUP], h[GROUP], r[GROUP], q2[GROUP], r2[GROUP];
@@ -467,40 +460,20 @@ ALWAYS_INLINE void countgroup(const tdm_btree *t, const void *lo, const void *hi
 }
 
 /* NOLINTBEGIN(bugprone-macro-parentheses): ISA is an attribute list and SFX a
- * name suffix; neither can be parenthesised. One thread runs the groups
- * inline: entering a parallel construct costs a futex wake (about 0.5 us)
- * even for a team of one, a third of a find of 200 keys. */
+ * name suffix; neither can be parenthesised. */
 #define QUERY_LOOPS(SFX, ISA, LOWER)                                                                          \
-  ISA static void find_##SFX(const tdm_btree *t, const void *keys, void *values_out, uint8_t *found_out,      \
+  ISA static void find_##SFX(const tdm_btree *t, const void *keys, void *values_out, uint8_t *found_out,       \
                              size_t n) {                                                                      \
     long gi, ng = (long)((n + GROUP - 1) / GROUP);                                                            \
-    int nt = query_threads(t, n);                                                                             \
-    if (nt == 1) {                                                                                            \
-      for (gi = 0; gi < ng; gi++) find_group(t, keys, values_out, found_out, n, gi, (LOWER));                 \
-      return;                                                                                                 \
-    }                                                                                                         \
-    _Pragma("omp parallel for num_threads(nt) schedule(static)")                                              \
-    for (gi = 0; gi < ng; gi++) find_group(t, keys, values_out, found_out, n, gi, (LOWER));                   \
+    TDM__PAR_FOR(query_threads(t, n), gi, ng, find_group(t, keys, values_out, found_out, n, gi, (LOWER)));    \
   }                                                                                                           \
   ISA static void rank_##SFX(const tdm_btree *t, const void *keys, uint64_t *rank_out, size_t n) {            \
     long gi, ng = (long)((n + GROUP - 1) / GROUP);                                                            \
-    int nt = query_threads(t, n);                                                                             \
-    if (nt == 1) {                                                                                            \
-      for (gi = 0; gi < ng; gi++) rank_group(t, keys, rank_out, n, gi, (LOWER));                              \
-      return;                                                                                                 \
-    }                                                                                                         \
-    _Pragma("omp parallel for num_threads(nt) schedule(static)")                                              \
-    for (gi = 0; gi < ng; gi++) rank_group(t, keys, rank_out, n, gi, (LOWER));                                \
+    TDM__PAR_FOR(query_threads(t, n), gi, ng, rank_group(t, keys, rank_out, n, gi, (LOWER)));                 \
   }                                                                                                           \
-  ISA static void count##SFX(const tdm_btree *t, const void *lo, const void *hi, uint64_t *out, size_t n) {   \
+  ISA static void count_##SFX(const tdm_btree *t, const void *lo, const void *hi, uint64_t *out, size_t n) {  \
     long gi, ng = (long)((n + GROUP - 1) / GROUP);                                                            \
-    int nt = query_threads(t, n);                                                                             \
-    if (nt == 1) {                                                                                            \
-      for (gi = 0; gi < ng; gi++) countgroup(t, lo, hi, out, n, gi, (LOWER));                                 \
-      return;                                                                                                 \
-    }                                                                                                         \
-    _Pragma("omp parallel for num_threads(nt) schedule(static)")                                              \
-    for (gi = 0; gi < ng; gi++) countgroup(t, lo, hi, out, n, gi, (LOWER));                                   \
+    TDM__PAR_FOR(query_threads(t, n), gi, ng, count_group(t, lo, hi, out, n, gi, (LOWER)));                   \
   }
 
 #define ISA_NONE
@@ -551,16 +524,16 @@ static tdm_status bt_rank(const tdm_btree *t, const void *keys, uint64_t *rank_o
   return TDM_OK;
 }
 
-static tdm_status bt_range_count(const tdm_btree *t, const void *lo, const void *hi, uint64_t *countout,
+static tdm_status bt_range_count(const tdm_btree *t, const void *lo, const void *hi, uint64_t *count_out,
                                    size_t n) {
   int isa = isa_level();
   if (t->size == 0) {
-    memset(countout, 0, n * sizeof *countout);
+    memset(count_out, 0, n * sizeof *count_out);
     return TDM_OK;
   }
-  if (isa == 2) countavx512(t, lo, hi, countout, n);
-  else if (isa == 1) countavx2(t, lo, hi, countout, n);
-  else countscalar(t, lo, hi, countout, n);
+  if (isa == 2) count_avx512(t, lo, hi, count_out, n);
+  else if (isa == 1) count_avx2(t, lo, hi, count_out, n);
+  else count_scalar(t, lo, hi, count_out, n);
   return TDM_OK;
 }
 

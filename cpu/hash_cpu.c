@@ -239,13 +239,7 @@ static tdm_status hc_insert(tdm_hash *h, const void *keys, const void *values, s
   } else {
     uint8_t *dfr = (uint8_t *)sc.ptr;
     if (dfr) memset(dfr, 0, n);
-    if (nt == 1) HC(h)->fn->insert_run(h, keys, values, n, 1, 0, dfr, &c[0]); /* see hc_find */
-    else {
-#pragma omp parallel for num_threads(nt) schedule(static, 1)
-      for (t = 0; t < nt; t++) {
-        HC(h)->fn->insert_run(h, keys, values, n, nt, t, dfr, &c[t]);
-      }
-    }
+    TDM__PAR_FOR(nt, t, nt, HC(h)->fn->insert_run(h, keys, values, n, nt, t, dfr, &c[t]));
     if (dfr) {
       HC(h)->fn->insert_deferred(h, keys, values, dfr, n, &c[0]);
     }
@@ -268,18 +262,7 @@ static tdm_status hc_insert(tdm_hash *h, const void *keys, const void *values, s
 
 static tdm_status hc_find(const tdm_hash *h, const void *keys, void *values_out, uint8_t *found_out, size_t n) {
   unsigned nt = threads_for(h, n), t;
-  /* One thread runs inline: entering a parallel construct costs a futex
-   * wake (about 0.5 us) even when its if clause is false, a quarter of a
-   * find of 200 keys. */
-  if (nt == 1) {
-    HC(h)->fn->find_range(h, keys, values_out, found_out, 0, n);
-    return TDM_OK;
-  }
-#pragma omp parallel for num_threads(nt) schedule(static, 1)
-  for (t = 0; t < nt; t++) {
-    size_t lo = chunk(n, nt, t), hi = chunk(n, nt, t + 1);
-    HC(h)->fn->find_range(h, keys, values_out, found_out, lo, hi);
-  }
+  TDM__PAR_FOR(nt, t, nt, HC(h)->fn->find_range(h, keys, values_out, found_out, chunk(n, nt, t), chunk(n, nt, t + 1)));
   return TDM_OK;
 }
 
@@ -288,14 +271,7 @@ static tdm_status hc_erase(tdm_hash *h, const void *keys, size_t n, size_t *eras
   unsigned nt = threads_for(h, n), t;
   size_t gone = 0, tomb = 0, side = 0;
   memset(c, 0, nt * sizeof c[0]);
-  if (nt == 1) HC(h)->fn->erase_range(h, keys, 0, n, 0, &c[0]); /* see hc_find */
-  else {
-#pragma omp parallel for num_threads(nt) schedule(static, 1)
-    for (t = 0; t < nt; t++) {
-      size_t lo = chunk(n, nt, t), hi = chunk(n, nt, t + 1);
-      HC(h)->fn->erase_range(h, keys, lo, hi, 1, &c[t]);
-    }
-  }
+  TDM__PAR_FOR(nt, t, nt, HC(h)->fn->erase_range(h, keys, chunk(n, nt, t), chunk(n, nt, t + 1), nt > 1, &c[t]));
   for (t = 0; t < nt; t++) {
     gone += c[t].n[4 + TDM_HASH_GONE_TOMB] + c[t].n[4 + TDM_HASH_GONE_EMPTY] + c[t].n[4 + TDM_HASH_GONE_SIDE];
     tomb += c[t].n[4 + TDM_HASH_GONE_TOMB];

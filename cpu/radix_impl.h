@@ -388,20 +388,13 @@ static void RS_FN(first_chunk)(const rs_work *w, RS_K *a, size_t n, int P, int t
 /* The first pass over the caller's keys: maps them to sort bits in place
  * (unless the map is the identity), reduces OR and AND of the bits, and counts
  * the digit of width W at the top of the key per task into w->cnt (W = 0:
- * no count, for inputs that sort_rec sorts in cache at once). One task
- * runs inline: a parallel construct costs a futex wake (about 0.5 us) even
- * for a team of one, a quarter of a sort of 200 keys. */
+ * no count, for inputs that sort_rec sorts in cache at once). */
 static void RS_FN(first_pass)(const rs_work *w, RS_K *a, size_t n, int W, RS_K *or_out, RS_K *and_out,
                               const rs_out *o) {
   int P = rs_tasks(w, n), t, shift = RS_KBITS - W;
   size_t B = W ? (size_t)1 << W : 0;
   RS_K ors[RS_MAX_TASKS], ands[RS_MAX_TASKS], o_ = 0, a_ = (RS_K)~(RS_K)0;
-  if (P == 1) {
-    RS_FN(first_chunk)(w, a, n, 1, 0, shift, B, or_out, and_out, o);
-    return;
-  }
-#pragma omp parallel for num_threads(w->threads) schedule(static, 1)
-  for (t = 0; t < P; t++) RS_FN(first_chunk)(w, a, n, P, t, shift, B, &ors[t], &ands[t], o);
+  TDM__PAR_FOR(P, t, P, RS_FN(first_chunk)(w, a, n, P, t, shift, B, &ors[t], &ands[t], o));
   for (t = 0; t < P; t++) {
     o_ |= ors[t];
     a_ &= ands[t];

@@ -323,19 +323,11 @@ static void arg_fill_range(const void *keys, void *kb, void *perm, size_t ks, si
   }
 }
 
-/* Fills kb with the sort bits of keys and perm with 0, 1, ..., n - 1. Small
- * inputs stay out of the parallel construct: its if clause would still cost
- * a futex wake, as first_pass (radix_impl.h) explains. */
+/* Fills kb with the sort bits of keys and perm with 0, 1, ..., n - 1. */
 static void arg_fill(const rs_work *w, const void *keys, void *kb, void *perm, size_t ks, size_t is, size_t n,
                      int kind, int desc) {
   int P = rs_tasks(w, n), t;
-  if (P == 1) {
-    arg_fill_range(keys, kb, perm, ks, is, 0, n, kind, desc);
-    return;
-  }
-#pragma omp parallel for num_threads(P) schedule(static, 1)
-  for (t = 0; t < P; t++)
-    arg_fill_range(keys, kb, perm, ks, is, rs_chunk(n, P, t), rs_chunk(n, P, t + 1), kind, desc);
+  TDM__PAR_FOR(P, t, P, arg_fill_range(keys, kb, perm, ks, is, rs_chunk(n, P, t), rs_chunk(n, P, t + 1), kind, desc));
 }
 
 tdm_status tdm__cpu_argsort(tdm_ctx *ctx, tdm_type key_type, const void *keys, tdm_type index_type,
