@@ -70,7 +70,7 @@ IDENT = re.compile(r"(?:(?<=-D)|(?<![\w$]))(tdm_\w*|TDM_\w*|TANDEM_\w*)(\*|\{)?"
 WORD = re.compile(r"[A-Za-z_]\w*")
 # A path-like token: runs of name characters, braces with commas, $(VAR), and slashes.
 PATHTOK = re.compile(r"(?<![\w.$/\\-])((?:\.{1,2}/)?(?:[\w.*~+-]|\{[\w.,]*\}|\$\(\w+\)|\$\{\w+\}|\$\w+)+"
-                     r"(?:/(?:[\w.*+-]|\{[\w.,]*\})*)*)")
+                     r"(?:/(?:[\w.*+-]|\{[\w.,]*\}|<[\w-]+>)*)*)")
 EXT = re.compile(r"\.[A-Za-z][A-Za-z0-9]*$")
 
 
@@ -326,7 +326,9 @@ class Checker:
             if text[m.start() - 1:m.start()] == "<" and not tok.startswith("tandem/"):
                 continue
             tok = re.sub(r":\d+(:\d+)?$", "", tok).rstrip(",:;)")
-            tok = tok.replace("...", "*").rstrip(".")
+            orig = tok.rstrip(".")
+            # Placeholders: gpu/..._gpu.cu, gpu/*_<design>.cu.
+            tok = re.sub(r"<[\w-]+>", "*", tok.replace("...", "*")).rstrip(".")
             if not tok or BUILD_PREFIXES.match(tok) or tok.startswith("$"):
                 continue
             stripped = tok[2:] if tok.startswith("./") else tok
@@ -348,7 +350,7 @@ class Checker:
                 ok = all(p in self.t.basenames or p + ".in" in self.t.basenames or p in self.t.allow
                          for p in brace_expand(stripped))
             if not ok:
-                self.flag(rel, line + text.count("\n", 0, m.start()), tok)
+                self.flag(rel, line + text.count("\n", 0, m.start()), orig)
 
     def commands(self, rel, line, text):
         """Shell commands in a doc's code: make targets and program flags."""
@@ -469,6 +471,7 @@ PLANTED = {
     "bench/main.c": "/* Reads src/real.c's output. */\nint main(int c, char **v) { return !strcmp(v[1], \"--reps\"); }\n",
     "src/real.c": ("#include <stdlib.h>\n"
                    "/* tdm_real_fn, TDM_REAL and tdm__made_k32 exist; see src/real.h and tdm_gone. */\n"
+                   "/* src/re<kind>.c, src/..._api.c and src/{real,gone}.c. */\n"
                    "#define CAT(s) tdm__made_##s\n"
                    "int tdm_real_fn(void) { return getenv(\"TANDEM_REAL_ENV\") != 0; }\n"
                    "enum { TDM_REAL = 1 };\n"),
@@ -492,7 +495,8 @@ EXPECTED = {
     ("README.md", 7, "the option --nosuchflag of tandem-bench"),
     ("README.md", 10, "the environment variable TANDEM_REAL"),
     ("docs/notes.md", 1, "gone.md"),
-    ("src/real.c", 2, "src/real.h"), ("src/real.c", 2, "tdm_gone"),
+    ("src/real.c", 2, "src/real.h"), ("src/real.c", 2, "tdm_gone"), ("src/real.c", 3, "src/..._api.c"),
+    ("src/real.c", 3, "src/{real,gone}.c"),
 }
 
 
