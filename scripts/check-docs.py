@@ -253,7 +253,9 @@ class Tree:
             return any(t.startswith(name) for t in self.tokens)
         if name in self.tokens:
             return True
-        return any(name.startswith(p) and len(p) >= 5 for p in self.paste)
+        # A pasted name: a prefix that is pasted (P##x) and a rest that the code
+        # passes as an argument somewhere (k64v64 in HS_TRAITS(..., k64v64)).
+        return any(name.startswith(p) and len(p) >= 5 and name[len(p):] in self.tokens for p in self.paste)
 
     def path_exists(self, path, docdir, suffix_ok):
         path = path.rstrip("/")
@@ -473,6 +475,7 @@ PLANTED = {
                    "/* tdm_real_fn, TDM_REAL and tdm__made_k32 exist; see src/real.h and tdm_gone. */\n"
                    "/* src/re<kind>.c, src/..._api.c and src/{real,gone}.c. */\n"
                    "#define CAT(s) tdm__made_##s\n"
+                   "int CAT(k32);\n"
                    "int tdm_real_fn(void) { return getenv(\"TANDEM_REAL_ENV\") != 0; }\n"
                    "enum { TDM_REAL = 1 };\n"),
     "docs/notes.md": "See [the readme](../README.md) and [gone](gone.md).\n",
@@ -488,7 +491,7 @@ PLANTED = {
                   "TANDEM_REAL is not one.\n"),
 }
 EXPECTED = {
-    ("README.md", 2, "tdm_missing_fn"), ("README.md", 2, "TDM_GONE_MACRO"),
+    ("README.md", 2, "tdm_missing_fn"), ("README.md", 2, "TDM_GONE_MACRO"), ("README.md", 2, "tdm__made_k64"),
     ("README.md", 3, "src/missing.c"), ("README.md", 3, "tests/gone"), ("README.md", 3, "missing.cuh"),
     ("README.md", 5, "the CMake option TANDEM_MISSING_OPT"),
     ("README.md", 6, "the make target nosuch"), ("README.md", 6, "the make variable CUDA"),
