@@ -85,69 +85,40 @@ def read(path):
     return data.decode("utf-8", "replace")
 
 
-def split_c(text):
-    """(code, comments): code with comments blanked, and [(line, text)] of comments."""
+def split(text, kind):
+    """(code, comments) of a source of kind "c" (C, C++, CUDA), "py" or "sh"
+    (shell, CMake, TOML, make: '#' comments): the code with its comments
+    blanked, and [(line, text)] of the comments. Python's triple-quoted
+    strings (docstrings) count as comments."""
     code, comments = [], []
     i, n, line = 0, len(text), 1
     while i < n:
         c = text[i]
-        if c == "/" and text.startswith("//", i):
+        if kind == "c" and text.startswith("//", i) or kind != "c" and c == "#" and (
+                kind == "py" or i == 0 or text[i - 1] in " \t\n") and not text.startswith("#!", i):
             j = text.find("\n", i)
             j = n if j < 0 else j
-            comments.append((line, text[i + 2:j]))
+            comments.append((line, text[i + (2 if kind == "c" else 1):j]))
             i = j
-        elif c == "/" and text.startswith("/*", i):
-            j = text.find("*/", i + 2)
+            continue
+        end = "*/" if kind == "c" and text.startswith("/*", i) else \
+            text[i:i + 3] if kind == "py" and text.startswith(('"""', "'''"), i) else None
+        if end:
+            j = text.find(end, i + len(end))
             j = n if j < 0 else j
-            body = text[i + 2:j]
+            body = text[i + len(end):j]
             comments.append((line, body))
             line += body.count("\n")
             code.append("\n" * body.count("\n"))
-            i = j + 2
-        elif c in "\"'":
+            i = j + len(end)
+        elif kind != "sh" and c in "\"'":
             j = i + 1
             while j < n and text[j] != c and text[j] != "\n":
                 j += 2 if text[j] == "\\" else 1
             code.append(text[i:j + 1])
             i = j + 1
         else:
-            if c == "\n":
-                line += 1
-            code.append(c)
-            i += 1
-    return "".join(code), comments
-
-
-def split_hash(text, python):
-    """The same for '#' comments (shell, CMake, TOML, Python; Python docstrings
-    and other triple-quoted strings count as comments)."""
-    code, comments = [], []
-    i, n, line = 0, len(text), 1
-    while i < n:
-        c = text[i]
-        if python and text.startswith(('"""', "'''"), i):
-            q = text[i:i + 3]
-            j = text.find(q, i + 3)
-            j = n if j < 0 else j
-            body = text[i + 3:j]
-            comments.append((line, body))
-            line += body.count("\n")
-            code.append("\n" * body.count("\n"))
-            i = j + 3
-        elif c == "#" and (python or i == 0 or text[i - 1] in " \t\n") and not text.startswith("#!", i):
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-            comments.append((line, text[i + 1:j]))
-            i = j
-        elif python and c in "\"'":
-            j = i + 1
-            while j < n and text[j] != c and text[j] != "\n":
-                j += 2 if text[j] == "\\" else 1
-            code.append(text[i:j + 1])
-            i = j + 1
-        else:
-            if c == "\n":
-                line += 1
+            line += c == "\n"
             code.append(c)
             i += 1
     return "".join(code), comments
@@ -209,10 +180,7 @@ class Tree:
             text = read(os.path.join(root, rel))
             if text is None:
                 continue
-            if k == "c":
-                code, com = split_c(text)
-            else:
-                code, com = split_hash(text, k == "py")
+            code, com = split(text, k)
             sources[rel] = code
             if rel.split("/")[0] in COMMENT_DIRS or rel in ("Makefile", "CMakeLists.txt"):
                 self.comments[rel] = com
@@ -234,7 +202,7 @@ class Tree:
             pre = folder + "/" if folder else ""
             self.programs[name] = "\n".join(t for r, t in sources.items() if r.startswith(pre))
         mk = read(os.path.join(root, "Makefile")) or ""
-        mk_code, _ = split_hash(mk, False)
+        mk_code, _ = split(mk, "sh")
         for m in re.finditer(r"^([\w. -]+?)\s*:(?!=)", mk_code, re.M):
             self.make_targets.update(m.group(1).split())
         for m in re.finditer(r"^\.PHONY\s*:(.*)$", mk_code, re.M):
