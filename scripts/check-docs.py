@@ -16,17 +16,22 @@ and makes the exit status 1. What is checked:
                include path tandem/view.h). Braces and globs are expanded
                (hash_cpu_k{32,64}v32.c, src/*_api.c). A file named in a
                doc's code or backticks without a folder (gpu_common.cuh)
-               must exist somewhere in the tree. FOO.in counts for FOO
-               (configured files). Build outputs and absolute paths are not
-               checked: see BUILD_PREFIXES.
-  identifiers  tdm_*, tdm__*, TDM_*, TANDEM_* must occur in the code of the
-               tree (comments and *.md files left out); a name made by token
-               pasting (tdm__hs_lookup_k64v64 from tdm__hs_lookup_##SFX)
-               counts when a pasted prefix of it occurs; NAME* and NAME_{..}
-               need some name with that prefix.
+               must exist somewhere in the tree (so must one in a comment).
+               Markdown link targets are resolved against the doc's folder.
+               FOO.in counts for FOO (configured files), dir/prog for
+               dir/prog.c (a program built from it). Build outputs, paths
+               under a $VARIABLE, system headers (<cuda.h>) and absolute
+               paths are not checked: see BUILD_PREFIXES.
+  identifiers  tdm_*, tdm__*, TDM_*, TANDEM_* anywhere in a doc or comment
+               must occur in the code of the tree (comments and *.md files
+               left out, string literals kept); a name made by token pasting
+               (tdm__hs_lookup_k64v64 from tdm__hs_lookup_##SFX) counts when
+               a pasted prefix of it occurs and the rest (k64v64) is passed
+               somewhere; NAME* and NAME_{..} need some name with that
+               prefix.
   CMake        -DTANDEM_X and cmake.define.TANDEM_X need option(TANDEM_X)
                or set(TANDEM_X ... CACHE ...).
-  environment  TANDEM_X called an environment variable on its line needs a
+  environment  TANDEM_X next to the words "environment variable" needs a
                reader: getenv("TANDEM_X"), os.environ, $ENV{TANDEM_X}, a
                shell script's $TANDEM_X or pyproject's env = "TANDEM_X".
   make         `make X VAR=...` in a doc's code: X a target of the
