@@ -27,7 +27,7 @@ BENCH_ARGS ?= sort --peers --reps 5 --csv $(BUILD)/bench-sort.csv
 CMAKE_FLAGS = -DCMAKE_BUILD_TYPE=$(TYPE) -DTANDEM_CUDA=$(CUDA) -DTANDEM_MPI=$(MPI) -DTANDEM_HWY=$(HWY) -DTANDEM_WERROR=$(WERROR) \
               -DTANDEM_SANITIZE="$(SANITIZE)" $(if $(ARCHS),-DCMAKE_CUDA_ARCHITECTURES="$(ARCHS)")
 
-.PHONY: all deps configure build test python-test bench docs plots clean
+.PHONY: all deps configure build test python-test bench docs plots clean test-cuda-emu
 
 all: build
 
@@ -42,9 +42,26 @@ build: configure
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure
+ifneq ($(CUDA),OFF)
+	$(MAKE) test-cuda-emu BUILD=$(BUILD) SANITIZE=$(SANITIZE)
+endif
 ifeq ($(PYTHON_TESTS),ON)
 	JOBS=$(JOBS) ARCHS="$(ARCHS)" WERROR=$(WERROR) scripts/python-test.sh $(BUILD) $(PY_CUDA)
 endif
+
+# The CUDA backend on the emulated device (tests/cuda_emu; test-only, never
+# installed): its own CMake project in $(BUILD)/cuda-emu. CUDA_EMU_SEEDS="1 2 3"
+# picks the seeds; a failure prints the seed to replay (TANDEM_EMU_SEED).
+# Needs the CUDA toolkit's headers (CUDA_INCLUDE, default /usr/local/cuda/include);
+# skipped with a message without them.
+CUDA_INCLUDE ?= /usr/local/cuda/include
+test-cuda-emu:
+	@if [ ! -f $(CUDA_INCLUDE)/cuda_runtime_api.h ]; then \
+	  echo "test-cuda-emu: skipped: no CUDA headers in $(CUDA_INCLUDE)"; exit 0; fi; \
+	cmake -S tests/cuda_emu -B $(BUILD)/cuda-emu -DCMAKE_BUILD_TYPE=Release -DCUDA_INCLUDE=$(CUDA_INCLUDE) \
+	  -DEMU_SANITIZE="$(SANITIZE)" >/dev/null && \
+	cmake --build $(BUILD)/cuda-emu -j $(JOBS) && \
+	tests/cuda_emu/run.sh $(BUILD)/cuda-emu
 
 # The Python package alone: pip-installed into $(BUILD)/venv, then its tests.
 python-test: deps

@@ -1,0 +1,2 @@
+/* stand-in: see emu_cub.h */
+#include "../../emu_cub.h"

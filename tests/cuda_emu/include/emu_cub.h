@@ -1,0 +1,310 @@
+/*
+ * emu_cub.h: the CUB entry points tandem uses, for the emulated device.
+ * Device-wide algorithms run on the host in stream order (queued like a
+ * kernel, run when the stream is forced) and keep CUB's documented contract:
+ * the temp-storage size query (temp NULL), too little temp storage refused,
+ * radix sorts stable on bits [begin_bit, end_bit), DoubleBuffer selector
+ * saying where the result is. Where CUB leaves a choice they are hostile:
+ * the result lands in either buffer (chosen by the seed), the other buffer
+ * and the temp storage are scribbled, ReduceByKey folds each run in a random
+ * grouping and operand order. Block-wide algorithms run in the block's
+ * fibers with CUB's barrier rules (no barrier at the end: reusing
+ * TempStorage needs the caller's __syncthreads).
+ */
+#ifndef TDM_EMU_CUB_H
+#define TDM_EMU_CUB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <algorithm>
+#include <numeric>
+#include <type_traits>
+#include <vector>
+
+#include "emu_device.h"
+
+namespace cub {
+
+template <typename T>
+struct DoubleBuffer {
+  T *d_buffers[2];
+  int selector;
+  DoubleBuffer() : d_buffers{nullptr, nullptr}, selector(0) {}
+  DoubleBuffer(T *a, T *b) : d_buffers{a, b}, selector(0) {}
+  T *Current() { return d_buffers[selector]; }
+  T *Alternate() { return d_buffers[selector ^ 1]; }
+};
+
+namespace emu {
+
+/* Bytes of temp storage a call on n items asks for: grows with n, as CUB's
+ * does, so storage sized for a smaller call is refused. */
+static inline size_t temp_need(size_t n, size_t per_item) { return 1024 + n * per_item; }
+
+static inline bool overlap(const void *a, size_t an, const void *b, size_t bn) {
+  uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+  return an && bn && x < y + bn && y < x + an;
+}
+
+/* The temp-storage part of every device-wide entry point: the size query, or
+ * the check that enough was given. */
+static inline cudaError_t temp_check(void *temp, size_t &bytes, size_t need, const char *what, bool *query) {
+  *query = temp == nullptr;
+  if (*query) {
+    bytes = need;
+    return cudaSuccess;
+  }
+  if (bytes < need)
+    return tdm_emu::fail(cudaErrorInvalidValue, "%s: %zu bytes of temp storage given, %zu needed", what, bytes, need);
+  return cudaSuccess;
+}
+
+template <typename K>
+static inline uint64_t digit(K k, int begin, int end) {
+  uint64_t u = (uint64_t)k;
+  int w = end - begin;
+  return w >= 64 ? u >> begin : (u >> begin) & ((UINT64_C(1) << w) - 1u);
+}
+
+template <typename K, typename V, bool PAIRS>
+static cudaError_t radix_sort(void *temp, size_t &temp_bytes, DoubleBuffer<K> &keys, DoubleBuffer<V> *vals, size_t n,
+                              int begin, int end, bool desc, cudaStream_t s, const char *what) {
+  bool query;
+  cudaError_t e = temp_check(temp, temp_bytes, temp_need(n, 4), what, &query);
+  if (e != cudaSuccess || query) return e;
+  if (begin < 0 || end > (int)(8 * sizeof(K)) || begin >= end)
+    return tdm_emu::fail(cudaErrorInvalidValue, "%s: bit range [%d, %d) of a %zu-bit key", what, begin, end,
+                         8 * sizeof(K));
+  if (n == 0) return cudaSuccess;
+  K *k0 = keys.Current(), *k1 = keys.Alternate();
+  V *v0 = PAIRS ? vals->Current() : nullptr, *v1 = PAIRS ? vals->Alternate() : nullptr;
+  size_t kb = n * sizeof(K), vb = PAIRS ? n * sizeof(V) : 0;
+  if (overlap(k0, kb, k1, kb) || overlap(temp, temp_bytes, k0, kb) || overlap(temp, temp_bytes, k1, kb) ||
+      (PAIRS && (overlap(v0, vb, v1, vb) || overlap(v0, vb, k0, kb) || overlap(v0, vb, k1, kb) ||
+                 overlap(v1, vb, k0, kb) || overlap(v1, vb, k1, kb) || overlap(temp, temp_bytes, v0, vb) ||
+                 overlap(temp, temp_bytes, v1, vb))))
+    return tdm_emu::fail(cudaErrorInvalidValue, "%s: overlapping buffers", what);
+  /* Where the result lands: CUB sets the selector on the host; either is allowed. */
+  int to = (int)(tdm_emu::rand64() & 1u);
+  K *ko = to ? k1 : k0;
+  V *vo = to ? v1 : v0;
+  keys.selector ^= to;
+  if (PAIRS) vals->selector ^= to;
+  size_t tb = temp_bytes;
+  return tdm_emu::enqueue(s, what, [=]() {
+    if (!tdm_emu::range_ok(k0, kb, 1, what) || !tdm_emu::range_ok(k1, kb, 1, what) ||
+        !tdm_emu::range_ok(temp, tb, 1, what) ||
+        (PAIRS && (!tdm_emu::range_ok(v0, vb, 1, what) || !tdm_emu::range_ok(v1, vb, 1, what))))
+      return;
+    std::vector<size_t> idx(n);
+    std::iota(idx.begin(), idx.end(), (size_t)0);
+    std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+      uint64_t da = digit(k0[a], begin, end), db = digit(k0[b], begin, end);
+      return desc ? da > db : da < db;
+    });
+    std::vector<K> ks(n);
+    std::vector<V> vs(PAIRS ? n : 0);
+    for (size_t i = 0; i < n; i++) {
+      ks[i] = k0[idx[i]];
+      if (PAIRS) vs[i] = v0[idx[i]];
+    }
+    tdm_emu::scribble(to ? k0 : k1, kb);
+    if (PAIRS) tdm_emu::scribble(to ? v0 : v1, vb);
+    tdm_emu::scribble(temp, tb);
+    memcpy(ko, ks.data(), kb);
+    if (PAIRS) memcpy(vo, vs.data(), vb);
+  });
+}
+
+struct no_value {};
+
+/* Folds a run in a random grouping and operand order. */
+template <typename T, typename Op>
+static T fold(std::vector<T> &xs, Op op) {
+  while (xs.size() > 1) {
+    std::vector<T> next;
+    size_t i = 0;
+    while (i < xs.size()) {
+      size_t len = 1 + (size_t)(tdm_emu::rand64() % 4u);
+      T a = xs[i++];
+      for (size_t j = 1; j < len && i < xs.size(); j++, i++) a = (tdm_emu::rand64() & 1u) ? op(a, xs[i]) : op(xs[i], a);
+      next.push_back(a);
+    }
+    xs.swap(next);
+  }
+  return xs[0];
+}
+
+template <typename T>
+static inline bool check_in(const T *p, size_t n, const char *what) {
+  return tdm_emu::range_ok(p, n * sizeof(T), 0, what);
+}
+template <typename It>
+static inline bool check_in(const It &, size_t, const char *) {
+  return true;
+}
+
+}  // namespace emu
+
+struct DeviceRadixSort {
+  template <typename K, typename N>
+  static cudaError_t SortKeys(void *temp, size_t &bytes, DoubleBuffer<K> &keys, N n, int begin_bit = 0,
+                              int end_bit = sizeof(K) * 8, cudaStream_t s = 0) {
+    return emu::radix_sort<K, emu::no_value, false>(temp, bytes, keys, nullptr, (size_t)n, begin_bit, end_bit, false, s,
+                                                    "cub::DeviceRadixSort::SortKeys");
+  }
+  template <typename K, typename V, typename N>
+  static cudaError_t SortPairs(void *temp, size_t &bytes, DoubleBuffer<K> &keys, DoubleBuffer<V> &vals, N n,
+                               int begin_bit = 0, int end_bit = sizeof(K) * 8, cudaStream_t s = 0) {
+    return emu::radix_sort<K, V, true>(temp, bytes, keys, &vals, (size_t)n, begin_bit, end_bit, false, s,
+                                       "cub::DeviceRadixSort::SortPairs");
+  }
+  template <typename K, typename N>
+  static cudaError_t SortKeysDescending(void *temp, size_t &bytes, DoubleBuffer<K> &keys, N n, int begin_bit = 0,
+                                        int end_bit = sizeof(K) * 8, cudaStream_t s = 0) {
+    return emu::radix_sort<K, emu::no_value, false>(temp, bytes, keys, nullptr, (size_t)n, begin_bit, end_bit, true, s,
+                                                    "cub::DeviceRadixSort::SortKeysDescending");
+  }
+  template <typename K, typename V, typename N>
+  static cudaError_t SortPairsDescending(void *temp, size_t &bytes, DoubleBuffer<K> &keys, DoubleBuffer<V> &vals,
+                                         N n, int begin_bit = 0, int end_bit = sizeof(K) * 8, cudaStream_t s = 0) {
+    return emu::radix_sort<K, V, true>(temp, bytes, keys, &vals, (size_t)n, begin_bit, end_bit, true, s,
+                                       "cub::DeviceRadixSort::SortPairsDescending");
+  }
+};
+
+struct DeviceReduce {
+  template <typename KIn, typename KOut, typename VIn, typename VOut, typename NRuns, typename Op, typename N>
+  static cudaError_t ReduceByKey(void *temp, size_t &bytes, KIn keys_in, KOut unique_out, VIn values_in,
+                                 VOut aggregates_out, NRuns num_runs_out, Op op, N num_items, cudaStream_t s = 0) {
+    const char *what = "cub::DeviceReduce::ReduceByKey";
+    size_t n = (size_t)num_items;
+    bool query;
+    cudaError_t e = emu::temp_check(temp, bytes, emu::temp_need(n, 8), what, &query);
+    if (e != cudaSuccess || query) return e;
+    size_t tb = bytes;
+    return tdm_emu::enqueue(s, what, [=]() {
+      typedef typename std::remove_cv<typename std::remove_pointer<KOut>::type>::type K;
+      typedef typename std::remove_cv<typename std::remove_pointer<VOut>::type>::type V;
+      if (!emu::check_in(keys_in, n, what) || !emu::check_in(values_in, n, what) ||
+          !tdm_emu::range_ok(temp, tb, 1, what) || !tdm_emu::range_ok(num_runs_out, sizeof *num_runs_out, 1, what))
+        return;
+      tdm_emu::scribble(temp, tb);
+      size_t runs = 0, i = 0;
+      std::vector<V> xs;
+      while (i < n) {
+        size_t j = i + 1;
+        while (j < n && keys_in[j] == keys_in[i]) j++;
+        if (!tdm_emu::range_ok(unique_out + runs, sizeof(K), 1, what) ||
+            !tdm_emu::range_ok(aggregates_out + runs, sizeof(V), 1, what))
+          return;
+        xs.clear();
+        for (size_t t = i; t < j; t++) xs.push_back((V)values_in[t]);
+        unique_out[runs] = keys_in[i];
+        aggregates_out[runs] = emu::fold(xs, op);
+        runs++;
+        i = j;
+      }
+      *num_runs_out = (typename std::remove_pointer<NRuns>::type)runs;
+    });
+  }
+};
+
+struct DeviceScan {
+  template <typename In, typename Out, typename N>
+  static cudaError_t ExclusiveSum(void *temp, size_t &bytes, In in, Out out, N num_items, cudaStream_t s = 0) {
+    const char *what = "cub::DeviceScan::ExclusiveSum";
+    size_t n = (size_t)num_items;
+    bool query;
+    cudaError_t e = emu::temp_check(temp, bytes, emu::temp_need(n, 1), what, &query);
+    if (e != cudaSuccess || query) return e;
+    size_t tb = bytes;
+    return tdm_emu::enqueue(s, what, [=]() {
+      typedef typename std::remove_cv<typename std::remove_pointer<Out>::type>::type T;
+      if (!emu::check_in(in, n, what) || !tdm_emu::range_ok(out, n * sizeof(T), 1, what) ||
+          !tdm_emu::range_ok(temp, tb, 1, what))
+        return;
+      tdm_emu::scribble(temp, tb);
+      T acc = T();
+      for (size_t i = 0; i < n; i++) {
+        T x = (T)in[i];
+        out[i] = acc;
+        acc = (T)(acc + x);
+      }
+    });
+  }
+};
+
+template <typename T, int BLOCK>
+class BlockReduce {
+ public:
+  struct TempStorage {
+    T v[BLOCK];
+  };
+  explicit BlockReduce(TempStorage &t) : t_(t) {}
+  template <typename Op>
+  T Reduce(T x, Op op) {
+    unsigned me = rank();
+    t_.v[me] = x;
+    tdm_emu::syncthreads();
+    if (me != 0) return T(); /* the result is defined in thread 0 only */
+    T a = t_.v[0];
+    for (int i = 1; i < BLOCK; i++) a = op(a, t_.v[i]);
+    return a;
+  }
+  T Sum(T x) {
+    return Reduce(x, [](T a, T b) { return (T)(a + b); });
+  }
+
+ private:
+  static unsigned rank() {
+    unsigned r = (tdm_emu::cur->tid.z * tdm_emu::cur->bdim.y + tdm_emu::cur->tid.y) * tdm_emu::cur->bdim.x +
+                 tdm_emu::cur->tid.x;
+    if (tdm_emu::cur->bdim.x * tdm_emu::cur->bdim.y * tdm_emu::cur->bdim.z != (unsigned)BLOCK)
+      tdm_emu::device_fault("cub::BlockReduce<%d> in a block of %u threads", BLOCK,
+                            tdm_emu::cur->bdim.x * tdm_emu::cur->bdim.y * tdm_emu::cur->bdim.z);
+    return r;
+  }
+  TempStorage &t_;
+};
+
+template <typename T, int BLOCK>
+class BlockScan {
+ public:
+  struct TempStorage {
+    T v[BLOCK];
+    T total;
+  };
+  explicit BlockScan(TempStorage &t) : t_(t) {}
+  void ExclusiveSum(T x, T &out) {
+    T agg;
+    ExclusiveSum(x, out, agg);
+  }
+  void ExclusiveSum(T x, T &out, T &aggregate) {
+    unsigned me = tdm_emu::cur->tid.x;
+    if (tdm_emu::cur->bdim.x != (unsigned)BLOCK || tdm_emu::cur->bdim.y * tdm_emu::cur->bdim.z != 1)
+      tdm_emu::device_fault("cub::BlockScan<%d> in a block of %u threads", BLOCK, tdm_emu::cur->bdim.x);
+    t_.v[me] = x;
+    tdm_emu::syncthreads();
+    if (me == 0) {
+      T acc = T();
+      for (int i = 0; i < BLOCK; i++) {
+        T y = t_.v[i];
+        t_.v[i] = acc;
+        acc = (T)(acc + y);
+      }
+      t_.total = acc;
+    }
+    tdm_emu::syncthreads();
+    out = t_.v[me];
+    aggregate = t_.total;
+  }
+
+ private:
+  TempStorage &t_;
+};
+
+}  // namespace cub
+
+#endif

@@ -1,0 +1,33 @@
+/* emu_internal.h: state shared by the emulator's execution engine (exec.cc)
+ * and its runtime (runtime.cc). */
+#ifndef TDM_EMU_INTERNAL_H
+#define TDM_EMU_INTERNAL_H
+
+#include <string>
+
+#include "emu_device.h"
+
+namespace tdm_emu {
+
+/* A queued kernel as the engine runs it. */
+struct kernel {
+  std::string name, where;
+  dim3 g, b;
+  int device;
+  std::vector<ptr_arg> ptrs;
+  std::function<void()> body;
+};
+
+/* Runs every block of k; returns 0, or -1 after a device fault (reported). */
+int run_kernel(const kernel &k);
+/* Whether p.. p+bytes is in one live allocation usable by device (-1: any);
+ * 0 with *why set otherwise. */
+int check_range(const void *p, size_t bytes, int device, const char **why);
+/* Marks the device faulted (sticky error) with a message. */
+void device_error(cudaError_t e, const std::string &msg);
+uint64_t seed(void);
+extern const char *running_op; /* what the engine runs now, for messages */
+
+}  // namespace tdm_emu
+
+#endif

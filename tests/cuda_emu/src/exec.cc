@@ -1,0 +1,397 @@
+/*
+ * exec.cc: the emulated device's execution engine. A kernel runs block by
+ * block, in an order drawn from the seed; each CUDA thread of a block is a
+ * fiber with its own stack (switch_x86_64.S), so __syncthreads and warp
+ * collectives work: a fiber runs until it reaches a barrier, a collective or
+ * (drawn by the seed) an atomic, then the scheduler picks another ready
+ * fiber at random. Collectives run in lock step with CUDA's mask rules
+ * checked; a violation stops the kernel with a sticky device error naming
+ * kernel, block, thread and seed.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "emu_internal.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define TDM_EMU_ASAN 1
+#endif
+
+extern "C" void tdm_emu_switch(void **save_sp, void *next_sp);
+
+namespace tdm_emu {
+
+thread_local thread_state *cur;
+
+namespace {
+
+static inline uint3 mk_uint3(unsigned x, unsigned y, unsigned z) {
+  uint3 u;
+  u.x = x;
+  u.y = y;
+  u.z = z;
+  return u;
+}
+
+enum fstate { READY, AT_BARRIER, AT_COLL, DONE };
+
+#ifdef TDM_EMU_ASAN
+const size_t STACK = 512 * 1024;
+#else
+const size_t STACK = 128 * 1024;
+#endif
+
+struct fiber {
+  void *sp;
+  char *stack;
+  fstate st;
+  int linear, lane, warp;
+  thread_state ts;
+  void *fake; /* ASan's fake stack of the fiber while switched out */
+};
+
+struct pending {
+  coll_op op;
+  unsigned mask, arrived;
+  int width;
+  size_t bytes;
+  const char *what;
+  uint64_t in[32][2];
+  int operand[32];
+  void *out[32];
+};
+
+struct shared_block {
+  const void *site;
+  void *p;
+};
+
+struct block_run {
+  const kernel *k;
+  uint3 bid;
+  int n, done, at_barrier;
+  std::vector<fiber> f;
+  std::vector<int> ready;
+  std::vector<std::vector<pending>> warps;
+  std::vector<shared_block> shared;
+  bool faulted;
+  void *sched_sp;
+  const void *sched_bottom;
+  size_t sched_size;
+};
+
+thread_local block_run *blk;
+thread_local fiber *self;
+std::vector<char *> stacks;
+int preempt_per_256 = -1;
+
+void to_scheduler(bool final) {
+  fiber *me = self;
+#ifdef TDM_EMU_ASAN
+  __sanitizer_start_switch_fiber(final ? nullptr : &me->fake, blk->sched_bottom, blk->sched_size);
+#else
+  (void)final;
+#endif
+  tdm_emu_switch(&me->sp, blk->sched_sp);
+#ifdef TDM_EMU_ASAN
+  __sanitizer_finish_switch_fiber(me->fake, nullptr, nullptr);
+#endif
+}
+
+void fiber_entry(void) {
+#ifdef TDM_EMU_ASAN
+  __sanitizer_finish_switch_fiber(nullptr, &blk->sched_bottom, &blk->sched_size);
+#endif
+  blk->k->body();
+  fiber *me = self;
+  me->st = DONE;
+  blk->done++;
+  /* A lane that exits while its warp waits for it at a collective. */
+  for (auto &p : blk->warps[me->warp])
+    if (p.mask >> me->lane & 1u)
+      device_fault("thread exited while lanes %#x of its warp wait for it at %s", p.arrived, p.what);
+  to_scheduler(true);
+  abort(); /* never resumed */
+}
+
+void run_fiber(fiber *f) {
+  self = f;
+  cur = &f->ts;
+#ifdef TDM_EMU_ASAN
+  void *fake = nullptr;
+  __sanitizer_start_switch_fiber(&fake, f->stack, STACK);
+#endif
+  tdm_emu_switch(&blk->sched_sp, f->sp);
+#ifdef TDM_EMU_ASAN
+  __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
+#endif
+  self = nullptr;
+  cur = nullptr;
+}
+
+void make_ready(int i) {
+  blk->f[i].st = READY;
+  blk->ready.push_back(i);
+}
+
+std::string where_now() {
+  char b[256];
+  if (!blk) return std::string();
+  if (self)
+    snprintf(b, sizeof b, "kernel %s (%s), block (%u,%u,%u), thread (%u,%u,%u)", blk->k->name.c_str(),
+             blk->k->where.c_str(), blk->bid.x, blk->bid.y, blk->bid.z, self->ts.tid.x, self->ts.tid.y,
+             self->ts.tid.z);
+  else
+    snprintf(b, sizeof b, "kernel %s (%s), block (%u,%u,%u)", blk->k->name.c_str(), blk->k->where.c_str(),
+             blk->bid.x, blk->bid.y, blk->bid.z);
+  return b;
+}
+
+void block_fault(const std::string &msg) {
+  blk->faulted = true;
+  device_error(cudaErrorLaunchFailure, where_now() + ": " + msg);
+}
+
+/* Runs one block to its end; false after a fault. */
+bool run_block(const kernel &k, uint3 bid) {
+  block_run b;
+  b.k = &k;
+  b.bid = bid;
+  b.n = (int)(k.b.x * k.b.y * k.b.z);
+  b.done = b.at_barrier = 0;
+  b.faulted = false;
+  b.f.resize(b.n);
+  b.warps.resize((b.n + 31) / 32);
+  while ((int)stacks.size() < b.n) stacks.push_back((char *)malloc(STACK));
+  blk = &b;
+  for (int i = 0; i < b.n; i++) {
+    fiber &f = b.f[i];
+    f.stack = stacks[i];
+    f.linear = i;
+    f.lane = i % 32;
+    f.warp = i / 32;
+    f.fake = nullptr;
+    f.ts.tid = mk_uint3(i % k.b.x, i / k.b.x % k.b.y, i / (k.b.x * k.b.y));
+    f.ts.bid = bid;
+    f.ts.bdim = k.b;
+    f.ts.gdim = k.g;
+    uintptr_t top = ((uintptr_t)f.stack + STACK) & ~(uintptr_t)15;
+    void **sp = (void **)top;
+    *--sp = nullptr;              /* fake return address of fiber_entry */
+    *--sp = (void *)fiber_entry;  /* where the switch returns to */
+    for (int r = 0; r < 6; r++) *--sp = nullptr;
+    f.sp = sp;
+    b.ready.push_back(i);
+  }
+  while (!b.faulted) {
+    if (b.ready.empty()) {
+      if (b.done == b.n) break;
+      if (b.at_barrier && b.at_barrier + b.done == b.n) {
+        if (b.done) {
+          block_fault(std::to_string(b.done) + " thread(s) exited before a __syncthreads the other " +
+                      std::to_string(b.at_barrier) + " wait at");
+          break;
+        }
+        b.at_barrier = 0;
+        for (int i = 0; i < b.n; i++) make_ready(i);
+        continue;
+      }
+      std::string m = "deadlock: " + std::to_string(b.at_barrier) + " thread(s) at __syncthreads, " +
+                      std::to_string(b.n - b.done - b.at_barrier) + " at warp collectives, " +
+                      std::to_string(b.done) + " exited";
+      block_fault(m);
+      break;
+    }
+    size_t pick = (size_t)(rand64() % b.ready.size());
+    int i = b.ready[pick];
+    b.ready[pick] = b.ready.back();
+    b.ready.pop_back();
+    run_fiber(&b.f[i]);
+  }
+  for (auto &s : b.shared) free(s.p);
+  blk = nullptr;
+  return !b.faulted;
+}
+
+int pred_of(const pending &p, int j) {
+  int v;
+  memcpy(&v, p.in[j], sizeof v);
+  return v;
+}
+
+void compute(pending &p, block_run &b, int warp) {
+  for (int i = 0; i < 32; i++) {
+    if (!(p.mask >> i & 1u)) continue;
+    int base = i / p.width * p.width;
+    uint64_t r[2] = {0, 0};
+    switch (p.op) {
+    case C_BALLOT: {
+      unsigned bits = 0;
+      for (int j = 0; j < 32; j++)
+        if ((p.mask >> j & 1u) && pred_of(p, j)) bits |= 1u << j;
+      unsigned seg = p.width == 32 ? bits : (bits >> base) & ((1u << p.width) - 1u);
+      memcpy(r, &seg, sizeof seg);
+      break;
+    }
+    case C_ANY:
+    case C_ALL: {
+      int any = 0, all = 1;
+      for (int j = 0; j < 32; j++)
+        if (p.mask >> j & 1u) {
+          any |= pred_of(p, j);
+          all &= pred_of(p, j);
+        }
+      int v = p.op == C_ANY ? any : all;
+      memcpy(r, &v, sizeof v);
+      break;
+    }
+    case C_SYNC: break;
+    default: {
+      int src;
+      int o = p.operand[i];
+      if (p.op == C_SHFL) src = base + (o % p.width + p.width) % p.width;
+      else if (p.op == C_SHFL_DOWN) src = i + o - base < p.width ? i + o : i;
+      else if (p.op == C_SHFL_UP) src = i - o >= base ? i - o : i;
+      else src = ((i ^ o) - base) < p.width && (i ^ o) >= base ? (i ^ o) : i;
+      if (!(p.mask >> src & 1u)) {
+        self = &b.f[warp * 32 + i];
+        block_fault(std::string(p.what) + ": lane " + std::to_string(i) + " reads lane " + std::to_string(src) +
+                    ", which is not in the mask");
+        return;
+      }
+      memcpy(r, p.in[src], p.bytes);
+    }
+    }
+    if (p.out[i]) memcpy(p.out[i], r, p.bytes ? p.bytes : 0);
+  }
+}
+
+}  // namespace
+
+int lane_id(void) { return self ? self->lane : 0; }
+
+void device_fault(const char *fmt, ...) {
+  char m[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(m, sizeof m, fmt, ap);
+  va_end(ap);
+  if (!blk || !self) {
+    device_error(cudaErrorLaunchFailure, std::string(running_op ? running_op : "device code") + ": " + m);
+    abort();
+  }
+  block_fault(m);
+  to_scheduler(true);
+  abort();
+}
+
+void switch_point(void) {
+  if (!self) return;
+  if (preempt_per_256 < 0) {
+    const char *e = getenv("TANDEM_EMU_PREEMPT");
+    preempt_per_256 = e ? atoi(e) : 32;
+  }
+  if ((int)(rand64() & 255u) >= preempt_per_256) return;
+  make_ready(self->linear);
+  to_scheduler(false);
+}
+
+void syncthreads(void) {
+  if (!self) return;
+  self->st = AT_BARRIER;
+  blk->at_barrier++;
+  to_scheduler(false);
+}
+
+void collective(coll_op op, unsigned mask, int width, const void *in, void *out, size_t bytes, int operand,
+                const char *what) {
+  fiber *me = self;
+  if (!me) device_fault("%s outside a kernel", what);
+  if (!(mask >> me->lane & 1u)) device_fault("%s: calling lane %d is not in the mask %#x", what, me->lane, mask);
+  if (width < 1 || width > 32 || (width & (width - 1))) device_fault("%s: width %d", what, width);
+  for (int j = 0; j < 32; j++) {
+    if (!(mask >> j & 1u)) continue;
+    int t = me->warp * 32 + j;
+    if (t >= blk->n) device_fault("%s: mask %#x names lane %d, which the block does not have", what, mask, j);
+    if (blk->f[t].st == DONE) device_fault("%s: mask %#x names lane %d, which has exited", what, mask, j);
+  }
+  std::vector<pending> &w = blk->warps[me->warp];
+  pending *p = nullptr;
+  for (auto &q : w)
+    if (q.mask & mask) p = &q;
+  if (p && (p->mask != mask || p->op != op || p->width != width))
+    device_fault("%s with mask %#x: lanes %#x of the warp wait at %s with mask %#x", what, mask, p->arrived,
+                 p->what, p->mask);
+  if (!p) {
+    w.push_back(pending());
+    p = &w.back();
+    p->op = op;
+    p->mask = mask;
+    p->arrived = 0;
+    p->width = width;
+    p->bytes = bytes;
+    p->what = what;
+  }
+  if (bytes > sizeof p->in[0]) device_fault("%s of a %zu-byte value", what, bytes);
+  memset(p->in[me->lane], 0, sizeof p->in[0]);
+  if (in) memcpy(p->in[me->lane], in, bytes);
+  p->operand[me->lane] = operand;
+  p->out[me->lane] = out;
+  p->arrived |= 1u << me->lane;
+  if (p->arrived == mask) {
+    pending done = *p;
+    w.erase(w.begin() + (p - w.data()));
+    compute(done, *blk, me->warp);
+    if (blk->faulted) to_scheduler(true);
+    for (int j = 0; j < 32; j++)
+      if ((mask >> j & 1u) && j != me->lane) make_ready(me->warp * 32 + j);
+    make_ready(me->linear); /* the last lane also lets the others go first sometimes */
+    to_scheduler(false);
+    return;
+  }
+  me->st = AT_COLL;
+  to_scheduler(false);
+}
+
+void *shared_alloc(const void *site, size_t bytes, size_t align) {
+  if (!blk) device_fault("__shared__ outside a kernel");
+  for (auto &s : blk->shared)
+    if (s.site == site) return s.p;
+  void *p = aligned_alloc(align, (bytes + align - 1) / align * align);
+  memset(p, 0xA7, bytes); /* fresh shared memory: garbage */
+  blk->shared.push_back(shared_block{site, p});
+  return p;
+}
+
+int run_kernel(const kernel &k) {
+  for (const ptr_arg &a : k.ptrs) {
+    const char *why = nullptr;
+    if (!a.p) continue;
+    if (!check_range(a.p, 0, k.device, &why)) {
+      char m[512];
+      snprintf(m, sizeof m, "kernel %s (%s): pointer argument %d (%p) %s", k.name.c_str(), k.where.c_str(),
+               a.index + 1, a.p, why);
+      device_error(cudaErrorIllegalAddress, m);
+      return -1;
+    }
+  }
+  size_t nb = (size_t)k.g.x * k.g.y * k.g.z;
+  std::vector<uint32_t> order(nb);
+  for (size_t i = 0; i < nb; i++) order[i] = (uint32_t)i;
+  for (size_t i = nb; i > 1; i--) std::swap(order[i - 1], order[rand64() % i]);
+  for (size_t i = 0; i < nb; i++) {
+    uint32_t o = order[i];
+    uint3 bid = mk_uint3(o % k.g.x, o / k.g.x % k.g.y, o / (k.g.x * k.g.y));
+    if (!run_block(k, bid)) return -1;
+  }
+  return 0;
+}
+
+}  // namespace tdm_emu
