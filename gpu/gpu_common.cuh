@@ -18,12 +18,16 @@
 #include "../src/backend.h"
 
 /* A device block the context handed out: its size (every block goes back to
- * the caller's allocator with the size it was taken with), and whether it is
- * scratch parked in the context's cache for the next call. */
+ * the caller's allocator with the size it was taken with), whether it is
+ * scratch parked in the context's cache for the next call, and whether it
+ * was taken while the context's stream was being captured into a CUDA graph
+ * (then it is a graph allocation: never parked, its free is a free node of
+ * the same graph). */
 typedef struct tdm__dev_block {
   void *p;
   size_t bytes;
   int parked;
+  int in_graph;
   struct tdm__dev_block *next;
 } tdm__dev_block;
 
@@ -79,8 +83,16 @@ tdm_status tdm__gpu_sort(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type v
 /* Records a CUDA failure and maps it to a status. */
 tdm_status tdm__cuda_fail(cudaError_t e, const char *what, const char *file, int line);
 
-/* Reports a failed launch among the kernels just issued (where names them). */
+/* Reports a failed launch among the kernels just issued (where names them).
+ * It reads (and clears) the thread's last CUDA error, so an error pending
+ * from before the call would be blamed on tandem's kernels: every call that
+ * launches checks for one first (tdm__gpu_scope::enter). */
 tdm_status tdm__launch_check(const char *where);
+/* TDM_OK, or TDM_ERR_DEVICE when the thread's last CUDA error was already
+ * set before this call began (a failed launch of the caller's own, or a
+ * fault of earlier queued work): said so, the error cleared where CUDA
+ * allows (a sticky fault stays), and the call does nothing. */
+tdm_status tdm__gpu_pending_check(void);
 
 /* ---- context, memory, staging ------------------------------------------------ */
 
@@ -107,6 +119,9 @@ class tdm__gpu_device {
 
 static inline cudaStream_t tdm__stream(const tdm_ctx *ctx) { return ctx->gpu->stream; }
 
+/* 1 while the context's stream is being captured into a CUDA graph. */
+int tdm__gpu_capturing(const tdm_ctx *ctx);
+
 /* Device allocation, stream-ordered on the context's stream: a parked
  * scratch block of a fitting size when the context has one (so repeated calls
  * of one size allocate nothing), else the caller's allocator (ctx->alloc:
@@ -120,7 +135,14 @@ tdm_status tdm__gpu_malloc(tdm_ctx *ctx, size_t bytes, void **out);
 void tdm__gpu_free(tdm_ctx *ctx, void *p);
 /* Ends the use of a scratch block of one call: parked in the context's cache
  * for the next call on the same stream (stream order makes the reuse safe),
- * freed when the cache is full. */
+ * freed when the cache is full or the block was taken during a graph
+ * capture.
+ * During a capture of the context's stream no parked block is handed out
+ * and none taken then is parked: each block of a captured call is allocated
+ * and freed inside the graph (cudaMallocAsync / cudaFreeAsync become
+ * allocation and free nodes), so the graph owns no memory of the context's
+ * cache (which the context may free or give to another call while the
+ * graph still runs) and can be replayed any number of times. */
 void tdm__gpu_scratch_free(tdm_ctx *ctx, void *p);
 /* Frees every parked block (context destruction, or an allocation that
  * failed and retries). */
@@ -156,7 +178,10 @@ tdm_status tdm__gpu_out_finish(tdm_ctx *ctx, tdm__dev_array *a);
 /* Releases a staging buffer; no-op when in place. */
 void tdm__gpu_release(tdm_ctx *ctx, tdm__dev_array *a);
 /* Waits for the context's stream and reports any asynchronous error;
- * counted as a host wait (ctx->n_waits). */
+ * counted as a host wait (ctx->n_waits). While the stream is being captured
+ * into a CUDA graph a wait is impossible (it would end the capture): then it
+ * fails with TDM_ERR_INVALID_ARGUMENT naming where, and the capture stays
+ * valid. */
 tdm_status tdm__gpu_sync(tdm_ctx *ctx, const char *where);
 
 /* The device memory one call takes: scratch buffers and staged caller arrays,
@@ -170,8 +195,13 @@ class tdm__gpu_scope {
     for (int i = 0; i < nbuf_; i++) tdm__gpu_scratch_free(ctx_, buf_[i]);
     /* dev_ (restoring the caller's device) is destroyed after this body. */
   }
-  /* Makes the context's device current until the scope ends. */
-  tdm_status enter() { return dev_.enter(ctx_); }
+  /* Makes the context's device current until the scope ends, after
+   * refusing to start over a CUDA error left pending by earlier work
+   * (tdm__gpu_pending_check), before anything of the caller's is touched. */
+  tdm_status enter() {
+    tdm_status st = tdm__gpu_pending_check();
+    return st != TDM_OK ? st : dev_.enter(ctx_);
+  }
   tdm__gpu_scope(const tdm__gpu_scope &) = delete;
   tdm__gpu_scope &operator=(const tdm__gpu_scope &) = delete;
 

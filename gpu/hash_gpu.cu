@@ -271,11 +271,14 @@ __global__ void minmax_fold_kernel(typename hs<K, V>::S *s, const V *vals, const
   }
 }
 
-/* Election, pass 2: clear the scratch word of every touched slot. */
+/* Election, pass 2: clear the scratch word of every touched slot. The copies
+ * of one key all clear the same word: an atomic exchange, since plain
+ * stores of even the same value from several threads are a data race in
+ * CUDA's memory model. */
 __global__ void elect_clear_kernel(uint32_t *w, const uint64_t *pos, size_t n) {
   TDM_GRID_STRIDE(i, n) {
     uint64_t p = pos[i];
-    if (p != TDM_HASH_NONE) w[p & ~NEW_BIT] = 0;
+    if (p != TDM_HASH_NONE) (void)atomicExch((unsigned int *)&w[p & ~NEW_BIT], 0u);
   }
 }
 

@@ -231,7 +231,9 @@ static tdm_status gpu_sort_v2(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_t
   /* Staged host arrays go back to the caller. */
   if (dk.staged) TDM_CUDA_TRY(cudaMemcpyAsync(keys, dk.d, n * ks, cudaMemcpyDeviceToHost, s), (void)0);
   if (vs && dv.staged) TDM_CUDA_TRY(cudaMemcpyAsync(values, dv.d, n * vs, cudaMemcpyDeviceToHost, s), (void)0);
-  return tdm__gpu_sync(ctx, "tdm_sort (v2)");
+  /* As the legacy path ends: no wait on a stream-ordered context with
+   * device arrays (so the call can be captured into a CUDA graph). */
+  return sc.finish("tdm_sort (v2)");
 }
 
 tdm_status tdm__gpu_sort(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type value_type, void *values, size_t n,
