@@ -6,9 +6,11 @@
  * the one cleanup style (tdm__gpu_scope: device memory of a call, released on
  * every return path).
  *
- * Layering (as in CUB): public API (src/) -> operation tables (gpu/..._gpu.cu:
- * stage arrays, pick the instantiation) -> kernels (thin loops around the
- * shared host/device functions of include/tandem/detail/).
+ * Layering (as in CUB): public API (src/) -> operation tables, one set per
+ * kernel design (gpu/<structure>_gpu.cu the code the designs share, gpu/<structure>_legacy.cu
+ * and gpu/<structure>_v2.cu each design's own: stage arrays, launch the width's
+ * instantiation chosen at create) -> kernels (thin loops around the shared
+ * host/device functions of include/tandem/detail/).
  */
 #ifndef TANDEM_GPU_COMMON_CUH
 #define TANDEM_GPU_COMMON_CUH
@@ -36,33 +38,20 @@ struct tdm__gpu_state {
   cudaStream_t stream;
   int own_stream;
   int device;
-  int design; /* TDM__GPU_LEGACY or TDM__GPU_V2, from TANDEM_GPU_DESIGN */
   tdm__dev_block *blocks; /* live and parked device blocks (guarded by ctx->lock) */
   int n_parked;
 };
 
-/* The kernel designs (TANDEM_GPU_DESIGN, read once when a context is
- * created): "legacy" the first kernels, "v2" the redesign (sort in place,
- * lane-group hash probing, a hash insert that folds each key's copies
- * before one claim per key, lane-group B+ tree search over the keys only;
- * see the table in docs/design.md),
- * "default" or unset the default, which stays legacy until a GPU run of
- * bench/device-check.sh has compared the two (v2 is compiled and tested
- * on the CPU only). */
-enum { TDM__GPU_LEGACY = 0, TDM__GPU_V2 = 1, TDM__GPU_DEFAULT_DESIGN = TDM__GPU_LEGACY };
-
-/* The operation tables (gathered into tdm__cuda_backend by backend_gpu.cu). */
-extern const tdm__sort_ops tdm__sort_cuda_ops;
-extern const tdm__hash_ops tdm__hash_cuda_ops;
-extern const tdm__btree_ops tdm__btree_cuda_ops;
+/* The operation tables of each kernel design (gpu/<structure>_legacy.cu,
+ * gpu/<structure>_v2.cu), gathered into one backend descriptor per design by
+ * backend_gpu.cu. */
+extern const tdm__sort_ops tdm__sort_cuda_legacy_ops, tdm__sort_cuda_v2_ops;
+extern const tdm__hash_ops tdm__hash_cuda_legacy_ops, tdm__hash_cuda_v2_ops;
+extern const tdm__btree_ops tdm__btree_cuda_legacy_ops, tdm__btree_cuda_v2_ops;
 
 /* Context hooks (runtime.cu). */
 tdm_status tdm__gpu_ctx_init(tdm_ctx *ctx);
 void tdm__gpu_ctx_fini(tdm_ctx *ctx);
-
-/* The device sort (sort_gpu.cu), also used by the B+ tree for its batches. */
-tdm_status tdm__gpu_sort(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type value_type, void *values, size_t n,
-                         int desc);
 
 /* ---- errors ---------------------------------------------------------------- */
 

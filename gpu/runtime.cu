@@ -58,21 +58,9 @@ tdm_status tdm__gpu_ctx_init(tdm_ctx *ctx) {
   if (ctx->device >= n)
     return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "tdm_ctx_create: cuda_device %d, but only %d device(s)",
                      ctx->device, n);
-  {
-    const char *d = getenv("TANDEM_GPU_DESIGN");
-    if (d && *d && strcmp(d, "default") != 0 && strcmp(d, "legacy") != 0 && strcmp(d, "v2") != 0)
-      return tdm__fail(TDM_ERR_INVALID_ARGUMENT,
-                       "tdm_ctx_create: TANDEM_GPU_DESIGN is '%s'; use legacy, v2 or default", d);
-  }
   g = (tdm__gpu_state *)tdm__ctx_calloc(ctx, sizeof *g);
   if (!g) return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "tdm_ctx_create: out of host memory");
   g->device = ctx->device;
-  {
-    const char *d = getenv("TANDEM_GPU_DESIGN");
-    g->design = !d || !*d || !strcmp(d, "default") ? TDM__GPU_DEFAULT_DESIGN
-                : !strcmp(d, "v2")                 ? TDM__GPU_V2
-                                                   : TDM__GPU_LEGACY;
-  }
   ctx->gpu = g; /* for dev.enter; cleared again on failure */
   tdm__gpu_device dev;
   {
