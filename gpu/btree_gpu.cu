@@ -192,7 +192,8 @@ static tdm_status install(tdm_btree *t, const uint64_t *ukb, const uint64_t *uvb
     if ((st = sc.alloc((size_t)g.nodes * sizeof(tdm__bt_node), &nn)) != TDM_OK) return st;
     k_fill_leaves<<<tdm__grid(g.cnt[0]), TDM_GPU_BLOCK, 0, s>>>(nn, g, ukb, uvb);
     for (uint32_t l = 1; l < g.h; l++) k_fill_inner<<<tdm__grid(g.cnt[l]), TDM_GPU_BLOCK, 0, s>>>(nn, g, ukb, l);
-    if (BG(t)->design->search_arrays && (st = BG(t)->design->search_arrays(ctx, sc, nn, g, &ns)) != TDM_OK) return st;
+    if (BG(t)->design->search_arrays && (st = BG(t)->design->search_arrays(ctx, sc, nn, g, &ns)) != TDM_OK)
+      return st;
     if ((st = tdm__launch_check("tdm_btree (fill nodes)")) != TDM_OK ||
         (st = tdm__gpu_sync(ctx, "tdm_btree (fill nodes)")) != TDM_OK)
       return st;
@@ -415,7 +416,8 @@ tdm_status tdm__bg_range(const tdm_btree *t, const void *lo, const void *hi, siz
   if ((st = sc.in(lo, n * t->ks, &a)) != TDM_OK || (st = sc.in(hi, n * t->ks, &b)) != TDM_OK ||
       (st = sc.alloc((n + 1) * 8, &cnt)) != TDM_OK || (st = sc.alloc((n + 1) * 8, &off)) != TDM_OK ||
       (st = sc.alloc(n * BG(t)->design->fill_rank_bytes, &rank)) != TDM_OK ||
-      (st = counts(t, a.d, b.d, n, n + 1, cnt)) != TDM_OK || (st = tdm__bg_scan_total(ctx, sc, cnt, off, n + 1, &total)) != TDM_OK)
+      (st = counts(t, a.d, b.d, n, n + 1, cnt)) != TDM_OK ||
+      (st = tdm__bg_scan_total(ctx, sc, cnt, off, n + 1, &total)) != TDM_OK)
     return st;
   TDM_CUDA_TRY(cudaMemcpyAsync(offsets_out, off, (n + 1) * 8, cudaMemcpyDefault, s), (void)0);
   if (total > cap) {

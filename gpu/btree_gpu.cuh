@@ -58,8 +58,9 @@ struct tdm__bg_design {
 };
 
 /* Key index i of a bulk-layout tree -> its leaf and slot. */
-static __device__ __forceinline__ const tdm__bt_node *tdm__bg_locate(const tdm__bt_node *nodes, const tdm__bt_geom &g, uint64_t i,
-                                                     uint32_t *slot) {
+static __device__ __forceinline__ const tdm__bt_node *tdm__bg_locate(const tdm__bt_node *nodes,
+                                                                     const tdm__bt_geom &g, uint64_t i,
+                                                                     uint32_t *slot) {
   uint64_t leaf = tdm__bt_even_part(g.m, g.cnt[0], i);
   *slot = (uint32_t)(i - tdm__bt_even_start(g.m, g.cnt[0], leaf));
   return &nodes[g.base[0] + leaf];

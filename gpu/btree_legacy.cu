@@ -62,8 +62,8 @@ static void fill(const tdm_btree *t, const void *lo, size_t n, const uint64_t *o
                  void *keys, void *vals) {
   (void)rank;
   (void)total;
-  k_range_fill<<<tdm__grid(n), TDM_GPU_BLOCK, 0, tdm__stream(t->ctx)>>>(BG(t)->d_nodes, BG(t)->geom, t->root, lo, n, off,
-                                                                       keys, vals, t->ks, t->vs, t->kind);
+  k_range_fill<<<tdm__grid(n), TDM_GPU_BLOCK, 0, tdm__stream(t->ctx)>>>(BG(t)->d_nodes, BG(t)->geom, t->root, lo, n,
+                                                                       off, keys, vals, t->ks, t->vs, t->kind);
 }
 
 static const tdm__bg_design legacy = {

@@ -297,8 +297,8 @@ static void fill(const tdm_btree *t, const void *lo, size_t n, const uint64_t *o
                  void *keys, void *vals) {
   cudaStream_t s = tdm__stream(t->ctx);
   if (lanes_search(t))
-    k_rank_lanes<BT_LANES><<<tdm__grid(n * BT_LANES), TDM_GPU_BLOCK, 0, s>>>(BG(t)->d_nodes, BG(t)->d_seps,
-                                                                            BG(t)->lgeom, lo, n, off, t->ks, t->kind, r);
+    k_rank_lanes<BT_LANES><<<tdm__grid(n * BT_LANES), TDM_GPU_BLOCK, 0, s>>>(
+        BG(t)->d_nodes, BG(t)->d_seps, BG(t)->lgeom, lo, n, off, t->ks, t->kind, r);
   else
     k_range_lo_rank<<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>(BG(t)->d_nodes, t->root, t->height, lo, n, off, t->ks,
                                                            t->kind, r);

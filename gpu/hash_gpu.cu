@@ -224,6 +224,7 @@ static tdm_status rehash(tdm_hash *h, unsigned dl) {
   h->tombs = 0;
   return TDM_OK;
 }
+
 /* Queues the insert and returns without waiting: the outcome counts go to the
  * table's count buffer, and h->pending grows by n (the public layer folds
  * them, at once unless the insert may stay queued). Staged host arrays are

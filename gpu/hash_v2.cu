@@ -267,7 +267,8 @@ static tdm_status scratch_take(tdm_hash *h, tdm__gpu_scope &sc, size_t n, size_t
   TDM_CUDA_TRY(err, (void)0);
   if ((st = sc.alloc(x->chunk * sizeof(uint64_t), &vx->hk[0])) != TDM_OK ||
       (st = sc.alloc(x->chunk * sizeof(uint64_t), &vx->hk[1])) != TDM_OK ||
-      (st = sc.alloc(x->chunk * h->vs, &vx->hv[0])) != TDM_OK || (st = sc.alloc(x->chunk * h->vs, &vx->hv[1])) != TDM_OK ||
+      (st = sc.alloc(x->chunk * h->vs, &vx->hv[0])) != TDM_OK ||
+      (st = sc.alloc(x->chunk * h->vs, &vx->hv[1])) != TDM_OK ||
       (st = sc.alloc(vx->temp_bytes ? vx->temp_bytes : 1, &vx->temp)) != TDM_OK ||
       (st = sc.alloc(sizeof(uint64_t), &vx->runs)) != TDM_OK)
     return st;

@@ -41,7 +41,8 @@ static tdm_status sort_v2(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type 
     return st;
   b.k[0] = dk.d;
   b.v[0] = dv.d;
-  if ((st = tdm__gpu_cub_temp_bytes(ctx, &b, n, ks, vs, &temp_bytes)) != TDM_OK || (st = sc.alloc(temp_bytes, &b.temp)) != TDM_OK)
+  if ((st = tdm__gpu_cub_temp_bytes(ctx, &b, n, ks, vs, &temp_bytes)) != TDM_OK ||
+      (st = sc.alloc(temp_bytes, &b.temp)) != TDM_OK)
     return st;
   /* From here on the caller's array (or its staging copy) changes. */
   if (transform) {
