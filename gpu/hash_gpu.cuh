@@ -44,8 +44,8 @@ struct block_counts {
 
 /* The device scratch of one insert, taken by the design's scratch function
  * before the table changes and reused by every chunk of the batch: the
- * chunk length and the design's own buffers (its launch functions read
- * them). */
+ * chunk length and the design's own record of its buffers (constructed in
+ * `design` by its scratch function, read by its insert). */
 struct tdm__hg_scratch {
   size_t chunk; /* keys per insert call */
   alignas(16) unsigned char design[64];

@@ -20,6 +20,8 @@
  */
 #include <string.h>
 
+#include <new>
+
 #include "hash_gpu.cuh"
 
 /* pos[] entries: slot index, with this bit set when the key claimed the slot. */
@@ -156,9 +158,9 @@ static_assert(sizeof(legacy_scratch) <= sizeof(tdm__hg_scratch::design), "scratc
 
 template <typename K, typename V>
 static tdm_status scratch_take(tdm_hash *h, tdm__gpu_scope &sc, size_t n, size_t final_cap, tdm__hg_scratch *x) {
-  legacy_scratch *ls = (legacy_scratch *)x->design;
   tdm_status st;
   memset(x, 0, sizeof *x);
+  legacy_scratch *ls = new (x->design) legacy_scratch();
   x->chunk = n < CHUNK ? n : CHUNK;
   if ((h->dup != TDM__DUP_SUM && (st = sc.alloc(x->chunk * sizeof(uint64_t), &ls->pos)) != TDM_OK) ||
       ((h->dup == TDM__DUP_KEEP_FIRST || h->dup == TDM__DUP_KEEP_LAST) &&
@@ -171,7 +173,7 @@ static tdm_status scratch_take(tdm_hash *h, tdm__gpu_scope &sc, size_t n, size_t
 template <typename K, typename V>
 static tdm_status launch_insert(tdm_hash *h, const void *keys, const void *vals, size_t n, tdm__hg_scratch *x,
                                 unsigned long long *cnt) {
-  const legacy_scratch *ls = (const legacy_scratch *)x->design;
+  const legacy_scratch *ls = std::launder(reinterpret_cast<const legacy_scratch *>(x->design));
   cudaStream_t st = tdm__stream(h->ctx);
   unsigned g = tdm__grid(n);
   typename hs<K, V>::S *s = (typename hs<K, V>::S *)tdm__hg(h)->slots;

@@ -47,6 +47,8 @@
  */
 #include <string.h>
 
+#include <new>
+
 #include <cub/device/device_reduce.cuh>
 
 #include <cooperative_groups.h>
@@ -255,11 +257,11 @@ static void v2_temp_bytes(tdm_hash *h, size_t m, size_t *bytes, cudaError_t *err
 
 template <typename K, typename V>
 static tdm_status scratch_take(tdm_hash *h, tdm__gpu_scope &sc, size_t n, size_t final_cap, tdm__hg_scratch *x) {
-  v2_scratch *vx = (v2_scratch *)x->design;
   tdm_status st;
   cudaError_t err = cudaSuccess;
   (void)final_cap;
   memset(x, 0, sizeof *x);
+  v2_scratch *vx = new (x->design) v2_scratch();
   x->chunk = n < V2_CHUNK ? n : V2_CHUNK;
   /* The last chunk is smaller: size CUB's storage for both lengths. */
   v2_temp_bytes<K, V>(h, x->chunk, &vx->temp_bytes, &err);
@@ -279,7 +281,7 @@ static tdm_status scratch_take(tdm_hash *h, tdm__gpu_scope &sc, size_t n, size_t
 template <typename K, typename V>
 static tdm_status launch_insert(tdm_hash *h, const void *keys, const void *vals, size_t n, tdm__hg_scratch *xs,
                                 unsigned long long *cnt) {
-  const v2_scratch *x = (const v2_scratch *)xs->design;
+  const v2_scratch *x = std::launder(reinterpret_cast<const v2_scratch *>(xs->design));
   const K *k = (const K *)keys;
   const V *v = (const V *)vals;
   typedef typename hs<K, V>::S S;
