@@ -248,7 +248,7 @@ static void v2_temp_bytes(tdm_hash *h, size_t m, size_t *bytes, cudaError_t *err
   size_t sort_bytes = 0, reduce_bytes = 0;
   cudaStream_t st = tdm__stream(h->ctx);
   (void)sizeof(K);
-  *err = tdm__cub_sort<uint64_t, V>(NULL, sort_bytes, kb, vb, m, 0, 64, st);
+  *err = tdm__cub_sort<uint64_t, V>(NULL, sort_bytes, kb, vb, m, 0, 64, 0, st);
   if (*err == cudaSuccess)
     *err = reduce_runs<V>(NULL, reduce_bytes, NULL, NULL, NULL, NULL, NULL, (int)h->dup, h->vkind, m, st);
   if (reduce_bytes > sort_bytes) sort_bytes = reduce_bytes;
@@ -292,7 +292,7 @@ static tdm_status launch_insert(tdm_hash *h, const void *keys, const void *vals,
   tdm_status s;
   hash_pairs_kernel<K, V><<<tdm__grid(n), TDM_GPU_BLOCK, 0, st>>>(k, v, kb.Current(), vb.Current(), n);
   if ((s = tdm__launch_check("tdm_hash_insert (hash)")) != TDM_OK) return s;
-  TDM_CUDA_TRY((tdm__cub_sort<uint64_t, V>(x->temp, temp_bytes, kb, vb, n, 0, 64, st)), (void)0);
+  TDM_CUDA_TRY((tdm__cub_sort<uint64_t, V>(x->temp, temp_bytes, kb, vb, n, 0, 64, 0, st)), (void)0);
   temp_bytes = x->temp_bytes;
   /* The reduce writes into the sort's alternates, free now; the sorted
    * values stay in Current() for a KEEP_FIRST / KEEP_LAST claim to pick. */

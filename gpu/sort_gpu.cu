@@ -39,20 +39,22 @@ __global__ void iota_kernel(I *out, size_t n) {
 
 /* CUB's temporary storage for a sort of n keys of width ks (values vs). */
 template <typename K, typename V>
-static tdm_status cub_temp_t(tdm_ctx *ctx, const tdm__sort_bufs *b, size_t n, size_t *temp_bytes) {
+static tdm_status cub_temp_t(tdm_ctx *ctx, const tdm__sort_bufs *b, size_t n, int desc, size_t *temp_bytes) {
   cub::DoubleBuffer<K> dk((K *)b->k[0], (K *)b->k[1]);
   cub::DoubleBuffer<V> dv((V *)b->v[0], (V *)b->v[1]);
-  TDM_CUDA_TRY((tdm__cub_sort<K, V>(NULL, *temp_bytes, dk, dv, n, 0, (int)sizeof(K) * 8, tdm__stream(ctx))), (void)0);
+  TDM_CUDA_TRY((tdm__cub_sort<K, V>(NULL, *temp_bytes, dk, dv, n, 0, (int)sizeof(K) * 8, desc, tdm__stream(ctx))),
+               (void)0);
   return TDM_OK;
 }
 
 /* Sorts bits in b->k[0] (values in b->v[0]) with b->temp of temp_bytes;
  * *kcur / *vcur receive the index of the buffers holding the result. */
 template <typename K, typename V>
-static tdm_status cub_run_t(tdm_ctx *ctx, tdm__sort_bufs *b, size_t temp_bytes, size_t n, int *kcur, int *vcur) {
+static tdm_status cub_run_t(tdm_ctx *ctx, tdm__sort_bufs *b, size_t temp_bytes, size_t n, int desc, int *kcur,
+                            int *vcur) {
   cub::DoubleBuffer<K> dk((K *)b->k[0], (K *)b->k[1]);
   cub::DoubleBuffer<V> dv((V *)b->v[0], (V *)b->v[1]);
-  TDM_CUDA_TRY((tdm__cub_sort<K, V>(b->temp, temp_bytes, dk, dv, n, 0, (int)sizeof(K) * 8, tdm__stream(ctx))),
+  TDM_CUDA_TRY((tdm__cub_sort<K, V>(b->temp, temp_bytes, dk, dv, n, 0, (int)sizeof(K) * 8, desc, tdm__stream(ctx))),
                (void)0);
   *kcur = dk.selector;
   *vcur = dv.selector;
@@ -68,14 +70,14 @@ static tdm_status cub_run_t(tdm_ctx *ctx, tdm__sort_bufs *b, size_t temp_bytes, 
                 : (vs) == 4 ? F<uint64_t, uint32_t>(__VA_ARGS__)                 \
                             : F<uint64_t, uint64_t>(__VA_ARGS__)))
 
-tdm_status tdm__gpu_cub_temp_bytes(tdm_ctx *ctx, const tdm__sort_bufs *b, size_t n, size_t ks, size_t vs,
+tdm_status tdm__gpu_cub_temp_bytes(tdm_ctx *ctx, const tdm__sort_bufs *b, size_t n, size_t ks, size_t vs, int desc,
                                    size_t *temp_bytes) {
-  return SORT_DISPATCH(ks, vs, cub_temp_t, ctx, b, n, temp_bytes);
+  return SORT_DISPATCH(ks, vs, cub_temp_t, ctx, b, n, desc, temp_bytes);
 }
 
 tdm_status tdm__gpu_cub_sort_with(tdm_ctx *ctx, tdm__sort_bufs *b, size_t temp_bytes, size_t n, size_t ks, size_t vs,
-                                 int *kcur, int *vcur) {
-  return SORT_DISPATCH(ks, vs, cub_run_t, ctx, b, temp_bytes, n, kcur, vcur);
+                                  int desc, int *kcur, int *vcur) {
+  return SORT_DISPATCH(ks, vs, cub_run_t, ctx, b, temp_bytes, n, desc, kcur, vcur);
 }
 
 /* The staged sort's CUB step: sizes CUB's storage, allocates it in the
@@ -84,10 +86,10 @@ static tdm_status cub_sort(tdm_ctx *ctx, tdm__gpu_scope &sc, tdm__sort_bufs *b, 
                            int *vcur) {
   size_t temp_bytes = 0;
   tdm_status st;
-  if ((st = tdm__gpu_cub_temp_bytes(ctx, b, n, ks, vs, &temp_bytes)) != TDM_OK ||
+  if ((st = tdm__gpu_cub_temp_bytes(ctx, b, n, ks, vs, 0, &temp_bytes)) != TDM_OK ||
       (st = sc.alloc(temp_bytes, &b->temp)) != TDM_OK)
     return st;
-  return tdm__gpu_cub_sort_with(ctx, b, temp_bytes, n, ks, vs, kcur, vcur);
+  return tdm__gpu_cub_sort_with(ctx, b, temp_bytes, n, ks, vs, 0, kcur, vcur);
 }
 
 /* Allocates the buffers of one sort: keys always, values when vs > 0. */

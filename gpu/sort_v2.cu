@@ -10,7 +10,8 @@
 /* The v2 sort: in place in the caller's device arrays
  * (or in the one staging copy of a host array), with CUB's DoubleBuffer
  * between the caller's array and one alternate buffer per array.
- *  - Unsigned ascending keys are already CUB's order: no transform at all.
+ *  - Unsigned keys are already CUB's order, ascending or (CUB's stable
+ *    descending sort) descending: no transform at all.
  *  - Other key types are mapped to sort bits in place before the sort, and
  *    back after it; when CUB's result lies in the alternate buffer the map
  *    back writes straight into the caller's array (the copy is the map).
@@ -30,7 +31,11 @@ static tdm_status sort_v2(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type 
   tdm__sort_bufs b;
   cudaStream_t s;
   size_t ks = tdm_type_size(key_type), vs = values ? tdm_type_size(value_type) : 0, temp_bytes = 0;
-  int kind = tdm__key_kind(key_type), transform = kind != TDM_KIND_UNSIGNED || desc, kcur = 0, vcur = 0;
+  /* Unsigned keys are CUB's order, ascending or descending (cdesc): no
+   * map. Others are mapped to sort bits (inverted for desc) and sorted
+   * ascending. */
+  int kind = tdm__key_kind(key_type), transform = kind != TDM_KIND_UNSIGNED, cdesc = !transform && desc, kcur = 0,
+      vcur = 0;
   tdm_status st;
   if ((st = sc.enter()) != TDM_OK) return st;
   s = tdm__stream(ctx);
@@ -41,7 +46,7 @@ static tdm_status sort_v2(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type 
     return st;
   b.k[0] = dk.d;
   b.v[0] = dv.d;
-  if ((st = tdm__gpu_cub_temp_bytes(ctx, &b, n, ks, vs, &temp_bytes)) != TDM_OK ||
+  if ((st = tdm__gpu_cub_temp_bytes(ctx, &b, n, ks, vs, cdesc, &temp_bytes)) != TDM_OK ||
       (st = sc.alloc(temp_bytes, &b.temp)) != TDM_OK)
     return st;
   /* From here on the caller's array (or its staging copy) changes. */
@@ -50,7 +55,7 @@ static tdm_status sort_v2(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type 
     /* A failed launch ran nothing: the keys are unchanged. */
     if ((st = tdm__launch_check("tdm_sort (key bits, in place)")) != TDM_OK) return st;
   }
-  if ((st = tdm__gpu_cub_sort_with(ctx, &b, temp_bytes, n, ks, vs, &kcur, &vcur)) != TDM_OK) {
+  if ((st = tdm__gpu_cub_sort_with(ctx, &b, temp_bytes, n, ks, vs, cdesc, &kcur, &vcur)) != TDM_OK) {
     /* CUB refused before its first kernel ran (the usual case of an error
      * return): the keys are the mapped input, so map them back. */
     if (transform) tdm__gpu_map_bits(s, b.k[0], b.k[0], n, ks, kind, desc, 0);
