@@ -40,12 +40,7 @@ __global__ void find_kernel(const typename hs<K, V>::S *s, unsigned l, const K *
   }
 }
 
-/* The v2 find: a tile of G lanes (the slots of one 64-byte bucket: 4 of 16
- * bytes, 8 of 8 bytes) probes for one key. Lane j reads slot j of the
- * bucket, so the group's reads of a bucket are one coalesced 64-byte
- * transaction; two tile ballots give the bucket's match and empty masks, and
- * every lane takes the same decision (tdm__hs_lookup_step). A warp serves
-/* Legacy pass 1 of an insert: find or claim every key's slot. SUM adds right
+/* Pass 1 of an insert: find or claim every key's slot. SUM adds right
  * here; the other policies record the slot (and whether this thread claimed
  * it). */
 template <typename K, typename V>
