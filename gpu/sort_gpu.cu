@@ -61,23 +61,34 @@ static tdm_status cub_run_t(tdm_ctx *ctx, tdm__sort_bufs *b, size_t temp_bytes, 
   return TDM_OK;
 }
 
-/* Runs F<K, V> for key width ks and value width vs (0: keys only). */
-#define SORT_DISPATCH(ks, vs, F, ...)                                            \
-  ((ks) == 4 ? ((vs) == 0   ? F<uint32_t, tdm__no_value>(__VA_ARGS__)            \
-                : (vs) == 4 ? F<uint32_t, uint32_t>(__VA_ARGS__)                 \
-                            : F<uint32_t, uint64_t>(__VA_ARGS__))                \
-             : ((vs) == 0   ? F<uint64_t, tdm__no_value>(__VA_ARGS__)            \
-                : (vs) == 4 ? F<uint64_t, uint32_t>(__VA_ARGS__)                 \
-                            : F<uint64_t, uint64_t>(__VA_ARGS__)))
+/* The CUB steps of one key / value width pair, instantiated by name below. */
+struct cub_fns {
+  tdm_status (*temp)(tdm_ctx *ctx, const tdm__sort_bufs *b, size_t n, int desc, size_t *temp_bytes);
+  tdm_status (*run)(tdm_ctx *ctx, tdm__sort_bufs *b, size_t temp_bytes, size_t n, int desc, int *kcur, int *vcur);
+};
+template <typename K, typename V>
+static const cub_fns cub_fns_of = {
+    .temp = cub_temp_t<K, V>,
+    .run = cub_run_t<K, V>,
+};
+/* By key width (4, 8) and value width (0: keys only, 4, 8): a sort's widths
+ * are arguments of the call, so the pair is looked up per call. */
+static const cub_fns *cub_widths(size_t ks, size_t vs) {
+  static const cub_fns *const t[2][3] = {
+      {&cub_fns_of<uint32_t, tdm__no_value>, &cub_fns_of<uint32_t, uint32_t>, &cub_fns_of<uint32_t, uint64_t>},
+      {&cub_fns_of<uint64_t, tdm__no_value>, &cub_fns_of<uint64_t, uint32_t>, &cub_fns_of<uint64_t, uint64_t>},
+  };
+  return t[ks == 8][vs / 4];
+}
 
 tdm_status tdm__gpu_cub_temp_bytes(tdm_ctx *ctx, const tdm__sort_bufs *b, size_t n, size_t ks, size_t vs, int desc,
                                    size_t *temp_bytes) {
-  return SORT_DISPATCH(ks, vs, cub_temp_t, ctx, b, n, desc, temp_bytes);
+  return cub_widths(ks, vs)->temp(ctx, b, n, desc, temp_bytes);
 }
 
 tdm_status tdm__gpu_cub_sort_with(tdm_ctx *ctx, tdm__sort_bufs *b, size_t temp_bytes, size_t n, size_t ks, size_t vs,
                                   int desc, int *kcur, int *vcur) {
-  return SORT_DISPATCH(ks, vs, cub_run_t, ctx, b, temp_bytes, n, desc, kcur, vcur);
+  return cub_widths(ks, vs)->run(ctx, b, temp_bytes, n, desc, kcur, vcur);
 }
 
 /* The staged sort's CUB step: sizes CUB's storage, allocates it in the
