@@ -103,12 +103,14 @@ static tdm_status cub_sort(tdm_ctx *ctx, tdm__gpu_scope &sc, tdm__sort_bufs *b, 
   return tdm__gpu_cub_sort_with(ctx, b, temp_bytes, n, ks, vs, 0, kcur, vcur);
 }
 
-/* Allocates the buffers of one sort: keys always, values when vs > 0. */
-static tdm_status alloc_bufs(tdm__gpu_scope &sc, tdm__sort_bufs *b, size_t n, size_t ks, size_t vs) {
+/* Allocates the buffers of one sort: keys always, values when vs > 0 (with
+ * v0 non-NULL, the device array v0 is the first value buffer). */
+static tdm_status alloc_bufs(tdm__gpu_scope &sc, tdm__sort_bufs *b, size_t n, size_t ks, size_t vs, void *v0) {
   tdm_status st;
   memset(b, 0, sizeof *b);
+  b->v[0] = v0;
   if ((st = sc.alloc(n * ks, &b->k[0])) != TDM_OK || (st = sc.alloc(n * ks, &b->k[1])) != TDM_OK ||
-      (st = sc.alloc(n * vs, &b->v[0])) != TDM_OK || (st = sc.alloc(n * vs, &b->v[1])) != TDM_OK)
+      (!v0 && (st = sc.alloc(n * vs, &b->v[0])) != TDM_OK) || (st = sc.alloc(n * vs, &b->v[1])) != TDM_OK)
     return st;
   return TDM_OK;
 }
@@ -149,7 +151,7 @@ struct sort_job {
 
 /* The common start of sort and argsort: device, scratch, keys as sort bits. */
 static tdm_status sort_begin(sort_job *j, tdm__gpu_scope &sc, tdm_ctx *ctx, tdm_type key_type, const void *keys,
-                             size_t vs, size_t n, int desc) {
+                             size_t vs, size_t n, int desc, void *v0) {
   tdm_status st;
   j->s = tdm__stream(ctx);
   j->grid = tdm__grid(n);
@@ -159,7 +161,7 @@ static tdm_status sort_begin(sort_job *j, tdm__gpu_scope &sc, tdm_ctx *ctx, tdm_
   j->kind = tdm__key_kind(key_type);
   j->kcur = j->vcur = 0;
   if ((st = sc.enter()) != TDM_OK) return st;
-  if ((st = alloc_bufs(sc, &j->b, n, j->ks, vs)) != TDM_OK) return st;
+  if ((st = alloc_bufs(sc, &j->b, n, j->ks, vs, v0)) != TDM_OK) return st;
   return load_bits(ctx, &j->b, keys, n, j->ks, j->kind, desc);
 }
 
@@ -179,7 +181,7 @@ tdm_status tdm__gpu_sort_staged(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm
   tdm__gpu_scope sc(ctx);
   sort_job j;
   tdm_status st;
-  if ((st = sort_begin(&j, sc, ctx, key_type, keys, values ? tdm_type_size(value_type) : 0, n, desc)) != TDM_OK)
+  if ((st = sort_begin(&j, sc, ctx, key_type, keys, values ? tdm_type_size(value_type) : 0, n, desc, NULL)) != TDM_OK)
     return st;
   if (j.vs) {
     cudaMemcpyKind k = tdm__cuda_is_device_ptr(values) ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice;
@@ -208,13 +210,22 @@ tdm_status tdm__gpu_argsort(tdm_ctx *ctx, tdm_type key_type, const void *keys, t
                             size_t n, int desc) {
   tdm__gpu_scope sc(ctx);
   sort_job j;
+  size_t temp_bytes = 0;
   tdm_status st;
-  if ((st = sort_begin(&j, sc, ctx, key_type, keys, tdm_type_size(index_type), n, desc)) != TDM_OK) return st;
+  /* A device perm_out is the sort's first index buffer: the permutation is
+   * built straight in it, and copied only when CUB leaves it in the other. */
+  void *direct = tdm__cuda_is_device_ptr(perm_out) ? perm_out : NULL;
+  if ((st = sort_begin(&j, sc, ctx, key_type, keys, tdm_type_size(index_type), n, desc, direct)) != TDM_OK) return st;
+  /* Everything that can fail for lack of memory before perm_out is written. */
+  if ((st = tdm__gpu_cub_temp_bytes(ctx, &j.b, n, j.ks, j.vs, 0, &temp_bytes)) != TDM_OK ||
+      (st = sc.alloc(temp_bytes, &j.b.temp)) != TDM_OK)
+    return st;
   if (j.vs == 4) iota_kernel<uint32_t><<<j.grid, TDM_GPU_BLOCK, 0, j.s>>>((uint32_t *)j.b.v[0], n);
   else iota_kernel<uint64_t><<<j.grid, TDM_GPU_BLOCK, 0, j.s>>>((uint64_t *)j.b.v[0], n);
   if ((st = tdm__launch_check("tdm_argsort (iota)")) != TDM_OK) return st;
-  if ((st = cub_sort(ctx, sc, &j.b, n, j.ks, j.vs, &j.kcur, &j.vcur)) != TDM_OK) return st;
+  if ((st = tdm__gpu_cub_sort_with(ctx, &j.b, temp_bytes, n, j.ks, j.vs, 0, &j.kcur, &j.vcur)) != TDM_OK) return st;
   int q = tdm__gpu_queue_only(ctx, keys, perm_out, NULL);
+  if (direct && j.vcur == 0) return tdm__gpu_finish(ctx, q, "tdm_argsort (device sort)");
   if (!q && (st = tdm__gpu_sync(ctx, "tdm_argsort (device sort)")) != TDM_OK) return st;
   if ((st = store(ctx, perm_out, j.b.v[j.vcur], n * j.vs)) != TDM_OK) return st;
   return tdm__gpu_finish(ctx, q, "tdm_argsort (copy out)");

@@ -19,7 +19,8 @@ struct tdm__sort_bufs {
 tdm_status tdm__gpu_sort_staged(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type value_type, void *values,
                                 size_t n, int desc);
 /* argsort, the same in every design (its keys are read-only, so they need a
- * copy anyway): the staged sort of (key bits, index) pairs. */
+ * copy anyway): the staged sort of (key bits, index) pairs, the indices built
+ * and sorted straight in perm_out when it is device memory. */
 tdm_status tdm__gpu_argsort(tdm_ctx *ctx, tdm_type key_type, const void *keys, tdm_type index_type, void *perm_out,
                             size_t n, int desc);
 
