@@ -6,9 +6,11 @@
  * the one cleanup style (tdm__gpu_scope: device memory of a call, released on
  * every return path).
  *
- * Layering (as in CUB): public API (src/) -> operation tables (gpu/..._gpu.cu:
- * stage arrays, pick the instantiation) -> kernels (thin loops around the
- * shared host/device functions of include/tandem/detail/).
+ * Layering (as in CUB): public API (src/) -> operation tables, one set per
+ * kernel design (gpu/<structure>_gpu.cu the code the designs share, gpu/<structure>_legacy.cu
+ * and gpu/<structure>_v2.cu each design's own: stage arrays, launch the width's
+ * instantiation chosen at create) -> kernels (thin loops around the shared
+ * host/device functions of include/tandem/detail/).
  */
 #ifndef TANDEM_GPU_COMMON_CUH
 #define TANDEM_GPU_COMMON_CUH
@@ -18,12 +20,16 @@
 #include "../src/backend.h"
 
 /* A device block the context handed out: its size (every block goes back to
- * the caller's allocator with the size it was taken with), and whether it is
- * scratch parked in the context's cache for the next call. */
+ * the caller's allocator with the size it was taken with), whether it is
+ * scratch parked in the context's cache for the next call, and whether it
+ * was taken while the context's stream was being captured into a CUDA graph
+ * (then it is a graph allocation: never parked, its free is a free node of
+ * the same graph). */
 typedef struct tdm__dev_block {
   void *p;
   size_t bytes;
   int parked;
+  int in_graph;
   struct tdm__dev_block *next;
 } tdm__dev_block;
 
@@ -32,33 +38,20 @@ struct tdm__gpu_state {
   cudaStream_t stream;
   int own_stream;
   int device;
-  int design; /* TDM__GPU_LEGACY or TDM__GPU_V2, from TANDEM_GPU_DESIGN */
   tdm__dev_block *blocks; /* live and parked device blocks (guarded by ctx->lock) */
   int n_parked;
 };
 
-/* The kernel designs (TANDEM_GPU_DESIGN, read once when a context is
- * created): "legacy" the first kernels, "v2" the redesign (sort in place,
- * lane-group hash probing, a hash insert that folds each key's copies
- * before one claim per key, lane-group B+ tree search over the keys only;
- * see the table in docs/design.md),
- * "default" or unset the default, which stays legacy until a GPU run of
- * bench/device-check.sh has compared the two (v2 is compiled and tested
- * on the CPU only). */
-enum { TDM__GPU_LEGACY = 0, TDM__GPU_V2 = 1, TDM__GPU_DEFAULT_DESIGN = TDM__GPU_LEGACY };
-
-/* The operation tables (gathered into tdm__cuda_backend by backend_gpu.cu). */
-extern const tdm__sort_ops tdm__sort_cuda_ops;
-extern const tdm__hash_ops tdm__hash_cuda_ops;
-extern const tdm__btree_ops tdm__btree_cuda_ops;
+/* The operation tables of each kernel design (gpu/<structure>_legacy.cu,
+ * gpu/<structure>_v2.cu), gathered into one backend descriptor per design by
+ * backend_gpu.cu. */
+extern const tdm__sort_ops tdm__sort_cuda_legacy_ops, tdm__sort_cuda_v2_ops;
+extern const tdm__hash_ops tdm__hash_cuda_legacy_ops, tdm__hash_cuda_v2_ops;
+extern const tdm__btree_ops tdm__btree_cuda_legacy_ops, tdm__btree_cuda_v2_ops;
 
 /* Context hooks (runtime.cu). */
 tdm_status tdm__gpu_ctx_init(tdm_ctx *ctx);
 void tdm__gpu_ctx_fini(tdm_ctx *ctx);
-
-/* The device sort (sort_gpu.cu), also used by the B+ tree for its batches. */
-tdm_status tdm__gpu_sort(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type value_type, void *values, size_t n,
-                         int desc);
 
 /* ---- errors ---------------------------------------------------------------- */
 
@@ -79,8 +72,16 @@ tdm_status tdm__gpu_sort(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type v
 /* Records a CUDA failure and maps it to a status. */
 tdm_status tdm__cuda_fail(cudaError_t e, const char *what, const char *file, int line);
 
-/* Reports a failed launch among the kernels just issued (where names them). */
+/* Reports a failed launch among the kernels just issued (where names them).
+ * It reads (and clears) the thread's last CUDA error, so an error pending
+ * from before the call would be blamed on tandem's kernels: every call that
+ * launches checks for one first (tdm__gpu_scope::enter). */
 tdm_status tdm__launch_check(const char *where);
+/* TDM_OK, or TDM_ERR_DEVICE when the thread's last CUDA error was already
+ * set before this call began (a failed launch of the caller's own, or a
+ * fault of earlier queued work): said so, the error cleared where CUDA
+ * allows (a sticky fault stays), and the call does nothing. */
+tdm_status tdm__gpu_pending_check(void);
 
 /* ---- context, memory, staging ------------------------------------------------ */
 
@@ -107,6 +108,9 @@ class tdm__gpu_device {
 
 static inline cudaStream_t tdm__stream(const tdm_ctx *ctx) { return ctx->gpu->stream; }
 
+/* 1 while the context's stream is being captured into a CUDA graph. */
+int tdm__gpu_capturing(const tdm_ctx *ctx);
+
 /* Device allocation, stream-ordered on the context's stream: a parked
  * scratch block of a fitting size when the context has one (so repeated calls
  * of one size allocate nothing), else the caller's allocator (ctx->alloc:
@@ -120,7 +124,14 @@ tdm_status tdm__gpu_malloc(tdm_ctx *ctx, size_t bytes, void **out);
 void tdm__gpu_free(tdm_ctx *ctx, void *p);
 /* Ends the use of a scratch block of one call: parked in the context's cache
  * for the next call on the same stream (stream order makes the reuse safe),
- * freed when the cache is full. */
+ * freed when the cache is full or the block was taken during a graph
+ * capture.
+ * During a capture of the context's stream no parked block is handed out
+ * and none taken then is parked: each block of a captured call is allocated
+ * and freed inside the graph (cudaMallocAsync / cudaFreeAsync become
+ * allocation and free nodes), so the graph owns no memory of the context's
+ * cache (which the context may free or give to another call while the
+ * graph still runs) and can be replayed any number of times. */
 void tdm__gpu_scratch_free(tdm_ctx *ctx, void *p);
 /* Frees every parked block (context destruction, or an allocation that
  * failed and retries). */
@@ -156,7 +167,10 @@ tdm_status tdm__gpu_out_finish(tdm_ctx *ctx, tdm__dev_array *a);
 /* Releases a staging buffer; no-op when in place. */
 void tdm__gpu_release(tdm_ctx *ctx, tdm__dev_array *a);
 /* Waits for the context's stream and reports any asynchronous error;
- * counted as a host wait (ctx->n_waits). */
+ * counted as a host wait (ctx->n_waits). While the stream is being captured
+ * into a CUDA graph a wait is impossible (it would end the capture): then it
+ * fails with TDM_ERR_INVALID_ARGUMENT naming where, and the capture stays
+ * valid. */
 tdm_status tdm__gpu_sync(tdm_ctx *ctx, const char *where);
 
 /* The device memory one call takes: scratch buffers and staged caller arrays,
@@ -170,8 +184,13 @@ class tdm__gpu_scope {
     for (int i = 0; i < nbuf_; i++) tdm__gpu_scratch_free(ctx_, buf_[i]);
     /* dev_ (restoring the caller's device) is destroyed after this body. */
   }
-  /* Makes the context's device current until the scope ends. */
-  tdm_status enter() { return dev_.enter(ctx_); }
+  /* Makes the context's device current until the scope ends, after
+   * refusing to start over a CUDA error left pending by earlier work
+   * (tdm__gpu_pending_check), before anything of the caller's is touched. */
+  tdm_status enter() {
+    tdm_status st = tdm__gpu_pending_check();
+    return st != TDM_OK ? st : dev_.enter(ctx_);
+  }
   tdm__gpu_scope(const tdm__gpu_scope &) = delete;
   tdm__gpu_scope &operator=(const tdm__gpu_scope &) = delete;
 

@@ -58,21 +58,9 @@ tdm_status tdm__gpu_ctx_init(tdm_ctx *ctx) {
   if (ctx->device >= n)
     return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "tdm_ctx_create: cuda_device %d, but only %d device(s)",
                      ctx->device, n);
-  {
-    const char *d = getenv("TANDEM_GPU_DESIGN");
-    if (d && *d && strcmp(d, "default") != 0 && strcmp(d, "legacy") != 0 && strcmp(d, "v2") != 0)
-      return tdm__fail(TDM_ERR_INVALID_ARGUMENT,
-                       "tdm_ctx_create: TANDEM_GPU_DESIGN is '%s'; use legacy, v2 or default", d);
-  }
   g = (tdm__gpu_state *)tdm__ctx_calloc(ctx, sizeof *g);
   if (!g) return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "tdm_ctx_create: out of host memory");
   g->device = ctx->device;
-  {
-    const char *d = getenv("TANDEM_GPU_DESIGN");
-    g->design = !d || !*d || !strcmp(d, "default") ? TDM__GPU_DEFAULT_DESIGN
-                : !strcmp(d, "v2")                 ? TDM__GPU_V2
-                                                   : TDM__GPU_LEGACY;
-  }
   ctx->gpu = g; /* for dev.enter; cleared again on failure */
   tdm__gpu_device dev;
   {
@@ -118,6 +106,17 @@ tdm_status tdm__launch_check(const char *where) {
   cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess) return tdm__cuda_fail(e, where, __FILE__, __LINE__);
   return TDM_OK;
+}
+
+tdm_status tdm__gpu_pending_check(void) {
+  cudaError_t e = cudaPeekAtLastError();
+  if (e == cudaSuccess) return TDM_OK;
+  (void)cudaGetLastError(); /* delivered once, here; a sticky fault stays */
+  return tdm__fail(TDM_ERR_DEVICE,
+                   "a CUDA error was already pending when this call began: %s (%s), left by earlier work on this "
+                   "thread (a failed kernel launch of the caller's, or a fault of work queued earlier); the call "
+                   "did nothing",
+                   cudaGetErrorName(e), cudaGetErrorString(e));
 }
 
 tdm_status tdm__gpu_device::enter(tdm_ctx *ctx) {
@@ -191,15 +190,27 @@ static tdm_status block_new(tdm_ctx *ctx, size_t bytes, void **out) {
   return TDM_OK;
 }
 
+int tdm__gpu_capturing(const tdm_ctx *ctx) {
+  cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(tdm__stream(ctx), &cs) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return cs != cudaStreamCaptureStatusNone;
+}
+
 tdm_status tdm__gpu_malloc(tdm_ctx *ctx, size_t bytes, void **out) {
   tdm__gpu_state *g = ctx->gpu;
   tdm__dev_block *b, *best = NULL, *rec;
   tdm_status st;
+  int in_graph;
   *out = NULL;
   if (bytes == 0) return TDM_OK;
-  /* A parked block of at least bytes and at most twice that: reuse. */
+  in_graph = tdm__gpu_capturing(ctx);
+  /* A parked block of at least bytes and at most twice that: reuse (not
+   * into a graph being captured: tdm__gpu_scratch_free says why). */
   pthread_mutex_lock(&ctx->lock);
-  for (b = g->blocks; b; b = b->next)
+  for (b = in_graph ? NULL : g->blocks; b; b = b->next)
     if (b->parked && b->bytes >= bytes && b->bytes / 2 <= bytes && (!best || b->bytes < best->bytes)) best = b;
   if (best) {
     best->parked = 0;
@@ -212,8 +223,9 @@ tdm_status tdm__gpu_malloc(tdm_ctx *ctx, size_t bytes, void **out) {
   rec = (tdm__dev_block *)tdm__ctx_calloc(ctx, sizeof *rec);
   if (!rec) return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "out of host memory for a device block record");
   st = block_new(ctx, bytes, out);
-  if (st == TDM_ERR_OUT_OF_MEMORY && g->n_parked > 0) {
-    /* Parked blocks of other sizes may be what is missing: give them back, retry. */
+  if (st == TDM_ERR_OUT_OF_MEMORY && g->n_parked > 0 && !in_graph) {
+    /* Parked blocks of other sizes may be what is missing: give them back,
+     * retry (not into a graph: their frees would become its nodes). */
     tdm__gpu_unpark_all(ctx);
     st = block_new(ctx, bytes, out);
   }
@@ -223,6 +235,7 @@ tdm_status tdm__gpu_malloc(tdm_ctx *ctx, size_t bytes, void **out) {
   }
   rec->p = *out;
   rec->bytes = bytes;
+  rec->in_graph = in_graph;
   pthread_mutex_lock(&ctx->lock);
   rec->next = g->blocks;
   g->blocks = rec;
@@ -247,7 +260,7 @@ void tdm__gpu_scratch_free(tdm_ctx *ctx, void *p) {
   pthread_mutex_lock(&ctx->lock);
   for (b = g->blocks; b; b = b->next) {
     if (b->p == p) {
-      if (g->n_parked < TDM_GPU_MAX_PARKED) {
+      if (g->n_parked < TDM_GPU_MAX_PARKED && !b->in_graph) {
         b->parked = 1;
         g->n_parked++;
         park = 1;
@@ -345,6 +358,12 @@ void tdm__gpu_release(tdm_ctx *ctx, tdm__dev_array *a) {
 }
 
 tdm_status tdm__gpu_sync(tdm_ctx *ctx, const char *where) {
+  if (tdm__gpu_capturing(ctx))
+    return tdm__fail(TDM_ERR_INVALID_ARGUMENT,
+                     "%s: this call waits for the device, which it cannot do while the context's stream is being "
+                     "captured into a CUDA graph; capture only calls that do not wait (a TDM_CTX_STREAM_ORDERED "
+                     "context, device arrays: sorts, finds and queries; see tandem/common.h)",
+                     where);
   tdm__count_wait(ctx);
   cudaError_t e = cudaStreamSynchronize(tdm__stream(ctx));
   if (e != cudaSuccess) {

@@ -15,11 +15,14 @@
 /* Value type used when sorting keys only. */
 struct tdm__no_value {};
 
-/* Sorts d_keys (and d_values, unless V is tdm__no_value) ascending on bits
- * [begin_bit, end_bit); on return Current() of each buffer holds the result.
- * With d_temp NULL, only sets temp_bytes. */
+/* Sorts d_keys (and d_values, unless V is tdm__no_value) on bits
+ * [begin_bit, end_bit), ascending, or descending when desc (CUB's stable
+ * descending order: equal keys keep their input order, as an ascending sort
+ * of the inverted bits would); on return Current() of each buffer holds the
+ * result. With d_temp NULL, only sets temp_bytes. */
 template <typename K, typename V>
 cudaError_t tdm__cub_sort(void *d_temp, size_t &temp_bytes, cub::DoubleBuffer<K> &d_keys,
-                          cub::DoubleBuffer<V> &d_values, size_t n, int begin_bit, int end_bit, cudaStream_t stream);
+                          cub::DoubleBuffer<V> &d_values, size_t n, int begin_bit, int end_bit, int desc,
+                          cudaStream_t stream);
 
 #endif /* TANDEM_SORT_CUB_CUH */

@@ -11,9 +11,15 @@
  *    runtime, PyTorch, CuPy, tandem's own CUDA contexts) loaded it already.
  *    If it is not loaded, no CUDA allocation can exist in this process, so
  *    every pointer is host memory: nothing is lost by not asking.
- *  - cuPointerGetAttribute neither initialises the driver nor creates a
+ *  - cuPointerGetAttributes neither initialises the driver nor creates a
  *    context: before cuInit it answers CUDA_ERROR_NOT_INITIALIZED, and then
  *    again no device memory can exist.
+ *  - The plural function, not cuPointerGetAttribute: one call answers the
+ *    memory type, managed flag and device ordinal together, and a host
+ *    pointer is a success with the memory type 0, not an error. The
+ *    singular returns CUDA_ERROR_INVALID_VALUE for every host pointer, which
+ *    compute-sanitizer reports as a failed API call: thousands of them in a
+ *    self-test, hiding real findings behind its print limit.
  * The driver's ABI (the attribute and memory-type numbers, the function's
  * signature) is stable since CUDA 9.2, so the few numbers are written here
  * and this file needs no CUDA headers: the CPU-only build detects device
@@ -35,7 +41,7 @@ enum {
   CU_MEMORYTYPE_DEVICE = 2,
   CUDA_SUCCESS = 0
 };
-typedef int (*get_attr_fn)(void *data, int attribute, unsigned long long ptr);
+typedef int (*get_attrs_fn)(unsigned num, int *attributes, void **data, unsigned long long ptr);
 
 /* The loader's count of objects ever added to the process (dlpi_adds), read
  * from the first object dl_iterate_phdr reports; 0 when the loader does not
@@ -46,7 +52,7 @@ static int first_object_adds(struct dl_phdr_info *info, size_t size, void *data)
   return 1; /* one object is enough */
 }
 
-/* The driver's cuPointerGetAttribute once the driver is loaded, else NULL.
+/* The driver's cuPointerGetAttributes once the driver is loaded, else NULL.
  * Once found it is kept (with the library handle, so it stays loaded).
  * Until then a program may load CUDA at any time, but asking dlopen each
  * call is costly even with RTLD_NOLOAD: a name the process has not loaded
@@ -55,10 +61,10 @@ static int first_object_adds(struct dl_phdr_info *info, size_t size, void *data)
  * argument. So the answer "not loaded" is kept with the loader's count of
  * objects added so far and asked again only once that count moves:
  * libcuda.so.1 cannot appear without it. */
-static get_attr_fn driver_get_attr(void) {
-  static get_attr_fn cached;
+static get_attrs_fn driver_get_attrs(void) {
+  static get_attrs_fn cached;
   static unsigned long long absent_at; /* dlpi_adds when dlopen last said "not loaded"; 0: never */
-  get_attr_fn f = __atomic_load_n(&cached, __ATOMIC_ACQUIRE);
+  get_attrs_fn f = __atomic_load_n(&cached, __ATOMIC_ACQUIRE);
   unsigned long long adds = 0;
   void *lib;
   if (f) return f;
@@ -72,7 +78,7 @@ static get_attr_fn driver_get_attr(void) {
   {
     /* POSIX guarantees a dlsym result converts to a function pointer; ISO C
      * does not, hence the copy through memcpy. */
-    void *sym = dlsym(lib, "cuPointerGetAttribute");
+    void *sym = dlsym(lib, "cuPointerGetAttributes");
     f = NULL;
     if (sym) memcpy(&f, &sym, sizeof f);
   }
@@ -85,17 +91,20 @@ static get_attr_fn driver_get_attr(void) {
 }
 
 int tdm__ptr_space(const void *p, int *device) {
-  get_attr_fn get;
+  get_attrs_fn get;
   unsigned int type = 0, managed = 0;
   int dev = -1;
+  int attrs[3] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                  CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
+  void *data[3];
+  data[0] = &type;
+  data[1] = &managed;
+  data[2] = &dev;
   if (device) *device = -1;
-  if (!p || !(get = driver_get_attr())) return TDM__MEM_HOST;
-  if (get(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (unsigned long long)(uintptr_t)p) != CUDA_SUCCESS ||
-      type != CU_MEMORYTYPE_DEVICE)
+  if (!p || !(get = driver_get_attrs())) return TDM__MEM_HOST;
+  /* Memory the driver does not know (host memory) answers type 0. */
+  if (get(3, attrs, data, (unsigned long long)(uintptr_t)p) != CUDA_SUCCESS || type != CU_MEMORYTYPE_DEVICE)
     return TDM__MEM_HOST; /* host, pinned host, unknown to CUDA, or CUDA not initialised */
-  if (get(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, (unsigned long long)(uintptr_t)p) != CUDA_SUCCESS)
-    managed = 0;
-  if (get(&dev, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, (unsigned long long)(uintptr_t)p) != CUDA_SUCCESS) dev = -1;
   if (device) *device = dev;
   return managed ? TDM__MEM_MANAGED : TDM__MEM_DEVICE;
 }

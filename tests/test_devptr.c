@@ -16,6 +16,7 @@
 
 typedef void (*declare_fn)(const void *, size_t, int, int);
 typedef int (*count_fn)(void);
+typedef int (*calls_fn)(int which);
 
 static uint64_t buf[64];
 
@@ -61,20 +62,28 @@ Test(devptr, device_memory_refused_on_cpu_context_without_initialising) {
   void *lib = dlopen(FAKE_CUDA_PATH, RTLD_NOW | RTLD_GLOBAL);
   declare_fn declare;
   count_fn init_calls;
+  calls_fn attr_calls;
   tdm_ctx *c;
   tdm_status st;
+  int before;
   cr_assert_not_null(lib, "cannot load the stand-in driver: %s", dlerror());
   {
-    void *d = dlsym(lib, "fake_cuda_declare"), *i = dlsym(lib, "fake_cuda_init_calls");
-    cr_assert(d && i, "stand-in driver lacks its test functions");
+    void *d = dlsym(lib, "fake_cuda_declare"), *i = dlsym(lib, "fake_cuda_init_calls"),
+         *a = dlsym(lib, "fake_cuda_attr_calls");
+    cr_assert(d && i && a, "stand-in driver lacks its test functions");
     memcpy(&declare, &d, sizeof declare);
     memcpy(&init_calls, &i, sizeof init_calls);
+    memcpy(&attr_calls, &a, sizeof attr_calls);
   }
   c = cpu_ctx();
 
-  /* Host memory (outside the declared range): accepted. */
+  /* Host memory (outside the declared range): accepted, after one driver
+   * call for the one array, the plural one (a success for host memory). */
   declare(NULL, 0, 0, 0);
+  before = attr_calls(0);
   cr_assert_eq(sort_buf(c), TDM_OK, "%s", tdm_last_error());
+  cr_assert_eq(attr_calls(0) - before, 1, "%d cuPointerGetAttributes calls for one array",
+               attr_calls(0) - before);
 
   /* Device memory of device 0: refused with a message naming the array. */
   declare(buf, sizeof buf, 0, 0);
@@ -85,6 +94,7 @@ Test(devptr, device_memory_refused_on_cpu_context_without_initialising) {
   /* Managed memory: refused too (the CPU context takes host arrays). */
   declare(buf, sizeof buf, 1, 1);
   cr_assert_eq(sort_buf(c), TDM_ERR_INVALID_ARGUMENT);
+  cr_assert(strstr(tdm_last_error(), "device memory") != NULL, "message: %s", tdm_last_error());
 
   /* A pointer inside the range, not at its start. */
   declare(buf, sizeof buf, 0, 0);
@@ -93,6 +103,9 @@ Test(devptr, device_memory_refused_on_cpu_context_without_initialising) {
   declare(NULL, 0, 0, 0);
   cr_assert_eq(sort_buf(c), TDM_OK, "%s", tdm_last_error());
   cr_assert_eq(init_calls(), 0, "tandem initialised the CUDA driver for a CPU context");
+  /* The singular cuPointerGetAttribute fails for every host pointer (an API
+   * error under compute-sanitizer): never used. */
+  cr_assert_eq(attr_calls(1), 0, "cuPointerGetAttribute called %d times", attr_calls(1));
   tdm_ctx_destroy(c);
 }
 

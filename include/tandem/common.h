@@ -147,6 +147,10 @@ enum {
    *  the mutating call that preceded it (an event, or tdm_ctx_sync), and a
    *  mutation must be ordered after every reader, exactly as for any CUDA
    *  buffer shared between streams.
+   *  CUDA graphs: the calls that do not wait may be captured (the device
+   *  memory they take is allocated and freed inside the graph, so it can be
+   *  replayed); a call that would wait fails with TDM_ERR_INVALID_ARGUMENT
+   *  during a capture of the context's stream and leaves the capture valid.
    *  On a CPU context the flag is accepted and changes nothing.
    *  The GPU behaviour is compiled and tested on the CPU only until a GPU
    *  run of bench/device-check.sh checks it (0 host waits, graph capture). */

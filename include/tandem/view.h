@@ -27,7 +27,10 @@
  *    stream-ordered mode, order your kernel after the call that built or
  *    changed the structure on the same stream (or after tdm_ctx_sync).
  *  - Results equal tdm_hash_find / tdm_btree_find / tdm_btree_rank for the
- *    same keys: both run the same per-element code (tandem/detail/).
+ *    same keys: the lookups run the shared per-element probe and descent
+ *    functions of tandem/detail/, which the CUDA backend's legacy kernels
+ *    run too; the CPU find and the v2 kernels reach the same answers their
+ *    own way (tag bytes, lane groups), and tests compare them with these.
  *  - Lookups only read; any number of threads may use one view at once while
  *    no mutating call runs.
  *  - This header compiles as C11, C++17 and CUDA (the lookups are
@@ -90,42 +93,22 @@ TDM_API tdm_status tdm_btree_view_get(const tdm_btree *t, tdm_btree_view *out);
 
 /** Looks key_bits up: 1 and *value_bits = the value's bits when found, 0 on
  *  a miss (*value_bits unchanged). */
+/* tdm__hview_find_k32v32 ... _k64v64: the lookup for one key / value width,
+ * one instantiation per width (detail/hash_inst.h, as for the slot functions). */
+#define HS_TEMPLATE "hash_view_impl.h"
+#include "detail/hash_inst.h"
+
 TDM_VIEW_FN int tdm_hash_view_find(tdm_hash_view v, uint64_t key_bits, uint64_t *value_bits) {
-  uint64_t pos, val;
+  uint64_t val;
+  int hit;
   switch (tdm__hash_inst(v.key_bytes, v.value_bytes)) {
-  case 0: {
-    const tdm__hslot_k32v32 *s = (const tdm__hslot_k32v32 *)v.slots;
-    uint32_t k = (uint32_t)key_bits;
-    pos = tdm__hs_lookup_k32v32(s, v.log2cap, k, tdm__hs_start_k32v32(k, v.log2cap), 0);
-    if (pos == TDM_HASH_NONE) return 0;
-    val = s[pos].v;
-    break;
+  case 0: hit = tdm__hview_find_k32v32(v.slots, v.log2cap, key_bits, &val); break;
+  case 1: hit = tdm__hview_find_k32v64(v.slots, v.log2cap, key_bits, &val); break;
+  case 2: hit = tdm__hview_find_k64v32(v.slots, v.log2cap, key_bits, &val); break;
+  default: hit = tdm__hview_find_k64v64(v.slots, v.log2cap, key_bits, &val); break;
   }
-  case 1: {
-    const tdm__hslot_k32v64 *s = (const tdm__hslot_k32v64 *)v.slots;
-    uint32_t k = (uint32_t)key_bits;
-    pos = tdm__hs_lookup_k32v64(s, v.log2cap, k, tdm__hs_start_k32v64(k, v.log2cap), 0);
-    if (pos == TDM_HASH_NONE) return 0;
-    val = s[pos].v;
-    break;
-  }
-  case 2: {
-    const tdm__hslot_k64v32 *s = (const tdm__hslot_k64v32 *)v.slots;
-    pos = tdm__hs_lookup_k64v32(s, v.log2cap, key_bits, tdm__hs_start_k64v32(key_bits, v.log2cap), 0);
-    if (pos == TDM_HASH_NONE) return 0;
-    val = s[pos].v;
-    break;
-  }
-  default: {
-    const tdm__hslot_k64v64 *s = (const tdm__hslot_k64v64 *)v.slots;
-    pos = tdm__hs_lookup_k64v64(s, v.log2cap, key_bits, tdm__hs_start_k64v64(key_bits, v.log2cap), 0);
-    if (pos == TDM_HASH_NONE) return 0;
-    val = s[pos].v;
-    break;
-  }
-  }
-  if (value_bits) *value_bits = val;
-  return 1;
+  if (hit && value_bits) *value_bits = val;
+  return hit;
 }
 
 /* The tree's order-preserving bits of a query (detail/keybits.h). */

@@ -2,49 +2,65 @@
  * fake_cuda.c: a stand-in for the CUDA driver library (built as
  * libcuda.so.1 in the test build only), so the pointer classification of
  * src/devptr.c can be tested on a machine without CUDA. It answers
- * cuPointerGetAttribute for one address range the test declares as device or
- * managed memory of a given device, and counts calls of cuInit (which tandem
- * must never make on its own).
+ * cuPointerGetAttributes for one address range the test declares as device
+ * or managed memory of a given device, as the driver does: memory it does
+ * not know (host memory) is a success with every attribute zero, not an
+ * error. It counts the calls of cuPointerGetAttributes, of the singular
+ * cuPointerGetAttribute (which tandem must not use: it fails for every host
+ * pointer, and compute-sanitizer reports each failure) and of cuInit (which
+ * tandem must never make on its own).
  */
 #include <stddef.h>
 #include <stdint.h>
 
+#define EXPORT __attribute__((visibility("default")))
+
 static uintptr_t lo, hi;
 static int dev_ordinal, is_managed;
-static int init_calls;
+static int init_calls, attrs_calls, attr_calls;
 
-__attribute__((visibility("default"))) void fake_cuda_declare(const void *p, size_t bytes, int device,
-                                                              int managed) {
+EXPORT void fake_cuda_declare(const void *p, size_t bytes, int device, int managed) {
   lo = (uintptr_t)p;
   hi = lo + bytes;
   dev_ordinal = device;
   is_managed = managed;
 }
 
-__attribute__((visibility("default"))) int fake_cuda_init_calls(void) { return init_calls; }
+EXPORT int fake_cuda_init_calls(void) { return init_calls; }
+/* Calls of cuPointerGetAttributes (which 0) and cuPointerGetAttribute (1). */
+EXPORT int fake_cuda_attr_calls(int which) { return which ? attr_calls : attrs_calls; }
 
-__attribute__((visibility("default"))) int cuInit(unsigned flags) {
+EXPORT int cuInit(unsigned flags) {
   (void)flags;
   init_calls++;
   return 0;
 }
 
-/* The driver's numbers: attribute 2 memory type (1 host, 2 device), 8 is
- * managed, 9 device ordinal; 1 = CUDA_ERROR_INVALID_VALUE. */
-__attribute__((visibility("default"))) int cuPointerGetAttribute(void *data, int attribute, unsigned long long ptr) {
+/* The driver's numbers: attribute 2 memory type (0 unknown, 1 host, 2
+ * device), 8 is managed, 9 device ordinal; 1 = CUDA_ERROR_INVALID_VALUE. */
+EXPORT int cuPointerGetAttributes(unsigned num, const int *attributes, void **data, unsigned long long ptr) {
   int inside = ptr >= lo && ptr < hi;
+  attrs_calls++;
+  for (unsigned i = 0; i < num; i++) {
+    switch (attributes[i]) {
+    case 2: *(unsigned *)data[i] = inside ? 2u : 0u; break;
+    case 8: *(unsigned *)data[i] = (unsigned)(inside && is_managed); break;
+    case 9: *(int *)data[i] = inside ? dev_ordinal : -2; break;
+    default: return 1;
+    }
+  }
+  return 0;
+}
+
+/* The singular form fails for memory the driver does not know. */
+EXPORT int cuPointerGetAttribute(void *data, int attribute, unsigned long long ptr) {
+  int inside = ptr >= lo && ptr < hi;
+  attr_calls++;
+  if (!inside) return 1;
   switch (attribute) {
-  case 2:
-    if (!inside) return 1;
-    *(unsigned *)data = 2u;
-    return 0;
-  case 8:
-    *(unsigned *)data = inside && is_managed;
-    return inside ? 0 : 1;
-  case 9:
-    if (!inside) return 1;
-    *(int *)data = dev_ordinal;
-    return 0;
+  case 2: *(unsigned *)data = 2u; return 0;
+  case 8: *(unsigned *)data = (unsigned)is_managed; return 0;
+  case 9: *(int *)data = dev_ordinal; return 0;
   default: return 1;
   }
 }

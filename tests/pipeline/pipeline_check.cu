@@ -19,7 +19,13 @@
 //  7. a device fault queued after a stream-ordered insert: tdm_ctx_sync
 //     returns TDM_ERR_DEVICE with the CUDA error text, tdm_hash_size the
 //     upper bound, the next call that reads the counts the error (in a child
-//     forked before this process touches CUDA, since the fault is sticky).
+//     forked before this process touches CUDA, since the fault is sticky);
+//  8. a sort captured on a cold context replays more than once (its blocks
+//     are allocated and freed inside the graph, none parked), a waiting call
+//     refuses during a capture and leaves it valid, and a launch error the
+//     caller left pending is reported as such, with the caller's keys
+//     untouched.
+// bench/device-check.sh and ctest run it once per GPU design.
 // Exit 0: all passed; 1: a check failed; 77: no usable CUDA device.
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -333,6 +339,93 @@ static int run_fault_child(void) {
   return WEXITSTATUS(status);
 }
 
+// A kernel launched with an invalid shape: it leaves a pending launch error.
+__global__ void never_runs(int *p) {
+  if (p) *p = 1;
+}
+
+// 8. CUDA graphs and pending errors.
+//  - A cold stream-ordered context (nothing parked) captures a sort: every
+//    block it takes is allocated and freed inside the graph, so the graph
+//    replays more than once (a graph holding an allocation it never frees
+//    cannot be launched again) and the context's cache keeps nothing of it.
+//  - A call that waits refuses during a capture, with a message saying so,
+//    and the capture stays valid.
+//  - A launch error the caller left pending is reported as such by the next
+//    call, which touches nothing; the call after it runs.
+static void check_graphs_and_pending(const world *w, const uint64_t *ref, uint64_t *got) {
+  cudaStream_t s;
+  CU(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  uint64_t *d = (uint64_t *)dev(N * 8);
+  {
+    tdm_ctx *cold = make_ctx(s, TDM_CTX_STREAM_ORDERED, NULL);
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    CU(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    CU(cudaMemcpyAsync(d, w->d_keys, N * 8, cudaMemcpyDeviceToDevice, s));
+    tdm_status cs = tdm_sort(cold, TDM_U64, d, N, TDM_SORT_DESCENDING);
+    CU(cudaStreamEndCapture(s, &graph));
+    CHECK(cs == TDM_OK, "sort captured on a cold context: %s: %s", tdm_status_name(cs), tdm_last_error());
+    CU(cudaGraphInstantiate(&exec, graph, 0));
+    for (int r = 0; r < 3; r++) {
+      cudaError_t e = cudaGraphLaunch(exec, s);
+      CHECK(e == cudaSuccess, "replay %d of a graph captured on a cold context: %s", r, cudaGetErrorString(e));
+    }
+    CU(cudaStreamSynchronize(s));
+    CU(cudaMemcpy(got, d, N * 8, cudaMemcpyDeviceToHost));
+    CHECK(memcmp(got, ref, N * 8) == 0, "graph captured on a cold context: sorted keys differ");
+    CU(cudaGraphExecDestroy(exec));
+    CU(cudaGraphDestroy(graph));
+    // The graph's memory is gone; the context must not hand any of it out.
+    CU(cudaMemcpyAsync(d, w->d_keys, N * 8, cudaMemcpyDeviceToDevice, s));
+    TDM(tdm_sort(cold, TDM_U64, d, N, TDM_SORT_DESCENDING));
+    TDM(tdm_ctx_sync(cold));
+    CU(cudaMemcpy(got, d, N * 8, cudaMemcpyDeviceToHost));
+    CHECK(memcmp(got, ref, N * 8) == 0, "sort after a capture on a cold context differs");
+    tdm_ctx_destroy(cold);
+    printf("CUDA graph captured on a cold context: replayed 3 times, nothing of it kept\n");
+  }
+  {
+    tdm_ctx *waits = make_ctx(s, 0, NULL);  // not stream-ordered: every call waits
+    cudaGraph_t graph;
+    CU(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    tdm_status cs = tdm_sort(waits, TDM_U64, d, N, 0);
+    cudaError_t e = cudaStreamEndCapture(s, &graph);
+    CHECK(cs == TDM_ERR_INVALID_ARGUMENT && strstr(tdm_last_error(), "captured"),
+          "a waiting call during a capture: %s: %s, expected TDM_ERR_INVALID_ARGUMENT naming the capture",
+          tdm_status_name(cs), tdm_last_error());
+    CHECK(e == cudaSuccess, "the capture was invalidated by the refused call: %s", cudaGetErrorString(e));
+    if (e == cudaSuccess) CU(cudaGraphDestroy(graph));
+    (void)cudaGetLastError();
+    printf("a waiting call during a capture: refused: %s\n", tdm_last_error());
+    tdm_ctx_destroy(waits);
+  }
+  {
+    tdm_ctx *so = make_ctx(s, TDM_CTX_STREAM_ORDERED, NULL);
+    CU(cudaMemcpy(d, w->d_keys, N * 8, cudaMemcpyDeviceToDevice));
+    never_runs<<<1, 4096, 0, s>>>(NULL);  // more threads than a block can have
+    tdm_status st = tdm_sort(so, TDM_I64, d, N, TDM_SORT_DESCENDING);
+    CHECK(st == TDM_ERR_DEVICE && strstr(tdm_last_error(), "already pending"),
+          "sort after the caller's failed launch: %s: %s, expected TDM_ERR_DEVICE saying the error predates it",
+          tdm_status_name(st), tdm_last_error());
+    CU(cudaStreamSynchronize(s));
+    CU(cudaMemcpy(got, d, N * 8, cudaMemcpyDeviceToHost));
+    uint64_t *orig = (uint64_t *)malloc(N * 8);
+    CU(cudaMemcpy(orig, w->d_keys, N * 8, cudaMemcpyDeviceToHost));
+    CHECK(memcmp(got, orig, N * 8) == 0, "the refused sort changed the caller's keys");
+    free(orig);
+    printf("a launch error left pending by the caller: %s\n", tdm_last_error());
+    CU(cudaMemcpy(d, w->d_keys, N * 8, cudaMemcpyDeviceToDevice));
+    TDM(tdm_sort(so, TDM_U64, d, N, TDM_SORT_DESCENDING));
+    TDM(tdm_ctx_sync(so));
+    CU(cudaMemcpy(got, d, N * 8, cudaMemcpyDeviceToHost));
+    CHECK(memcmp(got, ref, N * 8) == 0, "the sort after the reported pending error differs");
+    tdm_ctx_destroy(so);
+  }
+  CU(cudaFree(d));
+  CU(cudaStreamDestroy(s));
+}
+
 int main(void) {
   // 7 first: the fault poisons the CUDA context of its process, and a child
   // forked after the parent initialised CUDA could not use CUDA at all.
@@ -417,6 +510,10 @@ int main(void) {
     printf("CUDA graph capture of sort + find: replayed\n");
   }
   CU(cudaGraphDestroy(graph));
+
+  // 8. Graphs captured on a cold context, waiting calls in a capture,
+  //    pending launch errors.
+  check_graphs_and_pending(&w, ref, got);
 
   // 5. Per-call time of a 2^16-key device-resident find.
   for (int mode = 0; mode < 2; mode++) {

@@ -36,12 +36,10 @@ TDM_HD uint32_t tdm__bt_lanes_combine(uint32_t popc_bit0, uint32_t popc_bit1) {
   return popc_bit0 + 2u * popc_bit1;
 }
 
-/* Keys-only descent over a bulk-loaded tree (the layout tdm__bt_geom_init
- * describes): the child of node i of level l at slot c is node
- * even_start(cnt[l-1], cnt[l], i) + c of level l-1, so no child index is
- * loaded. sep(l, i) gives the 16 separator keys of that inner node (the
- * compact auxiliary array on the GPU); leaf_key gives a leaf's keys. Returns
- * the leaf's index within level 0; *pos receives the lower-bound slot. */
+/* The child (within level l - 1) of node i of level l at slot c, in a
+ * bulk-loaded tree (the layout tdm__bt_geom_init describes): node
+ * even_start(cnt[l-1], cnt[l], i) + c of level l-1, so a keys-only descent
+ * (the v2 search below, over the separator array) loads no child index. */
 TDM_HD uint64_t tdm__bt_geom_child(const tdm__bt_geom *g, uint32_t l, uint64_t i, uint32_t c) {
   return tdm__bt_even_start(g->cnt[l - 1], g->cnt[l], i) + c;
 }

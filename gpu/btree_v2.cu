@@ -1,0 +1,324 @@
+/*
+ * btree_v2.cu: the v2 design's own steps of the B+ tree:
+ *  - reduce: CUB's reduce-by-key over the sorted bits, so a run of equal
+ *    keys of any length is reduced by the whole grid;
+ *  - search arrays: install also keeps the compact separator array of the
+ *    inner nodes (128 bytes per inner node, built from the new nodes);
+ *  - find / rank / range_count: a group of 8 lanes searches one node
+ *    together (each lane compares two keys read with one 16-byte load, two
+ *    ballots and popc give the lower-bound slot), inner levels keys-only from
+ *    the separator array, children, ranks and leaf sizes from the bulk
+ *    geometry (include/tandem/detail/btree_lanes.h), so a query reads 128
+ *    bytes per inner level, one leaf key line and (find only) one value; no
+ *    child index, prefix count or node header. Taken when
+ *    tdm__bt_search_plan says the geometry describes the tree (always, since
+ *    install is the only writer of the nodes), else the descent kernels;
+ *  - range fill: the ranks of the queries' lower bounds, then one thread per
+ *    output element;
+ *  - validate: the separator array against the nodes.
+ */
+#include <cub/device/device_reduce.cuh>
+
+#include <cooperative_groups.h>
+#include <thrust/iterator/counting_iterator.h>
+
+#include "btree_gpu.cuh"
+
+namespace cg = cooperative_groups;
+
+/* Rank of each query's lo (only where its range is not empty). */
+__global__ void k_range_lo_rank(const tdm__bt_node *nodes, uint32_t root, uint32_t h, const void *lo, uint64_t n,
+                                const uint64_t *off, uint32_t ks, int kind, uint64_t *rank) {
+  TDM_GRID_STRIDE(i, n) {
+    uint32_t leaf, pos;
+    if (off[i] != off[i + 1]) rank[i] = tdm__bt_descend(nodes, root, h, tdm__bt_key_bits(lo, i, ks, kind), &leaf, &pos);
+  }
+}
+
+/* One thread per output element: its query (tdm__bt_csr_owner), then the
+ * key index rank(lo) + position within the query's range. */
+__global__ void k_range_fill_out(const tdm__bt_node *nodes, tdm__bt_geom g, uint64_t n, const uint64_t *off,
+                                 const uint64_t *rank, uint64_t total, void *keys, void *vals, uint32_t ks,
+                                 uint32_t vs, int kind) {
+  TDM_GRID_STRIDE(j, total) {
+    uint64_t i = tdm__bt_csr_owner(off, n, j);
+    uint32_t s;
+    const tdm__bt_node *x = tdm__bg_locate(nodes, g, rank[i] + (j - off[i]), &s);
+    if (keys) tdm__bt_store_key(keys, j, x->key[s], ks, kind);
+    if (vals) tdm__bt_store_val(vals, j, x->u.val[s], vs);
+  }
+}
+
+/* ---- the search: a group of lanes per query ------------------------------------ */
+
+/* Lanes per query. 8: each lane reads two keys of a node with one 16-byte
+ * load, so the group's read of a node's 128 key bytes is one coalesced
+ * sweep and a warp serves four queries. */
+#define BT_LANES 8u
+
+/* The separator array: word j of it for j < words. */
+__global__ void k_fill_seps(const tdm__bt_node *nodes, tdm__bt_geom g, uint64_t *seps, uint64_t words) {
+  TDM_GRID_STRIDE(j, words) seps[j] = tdm__bt_sep_word(nodes, &g, j);
+}
+
+/* The lower-bound slot of q among the 16 words at key (16-byte aligned:
+ * nodes are 384 bytes and separator blocks 128 bytes, in 256-byte aligned
+ * allocations), computed by the whole tile. */
+template <unsigned G>
+static __device__ __forceinline__ uint32_t group_lower(const cg::thread_block_tile<G> &tile, const uint64_t *key,
+                                                       uint64_t q) {
+  constexpr uint32_t S = 16u / G;
+  static_assert((G == 8 || G == 16) && TDM_GPU_BLOCK % 32u == 0, "a lane group must lie within one warp");
+  uint64_t w[S];
+  if constexpr (S == 2) {
+    ulonglong2 v = __ldg(reinterpret_cast<const ulonglong2 *>(key) + tile.thread_rank());
+    w[0] = v.x;
+    w[1] = v.y;
+  } else {
+    w[0] = __ldg(reinterpret_cast<const unsigned long long *>(key) + tile.thread_rank());
+  }
+  uint32_t c = tdm__bt_lane_words_lower(w, S, q);
+  return tdm__bt_lanes_combine(__popc(tile.ballot((c & 1u) != 0)), __popc(tile.ballot((c & 2u) != 0)));
+}
+
+/* Keys-only descent of q: the leaf (index within level 0, which starts at
+ * node 0) and the lower-bound slot in it. */
+template <unsigned G>
+static __device__ __forceinline__ uint32_t group_descend(const cg::thread_block_tile<G> &tile,
+                                                         const tdm__bt_node *nodes, const uint64_t *seps,
+                                                         const tdm__bt_lgeom &lg, uint64_t q, uint32_t *pos) {
+  uint32_t n = 0;
+  for (uint32_t l = lg.h - 1; l > 0; l--)
+    n = tdm__bt_lg_child(&lg, l, n, group_lower(tile, seps + tdm__bt_lg_sep(&lg, l, n), q));
+  *pos = group_lower(tile, nodes[n].key, q);
+  return n;
+}
+
+/* The grid-stride loop over queries, one tile per query: every lane of a
+ * tile takes the same i, so the tile's ballots always see all its lanes. */
+#define TDM_GROUP_STRIDE(i, n, G)                                                                     \
+  for (size_t i = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / (G); i < (n);                  \
+       i += (size_t)gridDim.x * blockDim.x / (G))
+
+template <unsigned G>
+__global__ void __launch_bounds__(TDM_GPU_BLOCK)
+    k_find_lanes(const tdm__bt_node *__restrict__ nodes, const uint64_t *__restrict__ seps,
+                 const __grid_constant__ tdm__bt_lgeom lg, const void *q, uint64_t n, uint32_t ks, int kind,
+                 void *vals, uint8_t *found, uint32_t vs) {
+  cg::thread_block_tile<G> tile = cg::tiled_partition<G>(cg::this_thread_block());
+  TDM_GROUP_STRIDE(i, n, G) {
+    uint64_t b = tdm__bt_key_bits(q, i, ks, kind);
+    uint32_t pos, leaf = group_descend(tile, nodes, seps, lg, b, &pos);
+    if (tile.thread_rank() == 0) {
+      const tdm__bt_node *x = &nodes[leaf];
+      int hit = tdm__bt_lg_leaf_hit(x->key, pos, tdm__bt_lg_leaf_count(&lg, leaf), b);
+      if (found) found[i] = (uint8_t)hit;
+      if (vals) tdm__bt_store_val(vals, i, hit ? x->u.val[pos] : 0, vs);
+    }
+  }
+}
+
+/* Ranks from the geometry (no prefix counts). With off (the range's
+ * offsets), only queries whose range is not empty are ranked. */
+template <unsigned G>
+__global__ void __launch_bounds__(TDM_GPU_BLOCK)
+    k_rank_lanes(const tdm__bt_node *__restrict__ nodes, const uint64_t *__restrict__ seps,
+                 const __grid_constant__ tdm__bt_lgeom lg, const void *q, uint64_t n, const uint64_t *off, uint32_t ks,
+                 int kind, uint64_t *rank) {
+  cg::thread_block_tile<G> tile = cg::tiled_partition<G>(cg::this_thread_block());
+  TDM_GROUP_STRIDE(i, n, G) {
+    if (off && off[i] == off[i + 1]) continue; /* the same for the whole tile */
+    uint32_t pos, leaf = group_descend(tile, nodes, seps, lg, tdm__bt_key_bits(q, i, ks, kind), &pos);
+    if (tile.thread_rank() == 0) rank[i] = tdm__bt_lg_leaf_start(&lg, leaf) + pos;
+  }
+}
+
+/* Counts as k_range_count computes them, with cnt_len >= n slots. */
+template <unsigned G>
+__global__ void __launch_bounds__(TDM_GPU_BLOCK)
+    k_range_count_lanes(const tdm__bt_node *__restrict__ nodes, const uint64_t *__restrict__ seps,
+                        const __grid_constant__ tdm__bt_lgeom lg, const void *lo, const void *hi, uint64_t n,
+                        uint64_t cnt_len, uint32_t ks, int kind, uint64_t *cnt) {
+  cg::thread_block_tile<G> tile = cg::tiled_partition<G>(cg::this_thread_block());
+  TDM_GROUP_STRIDE(i, cnt_len, G) {
+    if (i >= n) {
+      if (tile.thread_rank() == 0) cnt[i] = 0;
+      continue;
+    }
+    uint64_t a = tdm__bt_key_bits(lo, i, ks, kind), b = tdm__bt_key_bits(hi, i, ks, kind);
+    uint32_t pa, pb, la = group_descend(tile, nodes, seps, lg, a, &pa);
+    uint32_t lb = group_descend(tile, nodes, seps, lg, b, &pb);
+    if (tile.thread_rank() == 0) {
+      uint64_t ra = tdm__bt_lg_leaf_start(&lg, la) + pa, rb = tdm__bt_lg_leaf_start(&lg, lb) + pb;
+      rb += (uint64_t)tdm__bt_lg_leaf_hit(nodes[lb].key, pb, tdm__bt_lg_leaf_count(&lg, lb), b);
+      cnt[i] = a <= b ? rb - ra : 0;
+    }
+  }
+}
+
+/* 1 when the queries of t run the lane-group search: a tree the geometry
+ * describes; otherwise the descent kernels (btree_gpu.cu), which follow the
+ * child arrays and need nothing of the geometry. */
+static int lanes_search(const tdm_btree *t) {
+  const btree_gpu *b = BG(t);
+  return tdm__bt_search_plan(&b->geom, b->bulk, t->size, t->root, t->height, b->d_seps) == TDM__BT_SEARCH_LANES;
+}
+
+/* The duplicate policy as CUB reduction operators that are commutative as
+ * well as associative, since CUB does not document that ReduceByKey applies
+ * its operator in input order: dup_op folds SUM / MIN / MAX values
+ * (tdm__dup_combine), pick_op reduces the positions of a KEEP_FIRST /
+ * KEEP_LAST run to its first / last (tdm__dup_pick; the sort is stable, so
+ * that is the stored entry or the batch copy the CPU keeps). Either way the
+ * result equals the sequential fold tdm__bt_reduce_run the CPU runs
+ * (tests/test_hd_spread.c folds both in any grouping and operand order). */
+struct pick_op {
+  int dup;
+  __device__ __forceinline__ uint64_t operator()(uint64_t a, uint64_t b) const { return tdm__dup_pick(a, b, dup); }
+};
+
+/* uvb[u] = vb[uvb[u]]: a picked position to its value (each thread reads
+ * and writes only its own u). */
+__global__ void k_pick_values(const uint64_t *vb, uint64_t *uvb, uint64_t m) {
+  TDM_GRID_STRIDE(u, m) uvb[u] = vb[uvb[u]];
+}
+
+struct dup_op {
+  int dup;
+  uint32_t vs;
+  int vkind;
+  __device__ __forceinline__ uint64_t operator()(uint64_t a, uint64_t b) const {
+    return tdm__dup_combine(a, b, dup, vs, vkind);
+  }
+};
+
+/* The v2 reduce: CUB's reduce-by-key over the sorted bits, so a run of equal
+ * keys of any length is reduced by the whole grid (the legacy k_reduce gives
+ * a run to one thread: all-equal keys made one thread fold the whole input). */
+static tdm_status reduce_by_key(tdm_btree *t, tdm__gpu_scope &sc, const uint64_t *kb, const uint64_t *vb, uint64_t n,
+                                uint64_t **ukb, uint64_t **uvb, uint64_t *m) {
+  tdm_ctx *ctx = t->ctx;
+  cudaStream_t s = tdm__stream(ctx);
+  dup_op op = {(int)t->dup, t->vs, t->vkind};
+  pick_op pick = {(int)t->dup};
+  const int by_pos = tdm__dup_by_position((int)t->dup);
+  const thrust::counting_iterator<uint64_t> at(0);
+  size_t temp_bytes = 0;
+  void *temp;
+  uint64_t *d_runs, runs = 0;
+  tdm_status st;
+  if (by_pos)
+    TDM_CUDA_TRY(cub::DeviceReduce::ReduceByKey(NULL, temp_bytes, kb, (uint64_t *)NULL, at, (uint64_t *)NULL,
+                                                (uint64_t *)NULL, pick, (int64_t)n, s),
+                 (void)0);
+  else
+    TDM_CUDA_TRY(cub::DeviceReduce::ReduceByKey(NULL, temp_bytes, kb, (uint64_t *)NULL, vb, (uint64_t *)NULL,
+                                                (uint64_t *)NULL, op, (int64_t)n, s),
+                 (void)0);
+  if ((st = sc.alloc(n * 8, ukb)) != TDM_OK || (st = sc.alloc(n * 8, uvb)) != TDM_OK ||
+      (st = sc.alloc(8, &d_runs)) != TDM_OK || (st = sc.alloc(temp_bytes ? temp_bytes : 1, &temp)) != TDM_OK)
+    return st;
+  if (by_pos)
+    TDM_CUDA_TRY(cub::DeviceReduce::ReduceByKey(temp, temp_bytes, kb, *ukb, at, *uvb, d_runs, pick, (int64_t)n, s),
+                 (void)0);
+  else
+    TDM_CUDA_TRY(cub::DeviceReduce::ReduceByKey(temp, temp_bytes, kb, *ukb, vb, *uvb, d_runs, op, (int64_t)n, s),
+                 (void)0);
+  TDM_CUDA_TRY(cudaMemcpyAsync(&runs, d_runs, 8, cudaMemcpyDeviceToHost, s), (void)0);
+  if ((st = tdm__gpu_sync(ctx, "tdm_btree (reduce by key)")) != TDM_OK) return st;
+  if (by_pos && runs) {
+    k_pick_values<<<tdm__grid(runs), TDM_GPU_BLOCK, 0, s>>>(vb, *uvb, runs);
+    if ((st = tdm__launch_check("tdm_btree (pick values)")) != TDM_OK) return st;
+  }
+  *m = runs;
+  return TDM_OK;
+}
+
+/* What the search relies on, on host copies: the nodes are the bulk
+ * layout of the recorded geometry, and the separator array holds their
+ * separators. */
+static tdm_status check_search_arrays(const tdm_btree *t, const tdm__bt_node *h) {
+  const btree_gpu *b = BG(t);
+  uint64_t words = tdm__bt_sep_words(&b->geom), j, *hs;
+  size_t bytes = (size_t)words * 8;
+  tdm__bt_geom g;
+  tdm_status st = TDM_OK;
+  if (b->bulk && !tdm__bt_is_bulk_layout(h, b->geom.nodes, t->size, t->root, t->height, &g))
+    return tdm__fail(TDM_ERR_CORRUPT, "tdm_btree_validate: tree: bulk layout: the nodes are not the layout the "
+                                      "geometry of %llu keys places", (unsigned long long)t->size);
+  if (!b->d_seps || !words) return TDM_OK;
+  hs = (uint64_t *)tdm__ctx_alloc(t->ctx, bytes);
+  if (!hs) return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "tdm_btree_validate: out of host memory for a separator copy");
+  TDM_CUDA_TRY(cudaMemcpyAsync(hs, b->d_seps, bytes, cudaMemcpyDeviceToHost, tdm__stream(t->ctx)),
+               tdm__ctx_free(t->ctx, hs, bytes));
+  if ((st = tdm__gpu_sync(t->ctx, "tdm_btree_validate (copy separators)")) == TDM_OK) {
+    for (j = 0; j < words; j++) {
+      if (hs[j] != tdm__bt_sep_word(h, &b->geom, j)) {
+        st = tdm__fail(TDM_ERR_CORRUPT,
+                       "tdm_btree_validate: node %llu: separator array: word %u differs from the node's key",
+                       (unsigned long long)(b->geom.cnt[0] + j / 16), (unsigned)(j % 16));
+        break;
+      }
+    }
+  }
+  tdm__ctx_free(t->ctx, hs, bytes);
+  return st;
+}
+
+static tdm_status search_arrays(tdm_ctx *ctx, tdm__gpu_scope &sc, const tdm__bt_node *nn, const tdm__bt_geom &g,
+                                uint64_t **seps) {
+  uint64_t words = tdm__bt_sep_words(&g);
+  tdm_status st;
+  if ((st = sc.alloc((size_t)words * 8, seps)) != TDM_OK) return st;
+  if (words) k_fill_seps<<<tdm__grid(words), TDM_GPU_BLOCK, 0, tdm__stream(ctx)>>>(nn, g, *seps, words);
+  return TDM_OK;
+}
+
+static void find(const tdm_btree *t, const void *q, size_t n, void *vals, uint8_t *found) {
+  if (!lanes_search(t)) return tdm__bg_find_descend(t, q, n, vals, found);
+  k_find_lanes<BT_LANES><<<tdm__grid(n * BT_LANES), TDM_GPU_BLOCK, 0, tdm__stream(t->ctx)>>>(
+      BG(t)->d_nodes, BG(t)->d_seps, BG(t)->lgeom, q, n, t->ks, t->kind, vals, found, t->vs);
+}
+
+static void rank(const tdm_btree *t, const void *q, size_t n, uint64_t *r) {
+  if (!lanes_search(t)) return tdm__bg_rank_descend(t, q, n, r);
+  k_rank_lanes<BT_LANES><<<tdm__grid(n * BT_LANES), TDM_GPU_BLOCK, 0, tdm__stream(t->ctx)>>>(
+      BG(t)->d_nodes, BG(t)->d_seps, BG(t)->lgeom, q, n, (const uint64_t *)NULL, t->ks, t->kind, r);
+}
+
+static void counts(const tdm_btree *t, const void *lo, const void *hi, size_t n, uint64_t cnt_len, uint64_t *cnt) {
+  if (!lanes_search(t)) return tdm__bg_counts_descend(t, lo, hi, n, cnt_len, cnt);
+  k_range_count_lanes<BT_LANES><<<tdm__grid(cnt_len * BT_LANES), TDM_GPU_BLOCK, 0, tdm__stream(t->ctx)>>>(
+      BG(t)->d_nodes, BG(t)->d_seps, BG(t)->lgeom, lo, hi, n, cnt_len, t->ks, t->kind, cnt);
+}
+
+/* Ranks of the queries' lower bounds, then one thread per output. */
+static void fill(const tdm_btree *t, const void *lo, size_t n, const uint64_t *off, uint64_t *r, uint64_t total,
+                 void *keys, void *vals) {
+  cudaStream_t s = tdm__stream(t->ctx);
+  if (lanes_search(t))
+    k_rank_lanes<BT_LANES><<<tdm__grid(n * BT_LANES), TDM_GPU_BLOCK, 0, s>>>(
+        BG(t)->d_nodes, BG(t)->d_seps, BG(t)->lgeom, lo, n, off, t->ks, t->kind, r);
+  else
+    k_range_lo_rank<<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>(BG(t)->d_nodes, t->root, t->height, lo, n, off, t->ks,
+                                                           t->kind, r);
+  k_range_fill_out<<<tdm__grid(total), TDM_GPU_BLOCK, 0, s>>>(BG(t)->d_nodes, BG(t)->geom, n, off, r, total, keys, vals,
+                                                              t->ks, t->vs, t->kind);
+}
+
+static const tdm__bg_design v2 = {
+    .reduce = reduce_by_key,
+    .search_arrays = search_arrays,
+    .find = find,
+    .rank = rank,
+    .counts = counts,
+    .fill_rank_bytes = 8,
+    .fill = fill,
+    .validate = check_search_arrays,
+};
+
+static tdm_status build(tdm_btree *t, const void *keys, const void *values, size_t n) {
+  return tdm__bg_build(t, &v2, keys, values, n);
+}
+
+const tdm__btree_ops tdm__btree_cuda_v2_ops = TDM__BG_OPS(build);

@@ -1,0 +1,40 @@
+/*
+ * sort_gpu.cuh: what the GPU designs' sorts share (sort_gpu.cu): the staged
+ * sort, argsort, the CUB radix sort over a DoubleBuffer pair, and the map
+ * between keys and their order-preserving sort bits.
+ */
+#ifndef TANDEM_SORT_GPU_CUH
+#define TANDEM_SORT_GPU_CUH
+
+#include "gpu_common.cuh"
+#include "sort_cub.cuh"
+
+/* Scratch of one sort: two key buffers, two value buffers, CUB temp; owned
+ * by the call's scope. */
+struct tdm__sort_bufs {
+  void *k[2], *v[2], *temp;
+};
+
+/* The staged sort (sort_gpu.cu's top comment): the legacy design's sort. */
+tdm_status tdm__gpu_sort_staged(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type value_type, void *values,
+                                size_t n, int desc);
+/* argsort, the same in every design (its keys are read-only, so they need a
+ * copy anyway): the staged sort of (key bits, index) pairs, the indices built
+ * and sorted straight in perm_out when it is device memory. */
+tdm_status tdm__gpu_argsort(tdm_ctx *ctx, tdm_type key_type, const void *keys, tdm_type index_type, void *perm_out,
+                            size_t n, int desc);
+
+/* CUB's temporary storage for a sort of n keys of width ks (values vs, 0
+ * for keys only) between the buffers of b, descending when desc. */
+tdm_status tdm__gpu_cub_temp_bytes(tdm_ctx *ctx, const tdm__sort_bufs *b, size_t n, size_t ks, size_t vs, int desc,
+                                   size_t *temp_bytes);
+/* Sorts the bits in b->k[0] (values in b->v[0]) with b->temp of temp_bytes,
+ * descending when desc (tdm__cub_sort); *kcur / *vcur receive the index of
+ * the buffers holding the result. */
+tdm_status tdm__gpu_cub_sort_with(tdm_ctx *ctx, tdm__sort_bufs *b, size_t temp_bytes, size_t n, size_t ks, size_t vs,
+                                  int desc, int *kcur, int *vcur);
+/* Queues the map of n key words of width ks from in to out (which may be in):
+ * to 1 keys to sort bits, 0 back. The caller checks the launch. */
+void tdm__gpu_map_bits(cudaStream_t s, const void *in, void *out, size_t n, size_t ks, int kind, int desc, int to);
+
+#endif /* TANDEM_SORT_GPU_CUH */
