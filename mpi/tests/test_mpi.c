@@ -16,6 +16,8 @@
 
 #include <tandem/mpi.h>
 
+#include "mpi_check.h"
+
 #include "hooks.h"
 #include "mpi_internal.h"
 
@@ -23,23 +25,9 @@
 #include <cuda_runtime_api.h>
 #endif
 
-static int g_rank, g_size;
-static long g_pass, g_fail;
 static uint64_t g_seed;
 static tdm_ctx *g_ctx;
-static char g_case[256];
 
-#define CHECK(cond, ...)                                                                                             \
-  do {                                                                                                               \
-    if (cond) {                                                                                                      \
-      g_pass++;                                                                                                      \
-    } else {                                                                                                         \
-      g_fail++;                                                                                                      \
-      fprintf(stderr, "rank %d: FAIL %s:%d [%s, seed %" PRIu64 "]: ", g_rank, __FILE__, __LINE__, g_case, g_seed); \
-      fprintf(stderr, __VA_ARGS__);                                                                                  \
-      fprintf(stderr, " (last error: %s)\n", tdm_last_error());                                                     \
-    }                                                                                                                \
-  } while (0)
 
 /* ---- generators ------------------------------------------------------------ */
 
@@ -783,9 +771,5 @@ int main(int argc, char **argv) {
   cuda_tests();
 
   tdm_ctx_destroy(g_ctx);
-  long tot[2] = {g_pass, g_fail};
-  MPI_Allreduce(MPI_IN_PLACE, tot, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-  if (g_rank == 0) printf("%ld passed, %ld failed\n", tot[0], tot[1]);
-  MPI_Finalize();
-  return tot[1] ? 1 : 0;
+  return check_finish("test_mpi");
 }

@@ -12,11 +12,12 @@
  *    and the bytes freed equal the bytes allocated.
  * Run under mpirun with any number of ranks. */
 #include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <tandem/mpi.h>
+
+#include "mpi_check.h"
 
 #include "hooks.h"
 
@@ -57,21 +58,8 @@ static void c_free(void *user, void *p, size_t bytes, int device, void *stream) 
   c->bad_frees++; /* not a block of this allocator */
 }
 
-static int g_rank, g_size;
-static long g_pass, g_fail;
 static counting g_count;
 
-#define CHECK(cond, ...)                                                                                           \
-  do {                                                                                                             \
-    if (cond) {                                                                                                    \
-      g_pass++;                                                                                                    \
-    } else {                                                                                                       \
-      g_fail++;                                                                                                    \
-      fprintf(stderr, "rank %d: FAIL %s:%d: ", g_rank, __FILE__, __LINE__);                                        \
-      fprintf(stderr, __VA_ARGS__);                                                                                \
-      fprintf(stderr, "\n");                                                                                       \
-    }                                                                                                              \
-  } while (0)
 
 /* One distributed call: its status, and its allocations against the core's
  * count. must_alloc: the call buffers on every rank count (it does on more
@@ -155,11 +143,6 @@ int main(int argc, char **argv) {
   CHECK(g_count.bad_space == 0, "%ld host blocks asked with a device or stream", g_count.bad_space);
   CHECK(g_count.allocs == g_count.frees, "%ld allocations, %ld frees", g_count.allocs, g_count.frees);
 
-  long tot[2] = {g_pass, g_fail};
-  MPI_Allreduce(MPI_IN_PLACE, tot, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-  if (g_rank == 0)
-    printf("test_mpi_alloc: %d ranks, %ld allocations (rank 0), %ld passed, %ld failed\n", g_size, g_count.allocs,
-           tot[0], tot[1]);
-  MPI_Finalize();
-  return tot[1] ? 1 : 0;
+  if (g_rank == 0) printf("test_mpi_alloc: rank 0 made %ld allocations, %" PRIu64 " bytes\n", g_count.allocs, g_count.bytes_in);
+  return check_finish("test_mpi_alloc");
 }

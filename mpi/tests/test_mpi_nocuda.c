@@ -15,24 +15,13 @@
 
 #include <tandem/mpi.h>
 
+#include "mpi_check.h"
+
 #ifndef FAKE_CUDA_PATH
 #error "FAKE_CUDA_PATH must name the stand-in driver library"
 #endif
 
-static int g_rank, g_size;
-static long g_pass, g_fail;
 
-#define CHECK(cond, ...)                                                                                           \
-  do {                                                                                                             \
-    if (cond) {                                                                                                    \
-      g_pass++;                                                                                                    \
-    } else {                                                                                                       \
-      g_fail++;                                                                                                    \
-      fprintf(stderr, "rank %d: FAIL %s:%d: ", g_rank, __FILE__, __LINE__);                                        \
-      fprintf(stderr, __VA_ARGS__);                                                                                \
-      fprintf(stderr, "\n");                                                                                       \
-    }                                                                                                              \
-  } while (0)
 
 /* 1 when a libcuda is mapped into this process. */
 static int driver_mapped(void) {
@@ -133,9 +122,5 @@ int main(int argc, char **argv) {
   }
 
   tdm_ctx_destroy(ctx);
-  long tot[2] = {g_pass, g_fail};
-  MPI_Allreduce(MPI_IN_PLACE, tot, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-  if (g_rank == 0) printf("test_mpi_nocuda: %d ranks, %ld passed, %ld failed\n", g_size, tot[0], tot[1]);
-  MPI_Finalize();
-  return tot[1] ? 1 : 0;
+  return check_finish("test_mpi_nocuda");
 }
