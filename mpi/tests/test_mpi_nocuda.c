@@ -2,14 +2,16 @@
  * driver through any distributed call, in a CUDA build as in a CPU one.
  *  1. The stand-in driver (tests/fake_driver) is on the library path as
  *     libcuda.so.1, where the CUDA runtime would load it from: after every
- *     tdm_mpi_* call on a CPU context it is still not loaded (dlopen
- *     RTLD_NOLOAD and /proc/self/maps agree).
+ *     tdm_mpi_* call on a CPU context it is not loaded and never was
+ *     (dlopen RTLD_NOLOAD, /proc/self/maps, and the mark the stand-in leaves
+ *     in the environment when it is loaded).
  *  2. Then it is loaded, as in a process that uses CUDA elsewhere, but not
  *     initialised: every call again, and cuInit was never called; and an
  *     array the driver calls device memory is refused on every rank, named
  *     in the message, again without cuInit.
  * Run under mpirun with any number of ranks. */
 #include <dlfcn.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -33,10 +35,12 @@ static int driver_mapped(void) {
   fclose(m);
   return found;
 }
+/* Loaded now, or ever: the stand-in marks its loading in the environment,
+ * which outlasts a loader (the CUDA runtime) unloading it again. */
 static int driver_loaded(void) {
   void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
   if (h) dlclose(h);
-  return h != NULL || driver_mapped();
+  return h != NULL || driver_mapped() || getenv("TANDEM_FAKE_CUDA_LOADED") != NULL;
 }
 
 enum { N = 500 };

@@ -4,10 +4,13 @@
  * src/devptr.c can be tested on a machine without CUDA. It answers
  * cuPointerGetAttribute for one address range the test declares as device or
  * managed memory of a given device, and counts calls of cuInit (which tandem
- * must never make on its own).
+ * must never make on its own). Loading it sets TANDEM_FAKE_CUDA_LOADED=1 in
+ * the environment, which stays when a loader (the CUDA runtime) finds it
+ * lacking and unloads it again.
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 static uintptr_t lo, hi;
 static int dev_ordinal, is_managed;
@@ -20,6 +23,8 @@ __attribute__((visibility("default"))) void fake_cuda_declare(const void *p, siz
   dev_ordinal = device;
   is_managed = managed;
 }
+
+__attribute__((constructor)) static void loaded(void) { setenv("TANDEM_FAKE_CUDA_LOADED", "1", 1); }
 
 __attribute__((visibility("default"))) int fake_cuda_init_calls(void) { return init_calls; }
 
