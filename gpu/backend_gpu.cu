@@ -25,6 +25,7 @@ extern "C" const tdm__backend tdm__cuda_legacy_backend = {
     .sort = &tdm__sort_cuda_legacy_ops,
     .hash = &tdm__hash_cuda_legacy_ops,
     .btree = &tdm__btree_cuda_legacy_ops,
+    .copy = tdm__gpu_copy,
 };
 
 extern "C" const tdm__backend tdm__cuda_v2_backend = {
@@ -36,6 +37,7 @@ extern "C" const tdm__backend tdm__cuda_v2_backend = {
     .sort = &tdm__sort_cuda_v2_ops,
     .hash = &tdm__hash_cuda_v2_ops,
     .btree = &tdm__btree_cuda_v2_ops,
+    .copy = tdm__gpu_copy,
 };
 
 extern "C" const tdm__cuda_design tdm__cuda_designs[] = {

@@ -147,6 +147,9 @@ tdm_status tdm__gpu_finish(tdm_ctx *ctx, int queue_only, const char *where);
 int tdm__gpu_queue_only(tdm_ctx *ctx, const void *a, const void *b, const void *c);
 /* tdm_ctx_sync of a CUDA context. */
 tdm_status tdm__gpu_ctx_sync(tdm_ctx *ctx);
+/* The backend's copy (backend.h): host <-> device on the context's stream,
+ * waited for. */
+tdm_status tdm__gpu_copy(tdm_ctx *ctx, void *dst, const void *src, size_t bytes);
 
 /* A caller array as the device sees it. For a device (or managed) pointer the
  * array is used in place; a host array gets a device copy (input) or a device

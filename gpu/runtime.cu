@@ -357,6 +357,14 @@ void tdm__gpu_release(tdm_ctx *ctx, tdm__dev_array *a) {
   a->staged = 0;
 }
 
+tdm_status tdm__gpu_copy(tdm_ctx *ctx, void *dst, const void *src, size_t bytes) {
+  tdm__gpu_device dev;
+  tdm_status st = dev.enter(ctx);
+  if (st != TDM_OK) return st;
+  TDM_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, tdm__stream(ctx)), (void)0);
+  return tdm__gpu_sync(ctx, "staging copy (cudaMemcpyAsync)");
+}
+
 tdm_status tdm__gpu_sync(tdm_ctx *ctx, const char *where) {
   if (tdm__gpu_capturing(ctx))
     return tdm__fail(TDM_ERR_INVALID_ARGUMENT,

@@ -14,6 +14,16 @@ cmake --install "$BUILD" --prefix "$PREFIX" >/dev/null
 LIBDIR=$(dirname "$(find "$PREFIX" -name 'tandem.pc' | head -1)")/..
 "$BUILD"/examples/sort_floats --make "$WORK/f.bin" 100000 >/dev/null
 
+# tandem/mpi.h is tandem_mpi's: installed with it, and only with it; the
+# core's services for layered libraries are installed with the core.
+INC=$(find "$PREFIX" -path '*/include/tandem' -type d | head -1)
+[ -f "$INC/detail/services.h" ] || { echo "consumer: tandem/detail/services.h not installed"; exit 1; }
+if [ -f "$LIBDIR/pkgconfig/tandem-mpi.pc" ] && [ ! -f "$INC/mpi.h" ]; then
+  echo "consumer: tandem_mpi installed without tandem/mpi.h"; exit 1
+elif [ ! -f "$LIBDIR/pkgconfig/tandem-mpi.pc" ] && [ -e "$INC/mpi.h" ]; then
+  echo "consumer: tandem/mpi.h installed without tandem_mpi"; exit 1
+fi
+
 run() { # name, binary
   if "$2" "$WORK/f.bin" --cpu >"$WORK/$1.out" 2>&1; then
     echo "  $1: ok ($(head -1 "$WORK/$1.out"))"

@@ -16,7 +16,7 @@ if [ ! -f "$BUILD/compile_commands.json" ]; then
 fi
 echo "cppcheck $(cppcheck --version | cut -d' ' -f2):"
 cppcheck --enable=warning,performance,portability --std=c11 --inline-suppr --error-exitcode=1 -q \
-  -I include -I src -I mpi/src --suppress=missingIncludeSystem -D__GNUC__ include src cpu mpi/src
+  -I include -I src -I mpi/include -I mpi/src --suppress=missingIncludeSystem -D__GNUC__ include src cpu mpi/src
 echo "  no findings"
 echo "clang-tidy $(clang-tidy --version | grep -o 'version [0-9.]*' | cut -d' ' -f2):"
 tidy_rc=0

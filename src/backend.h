@@ -192,6 +192,10 @@ typedef struct tdm__backend {
   const tdm__sort_ops *sort;
   const tdm__hash_ops *hash;
   const tdm__btree_ops *btree;
+  /* Copies bytes between host and device memory (either way) on the
+   * context's stream and waits: the host staging that layered libraries use
+   * (src/services.c). NULL: the backend takes host arrays only. */
+  tdm_status (*copy)(tdm_ctx *ctx, void *dst, const void *src, size_t bytes);
 } tdm__backend;
 
 /* Defined by cpu/ (always) and gpu/ (when built with CUDA). */

@@ -185,14 +185,7 @@ TDM_INTERNAL tdm_status tdm__check_kv_opts(const char *fn, tdm_type key_type, td
 /* 1 if t is a member of tdm_type. */
 static inline int tdm__type_valid(tdm_type t) { return t >= TDM_U32 && t <= TDM_F64; }
 
-/* Transform kind (keybits.h) of a key type. */
-static inline int tdm__key_kind(tdm_type t) {
-  switch (t) {
-  case TDM_I32: case TDM_I64: return TDM_KIND_SIGNED;
-  case TDM_F32: case TDM_F64: return TDM_KIND_FLOAT;
-  default: return TDM_KIND_UNSIGNED;
-  }
-}
+/* tdm__key_kind (the keybits.h kind of a key type) is in keybits.h. */
 
 /* Checks ctx is non-NULL. fn names the public function in the message. */
 TDM_INTERNAL tdm_status tdm__check_ctx(const tdm_ctx *ctx, const char *fn);

@@ -19,7 +19,7 @@ tdm_status tdm__mpi_err(int rc, const char *what) {
   return TDM__MPI_FAIL(TDM_ERR_COMM, "%s failed: %s", what, text);
 }
 
-tdm_status tdm__mpi_comm_dup(MPI_Comm comm, const char *fn, tdm__mpi_comm *out) {
+tdm_status tdm__mpi_comm_dup(tdm_ctx *ctx, MPI_Comm comm, const char *fn, tdm__mpi_comm *out) {
   int inited = 0, finalized = 0;
   MPI_Initialized(&inited);
   MPI_Finalized(&finalized);
@@ -32,6 +32,7 @@ tdm_status tdm__mpi_comm_dup(MPI_Comm comm, const char *fn, tdm__mpi_comm *out) 
     return TDM__MPI_FAIL(TDM_ERR_INVALID_ARGUMENT, "%s: comm must be an intracommunicator", fn);
   /* The duplicate keeps our messages apart from the caller's and lets us
    * return errors without touching the caller's error handler. */
+  out->ctx = ctx;
   int rc = MPI_Comm_dup(comm, &out->comm);
   if (rc != MPI_SUCCESS) return tdm__mpi_err(rc, "MPI_Comm_dup");
   rc = MPI_Comm_set_errhandler(out->comm, MPI_ERRORS_RETURN);
@@ -85,17 +86,17 @@ tdm_status tdm__mpi_begin_all(const tdm__mpi_comm *c, const char *fn, tdm_status
   row[1] = (int64_t)n;
   for (int j = 0; j < k; j++) row[2 + j] = params[j];
   size_t bytes = (size_t)c->size * (size_t)w * sizeof(int64_t);
-  int64_t *all = tdm__mpi_alloc(bytes, "the call's parameter table");
+  int64_t *all = tdm__mpi_alloc(c, bytes, "the call's parameter table");
   /* Even a failed allocation must join the collective: agree first. */
   tdm_status ast = tdm__mpi_agree(c, all ? TDM_OK : TDM_ERR_OUT_OF_MEMORY);
   if (ast != TDM_OK || !all) {
-    tdm__mpi_free(all);
+    tdm_svc_free(all);
     return ast != TDM_OK ? ast : TDM_ERR_OUT_OF_MEMORY;
   }
   int rc = MPI_Allgather(row, w, MPI_INT64_T, all, w, MPI_INT64_T, c->comm);
   ast = tdm__mpi_agree(c, rc == MPI_SUCCESS ? TDM_OK : tdm__mpi_err(rc, "MPI_Allgather (call parameters)"));
   if (ast != TDM_OK) {
-    tdm__mpi_free(all);
+    tdm_svc_free(all);
     return ast;
   }
   int first = c->size;
@@ -120,6 +121,6 @@ tdm_status tdm__mpi_begin_all(const tdm__mpi_comm *c, const char *fn, tdm_status
   }
   if (out == TDM_OK && all_n)
     for (int q = 0; q < c->size; q++) all_n[q] = (uint64_t)all[(size_t)q * w + 1];
-  tdm__mpi_free(all);
+  tdm_svc_free(all);
   return out;
 }

@@ -7,11 +7,11 @@
 
 void tdm__mpi_batch_free(tdm__mpi_batch *b) {
   tdm__mpi_route_free(&b->route);
-  tdm__mpi_stage_free(&b->sk);
-  tdm__mpi_stage_free(&b->sv);
-  tdm__mpi_free(b->dest);
-  tdm__mpi_free(b->rk);
-  tdm__mpi_free(b->rv);
+  tdm_svc_stage_free(&b->sk);
+  tdm_svc_stage_free(&b->sv);
+  tdm_svc_free(b->dest);
+  tdm_svc_free(b->rk);
+  tdm_svc_free(b->rv);
   memset(b, 0, sizeof *b);
 }
 
@@ -20,17 +20,17 @@ tdm_status tdm__mpi_batch_send(const tdm__mpi_comm *c, tdm_status st, tdm_type k
                                tdm__mpi_batch *b) {
   memset(b, 0, sizeof *b);
   size_t ksz = tdm_type_size(kt);
-  if (st == TDM_OK) st = tdm__mpi_stage_in(keys, n * ksz, 1, &b->sk);
-  if (st == TDM_OK && vsz) st = tdm__mpi_stage_in(values, n * vsz, 1, &b->sv);
-  if (st == TDM_OK && !(b->dest = tdm__mpi_alloc(n * sizeof(uint32_t), "owner ranks"))) st = TDM_ERR_OUT_OF_MEMORY;
+  if (st == TDM_OK) st = tdm_svc_stage_in(c->ctx, keys, n * ksz, 1, &b->sk);
+  if (st == TDM_OK && vsz) st = tdm_svc_stage_in(c->ctx, values, n * vsz, 1, &b->sv);
+  if (st == TDM_OK && !(b->dest = tdm__mpi_alloc(c, n * sizeof(uint32_t), "owner ranks"))) st = TDM_ERR_OUT_OF_MEMORY;
   st = tdm__mpi_agree(c, st);
   if (st != TDM_OK) goto fail;
   for (size_t i = 0; i < n; i++) b->dest[i] = owner(env, kt, b->sk.host, i);
   st = tdm__mpi_route_plan(c, b->dest, n, &b->route);
   if (st != TDM_OK) goto fail;
   size_t m = b->route.nrecv;
-  b->rk = tdm__mpi_alloc(m * ksz, "received keys");
-  if (vsz) b->rv = tdm__mpi_alloc(m * vsz, "received values");
+  b->rk = tdm__mpi_alloc(c, m * ksz, "received keys");
+  if (vsz) b->rv = tdm__mpi_alloc(c, m * vsz, "received values");
   st = tdm__mpi_agree(c, b->rk && (!vsz || b->rv) ? TDM_OK : TDM_ERR_OUT_OF_MEMORY);
   if (st == TDM_OK) st = tdm__mpi_route_forward(c, &b->route, b->sk.host, ksz, b->rk);
   if (st == TDM_OK && vsz) st = tdm__mpi_route_forward(c, &b->route, b->sv.host, vsz, b->rv);
@@ -59,7 +59,7 @@ static tdm_status restore(tdm_ctx *ctx, const tdm__mpi_local_ops *ops, void *loc
   if (st != TDM_OK) return st;
   size_t u = 1;
   for (size_t j = 1; j < k; j++)
-    if (tdm__mpi_raw_bits(kt, tk, j) != tdm__mpi_raw_bits(kt, tk, u - 1)) {
+    if (tdm_svc_key_raw(kt, tk, j) != tdm_svc_key_raw(kt, tk, u - 1)) {
       memmove(tk + u * ksz, tk + j * ksz, ksz);
       memmove(tv + u * vsz, tv + j * vsz, vsz);
       u++;
@@ -79,10 +79,10 @@ tdm_status tdm__mpi_apply(const tdm__mpi_comm *c, tdm_ctx *ctx, const tdm__mpi_l
                           tdm_type kt, tdm_type vt, const void *rk, const void *rv, size_t m, size_t *erased) {
   size_t ksz = tdm_type_size(kt), vsz = tdm_type_size(vt);
   /* Everything the undo needs is allocated before anything changes. */
-  char *old = tdm__mpi_alloc(m * vsz, "previous values");
-  uint8_t *found = tdm__mpi_alloc(m, "previous presence");
-  char *tk = tdm__mpi_alloc(m * ksz, "undo keys");
-  char *tv = tdm__mpi_alloc(m * vsz, "undo values");
+  char *old = tdm__mpi_alloc(c, m * vsz, "previous values");
+  uint8_t *found = tdm__mpi_alloc(c, m, "previous presence");
+  char *tk = tdm__mpi_alloc(c, m * ksz, "undo keys");
+  char *tv = tdm__mpi_alloc(c, m * vsz, "undo values");
   tdm_status st = old && found && tk && tv ? TDM_OK : TDM_ERR_OUT_OF_MEMORY;
   if (st == TDM_OK) st = ops->find(local, rk, old, found, m);
   st = tdm__mpi_agree(c, st);
@@ -109,9 +109,9 @@ tdm_status tdm__mpi_apply(const tdm__mpi_comm *c, tdm_ctx *ctx, const tdm__mpi_l
   }
   if (st == TDM_OK && erased) *erased = cnt;
 done:
-  tdm__mpi_free(old);
-  tdm__mpi_free(found);
-  tdm__mpi_free(tk);
-  tdm__mpi_free(tv);
+  tdm_svc_free(old);
+  tdm_svc_free(found);
+  tdm_svc_free(tk);
+  tdm_svc_free(tv);
   return st;
 }

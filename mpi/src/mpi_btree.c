@@ -27,7 +27,7 @@ typedef struct split_env {
 
 static uint32_t owner_of(const void *env, tdm_type kt, const void *keys, size_t i) {
   const split_env *e = env;
-  uint64_t ob = tdm__mpi_obits(kt, keys, i);
+  uint64_t ob = tdm_svc_key_order(kt, keys, i);
   size_t lo = 0, hi = e->ns;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
@@ -59,7 +59,7 @@ static tdm_status pick_splitters(const tdm__mpi_comm *c, tdm_type kt, const void
   uint64_t total = 0;
   for (size_t q = 0; q < p; q++) total += all_n[q];
   uint64_t want = total < 256 * (uint64_t)p ? total : 256 * (uint64_t)p;
-  int *cnt = tdm__mpi_alloc(2 * p * sizeof(int), "sample counts");
+  int *cnt = tdm__mpi_alloc(c, 2 * p * sizeof(int), "sample counts");
   uint64_t *mine = NULL, *all = NULL;
   size_t nall = 0, nmine = 0;
   if (cnt) {
@@ -71,13 +71,13 @@ static tdm_status pick_splitters(const tdm__mpi_comm *c, tdm_type kt, const void
       nall += (size_t)s;
       if ((int)q == c->rank) nmine = (size_t)s;
     }
-    mine = tdm__mpi_alloc(nmine * sizeof(uint64_t), "the local sample");
-    all = tdm__mpi_alloc(nall * sizeof(uint64_t), "the gathered sample");
+    mine = tdm__mpi_alloc(c, nmine * sizeof(uint64_t), "the local sample");
+    all = tdm__mpi_alloc(c, nall * sizeof(uint64_t), "the gathered sample");
   }
   tdm_status st = tdm__mpi_agree(c, cnt && mine && all ? TDM_OK : TDM_ERR_OUT_OF_MEMORY);
   if (st == TDM_OK) {
     for (size_t j = 0; j < nmine; j++)
-      mine[j] = tdm__mpi_obits(kt, keys, (size_t)((((tdm__mpi_u128)j * 2 + 1) * n) / ((tdm__mpi_u128)nmine * 2)));
+      mine[j] = tdm_svc_key_order(kt, keys, (size_t)((((tdm__mpi_u128)j * 2 + 1) * n) / ((tdm__mpi_u128)nmine * 2)));
     int rc = MPI_Allgatherv(mine, (int)nmine, MPI_UINT64_T, all, cnt, cnt + p, MPI_UINT64_T, c->comm);
     st = tdm__mpi_agree(c, rc == MPI_SUCCESS ? TDM_OK : tdm__mpi_err(rc, "MPI_Allgatherv (sample)"));
   }
@@ -87,9 +87,9 @@ static tdm_status pick_splitters(const tdm__mpi_comm *c, tdm_type kt, const void
       /* No keys at all: spread the bit space evenly. */
       spl[q - 1] = nall ? all[q * nall / p] : (UINT64_MAX / p) * q;
   }
-  tdm__mpi_free(cnt);
-  tdm__mpi_free(mine);
-  tdm__mpi_free(all);
+  tdm_svc_free(cnt);
+  tdm_svc_free(mine);
+  tdm_svc_free(all);
   return st;
 }
 
@@ -99,12 +99,12 @@ static tdm_status pick_splitters(const tdm__mpi_comm *c, tdm_type kt, const void
 static tdm_status partition_build(const tdm__mpi_comm *c, tdm_ctx *ctx, const tdm_btree_opts *o, const void *keys,
                                   const void *values, size_t n, const uint64_t *all_n, uint64_t *spl,
                                   tdm_btree **local) {
-  tdm__mpi_stage sk;
-  tdm_status st = tdm__mpi_stage_in(keys, n * tdm_type_size(o->key_type), 1, &sk);
+  tdm_svc_stage sk;
+  tdm_status st = tdm_svc_stage_in(ctx, keys, n * tdm_type_size(o->key_type), 1, &sk);
   st = tdm__mpi_agree(c, st);
   if (st != TDM_OK) return st;
   st = pick_splitters(c, o->key_type, sk.host, n, all_n, spl);
-  tdm__mpi_stage_free(&sk);
+  tdm_svc_stage_free(&sk);
   if (st != TDM_OK) return st;
   split_env env = {spl, (size_t)c->size - 1};
   tdm__mpi_batch b;
@@ -147,17 +147,17 @@ tdm_status tdm_mpi_btree_build(tdm_ctx *ctx, MPI_Comm comm, const tdm_btree_opts
   else if (!ksz || !vsz)
     st = TDM__MPI_FAIL(TDM_ERR_INVALID_ARGUMENT, "%s: %s %d is not a tdm_type", fn,
                             !ksz ? "opts->key_type" : "opts->value_type", !ksz ? (int)o.key_type : (int)o.value_type);
-  if (st == TDM_OK) st = tdm__mpi_check_array(ctx, keys, n, ksz, fn, "keys");
-  if (st == TDM_OK) st = tdm__mpi_check_array(ctx, values, n, vsz, fn, "values");
+  if (st == TDM_OK) st = tdm_svc_check_array(ctx, fn, "keys", keys, n, ksz);
+  if (st == TDM_OK) st = tdm_svc_check_array(ctx, fn, "values", values, n, vsz);
   tdm__mpi_comm c;
-  tdm_status cst = tdm__mpi_comm_dup(comm, fn, &c);
+  tdm_status cst = tdm__mpi_comm_dup(ctx, comm, fn, &c);
   if (cst != TDM_OK) return cst;
   size_t p = (size_t)c.size;
-  tdm_mpi_btree *t = tdm__mpi_alloc(sizeof *t, "the tree handle");
+  tdm_mpi_btree *t = tdm__mpi_alloc(&c, sizeof *t, "the tree handle");
   if (t) {
     memset(t, 0, sizeof *t);
-    t->spl = tdm__mpi_alloc(p * sizeof(uint64_t), "the splitters");
-    t->sizes = tdm__mpi_alloc(p * sizeof(uint64_t), "rank sizes");
+    t->spl = tdm__mpi_alloc(&c, p * sizeof(uint64_t), "the splitters");
+    t->sizes = tdm__mpi_alloc(&c, p * sizeof(uint64_t), "rank sizes");
   }
   if (st == TDM_OK && !(t && t->spl && t->sizes)) st = TDM_ERR_OUT_OF_MEMORY;
   const int64_t params[] = {(int64_t)o.key_type, (int64_t)o.value_type, (int64_t)o.on_duplicate};
@@ -173,10 +173,10 @@ tdm_status tdm_mpi_btree_build(tdm_ctx *ctx, MPI_Comm comm, const tdm_btree_opts
   if (st != TDM_OK) {
     if (t) {
       tdm_btree_destroy(t->local);
-      tdm__mpi_free(t->spl);
-      tdm__mpi_free(t->sizes);
+      tdm_svc_free(t->spl);
+      tdm_svc_free(t->sizes);
     }
-    tdm__mpi_free(t);
+    tdm_svc_free(t);
     tdm__mpi_comm_free(&c);
     return st;
   }
@@ -188,9 +188,9 @@ void tdm_mpi_btree_destroy(tdm_mpi_btree *t) {
   if (!t) return;
   tdm_btree_destroy(t->local);
   tdm__mpi_comm_free(&t->c);
-  tdm__mpi_free(t->spl);
-  tdm__mpi_free(t->sizes);
-  tdm__mpi_free(t);
+  tdm_svc_free(t->spl);
+  tdm_svc_free(t->sizes);
+  tdm_svc_free(t);
 }
 
 static tdm_status null_handle(const char *fn) {
@@ -208,8 +208,8 @@ static void maybe_rebalance(tdm_mpi_btree *t) {
   if (p < 2 || total < 64 * (uint64_t)p || max * p <= 2 * total) return;
   size_t n = (size_t)t->sizes[t->c.rank];
   size_t ksz = tdm_type_size(t->opts.key_type), vsz = tdm_type_size(t->opts.value_type);
-  char *k = tdm__mpi_alloc(n * ksz, "rebalance keys"), *v = tdm__mpi_alloc(n * vsz, "rebalance values");
-  uint64_t *spl = tdm__mpi_alloc(p * sizeof(uint64_t), "new splitters");
+  char *k = tdm__mpi_alloc(&t->c, n * ksz, "rebalance keys"), *v = tdm__mpi_alloc(&t->c, n * vsz, "rebalance values");
+  uint64_t *spl = tdm__mpi_alloc(&t->c, p * sizeof(uint64_t), "new splitters");
   tdm_status st = k && v && spl ? tdm_btree_export(t->local, k, v, n, NULL) : TDM_ERR_OUT_OF_MEMORY;
   st = tdm__mpi_agree(&t->c, st);
   tdm_btree *fresh = NULL;
@@ -220,17 +220,17 @@ static void maybe_rebalance(tdm_mpi_btree *t) {
     memcpy(t->spl, spl, (p - 1) * sizeof(uint64_t));
     (void)refresh_sizes(t);
   }
-  tdm__mpi_free(k);
-  tdm__mpi_free(v);
-  tdm__mpi_free(spl);
+  tdm_svc_free(k);
+  tdm_svc_free(v);
+  tdm_svc_free(spl);
 }
 
 tdm_status tdm_mpi_btree_insert(tdm_mpi_btree *t, const void *keys, const void *values, size_t n) {
   static const char fn[] = "tdm_mpi_btree_insert";
   if (!t) return null_handle(fn);
   size_t ksz = tdm_type_size(t->opts.key_type), vsz = tdm_type_size(t->opts.value_type);
-  tdm_status st = tdm__mpi_check_array(t->ctx, keys, n, ksz, fn, "keys");
-  if (st == TDM_OK) st = tdm__mpi_check_array(t->ctx, values, n, vsz, fn, "values");
+  tdm_status st = tdm_svc_check_array(t->ctx, fn, "keys", keys, n, ksz);
+  if (st == TDM_OK) st = tdm_svc_check_array(t->ctx, fn, "values", values, n, vsz);
   split_env env = {t->spl, (size_t)t->c.size - 1};
   tdm__mpi_batch b;
   st = tdm__mpi_batch_send(&t->c, st, t->opts.key_type, keys, values, vsz, n, owner_of, &env, &b);
@@ -248,7 +248,7 @@ tdm_status tdm_mpi_btree_erase(tdm_mpi_btree *t, const void *keys, size_t n, siz
   static const char fn[] = "tdm_mpi_btree_erase";
   if (!t) return null_handle(fn);
   size_t ksz = tdm_type_size(t->opts.key_type);
-  tdm_status st = tdm__mpi_check_array(t->ctx, keys, n, ksz, fn, "keys");
+  tdm_status st = tdm_svc_check_array(t->ctx, fn, "keys", keys, n, ksz);
   split_env env = {t->spl, (size_t)t->c.size - 1};
   tdm__mpi_batch b;
   st = tdm__mpi_batch_send(&t->c, st, t->opts.key_type, keys, NULL, 0, n, owner_of, &env, &b);
@@ -289,12 +289,12 @@ static tdm_status query(const tdm_mpi_btree *t, tdm_status st, const void *keys,
   uint8_t *af = NULL;
   uint64_t *ar = NULL;
   if (do_find) {
-    av = tdm__mpi_alloc(m * vsz, "found values");
-    af = tdm__mpi_alloc(m, "found flags");
+    av = tdm__mpi_alloc(&t->c, m * vsz, "found values");
+    af = tdm__mpi_alloc(&t->c, m, "found flags");
     st = av && af ? tdm_btree_find(t->local, b.rk, av, af, m) : TDM_ERR_OUT_OF_MEMORY;
   }
   if (st == TDM_OK && do_rank) {
-    ar = tdm__mpi_alloc(m * sizeof(uint64_t), "ranks");
+    ar = tdm__mpi_alloc(&t->c, m * sizeof(uint64_t), "ranks");
     st = ar ? tdm_btree_rank(t->local, b.rk, ar, m) : TDM_ERR_OUT_OF_MEMORY;
     if (st == TDM_OK) {
       uint64_t below = 0;
@@ -308,9 +308,9 @@ static tdm_status query(const tdm_mpi_btree *t, tdm_status st, const void *keys,
   if (st == TDM_OK && do_find && do_values) st = tdm__mpi_route_back(&t->c, &b.route, av, vsz, values_out);
   if (st == TDM_OK && do_find) st = tdm__mpi_route_back(&t->c, &b.route, af, 1, found_out);
   if (st == TDM_OK && do_rank) st = tdm__mpi_route_back(&t->c, &b.route, ar, sizeof(uint64_t), rank_out);
-  tdm__mpi_free(av);
-  tdm__mpi_free(af);
-  tdm__mpi_free(ar);
+  tdm_svc_free(av);
+  tdm_svc_free(af);
+  tdm_svc_free(ar);
   tdm__mpi_batch_free(&b);
   return st;
 }
@@ -320,22 +320,22 @@ tdm_status tdm_mpi_btree_find(const tdm_mpi_btree *t, const void *keys, void *va
   static const char fn[] = "tdm_mpi_btree_find";
   if (!t) return null_handle(fn);
   size_t ksz = tdm_type_size(t->opts.key_type), vsz = tdm_type_size(t->opts.value_type);
-  tdm_status st = tdm__mpi_check_array(t->ctx, keys, n, ksz, fn, "keys");
-  if (st == TDM_OK && values_out) st = tdm__mpi_check_array(t->ctx, values_out, n, vsz, fn, "values_out");
-  if (st == TDM_OK && found_out) st = tdm__mpi_check_array(t->ctx, found_out, n, 1, fn, "found_out");
-  tdm__mpi_stage sv, sf;
+  tdm_status st = tdm_svc_check_array(t->ctx, fn, "keys", keys, n, ksz);
+  if (st == TDM_OK && values_out) st = tdm_svc_check_array(t->ctx, fn, "values_out", values_out, n, vsz);
+  if (st == TDM_OK && found_out) st = tdm_svc_check_array(t->ctx, fn, "found_out", found_out, n, 1);
+  tdm_svc_stage sv, sf;
   memset(&sv, 0, sizeof sv);
   memset(&sf, 0, sizeof sf);
-  if (st == TDM_OK && values_out) st = tdm__mpi_stage_in(values_out, n * vsz, 0, &sv);
-  if (st == TDM_OK && found_out) st = tdm__mpi_stage_in(found_out, n, 0, &sf);
+  if (st == TDM_OK && values_out) st = tdm_svc_stage_in(t->ctx, values_out, n * vsz, 0, &sv);
+  if (st == TDM_OK && found_out) st = tdm_svc_stage_in(t->ctx, found_out, n, 0, &sf);
   st = query(t, st, keys, n, 1, 1, sv.host, sf.host, 0, NULL);
   if (st == TDM_OK) {
-    st = tdm__mpi_stage_out(&sv);
-    if (st == TDM_OK) st = tdm__mpi_stage_out(&sf);
+    st = tdm_svc_stage_out(&sv);
+    if (st == TDM_OK) st = tdm_svc_stage_out(&sf);
     st = tdm__mpi_agree(&t->c, st);
   }
-  tdm__mpi_stage_free(&sv);
-  tdm__mpi_stage_free(&sf);
+  tdm_svc_stage_free(&sv);
+  tdm_svc_stage_free(&sf);
   return st;
 }
 
@@ -343,14 +343,14 @@ tdm_status tdm_mpi_btree_rank(const tdm_mpi_btree *t, const void *keys, uint64_t
   static const char fn[] = "tdm_mpi_btree_rank";
   if (!t) return null_handle(fn);
   size_t ksz = tdm_type_size(t->opts.key_type);
-  tdm_status st = tdm__mpi_check_array(t->ctx, keys, n, ksz, fn, "keys");
-  if (st == TDM_OK) st = tdm__mpi_check_array(t->ctx, rank_out, n, sizeof(uint64_t), fn, "rank_out");
-  tdm__mpi_stage sr;
+  tdm_status st = tdm_svc_check_array(t->ctx, fn, "keys", keys, n, ksz);
+  if (st == TDM_OK) st = tdm_svc_check_array(t->ctx, fn, "rank_out", rank_out, n, sizeof(uint64_t));
+  tdm_svc_stage sr;
   memset(&sr, 0, sizeof sr);
-  if (st == TDM_OK) st = tdm__mpi_stage_in(rank_out, n * sizeof(uint64_t), 0, &sr);
+  if (st == TDM_OK) st = tdm_svc_stage_in(t->ctx, rank_out, n * sizeof(uint64_t), 0, &sr);
   st = query(t, st, keys, n, 0, 0, NULL, NULL, 1, sr.host);
-  if (st == TDM_OK) st = tdm__mpi_agree(&t->c, tdm__mpi_stage_out(&sr));
-  tdm__mpi_stage_free(&sr);
+  if (st == TDM_OK) st = tdm__mpi_agree(&t->c, tdm_svc_stage_out(&sr));
+  tdm_svc_stage_free(&sr);
   return st;
 }
 
@@ -362,23 +362,23 @@ tdm_status tdm_mpi_btree_range_count(const tdm_mpi_btree *t, const void *lo, con
   if (!t) return null_handle(fn);
   tdm_type kt = t->opts.key_type;
   size_t ksz = tdm_type_size(kt);
-  tdm_status st = tdm__mpi_check_array(t->ctx, lo, n, ksz, fn, "lo");
-  if (st == TDM_OK) st = tdm__mpi_check_array(t->ctx, hi, n, ksz, fn, "hi");
-  if (st == TDM_OK) st = tdm__mpi_check_array(t->ctx, count_out, n, sizeof(uint64_t), fn, "count_out");
-  tdm__mpi_stage sl, sh, sc;
+  tdm_status st = tdm_svc_check_array(t->ctx, fn, "lo", lo, n, ksz);
+  if (st == TDM_OK) st = tdm_svc_check_array(t->ctx, fn, "hi", hi, n, ksz);
+  if (st == TDM_OK) st = tdm_svc_check_array(t->ctx, fn, "count_out", count_out, n, sizeof(uint64_t));
+  tdm_svc_stage sl, sh, sc;
   memset(&sl, 0, sizeof sl);
   memset(&sh, 0, sizeof sh);
   memset(&sc, 0, sizeof sc);
   char *q = NULL;
   uint64_t *r = NULL;
   uint8_t *f = NULL;
-  if (st == TDM_OK) st = tdm__mpi_stage_in(lo, n * ksz, 1, &sl);
-  if (st == TDM_OK) st = tdm__mpi_stage_in(hi, n * ksz, 1, &sh);
-  if (st == TDM_OK) st = tdm__mpi_stage_in(count_out, n * sizeof(uint64_t), 0, &sc);
+  if (st == TDM_OK) st = tdm_svc_stage_in(t->ctx, lo, n * ksz, 1, &sl);
+  if (st == TDM_OK) st = tdm_svc_stage_in(t->ctx, hi, n * ksz, 1, &sh);
+  if (st == TDM_OK) st = tdm_svc_stage_in(t->ctx, count_out, n * sizeof(uint64_t), 0, &sc);
   if (st == TDM_OK) {
-    q = tdm__mpi_alloc(2 * n * ksz, "range ends");
-    r = tdm__mpi_alloc(2 * n * sizeof(uint64_t), "range ranks");
-    f = tdm__mpi_alloc(2 * n, "range hits");
+    q = tdm__mpi_alloc(&t->c, 2 * n * ksz, "range ends");
+    r = tdm__mpi_alloc(&t->c, 2 * n * sizeof(uint64_t), "range ranks");
+    f = tdm__mpi_alloc(&t->c, 2 * n, "range hits");
     if (!q || !r || !f) st = TDM_ERR_OUT_OF_MEMORY;
   }
   if (st == TDM_OK && n) {
@@ -389,16 +389,16 @@ tdm_status tdm_mpi_btree_range_count(const tdm_mpi_btree *t, const void *lo, con
   if (st == TDM_OK) {
     uint64_t *out = sc.host;
     for (size_t i = 0; i < n && out && r && f && sl.host && sh.host; i++) {
-      int empty = tdm__mpi_obits(kt, sl.host, i) > tdm__mpi_obits(kt, sh.host, i);
+      int empty = tdm_svc_key_order(kt, sl.host, i) > tdm_svc_key_order(kt, sh.host, i);
       out[i] = empty ? 0 : r[n + i] + f[n + i] - r[i];
     }
-    st = tdm__mpi_agree(&t->c, tdm__mpi_stage_out(&sc));
+    st = tdm__mpi_agree(&t->c, tdm_svc_stage_out(&sc));
   }
-  tdm__mpi_free(q);
-  tdm__mpi_free(r);
-  tdm__mpi_free(f);
-  tdm__mpi_stage_free(&sl);
-  tdm__mpi_stage_free(&sh);
-  tdm__mpi_stage_free(&sc);
+  tdm_svc_free(q);
+  tdm_svc_free(r);
+  tdm_svc_free(f);
+  tdm_svc_stage_free(&sl);
+  tdm_svc_stage_free(&sh);
+  tdm_svc_stage_free(&sc);
   return st;
 }

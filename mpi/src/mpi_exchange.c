@@ -109,12 +109,12 @@ tdm_status tdm__mpi_exchange(const tdm__mpi_comm *c, const void *send, const uin
   void *scratch = NULL;
   if (st == TDM_OK) {
     size_t bytes = all_small ? (size_t)4 * (size_t)p * sizeof(int) : (nreq ? nreq : 1) * sizeof(MPI_Request);
-    scratch = tdm__mpi_alloc(bytes, "the exchange's request table");
+    scratch = tdm__mpi_alloc(c, bytes, "the exchange's request table");
     if (!scratch) st = TDM_ERR_OUT_OF_MEMORY;
   }
   st = tdm__mpi_agree(c, st);
   if (st != TDM_OK) {
-    tdm__mpi_free(scratch);
+    tdm_svc_free(scratch);
     return st;
   }
   MPI_Datatype t;
@@ -130,7 +130,7 @@ tdm_status tdm__mpi_exchange(const tdm__mpi_comm *c, const void *send, const uin
     }
     MPI_Type_free(&t);
   }
-  tdm__mpi_free(scratch);
+  tdm_svc_free(scratch);
 #ifdef TANDEM_MPI_TEST_HOOKS
   if (rc == MPI_SUCCESS && fail_exchange_countdown > 0 && --fail_exchange_countdown == 0) rc = MPI_ERR_OTHER;
 #endif
@@ -141,8 +141,8 @@ tdm_status tdm__mpi_exchange(const tdm__mpi_comm *c, const void *send, const uin
 /* ---- routing --------------------------------------------------------------- */
 
 void tdm__mpi_route_free(tdm__mpi_route *r) {
-  tdm__mpi_free(r->scounts);
-  tdm__mpi_free(r->pos);
+  tdm_svc_free(r->scounts);
+  tdm_svc_free(r->pos);
   memset(r, 0, sizeof *r);
 }
 
@@ -150,8 +150,8 @@ tdm_status tdm__mpi_route_plan(const tdm__mpi_comm *c, const uint32_t *dest, siz
   memset(r, 0, sizeof *r);
   r->n = n;
   size_t p = (size_t)c->size;
-  r->scounts = tdm__mpi_alloc(2 * p * sizeof(uint64_t), "routing counts");
-  r->pos = r->scounts ? tdm__mpi_alloc(n * sizeof(size_t), "routing positions") : NULL;
+  r->scounts = tdm__mpi_alloc(c, 2 * p * sizeof(uint64_t), "routing counts");
+  r->pos = r->scounts ? tdm__mpi_alloc(c, n * sizeof(size_t), "routing positions") : NULL;
   tdm_status st = tdm__mpi_agree(c, r->scounts && r->pos ? TDM_OK : TDM_ERR_OUT_OF_MEMORY);
   if (st != TDM_OK) {
     tdm__mpi_route_free(r);
@@ -181,28 +181,28 @@ tdm_status tdm__mpi_route_plan(const tdm__mpi_comm *c, const uint32_t *dest, siz
 
 tdm_status tdm__mpi_route_forward(const tdm__mpi_comm *c, const tdm__mpi_route *r, const void *src, size_t elem,
                                   void *recv) {
-  char *send = tdm__mpi_alloc(r->n * elem, "the send buffer");
+  char *send = tdm__mpi_alloc(c, r->n * elem, "the send buffer");
   tdm_status st = tdm__mpi_agree(c, send ? TDM_OK : TDM_ERR_OUT_OF_MEMORY);
   if (st != TDM_OK) {
-    tdm__mpi_free(send);
+    tdm_svc_free(send);
     return st;
   }
   tdm__mpi_permute(send, src, r->pos, r->n, elem, 0);
   st = tdm__mpi_exchange(c, send, r->scounts, recv, r->rcounts, elem);
-  tdm__mpi_free(send);
+  tdm_svc_free(send);
   return st;
 }
 
 tdm_status tdm__mpi_route_back(const tdm__mpi_comm *c, const tdm__mpi_route *r, const void *answers, size_t elem,
                                void *out) {
-  char *back = tdm__mpi_alloc(r->n * elem, "the answer buffer");
+  char *back = tdm__mpi_alloc(c, r->n * elem, "the answer buffer");
   tdm_status st = tdm__mpi_agree(c, back ? TDM_OK : TDM_ERR_OUT_OF_MEMORY);
   if (st != TDM_OK) {
-    tdm__mpi_free(back);
+    tdm_svc_free(back);
     return st;
   }
   st = tdm__mpi_exchange(c, answers, r->rcounts, back, r->scounts, elem);
   if (st == TDM_OK && out) tdm__mpi_permute(out, back, r->pos, r->n, elem, 1);
-  tdm__mpi_free(back);
+  tdm_svc_free(back);
   return st;
 }

@@ -2,7 +2,6 @@
  * a hash of its bits (splitmix64's finaliser: a different mix from the local
  * table's, so the keys one rank owns still spread over its local table). */
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "mpi_internal.h"
@@ -15,7 +14,7 @@ struct tdm_mpi_hash {
 };
 
 static uint32_t owner_of(const void *env, tdm_type kt, const void *keys, size_t i) {
-  uint64_t x = tdm__mpi_raw_bits(kt, keys, i);
+  uint64_t x = tdm_svc_key_raw(kt, keys, i);
   x ^= x >> 30;
   x *= 0xbf58476d1ce4e5b9ull;
   x ^= x >> 27;
@@ -38,7 +37,7 @@ tdm_status tdm_mpi_hash_create(tdm_ctx *ctx, MPI_Comm comm, const tdm_hash_opts 
   if (!ctx || !opts || !out)
     st = TDM__MPI_FAIL(TDM_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, !ctx ? "ctx" : !opts ? "opts" : "out");
   tdm__mpi_comm c;
-  tdm_status cst = tdm__mpi_comm_dup(comm, fn, &c);
+  tdm_status cst = tdm__mpi_comm_dup(ctx, comm, fn, &c);
   if (cst != TDM_OK) return cst;
   tdm_hash_opts o;
   memset(&o, 0, sizeof o);
@@ -52,7 +51,7 @@ tdm_status tdm_mpi_hash_create(tdm_ctx *ctx, MPI_Comm comm, const tdm_hash_opts 
   st = tdm__mpi_begin(&c, fn, st, params, names, 6, 0, NULL);
   tdm_mpi_hash *h = NULL;
   if (st == TDM_OK) {
-    h = tdm__mpi_alloc(sizeof *h, "the table handle");
+    h = tdm__mpi_alloc(&c, sizeof *h, "the table handle");
     if (!h) st = TDM_ERR_OUT_OF_MEMORY;
   }
   if (st == TDM_OK) {
@@ -68,7 +67,7 @@ tdm_status tdm_mpi_hash_create(tdm_ctx *ctx, MPI_Comm comm, const tdm_hash_opts 
   st = tdm__mpi_agree(&c, st);
   if (st != TDM_OK) {
     if (h) tdm_hash_destroy(h->local);
-    tdm__mpi_free(h);
+    tdm_svc_free(h);
     tdm__mpi_comm_free(&c);
     return st;
   }
@@ -83,7 +82,7 @@ void tdm_mpi_hash_destroy(tdm_mpi_hash *h) {
   if (!h) return;
   tdm_hash_destroy(h->local);
   tdm__mpi_comm_free(&h->c);
-  tdm__mpi_free(h);
+  tdm_svc_free(h);
 }
 
 static tdm_status null_handle(const char *fn) {
@@ -94,8 +93,8 @@ tdm_status tdm_mpi_hash_insert(tdm_mpi_hash *h, const void *keys, const void *va
   static const char fn[] = "tdm_mpi_hash_insert";
   if (!h) return null_handle(fn);
   size_t ksz = tdm_type_size(h->opts.key_type), vsz = tdm_type_size(h->opts.value_type);
-  tdm_status st = tdm__mpi_check_array(h->ctx, keys, n, ksz, fn, "keys");
-  if (st == TDM_OK) st = tdm__mpi_check_array(h->ctx, values, n, vsz, fn, "values");
+  tdm_status st = tdm_svc_check_array(h->ctx, fn, "keys", keys, n, ksz);
+  if (st == TDM_OK) st = tdm_svc_check_array(h->ctx, fn, "values", values, n, vsz);
   tdm__mpi_batch b;
   st = tdm__mpi_batch_send(&h->c, st, h->opts.key_type, keys, values, vsz, n, owner_of, h, &b);
   if (st != TDM_OK) return st;
@@ -109,7 +108,7 @@ tdm_status tdm_mpi_hash_erase(tdm_mpi_hash *h, const void *keys, size_t n, size_
   static const char fn[] = "tdm_mpi_hash_erase";
   if (!h) return null_handle(fn);
   size_t ksz = tdm_type_size(h->opts.key_type);
-  tdm_status st = tdm__mpi_check_array(h->ctx, keys, n, ksz, fn, "keys");
+  tdm_status st = tdm_svc_check_array(h->ctx, fn, "keys", keys, n, ksz);
   tdm__mpi_batch b;
   st = tdm__mpi_batch_send(&h->c, st, h->opts.key_type, keys, NULL, 0, n, owner_of, h, &b);
   if (st != TDM_OK) return st;
@@ -130,35 +129,35 @@ tdm_status tdm_mpi_hash_find(const tdm_mpi_hash *h, const void *keys, void *valu
   static const char fn[] = "tdm_mpi_hash_find";
   if (!h) return null_handle(fn);
   size_t ksz = tdm_type_size(h->opts.key_type), vsz = tdm_type_size(h->opts.value_type);
-  tdm_status st = tdm__mpi_check_array(h->ctx, keys, n, ksz, fn, "keys");
-  if (st == TDM_OK && values_out) st = tdm__mpi_check_array(h->ctx, values_out, n, vsz, fn, "values_out");
-  if (st == TDM_OK && found_out) st = tdm__mpi_check_array(h->ctx, found_out, n, 1, fn, "found_out");
-  tdm__mpi_stage sv, sf;
+  tdm_status st = tdm_svc_check_array(h->ctx, fn, "keys", keys, n, ksz);
+  if (st == TDM_OK && values_out) st = tdm_svc_check_array(h->ctx, fn, "values_out", values_out, n, vsz);
+  if (st == TDM_OK && found_out) st = tdm_svc_check_array(h->ctx, fn, "found_out", found_out, n, 1);
+  tdm_svc_stage sv, sf;
   memset(&sv, 0, sizeof sv);
   memset(&sf, 0, sizeof sf);
-  if (st == TDM_OK && values_out) st = tdm__mpi_stage_in(values_out, n * vsz, 0, &sv);
-  if (st == TDM_OK && found_out) st = tdm__mpi_stage_in(found_out, n, 0, &sf);
+  if (st == TDM_OK && values_out) st = tdm_svc_stage_in(h->ctx, values_out, n * vsz, 0, &sv);
+  if (st == TDM_OK && found_out) st = tdm_svc_stage_in(h->ctx, found_out, n, 0, &sf);
   tdm__mpi_batch b;
   st = tdm__mpi_batch_send(&h->c, st, h->opts.key_type, keys, NULL, 0, n, owner_of, h, &b);
   if (st != TDM_OK) goto out;
   size_t m = b.route.nrecv;
-  char *av = tdm__mpi_alloc(m * vsz, "found values");
-  uint8_t *af = tdm__mpi_alloc(m, "found flags");
+  char *av = tdm__mpi_alloc(&h->c, m * vsz, "found values");
+  uint8_t *af = tdm__mpi_alloc(&h->c, m, "found flags");
   st = av && af ? tdm_hash_find(h->local, b.rk, av, af, m) : TDM_ERR_OUT_OF_MEMORY;
   st = tdm__mpi_agree(&h->c, st);
   if (st == TDM_OK) st = tdm__mpi_route_back(&h->c, &b.route, av, vsz, sv.host);
   if (st == TDM_OK) st = tdm__mpi_route_back(&h->c, &b.route, af, 1, sf.host);
   if (st == TDM_OK) {
-    st = tdm__mpi_stage_out(&sv);
-    if (st == TDM_OK) st = tdm__mpi_stage_out(&sf);
+    st = tdm_svc_stage_out(&sv);
+    if (st == TDM_OK) st = tdm_svc_stage_out(&sf);
     st = tdm__mpi_agree(&h->c, st);
   }
-  tdm__mpi_free(av);
-  tdm__mpi_free(af);
+  tdm_svc_free(av);
+  tdm_svc_free(af);
   tdm__mpi_batch_free(&b);
 out:
-  tdm__mpi_stage_free(&sv);
-  tdm__mpi_stage_free(&sf);
+  tdm_svc_stage_free(&sv);
+  tdm_svc_stage_free(&sf);
   return st;
 }
 

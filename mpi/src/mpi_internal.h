@@ -1,7 +1,8 @@
 /* mpi_internal.h: what the distributed structures share: the communicator
- * wrapper, collective status agreement, allocation, the all-to-all exchange,
- * routing of batches to owner ranks, key bits and host staging of device
- * arrays. Built only on the public tandem API. */
+ * wrapper, collective status agreement, the all-to-all exchange and routing
+ * of batches to owner ranks. Built only on tandem's installed headers: the
+ * core's services (tandem/detail/services.h) allocate through the context's
+ * allocator, check and stage caller arrays and give the keys' bits. */
 #ifndef TANDEM_MPI_INTERNAL_H
 #define TANDEM_MPI_INTERNAL_H
 
@@ -9,6 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <tandem/detail/services.h>
 #include <tandem/mpi.h>
 
 /* Sets the message and yields the status (visibly to static analysis, which
@@ -18,15 +20,17 @@
 /* 128-bit products for proportional sample counts and owner ranks. */
 __extension__ typedef unsigned __int128 tdm__mpi_u128;
 
-/* A private duplicate of the caller's communicator with MPI_ERRORS_RETURN. */
+/* A private duplicate of the caller's communicator with MPI_ERRORS_RETURN,
+ * and the context whose allocator every buffer of the call comes from. */
 typedef struct tdm__mpi_comm {
   MPI_Comm comm;
   int rank, size;
+  tdm_ctx *ctx; /* NULL when the caller passed none (the call fails) */
 } tdm__mpi_comm;
 
 /* Checks comm (MPI_COMM_NULL, MPI not initialised) and duplicates it. Local:
  * on failure there is no communicator to agree on. */
-tdm_status tdm__mpi_comm_dup(MPI_Comm comm, const char *fn, tdm__mpi_comm *out);
+tdm_status tdm__mpi_comm_dup(tdm_ctx *ctx, MPI_Comm comm, const char *fn, tdm__mpi_comm *out);
 void tdm__mpi_comm_free(tdm__mpi_comm *c);
 
 /* Turns an MPI error code into TDM_ERR_COMM with MPI's error string. */
@@ -56,13 +60,11 @@ static inline tdm_status tdm__mpi_begin(const tdm__mpi_comm *c, const char *fn, 
   return st != TDM_OK && a == TDM_OK ? st : a;
 }
 
-/* malloc / free with the test-only failure injection. tdm__mpi_alloc sets
- * tdm_last_error on failure. bytes == 0 returns a valid 1-byte block. */
-void *tdm__mpi_alloc(size_t bytes, const char *what);
-void tdm__mpi_free(void *p);
-
-/* Multiplies with overflow check; sets the error on overflow. */
-tdm_status tdm__mpi_mul(size_t a, size_t b, size_t *out, const char *fn);
+/* A host buffer of the call from c's context (tdm_svc_alloc: the caller's
+ * allocator sees it; 0 bytes is a valid block); free with tdm_svc_free. */
+static inline void *tdm__mpi_alloc(const tdm__mpi_comm *c, size_t bytes, const char *what) {
+  return tdm_svc_alloc(c->ctx, bytes, what);
+}
 
 /* Exchanges counts: recv[q] = what rank q sends to this rank. */
 tdm_status tdm__mpi_counts(const tdm__mpi_comm *c, const uint64_t *send_counts, uint64_t *recv_counts);
@@ -95,56 +97,9 @@ tdm_status tdm__mpi_route_forward(const tdm__mpi_comm *c, const tdm__mpi_route *
 tdm_status tdm__mpi_route_back(const tdm__mpi_comm *c, const tdm__mpi_route *r, const void *answers, size_t elem,
                                void *out);
 
-/* Raw bits of element i, zero-extended (the key's identity). Inline: these
- * run once per element in every routing loop. */
-static inline uint64_t tdm__mpi_raw_bits(tdm_type t, const void *keys, size_t i) {
-  if (t == TDM_U32 || t == TDM_I32 || t == TDM_F32) {
-    uint32_t v;
-    memcpy(&v, (const char *)keys + i * 4, 4);
-    return v;
-  }
-  uint64_t v;
-  memcpy(&v, (const char *)keys + i * 8, 8);
-  return v;
-}
-
-/* Order-preserving bits: unsigned comparison of the results orders the keys as
- * tandem does. Signed: flip the sign bit. Floats (totalOrder): negative values
- * have all bits flipped, positive ones only the sign bit, so -NaN < -inf < -0
- * < +0 < +inf < +NaN as unsigned integers. */
-static inline uint64_t tdm__mpi_obits(tdm_type t, const void *keys, size_t i) {
-  uint64_t v = tdm__mpi_raw_bits(t, keys, i);
-  switch (t) {
-  case TDM_I32: return v ^ 0x80000000u;
-  case TDM_I64: return v ^ 0x8000000000000000ull;
-  case TDM_F32: return (v & 0x80000000u) ? (~v & 0xffffffffu) : (v | 0x80000000u);
-  case TDM_F64: return (v >> 63) ? ~v : (v | 0x8000000000000000ull);
-  default: return v;
-  }
-}
-
 /* dst[pos[i]] = src[i] (scatter) or dst[i] = src[pos[i]] (gather) for n
  * elements of elem bytes. */
 void tdm__mpi_permute(void *dst, const void *src, const size_t *pos, size_t n, size_t elem, int gather);
-
-/* Checks a caller array: NULL with n > 0, misalignment; on a CUDA build also
- * the memory space (device pointers are only allowed on a CUDA context). */
-tdm_status tdm__mpi_check_array(tdm_ctx *ctx, const void *p, size_t n, size_t elem, const char *fn,
-                                const char *name);
-
-/* Host view of a caller array: when p is device memory, a host copy (copy_in:
- * filled from p) is allocated; otherwise *host = p. tdm__mpi_unstage copies
- * back (copy_out) and frees. */
-typedef struct tdm__mpi_stage {
-  void *host;
-  void *dev;
-  size_t bytes;
-} tdm__mpi_stage;
-tdm_status tdm__mpi_stage_in(const void *p, size_t bytes, int copy_in, tdm__mpi_stage *s);
-tdm_status tdm__mpi_stage_out(tdm__mpi_stage *s); /* copies host -> device when staged */
-void tdm__mpi_stage_free(tdm__mpi_stage *s);
-/* 1 when p is CUDA device (or managed) memory. */
-int tdm__mpi_is_device(const void *p);
 
 /* Bytes sent to other ranks, for tdm_mpi_bytes_sent. */
 void tdm__mpi_count_sent(uint64_t bytes);
@@ -159,7 +114,7 @@ typedef uint32_t (*tdm__mpi_owner_fn)(const void *env, tdm_type kt, const void *
  * concatenation order). */
 typedef struct tdm__mpi_batch {
   tdm__mpi_route route;
-  tdm__mpi_stage sk, sv;
+  tdm_svc_stage sk, sv;
   uint32_t *dest;
   void *rk, *rv;
 } tdm__mpi_batch;
@@ -188,11 +143,10 @@ tdm_status tdm__mpi_apply(const tdm__mpi_comm *c, tdm_ctx *ctx, const tdm__mpi_l
                           tdm_type kt, tdm_type vt, const void *rk, const void *rv, size_t m, size_t *erased);
 
 #ifdef TANDEM_MPI_TEST_HOOKS
-/* Test builds only: fail the k-th allocation from now (0: never); cap the
- * elements per MPI call to force the piecewise exchange (0: MPI's limit);
- * report the k-th exchange from now as failed (after doing it). */
-void tdm__mpi_test_fail_alloc(long k);
-long tdm__mpi_test_alloc_countdown(void); /* > 0: the armed failure has not happened */
+/* Test builds only: cap the elements per MPI call to force the piecewise
+ * exchange (0: MPI's limit); report the k-th exchange from now as failed
+ * (after doing it). Allocation failures are injected with the core's hook
+ * (tests/hooks/alloc_hook.c), which every tdm_svc_alloc passes. */
 void tdm__mpi_test_count_limit(size_t max_elems);
 void tdm__mpi_test_fail_exchange(long k);
 /* Make the k-th local structure change from now fail (without doing it), as

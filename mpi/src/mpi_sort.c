@@ -52,15 +52,15 @@ typedef struct sort_bufs {
   tdm__mpi_sample *mine, *all, *spl;
   uint32_t *dest;
   char *rk, *rv, *fk, *fv;
-  tdm__mpi_stage sk, sv;
+  tdm_svc_stage sk, sv;
   tdm__mpi_route route;
 } sort_bufs;
 
 static void sort_bufs_free(sort_bufs *b) {
   void *list[] = {b->all_n, b->all_m, b->cnt, b->mine, b->all, b->spl, b->dest, b->rk, b->rv, b->fk, b->fv};
-  for (size_t i = 0; i < sizeof list / sizeof list[0]; i++) tdm__mpi_free(list[i]);
-  tdm__mpi_stage_free(&b->sk);
-  tdm__mpi_stage_free(&b->sv);
+  for (size_t i = 0; i < sizeof list / sizeof list[0]; i++) tdm_svc_free(list[i]);
+  tdm_svc_stage_free(&b->sk);
+  tdm_svc_stage_free(&b->sv);
   tdm__mpi_route_free(&b->route);
 }
 
@@ -73,7 +73,7 @@ static tdm_status choose_splitters(const tdm__mpi_comm *c, sort_bufs *b, tdm_typ
   uint64_t want = total < 256 * (uint64_t)p ? total : 256 * (uint64_t)p;
   int *cnt = NULL, *dis = NULL;
   size_t nall = 0, nmine = 0;
-  cnt = tdm__mpi_alloc(2 * p * sizeof(int), "sample counts");
+  cnt = tdm__mpi_alloc(c, 2 * p * sizeof(int), "sample counts");
   if (cnt) {
     dis = cnt + p;
     for (size_t q = 0; q < p; q++) {
@@ -84,24 +84,24 @@ static tdm_status choose_splitters(const tdm__mpi_comm *c, sort_bufs *b, tdm_typ
       nall += (size_t)s;
       if ((int)q == c->rank) nmine = (size_t)s;
     }
-    b->mine = tdm__mpi_alloc(nmine * sizeof(tdm__mpi_sample), "the local sample");
-    b->all = tdm__mpi_alloc(nall * sizeof(tdm__mpi_sample), "the gathered sample");
-    b->spl = tdm__mpi_alloc(p * sizeof(tdm__mpi_sample), "the splitters");
+    b->mine = tdm__mpi_alloc(c, nmine * sizeof(tdm__mpi_sample), "the local sample");
+    b->all = tdm__mpi_alloc(c, nall * sizeof(tdm__mpi_sample), "the gathered sample");
+    b->spl = tdm__mpi_alloc(c, p * sizeof(tdm__mpi_sample), "the splitters");
   }
   tdm_status st = tdm__mpi_agree(c, cnt && b->mine && b->all && b->spl ? TDM_OK : TDM_ERR_OUT_OF_MEMORY);
   if (st != TDM_OK) {
-    tdm__mpi_free(cnt);
+    tdm_svc_free(cnt);
     return st;
   }
   for (size_t j = 0; j < nmine; j++) {
     size_t i = (size_t)((((tdm__mpi_u128)j * 2 + 1) * n) / ((tdm__mpi_u128)nmine * 2));
-    uint64_t ob = tdm__mpi_obits(kt, keys, i);
+    uint64_t ob = tdm_svc_key_order(kt, keys, i);
     b->mine[j].ob = desc ? ~ob : ob;
     b->mine[j].g = off + i;
   }
   int rc = MPI_Allgatherv(b->mine, (int)(nmine * sizeof(tdm__mpi_sample)), MPI_BYTE, b->all, cnt, dis, MPI_BYTE,
                           c->comm);
-  tdm__mpi_free(cnt);
+  tdm_svc_free(cnt);
   st = tdm__mpi_agree(c, rc == MPI_SUCCESS ? TDM_OK : tdm__mpi_err(rc, "MPI_Allgatherv (sample)"));
   if (st != TDM_OK) return st;
   qsort(b->all, nall, sizeof(tdm__mpi_sample), cmp_sample);
@@ -131,18 +131,18 @@ static tdm_status sort_impl(tdm_ctx *ctx, MPI_Comm comm, const char *fn, tdm_typ
   else if (flags & ~(unsigned)TDM_SORT_DESCENDING)
     st = TDM__MPI_FAIL(TDM_ERR_INVALID_ARGUMENT, "%s: unknown flags 0x%x", fn,
                             flags & ~(unsigned)TDM_SORT_DESCENDING);
-  if (st == TDM_OK) st = tdm__mpi_check_array(ctx, keys, n, ksz, fn, "keys");
-  if (st == TDM_OK && pairs) st = tdm__mpi_check_array(ctx, values, n, vsz, fn, "values");
+  if (st == TDM_OK) st = tdm_svc_check_array(ctx, fn, "keys", keys, n, ksz);
+  if (st == TDM_OK && pairs) st = tdm_svc_check_array(ctx, fn, "values", values, n, vsz);
 
   tdm__mpi_comm c;
-  tdm_status cst = tdm__mpi_comm_dup(comm, fn, &c);
+  tdm_status cst = tdm__mpi_comm_dup(ctx, comm, fn, &c);
   if (cst != TDM_OK) return cst;
   sort_bufs b;
   memset(&b, 0, sizeof b);
   size_t p = (size_t)c.size;
-  b.all_n = tdm__mpi_alloc(p * sizeof(uint64_t), "rank sizes");
-  b.all_m = b.all_n ? tdm__mpi_alloc(p * sizeof(uint64_t), "rank sizes") : NULL;
-  b.cnt = b.all_m ? tdm__mpi_alloc(2 * p * sizeof(uint64_t), "exchange counts") : NULL;
+  b.all_n = tdm__mpi_alloc(&c, p * sizeof(uint64_t), "rank sizes");
+  b.all_m = b.all_n ? tdm__mpi_alloc(&c, p * sizeof(uint64_t), "rank sizes") : NULL;
+  b.cnt = b.all_m ? tdm__mpi_alloc(&c, 2 * p * sizeof(uint64_t), "exchange counts") : NULL;
   if (st == TDM_OK && !b.cnt) st = TDM_ERR_OUT_OF_MEMORY;
   const int64_t params[] = {(int64_t)kt, pairs ? (int64_t)vt : 0, (int64_t)flags};
   const char *const names[] = {"key_type", "value_type", "flags"};
@@ -163,9 +163,9 @@ static tdm_status sort_impl(tdm_ctx *ctx, MPI_Comm comm, const char *fn, tdm_typ
   const int desc = (flags & TDM_SORT_DESCENDING) != 0;
 
   /* Device arrays: work on host copies. */
-  st = tdm__mpi_stage_in(keys, n * ksz, 1, &b.sk);
-  if (st == TDM_OK && pairs) st = tdm__mpi_stage_in(values, n * vsz, 1, &b.sv);
-  if (st == TDM_OK && !(b.dest = tdm__mpi_alloc(n * sizeof(uint32_t), "bucket numbers"))) st = TDM_ERR_OUT_OF_MEMORY;
+  st = tdm_svc_stage_in(ctx, keys, n * ksz, 1, &b.sk);
+  if (st == TDM_OK && pairs) st = tdm_svc_stage_in(ctx, values, n * vsz, 1, &b.sv);
+  if (st == TDM_OK && !(b.dest = tdm__mpi_alloc(&c, n * sizeof(uint32_t), "bucket numbers"))) st = TDM_ERR_OUT_OF_MEMORY;
   st = tdm__mpi_agree(&c, st);
   if (st != TDM_OK) goto done;
   const char *hk = b.sk.host, *hv = b.sv.host;
@@ -173,18 +173,18 @@ static tdm_status sort_impl(tdm_ctx *ctx, MPI_Comm comm, const char *fn, tdm_typ
   st = choose_splitters(&c, &b, kt, hk, n, off, total, desc);
   if (st != TDM_OK) goto done;
   for (size_t i = 0; i < n; i++) {
-    uint64_t ob = tdm__mpi_obits(kt, hk, i);
+    uint64_t ob = tdm_svc_key_order(kt, hk, i);
     b.dest[i] = bucket_of(b.spl, p - 1, desc ? ~ob : ob, off + i);
   }
   /* Phase 2: the exchange, then the local sort. */
   st = tdm__mpi_route_plan(&c, b.dest, n, &b.route);
   if (st != TDM_OK) goto done;
   size_t m = b.route.nrecv;
-  b.rk = tdm__mpi_alloc(m * ksz, "received keys");
-  b.fk = tdm__mpi_alloc(n * ksz, "the result keys");
+  b.rk = tdm__mpi_alloc(&c, m * ksz, "received keys");
+  b.fk = tdm__mpi_alloc(&c, n * ksz, "the result keys");
   if (pairs) {
-    b.rv = tdm__mpi_alloc(m * vsz, "received values");
-    b.fv = tdm__mpi_alloc(n * vsz, "the result values");
+    b.rv = tdm__mpi_alloc(&c, m * vsz, "received values");
+    b.fv = tdm__mpi_alloc(&c, n * vsz, "the result values");
   }
   st = tdm__mpi_agree(&c, b.rk && b.fk && (!pairs || (b.rv && b.fv)) ? TDM_OK : TDM_ERR_OUT_OF_MEMORY);
   if (st == TDM_OK) st = tdm__mpi_route_forward(&c, &b.route, hk, ksz, b.rk);
@@ -215,8 +215,8 @@ static tdm_status sort_impl(tdm_ctx *ctx, MPI_Comm comm, const char *fn, tdm_typ
   /* Every rank has its result: now, and only now, the caller's arrays. */
   memcpy(b.sk.host, b.fk, n * ksz);
   if (pairs) memcpy(b.sv.host, b.fv, n * vsz);
-  st = tdm__mpi_stage_out(&b.sk);
-  if (st == TDM_OK && pairs) st = tdm__mpi_stage_out(&b.sv);
+  st = tdm_svc_stage_out(&b.sk);
+  if (st == TDM_OK && pairs) st = tdm_svc_stage_out(&b.sv);
   st = tdm__mpi_agree(&c, st);
 done:
   sort_bufs_free(&b);

@@ -16,29 +16,18 @@
 
 #include <tandem/mpi.h>
 
+#include "mpi_check.h"
+
+#include "hooks.h"
 #include "mpi_internal.h"
 
 #ifdef TANDEM_MPI_TEST_CUDA
 #include <cuda_runtime_api.h>
 #endif
 
-static int g_rank, g_size;
-static long g_pass, g_fail;
 static uint64_t g_seed;
 static tdm_ctx *g_ctx;
-static char g_case[256];
 
-#define CHECK(cond, ...)                                                                                             \
-  do {                                                                                                               \
-    if (cond) {                                                                                                      \
-      g_pass++;                                                                                                      \
-    } else {                                                                                                         \
-      g_fail++;                                                                                                      \
-      fprintf(stderr, "rank %d: FAIL %s:%d [%s, seed %" PRIu64 "]: ", g_rank, __FILE__, __LINE__, g_case, g_seed); \
-      fprintf(stderr, __VA_ARGS__);                                                                                  \
-      fprintf(stderr, " (last error: %s)\n", tdm_last_error());                                                     \
-    }                                                                                                                \
-  } while (0)
 
 /* ---- generators ------------------------------------------------------------ */
 
@@ -541,12 +530,12 @@ static void arm(int kind, int rank, long k);
 static void disarm(void);
 static void arm(int kind, int rank, long k) {
   long mine = g_rank == rank ? k : 0;
-  if (kind == HOOK_ALLOC) tdm__mpi_test_fail_alloc(mine);
+  if (kind == HOOK_ALLOC) tdm_test_alloc_fail_at(mine);
   if (kind == HOOK_APPLY) tdm__mpi_test_fail_apply(mine);
   if (kind == HOOK_EXCHANGE) tdm__mpi_test_fail_exchange(mine);
 }
 static void disarm(void) {
-  tdm__mpi_test_fail_alloc(0);
+  tdm_test_alloc_fail_at(0);
   tdm__mpi_test_fail_apply(0);
   tdm__mpi_test_fail_exchange(0);
 }
@@ -707,7 +696,7 @@ static void rebalance_failure_test(void) {
       for (size_t i = 0; i < n; i++) k[i] = 1000000 + (uint64_t)g_rank * n + i, v[i] = 7;
       arm(HOOK_ALLOC, victim, step);
       s = tdm_mpi_btree_insert(t, k, v, n);
-      int fired = g_rank == victim && tdm__mpi_test_alloc_countdown() == 0;
+      int fired = g_rank == victim && tdm_test_alloc_count() >= step;
       disarm();
       CHECK(same_everywhere(s) && (s == TDM_OK || s == TDM_ERR_OUT_OF_MEMORY), "step %ld: %s", step,
             tdm_status_name(s));
@@ -782,9 +771,5 @@ int main(int argc, char **argv) {
   cuda_tests();
 
   tdm_ctx_destroy(g_ctx);
-  long tot[2] = {g_pass, g_fail};
-  MPI_Allreduce(MPI_IN_PLACE, tot, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-  if (g_rank == 0) printf("%ld passed, %ld failed\n", tot[0], tot[1]);
-  MPI_Finalize();
-  return tot[1] ? 1 : 0;
+  return check_finish("test_mpi");
 }

@@ -9,9 +9,12 @@
  * cuPointerGetAttribute (which tandem must not use: it fails for every host
  * pointer, and compute-sanitizer reports each failure) and of cuInit (which
  * tandem must never make on its own).
+ * Loading it sets TANDEM_FAKE_CUDA_LOADED=1 in the environment, which stays
+ * when a loader (the CUDA runtime) finds it lacking and unloads it again.
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -25,6 +28,8 @@ EXPORT void fake_cuda_declare(const void *p, size_t bytes, int device, int manag
   dev_ordinal = device;
   is_managed = managed;
 }
+
+__attribute__((constructor)) static void loaded(void) { setenv("TANDEM_FAKE_CUDA_LOADED", "1", 1); }
 
 EXPORT int fake_cuda_init_calls(void) { return init_calls; }
 /* Calls of cuPointerGetAttributes (which 0) and cuPointerGetAttribute (1). */

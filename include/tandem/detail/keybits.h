@@ -21,10 +21,20 @@
 #ifndef TANDEM_KEYBITS_H
 #define TANDEM_KEYBITS_H
 
+#include "../common.h"
 #include "hd.h"
 
 /* Kind of transform, derived from a tdm_type (see tdm__key_kind). */
 enum tdm__key_kind { TDM_KIND_UNSIGNED = 0, TDM_KIND_SIGNED = 1, TDM_KIND_FLOAT = 2 };
+
+/* Transform kind of a key type. */
+TDM_HD int tdm__key_kind(tdm_type t) {
+  switch (t) {
+  case TDM_I32: case TDM_I64: return TDM_KIND_SIGNED;
+  case TDM_F32: case TDM_F64: return TDM_KIND_FLOAT;
+  default: return TDM_KIND_UNSIGNED;
+  }
+}
 
 TDM_HD uint32_t tdm__bits32_from_key(uint32_t raw, int kind) {
   if (kind == TDM_KIND_SIGNED) return raw ^ 0x80000000u;

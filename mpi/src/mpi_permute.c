@@ -1,4 +1,4 @@
-/* mpi_keys.c: key bits and argument checks. */
+/* mpi_permute.c: permutations of element arrays along a route. */
 #include <string.h>
 
 #include "mpi_internal.h"
@@ -32,18 +32,4 @@ void tdm__mpi_permute(void *dst, const void *src, const size_t *pos, size_t n, s
     else
       memcpy(d + pos[i] * elem, s + i * elem, elem);
   }
-}
-
-tdm_status tdm__mpi_check_array(tdm_ctx *ctx, const void *p, size_t n, size_t elem, const char *fn,
-                                const char *name) {
-  if (n == 0) return TDM_OK;
-  if (!p) return TDM__MPI_FAIL(TDM_ERR_INVALID_ARGUMENT, "%s: %s is NULL with n = %zu", fn, name, n);
-  if (elem && (uintptr_t)p % elem)
-    return TDM__MPI_FAIL(TDM_ERR_INVALID_ARGUMENT, "%s: %s is not aligned to %zu bytes", fn, name, elem);
-  if (elem && n > SIZE_MAX / elem)
-    return TDM__MPI_FAIL(TDM_ERR_INVALID_ARGUMENT, "%s: n = %zu overflows the size of %s", fn, n, name);
-  if (tdm__mpi_is_device(p) && tdm_ctx_backend(ctx) != TDM_BACKEND_CUDA)
-    return TDM__MPI_FAIL(TDM_ERR_INVALID_ARGUMENT, "%s: %s is device memory but the context is not CUDA", fn,
-                              name);
-  return TDM_OK;
 }

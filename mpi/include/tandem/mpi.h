@@ -35,10 +35,10 @@
 
 #include <mpi.h>
 
-#include "btree.h"
-#include "common.h"
-#include "hash.h"
-#include "sort.h"
+#include <tandem/btree.h>
+#include <tandem/common.h>
+#include <tandem/hash.h>
+#include <tandem/sort.h>
 
 #ifdef __cplusplus
 extern "C" {
