@@ -260,7 +260,7 @@ static int in_sorted(const uint64_t *k, size_t m, uint64_t v) {
 
 /* Every key replaced by its position among the distinct keys (0, 1, 2, ...):
  * the order between keys, which is all an ordered map sees, stays. */
-static void compact_keys(shr *sh, jdg_seq *s, jdg_outcome *o) {
+static void compact_keys(shr *sh, jdg_seq *s, jdg_outcome *o, int keep_xor) {
   size_t m, i, j;
   uint64_t *keys = distinct_keys(s, &m);
   jdg_seq t;
@@ -278,7 +278,12 @@ static void compact_keys(shr *sh, jdg_seq *s, jdg_outcome *o) {
     for (j = 0; op->code == JDG_OP_FIND_BULK && j < op->n; j++)
       op->arr[j] = (uint64_t)((uint64_t *)bsearch(&op->arr[j], keys, m, sizeof *keys, cmp_u64) - keys);
     if (op->code == JDG_OP_FIND_BULK) continue;
-    op->a = (uint64_t)((uint64_t *)bsearch(&op->a, keys, m, sizeof *keys, cmp_u64) - keys);
+    {
+      uint64_t old = op->a;
+      op->a = (uint64_t)((uint64_t *)bsearch(&op->a, keys, m, sizeof *keys, cmp_u64) - keys);
+      /* value = key ^ c stays so: a run's values keep their formula */
+      if (keep_xor && op->code == JDG_OP_INSERT) op->b ^= old ^ op->a;
+    }
     if (op->code == JDG_OP_RANGE_COUNT)
       op->b = (uint64_t)((uint64_t *)bsearch(&op->b, keys, m, sizeof *keys, cmp_u64) - keys);
   }
@@ -304,7 +309,7 @@ static size_t simpler_values(uint64_t x, uint64_t small, uint64_t out[20]) {
 static void simplify_keys(shr *sh, jdg_seq *s, jdg_outcome *o) {
   size_t m, i;
   uint64_t *keys, v;
-  compact_keys(sh, s, o);
+  compact_keys(sh, s, o, 0);
   keys = distinct_keys(s, &m);
   if (!keys) return;
   for (i = 0; i < m; i++) {
@@ -419,6 +424,10 @@ static size_t *run_starts(const jdg_seq *s, size_t *nu) {
 static void shrink_runs(shr *sh, jdg_seq *s, jdg_outcome *o) {
   size_t nu, *u = run_starts(s, &nu), chunk, k;
   if (!u) return;
+  if (nu > 2000) { /* no runs to speak of: the budget would go on single operations */
+    free(u);
+    return;
+  }
   for (chunk = nu / 2 ? nu / 2 : 1;; chunk /= 2) {
     for (k = 0; k < nu;) {
       jdg_seq t;
@@ -563,7 +572,7 @@ void jdg_shrink(const jdg_cand *c, jdg_seq *s, jdg_outcome *o, double limit, jdg
       shrink_runs(&sh, s, o);
       if (c->kind != JDG_SORT && round == 0) {
         unscatter_keys(&sh, s, o);
-        compact_keys(&sh, s, o);
+        compact_keys(&sh, s, o, 1);
       }
       if (s->n > SHORT_SEQ) {
         if (fingerprint(s) == before) break;
