@@ -221,7 +221,9 @@ static int report(FILE *msg, const jdg_cand *c, jdg_seq *s, jdg_outcome *o, uint
     jdg_outcome_free(&to);
     jdg_seq_free(&t);
   }
-  if (st.fallback)
+  if (o->v == JDG_SLOW)
+    fprintf(msg, "not shrunk: too slow is judged on the sequence as it is\n");
+  else if (st.fallback)
     fprintf(msg, "the shrunk sequence did not fail again under the full time limit: the original follows\n");
   else
     fprintf(msg, "shrunk to %zu operation%s (the shortest of %zu failing sequence%s shrunk, %zu runs)\n", s->n,

@@ -490,8 +490,16 @@ void jdg_describe(FILE *f, const jdg_cand *c, const jdg_seq *s, const uint64_t *
   FILE *mem;
   const jdg_op *op = o->op < s->n ? &s->ops[o->op] : NULL;
   if (o->v == JDG_LEAK) {
-    fprintf(f, "leak: %" PRId64 " bytes still allocated after %s (tandem frees everything)\n", o->leaked,
-            c->kind == JDG_SORT ? "the sorts returned" : "judge_map_destroy");
+    fprintf(f,
+            "leak: %" PRId64 " blocks, %" PRId64 " bytes allocated by the candidate still live after %s, and as many "
+            "more each time the sequence runs again (not a one-time cache)\n",
+            o->leaked_blocks, o->leaked, c->kind == JDG_SORT ? "the sorts returned" : "judge_map_destroy");
+    return;
+  }
+  if (o->v == JDG_SLOW && op) {
+    fprintf(f, "too slow at %s %llu (operation %zu of %zu, %s): %.1f s used where %.1f s are allowed\n",
+            c->kind == JDG_SORT ? "n =" : "size", (unsigned long long)o->size_at, o->op + 1, s->n, op_func(op->code),
+            o->spent, o->allowed);
     return;
   }
   if (stops(o)) {

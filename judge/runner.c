@@ -356,7 +356,8 @@ void jdg_run(const jdg_cand *c, const jdg_seq *s, const uint64_t *expected, doub
       at += k;
     }
     if (out->v == JDG_MISMATCH) break;
-    if (done && now - t0 > limit + allow_sum[done]) {
+    /* Judged when operations complete: a stall is judged below. */
+    if (done && t_prog == now && now - t0 > limit + allow_sum[done]) {
       out->v = JDG_SLOW;
       out->op = done - 1;
       out->size_at = size_before[done - 1];
@@ -385,7 +386,10 @@ void jdg_run(const jdg_cand *c, const jdg_seq *s, const uint64_t *expected, doub
     }
     stall = now - t_prog;
     if (stall > limit * (phase ? 2 + s->n / 1000 : 1) + allow[cur == JDG_AT_CREATE ? 0 : cur]) {
-      int big = cur < s->n && allow[cur] >= limit / 8;
+      /* A large sort that does not return: too slow (an n log n sort of it
+       * takes a small part of the limit); a cheap call: a hang. */
+      int big = cur < s->n && (allow[cur] >= limit / 8 ||
+                               (s->ops[cur].code >= JDG_OP_SORT_U32 && s->ops[cur].n >= 16384));
       out->v = big ? JDG_SLOW : JDG_HANG;
       out->op = cur;
       out->size_at = cur < s->n ? size_before[cur] : size;

@@ -69,13 +69,14 @@ static void grow(hmap *m) {
   m->used = m->n;
 }
 
-static slot *lookup(const hmap *m, uint64_t k) {
+static slot *lookup(const hmap *m, uint64_t k, int for_find) {
   size_t h = home(k, m->cap), probes;
   for (probes = 0;; probes++) {
     const slot *s = &m->s[h];
 #ifdef BUG_HANG_100
-    if (s->state == 0 && m->n <= 100) return NULL;
+    if (s->state == 0 && (m->n <= 100 || !for_find)) return NULL;
 #else
+    (void)for_find;
     if (s->state == 0 || probes == m->cap) return NULL;
 #endif
     if (s->state == 1 && s->key == k) return (slot *)s;
@@ -84,7 +85,7 @@ static slot *lookup(const hmap *m, uint64_t k) {
 }
 
 int judge_map_find(void *p, uint64_t key, uint64_t *value) {
-  slot *s = lookup(p, key);
+  slot *s = lookup(p, key, 1);
   if (!s) return 0;
   *value = s->value;
   return 1;
@@ -92,7 +93,7 @@ int judge_map_find(void *p, uint64_t key, uint64_t *value) {
 
 int judge_map_insert(void *p, uint64_t key, uint64_t value) {
   hmap *m = p;
-  slot *s = lookup(m, key);
+  slot *s = lookup(m, key, 0);
   size_t h;
   if (s) {
     s->value = value;
@@ -114,7 +115,7 @@ int judge_map_insert(void *p, uint64_t key, uint64_t value) {
 
 int judge_map_erase(void *p, uint64_t key) {
   hmap *m = p;
-  slot *s = lookup(m, key);
+  slot *s = lookup(m, key, 0);
   if (!s) return 0;
   s->state = 2;
   m->n--;
