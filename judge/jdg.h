@@ -1,6 +1,9 @@
 /* jdg.h: the pieces of tandem-judge and how they meet.
  *
  *   gen.c        random operation sequences (seeded generators)
+ *   tier.c       the large sequences (maps of 10^5 keys, sorts of 10^6)
+ *   runs.c       runs of similar operations (key formulas) for shrinking and printing
+ *   heap.cc      counting the candidate's live heap blocks in the child
  *   oracle.c     the expected results, computed by tandem
  *   candidate.c  loading the candidate library and its symbols
  *   runner.c     running a sequence on the candidate in a child process
@@ -37,11 +40,29 @@ typedef enum jdg_opcode {
   JDG_OP_SORT_PAIRS,  /* arr[0..n) keys, values 0..n-1 -> n sorted keys, then n values */
 } jdg_opcode;
 
+/* How a large sort input was made (jdg_shape_fill); JDG_SHAPE_NONE: arr
+ * is an explicit list. */
+typedef enum jdg_shape {
+  JDG_SHAPE_NONE = 0,
+  JDG_SHAPE_RANDOM,
+  JDG_SHAPE_SORTED_NOISE,
+  JDG_SHAPE_REVERSED_NOISE,
+  JDG_SHAPE_ORGAN_PIPE,
+  JDG_SHAPE_SAWTOOTH,
+  JDG_SHAPE_ALL_EQUAL,
+  JDG_SHAPE_FEW_DISTINCT,
+  JDG_SHAPE_MEDIAN3_KILLER,
+  JDG_SHAPE_MANY_RUNS,
+  JDG_SHAPE_COUNT
+} jdg_shape;
+
 typedef struct jdg_op {
   jdg_opcode code;
   uint64_t a, b;
   size_t n;      /* elements of arr */
   uint64_t *arr; /* owned by the op; NULL when n == 0 */
+  jdg_shape shape; /* sorts: arr[i] = jdg_shape_value(shape, p, n, i) */
+  uint64_t p;      /* the shape's parameter */
 } jdg_op;
 
 typedef struct jdg_seq {
@@ -98,6 +119,51 @@ static inline uint64_t jdg_below(jdg_rng *r, uint64_t bound) { return tdm__rng_b
  * using only the calls the candidate has. Returns 0 or -1 (out of memory). */
 int jdg_gen_seq(jdg_rng *r, const jdg_cand *c, size_t max_ops, jdg_seq *out, const char **shape);
 
+/* The large sequences: number k (0-based) of the tiers for this kind at
+ * scale (1 = default: maps of 10^5 keys, sorts of 10^6 elements). Returns 1
+ * and fills *out, 0 when there is no sequence k, -1 when out of memory. */
+int jdg_tier_seq(const jdg_cand *c, uint64_t seed, size_t k, double scale, jdg_seq *out, char *shape,
+                 size_t shape_len);
+/* Element i of a shaped sort input of n elements (masked to 32 bits by the
+ * caller for u32 sorts), and the same as a C expression in i and n. */
+uint64_t jdg_shape_value(jdg_shape shape, uint64_t p, uint64_t n, uint64_t i);
+void jdg_shape_expr(FILE *f, jdg_shape shape, uint64_t p);
+const char *jdg_shape_name(jdg_shape shape);
+/* Fills op->arr (n elements) from its shape. Returns 0 or -1. */
+int jdg_shape_fill(jdg_op *op);
+
+/* ---- runs of similar operations ---------------------------------------------- */
+/* Keys of a run: key(i) = (a + d * i) * mul (mod 2^64), mul 1 or JDG_GOLD;
+ * hi (range_count) the same with a2. Values: value(i) = key(i) ^ vx
+ * (vconst 0) or vx (vconst 1). Expected first words: e0 + es * i. */
+#define JDG_GOLD 0x9e3779b97f4a7c15ull
+typedef struct jdg_formula {
+  jdg_opcode code;
+  uint64_t a, d, mul, a2, vx;
+  int vconst;
+  uint64_t e0, es, v0, vs; /* expected word 0 (and for finds the found flag e0, value check below) */
+} jdg_formula;
+/* Length (>= 1) of the longest run of similar operations starting at op i,
+ * with its formula; with expected (the words of s) the run also keeps the
+ * expected results affine in i. Only insert, find, erase, rank and
+ * range_count form runs of more than one. */
+size_t jdg_run_len(const jdg_seq *s, size_t i, const uint64_t *expected, jdg_formula *f);
+uint64_t jdg_formula_key(const jdg_formula *f, uint64_t i);
+
+/* ---- heap (heap.cc) ----------------------------------------------------------- */
+typedef struct jdg_heap {
+  uint64_t blocks, bytes;   /* recorded blocks still live */
+  uint64_t allocs;          /* blocks recorded since tracking started */
+  uint64_t largest;         /* the largest block recorded */
+  uint64_t largest_grew;    /* how often the largest block grew (resizes) */
+} jdg_heap;
+int jdg_heap_available(void);
+const char *jdg_heap_method(void);
+/* Starts (1) or stops (0) recording new blocks; starting resets the counts
+ * of allocs and largest (not the live blocks). */
+void jdg_heap_track(int on);
+void jdg_heap_stats(jdg_heap *h);
+
 /* ---- oracle --------------------------------------------------------------- */
 /* Creates tandem's CPU context (one thread). Returns 0 or -1 with err. */
 int jdg_oracle_init(char *err, size_t err_len);
@@ -115,7 +181,8 @@ typedef enum jdg_verdict {
   JDG_MISMATCH, /* a result differs at op */
   JDG_CRASH,    /* the child died by a signal (sig) or exited (exit_code) during op */
   JDG_HANG,     /* op did not return within the time limit */
-  JDG_LEAK,     /* all results agree, leaked bytes still allocated at the end */
+  JDG_LEAK,     /* all results agree, blocks still live after destroy, and again when repeated */
+  JDG_SLOW,     /* correct so far but far slower than its size allows */
   JDG_ERROR,    /* the judge itself failed (fork, pipe, memory); message in why */
 } jdg_verdict;
 
@@ -124,8 +191,13 @@ typedef struct jdg_outcome {
   size_t op;        /* failing operation (MISMATCH, CRASH, HANG) */
   int sig;          /* CRASH: signal, or 0 */
   int exit_code;    /* CRASH without signal: the child's exit status */
-  int64_t leaked;   /* LEAK: bytes */
+  int64_t leaked;   /* LEAK: bytes per run of the sequence */
+  int64_t leaked_blocks;
   int leak_checked; /* 0 when the heap could not be measured */
+  uint64_t size_at; /* HANG, SLOW: the map's size (or the sort's n) at op */
+  double spent, allowed; /* SLOW: seconds used and allowed */
+  jdg_heap heap;    /* PASS: the heap after the last operation before destroy */
+  size_t max_size;  /* PASS: the largest map size reached */
   uint64_t *actual; /* MISMATCH: the candidate's words of op (jdg_op_words of them) */
   char why[160];
 } jdg_outcome;
@@ -134,8 +206,10 @@ typedef struct jdg_outcome {
 #define JDG_AT_CREATE ((size_t)-1)
 
 void jdg_outcome_free(jdg_outcome *o);
-/* Runs s on the candidate in a child process with a time limit (seconds),
- * comparing with expected as results arrive. */
+/* Runs s on the candidate in a child process, comparing with expected as
+ * results arrive. limit (seconds): the time any one operation may take on
+ * top of its allowance; the whole sequence may take limit plus the sum of
+ * the allowances of its operations, which scale with the structure size. */
 void jdg_run(const jdg_cand *c, const jdg_seq *s, const uint64_t *expected, double limit, jdg_outcome *out);
 const char *jdg_verdict_name(jdg_verdict v);
 

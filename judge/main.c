@@ -1,12 +1,13 @@
 /* main.c: tandem-judge, the command line.
  *
- *   tandem-judge {sort|map|ordered} LIB.so [--seed S] [--ops N] [--time SECONDS] [--bench] [--n N]
+ *   tandem-judge {sort|map|ordered} LIB.so [--seed S] [--ops N] [--scale X] [--time SECONDS] [--bench] [--n N]
  *
  * Runs random operation sequences on the candidate library (see
- * tandem/judge.h) and on tandem, and stops at the first difference, crash,
- * hang or leak, which it shrinks and prints as a C program. Exit status: 0 no
+ * tandem/judge.h) and on tandem, short ones first, then the large tiers
+ * (tier.c), and stops at the first difference, crash, hang, "too slow" or
+ * leak, which it shrinks and prints as a C program. Exit status: 0 no
  * difference, 1 a difference (wrong result or leak), 2 bad usage or a library
- * that cannot be used, 3 the candidate crashed or hung.
+ * that cannot be used, 3 the candidate crashed, hung or was too slow.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -35,13 +36,16 @@ static void usage(FILE *f) {
         "  on random operation sequences; prints the smallest failing sequence as a C program.\n"
         "  --seed S        seed of the random sequences (default: drawn and printed)\n"
         "  --ops N         operations to run in all (default 50000; for sort: 300 sort calls)\n"
-        "  --time SECONDS  time limit of one run of the candidate on one sequence (default 2);\n"
-        "                  a run that takes longer is a hang\n"
+        "  --scale X       size of the large tiers after the short sequences: maps of X * 10^5\n"
+        "                  keys, sorts of X * 10^6 elements (default 1; 0: short sequences only)\n"
+        "  --time SECONDS  time one call may take beyond its allowance for its size (default 2):\n"
+        "                  a call that takes longer is a hang (a large sort: too slow); a sequence\n"
+        "                  may take this plus the allowances of its calls, or it is too slow\n"
         "  --bench         after a clean check, CSV throughput of the candidate against tandem\n"
         "                  on stdout (the report goes to stderr then)\n"
         "  --n N           bench size (default 200000 keys; sort: 1000000)\n"
         "exit status: 0 no difference from tandem, 1 a difference (wrong result or leaked memory),\n"
-        "             2 bad usage or unusable library, 3 the candidate crashed or hung\n"
+        "             2 bad usage or unusable library, 3 the candidate crashed, hung or was too slow\n"
         "             (also while loading)\n",
         f);
 }
@@ -84,6 +88,50 @@ static uint64_t draw_seed(void) {
   return x % 1000000000ull;
 }
 
+/* What the run covered, for the PASS line. */
+typedef struct coverage {
+  size_t calls[JDG_OP_SORT_PAIRS + 1];
+  size_t max_size, max_sort;
+  uint64_t largest_block, max_grew, max_blocks;
+  int leak_checked;
+} coverage;
+
+static void cover(coverage *cv, const jdg_seq *s, const jdg_outcome *o) {
+  size_t i;
+  for (i = 0; i < s->n; i++) {
+    cv->calls[s->ops[i].code]++;
+    if (s->ops[i].code >= JDG_OP_SORT_U32 && s->ops[i].n > cv->max_sort) cv->max_sort = s->ops[i].n;
+  }
+  if (o->max_size > cv->max_size) cv->max_size = o->max_size;
+  if (o->heap.largest > cv->largest_block) cv->largest_block = o->heap.largest;
+  if (o->heap.largest_grew > cv->max_grew) cv->max_grew = o->heap.largest_grew;
+  if (o->heap.blocks > cv->max_blocks) cv->max_blocks = o->heap.blocks;
+  cv->leak_checked |= o->leak_checked;
+}
+
+static void print_coverage(FILE *f, const jdg_cand *c, const coverage *cv) {
+  static const char *names[] = {"insert", "find", "erase", "size", "rank", "range_count", "find_bulk",
+                                "sort_u32", "sort_u64", "sort_pairs"};
+  size_t i, total = 0;
+  for (i = 0; i <= JDG_OP_SORT_PAIRS; i++) total += cv->calls[i];
+  fputs("checked: ", f);
+  if (c->kind == JDG_SORT)
+    fprintf(f, "sorts up to %zu elements (random, sorted/reversed with noise, organ pipe, sawtooth, all equal, few "
+               "distinct, median-of-three killer, many runs)", cv->max_sort);
+  else
+    fprintf(f, "maps up to %zu live keys (growth, churn at size, drain to empty; every live key found at each "
+               "checkpoint%s)", cv->max_size, c->rank && c->range_count ? ", rank and range_count sweeps" : "");
+  fputs("; calls:", f);
+  for (i = 0; i <= JDG_OP_SORT_PAIRS; i++)
+    if (cv->calls[i]) fprintf(f, " %s %.0f%%", names[i], 100.0 * (double)cv->calls[i] / (double)(total ? total : 1));
+  fputs("\n", f);
+  if (c->kind != JDG_SORT && cv->largest_block)
+    fprintf(f, "heap: the candidate's largest block was %llu bytes; its largest block grew %llu times in one "
+               "sequence (resizes seen)\n",
+            (unsigned long long)cv->largest_block, (unsigned long long)cv->max_grew);
+  fprintf(f, "leaks: %s (%s)\n", cv->leak_checked ? "none" : "not checked", jdg_heap_method());
+}
+
 /* Generates, runs and compares sequence number k (0-based stream) of the
  * run. Returns 0, or -1 on a judge failure (message on stderr). */
 static int run_one(const jdg_cand *c, uint64_t seed, size_t k, size_t max_ops, double limit, jdg_seq *s,
@@ -112,6 +160,27 @@ static int run_one(const jdg_cand *c, uint64_t seed, size_t k, size_t max_ops, d
   return 0;
 }
 
+/* The first operation from which the sequence leaks: the shortest leaking
+ * prefix, by bisection (each prefix run on its own, destroy included). */
+static void leak_start(FILE *msg, const jdg_cand *c, const jdg_seq *s, double limit) {
+  size_t lo = 0, hi = s->n; /* the prefix of hi ops leaks; of lo, not known to */
+  char err[256];
+  while (hi - lo > 1) {
+    size_t mid = lo + (hi - lo) / 2;
+    jdg_seq t = {s->ops, mid};
+    uint64_t *exp;
+    jdg_outcome o;
+    if (jdg_oracle_expect(c->kind, &t, &exp, err, sizeof err) != 0) return;
+    jdg_run(c, &t, exp, limit, &o);
+    free(exp);
+    if (o.v == JDG_LEAK) hi = mid;
+    else lo = mid;
+    jdg_outcome_free(&o);
+  }
+  if (hi >= 1)
+    fprintf(msg, "the leak starts at operation %zu of %zu (the shortest prefix that leaks)\n", hi, s->n);
+}
+
 /* Reports a failure of sequence s (outcome o, the seq_no-th sequence) after
  * shrinking it. Greedy shrinking can stop in a local minimum, so the next
  * few sequences that fail the same way are shrunk too and the shortest
@@ -126,9 +195,10 @@ static int report(FILE *msg, const jdg_cand *c, jdg_seq *s, jdg_outcome *o, uint
   fprintf(msg, "FAIL: %s in sequence %zu (%s; %zu operations); shrinking...\n", jdg_verdict_name(o->v), seq_no,
           shape, s->n);
   fflush(msg);
+  if (o->v == JDG_LEAK) leak_start(msg, c, s, limit);
   jdg_shrink(c, s, o, limit, &st);
   runs = st.trials;
-  for (k = seq_no; o->v != JDG_HANG && found < EXTRA_FAILURES && k < seq_no + EXTRA_SEQS; k++) {
+  for (k = seq_no; o->v != JDG_HANG && o->v != JDG_SLOW && s->n <= MAX_SEQ_OPS && found < EXTRA_FAILURES && k < seq_no + EXTRA_SEQS; k++) {
     jdg_seq t;
     jdg_outcome to;
     jdg_shrink_stats tst;
@@ -151,7 +221,9 @@ static int report(FILE *msg, const jdg_cand *c, jdg_seq *s, jdg_outcome *o, uint
     jdg_outcome_free(&to);
     jdg_seq_free(&t);
   }
-  if (st.fallback)
+  if (o->v == JDG_SLOW)
+    fprintf(msg, "not shrunk: too slow is judged on the sequence as it is\n");
+  else if (st.fallback)
     fprintf(msg, "the shrunk sequence did not fail again under the full time limit: the original follows\n");
   else
     fprintf(msg, "shrunk to %zu operation%s (the shortest of %zu failing sequence%s shrunk, %zu runs)\n", s->n,
@@ -165,20 +237,22 @@ static int report(FILE *msg, const jdg_cand *c, jdg_seq *s, jdg_outcome *o, uint
   jdg_print_program(msg, c, s, exp, o, seed, limit);
   fprintf(msg, "-----8<-----\n");
   free(exp);
-  return (o->v == JDG_CRASH || o->v == JDG_HANG) ? 3 : 1;
+  return (o->v == JDG_CRASH || o->v == JDG_HANG || o->v == JDG_SLOW) ? 3 : 1;
 }
 
 int main(int argc, char **argv) {
   jdg_kind kind;
   jdg_cand cand;
   uint64_t seed = 0, ops = 0, n_bench = 0, v;
-  double limit = DEFAULT_LIMIT;
+  double limit = DEFAULT_LIMIT, scale = 1.0;
+  coverage cov;
   int have_seed = 0, bench = 0, i, rc = 0;
   const char *lib, *pos[2];
   int npos = 0;
   char err[1024], notes[1024];
   FILE *msg;
-  size_t done_ops = 0, seqs = 0;
+  size_t done_ops = 0, seqs = 0, short_ops, short_seqs, tiers = 0, k;
+  memset(&cov, 0, sizeof cov);
 
   for (i = 1; i < argc; i++)
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -201,7 +275,8 @@ int main(int argc, char **argv) {
     }
     eq = strchr(a, '=');
     snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - a) : (int)strlen(a), a);
-    if (strcmp(name, "--seed") && strcmp(name, "--ops") && strcmp(name, "--time") && strcmp(name, "--n"))
+    if (strcmp(name, "--seed") && strcmp(name, "--ops") && strcmp(name, "--time") && strcmp(name, "--n") &&
+        strcmp(name, "--scale"))
       return bad_usage("unknown option '%s'", a);
     if (eq) {
       val = eq + 1;
@@ -209,7 +284,13 @@ int main(int argc, char **argv) {
       if (i + 1 >= argc) return bad_usage("%s needs a value", a);
       val = argv[++i];
     }
-    if (!strcmp(name, "--time")) {
+    if (!strcmp(name, "--scale")) {
+      char *end;
+      errno = 0;
+      scale = strtod(val, &end);
+      if (errno || *end || !(scale >= 0) || scale > 1000)
+        return bad_usage("--scale: '%s' is not a number in [0, 1000]", val);
+    } else if (!strcmp(name, "--time")) {
       char *end;
       errno = 0;
       limit = strtod(val, &end);
@@ -264,13 +345,46 @@ int main(int argc, char **argv) {
     }
     seqs++;
     done_ops += s.n;
+    cover(&cov, &s, &o);
     if (o.v != JDG_PASS) rc = report(msg, &cand, &s, &o, seed, limit, seqs, shape);
     jdg_outcome_free(&o);
     jdg_seq_free(&s);
   }
+  short_ops = done_ops;
+  short_seqs = seqs;
+  for (k = 0; rc == 0; k++) {
+    jdg_seq s;
+    jdg_outcome o;
+    uint64_t *exp;
+    char tshape[160];
+    int got = jdg_tier_seq(&cand, seed, k, scale, &s, tshape, sizeof tshape);
+    if (got == 0) break;
+    if (got < 0 || jdg_oracle_expect(cand.kind, &s, &exp, err, sizeof err) != 0) {
+      fprintf(stderr, "tandem-judge: %s\n", got < 0 ? "out of memory generating a sequence" : err);
+      if (got > 0) jdg_seq_free(&s);
+      rc = 2;
+      break;
+    }
+    jdg_run(&cand, &s, exp, limit, &o);
+    free(exp);
+    seqs++;
+    tiers++;
+    done_ops += s.n;
+    cover(&cov, &s, &o);
+    if (o.v == JDG_ERROR) {
+      fprintf(stderr, "tandem-judge: %s\n", o.why);
+      rc = 2;
+    } else if (o.v != JDG_PASS) {
+      rc = report(msg, &cand, &s, &o, seed, limit, seqs, tshape);
+    }
+    jdg_outcome_free(&o);
+    jdg_seq_free(&s);
+  }
   if (rc == 0) {
-    fprintf(msg, "PASS: no difference from tandem in %zu sequences (%zu %s)\n", seqs, done_ops,
+    fprintf(msg, "PASS: no difference from tandem in %zu short sequences (%zu %s) and %zu large ones (%zu %s)\n",
+            short_seqs, short_ops, kind == JDG_SORT ? "sort calls" : "operations", tiers, done_ops - short_ops,
             kind == JDG_SORT ? "sort calls" : "operations");
+    print_coverage(msg, &cand, &cov);
     fflush(msg);
     if (bench) rc = jdg_bench(&cand, stdout, (size_t)n_bench, seed, 60 * limit);
   }

@@ -72,6 +72,7 @@ const char *jdg_verdict_name(jdg_verdict v) {
   case JDG_CRASH: return "crash";
   case JDG_HANG: return "hang";
   case JDG_LEAK: return "leak";
+  case JDG_SLOW: return "too slow";
   case JDG_ERROR: return "judge error";
   }
   return "?";

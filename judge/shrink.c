@@ -260,7 +260,7 @@ static int in_sorted(const uint64_t *k, size_t m, uint64_t v) {
 
 /* Every key replaced by its position among the distinct keys (0, 1, 2, ...):
  * the order between keys, which is all an ordered map sees, stays. */
-static void compact_keys(shr *sh, jdg_seq *s, jdg_outcome *o) {
+static void compact_keys(shr *sh, jdg_seq *s, jdg_outcome *o, int keep_xor) {
   size_t m, i, j;
   uint64_t *keys = distinct_keys(s, &m);
   jdg_seq t;
@@ -278,7 +278,12 @@ static void compact_keys(shr *sh, jdg_seq *s, jdg_outcome *o) {
     for (j = 0; op->code == JDG_OP_FIND_BULK && j < op->n; j++)
       op->arr[j] = (uint64_t)((uint64_t *)bsearch(&op->arr[j], keys, m, sizeof *keys, cmp_u64) - keys);
     if (op->code == JDG_OP_FIND_BULK) continue;
-    op->a = (uint64_t)((uint64_t *)bsearch(&op->a, keys, m, sizeof *keys, cmp_u64) - keys);
+    {
+      uint64_t old = op->a;
+      op->a = (uint64_t)((uint64_t *)bsearch(&op->a, keys, m, sizeof *keys, cmp_u64) - keys);
+      /* value = key ^ c stays so: a run's values keep their formula */
+      if (keep_xor && op->code == JDG_OP_INSERT) op->b ^= old ^ op->a;
+    }
     if (op->code == JDG_OP_RANGE_COUNT)
       op->b = (uint64_t)((uint64_t *)bsearch(&op->b, keys, m, sizeof *keys, cmp_u64) - keys);
   }
@@ -304,7 +309,7 @@ static size_t simpler_values(uint64_t x, uint64_t small, uint64_t out[20]) {
 static void simplify_keys(shr *sh, jdg_seq *s, jdg_outcome *o) {
   size_t m, i;
   uint64_t *keys, v;
-  compact_keys(sh, s, o);
+  compact_keys(sh, s, o, 0);
   keys = distinct_keys(s, &m);
   if (!keys) return;
   for (i = 0; i < m; i++) {
@@ -354,6 +359,7 @@ static void simplify_values(shr *sh, jdg_seq *s, jdg_outcome *o) {
         jdg_seq_free(&t);
       }
     }
+    if (i < s->n && s->ops[i].shape != JDG_SHAPE_NONE) continue;
     if (i < s->n && s->ops[i].code >= JDG_OP_SORT_U32 && s->ops[i].n) {
       /* First all elements at once, by rank among the distinct values (ties
        * stay ties, order stays order). */
@@ -396,6 +402,119 @@ static void simplify_values(shr *sh, jdg_seq *s, jdg_outcome *o) {
   }
 }
 
+/* ---- long sequences: runs as units ------------------------------------------- */
+
+#define SHORT_SEQ 300
+
+/* Starts of the runs of s (runs.c, without results), into a new array. */
+static size_t *run_starts(const jdg_seq *s, size_t *nu) {
+  size_t *u = malloc((s->n + 1) * sizeof *u), i = 0, n = 0;
+  jdg_formula f;
+  if (!u) return NULL;
+  while (i < s->n) {
+    u[n++] = i;
+    i += jdg_run_len(s, i, NULL, &f);
+  }
+  u[n] = s->n;
+  *nu = n;
+  return u;
+}
+
+/* Deletes chunks of whole runs, halving the chunk down to one run. */
+static void shrink_runs(shr *sh, jdg_seq *s, jdg_outcome *o) {
+  size_t nu, *u = run_starts(s, &nu), chunk, k;
+  if (!u) return;
+  if (nu > 2000) { /* no runs to speak of: the budget would go on single operations */
+    free(u);
+    return;
+  }
+  for (chunk = nu / 2 ? nu / 2 : 1;; chunk /= 2) {
+    for (k = 0; k < nu;) {
+      jdg_seq t;
+      size_t hi = k + chunk < nu ? k + chunk : nu;
+      if (without_ops(s, u[k], u[hi], &t) != 0) break;
+      if (try_seq(sh, s, o, &t)) {
+        free(u);
+        u = run_starts(s, &nu);
+        if (!u) return;
+      } else {
+        k += chunk;
+      }
+    }
+    if (chunk <= 1) break;
+  }
+  free(u);
+}
+
+/* Shortens every run to the fewest leading operations that still fail
+ * (bisection on the run's length: the structure size, for a growth). */
+static void truncate_runs(shr *sh, jdg_seq *s, jdg_outcome *o) {
+  size_t nu, *u = run_starts(s, &nu), k;
+  if (!u) return;
+  for (k = nu; k-- > 0;) {
+    size_t start, len, lo, hi;
+    if (k >= nu) continue;
+    start = u[k];
+    len = u[k + 1] - start;
+    if (len < 2) continue;
+    lo = 0; /* keeping lo ops: not known to fail; hi: fails */
+    hi = len;
+    while (hi - lo > 1) {
+      size_t mid = lo + (hi - lo) / 2;
+      jdg_seq t;
+      if (without_ops(s, start + mid, start + hi, &t) != 0) break;
+      if (try_seq(sh, s, o, &t)) hi = mid;
+      else lo = mid;
+    }
+    free(u);
+    u = run_starts(s, &nu);
+    if (!u) return;
+  }
+  free(u);
+}
+
+/* Keys of a scattered run (key = x * JDG_GOLD) as plain x, all at once. */
+static void unscatter_keys(shr *sh, jdg_seq *s, jdg_outcome *o) {
+  uint64_t inv = 0xf1de83e19937733dull; /* JDG_GOLD^-1 mod 2^64 */
+  size_t i, j;
+  jdg_seq t;
+  if (jdg_seq_copy(&t, s) != 0) return;
+  for (i = 0; i < t.n; i++) {
+    jdg_op *op = &t.ops[i];
+    if (op->code >= JDG_OP_SORT_U32 || op->code == JDG_OP_SIZE) continue;
+    if (op->code == JDG_OP_INSERT) op->b = op->b ^ op->a ^ (op->a * inv); /* value = key ^ c stays so */
+    op->a *= inv;
+    if (op->code == JDG_OP_RANGE_COUNT) op->b *= inv;
+    for (j = 0; op->code == JDG_OP_FIND_BULK && j < op->n; j++) op->arr[j] *= inv;
+  }
+  try_seq(sh, s, o, &t);
+}
+
+/* Shaped sort inputs: the fewest elements of the same shape that fail;
+ * at 64 or fewer the input becomes a plain list for the element shrinkers. */
+static void shrink_shapes(shr *sh, jdg_seq *s, jdg_outcome *o) {
+  size_t k;
+  for (k = 0; k < s->n; k++) {
+    size_t lo = 0, hi;
+    if (s->ops[k].shape == JDG_SHAPE_NONE) continue;
+    hi = s->ops[k].n;
+    while (hi - lo > 1) {
+      size_t mid = lo + (hi - lo) / 2;
+      jdg_seq t;
+      if (jdg_seq_copy(&t, s) != 0) return;
+      t.ops[k].n = mid;
+      if (jdg_shape_fill(&t.ops[k]) != 0) {
+        jdg_seq_free(&t);
+        return;
+      }
+      if (try_seq(sh, s, o, &t)) hi = mid;
+      else lo = mid;
+      if (k >= s->n) return;
+    }
+    if (s->ops[k].n <= 64) s->ops[k].shape = JDG_SHAPE_NONE;
+  }
+}
+
 /* Changes when the sequence does (for the fixed point of the rounds). */
 static uint64_t fingerprint(const jdg_seq *s) {
   uint64_t h = 0xcbf29ce484222325ull;
@@ -423,7 +542,7 @@ void jdg_shrink(const jdg_cand *c, jdg_seq *s, jdg_outcome *o, double limit, jdg
 
   memset(st, 0, sizeof *st);
   st->original_ops = s->n;
-  if (o->v == JDG_PASS || o->v == JDG_ERROR) return;
+  if (o->v == JDG_PASS || o->v == JDG_ERROR || o->v == JDG_SLOW) return;
   if (jdg_seq_copy(&orig, s) != 0) return;
   orig_o = *o;
   if (o->actual) {
@@ -446,11 +565,25 @@ void jdg_shrink(const jdg_cand *c, jdg_seq *s, jdg_outcome *o, double limit, jdg
   /* Rounds until nothing changes: simpler keys often let more operations go. */
   for (round = 0; round < 4; round++) {
     uint64_t before = fingerprint(s);
+    if (s->n > SHORT_SEQ || (c->kind == JDG_SORT && round == 0)) {
+      shrink_shapes(&sh, s, o);
+      shrink_runs(&sh, s, o);
+      truncate_runs(&sh, s, o);
+      shrink_runs(&sh, s, o);
+      if (c->kind != JDG_SORT && round == 0) {
+        unscatter_keys(&sh, s, o);
+        compact_keys(&sh, s, o, 1);
+      }
+      if (s->n > SHORT_SEQ) {
+        if (fingerprint(s) == before) break;
+        continue;
+      }
+    }
     shrink_ops(&sh, s, o);
     if (c->kind != JDG_SORT) shrink_by_key(&sh, s, o);
     shrink_pairs(&sh, s, o);
     for (k = 0; k < s->n; k++)
-      if (s->ops[k].n) shrink_array(&sh, s, o, k);
+      if (s->ops[k].n && s->ops[k].shape == JDG_SHAPE_NONE) shrink_array(&sh, s, o, k);
     if (c->kind != JDG_SORT) simplify_keys(&sh, s, o);
     simplify_values(&sh, s, o);
     if (fingerprint(s) == before) break;

@@ -127,11 +127,51 @@ run hang 3 map "$FAULTY/libjudge_faulty_hang.so" --seed $SEED --time 0.5 && {
   repro hang "$FAULTY/libjudge_faulty_hang.so" build
 }
 run leak 1 map "$FAULTY/libjudge_faulty_leak.so" --seed $SEED && {
-  expect leak "^leak: [0-9]+ bytes still allocated"
+  expect leak "^leak: [0-9]+ blocks, [0-9]+ bytes allocated by the candidate still live"
+  expect leak "^the leak starts at operation [0-9]+ of [0-9]+"
   shrunk leak 1
 }
 
 run ctor 3 map "$FAULTY/libjudge_faulty_ctor.so" && expect ctor "crashed \(signal 6\) in its constructors"
+
+echo "== second round: no false alarms, large structures"
+# calls NAME: lines of the printed program that call the candidate (at most 16)
+calls() {
+  local n
+  n=$(sed -n '/^-----8<-----$/,/^-----8<-----$/p' "$WORK/$1.out" | grep -cE '^ .*judge_[a-z0-9_]+\((m|a|got|NULL)')
+  if [ "$n" -gt 16 ]; then fail "$1: the printed program calls the candidate on $n lines (more than 16)"; else
+    echo "ok: $1: the printed program calls the candidate on $n lines"; fi
+}
+for k in ordered map sort; do
+  run qsort_$k 0 $k "$FAULTY/libjudge_qsort_map.so" --seed $SEED && {
+    expect qsort_$k "^leaks: none"
+    expect qsort_$k "^checked: (maps up to 100000 live keys|sorts up to 1000000 elements)"
+  }
+done
+run stl_map 0 ordered "$FAULTY/libjudge_stl_map.so" --seed $SEED && expect stl_map "^leaks: none"
+run stl_umap 0 map "$FAULTY/libjudge_stl_umap.so" --seed $SEED && expect stl_umap "^leaks: none"
+run stl_sort 0 sort "$FAULTY/libjudge_stl_sort.so" --seed $SEED && expect stl_sort "^leaks: none"
+run big_none 0 map "$FAULTY/libjudge_big_none.so" --seed $SEED && expect big_none "resizes seen"
+run past_3000 1 map "$FAULTY/libjudge_big_past_3000.so" --seed $SEED && {
+  expect past_3000 "map tier"
+  calls past_3000
+  repro past_3000 "$FAULTY/libjudge_big_past_3000.so" 1
+}
+run at_20000 1 map "$FAULTY/libjudge_big_at_20000.so" --seed $SEED && {
+  expect at_20000 "for \(i = 0; i < 20000; i\+\+\)"
+  calls at_20000
+  repro at_20000 "$FAULTY/libjudge_big_at_20000.so" 1
+}
+run hang_100 3 map "$FAULTY/libjudge_big_hang_100.so" --seed $SEED --time 0.5 && {
+  expect hang_100 "^hang in judge_map_find .*no progress; size 1[0-9][0-9]\)"
+  repro hang_100 "$FAULTY/libjudge_big_hang_100.so" build
+}
+run quadratic 3 sort "$FAULTY/libjudge_big_none.so" --seed $SEED && {
+  expect quadratic "^too slow at n = [0-9]+"
+  repro quadratic "$FAULTY/libjudge_big_none.so" build
+}
+run no_tiers 0 map "$EX/libjudge_hashmap.so" --seed $SEED --scale 0
+expect no_tiers "and 0 large ones"
 
 echo "== bad usage: exit 2 with a message"
 run no_args 2
