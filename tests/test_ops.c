@@ -466,3 +466,343 @@ Test(ops_props, i32) { run_props(TDM_I32, 1u << 15, 600); }
 Test(ops_props, i64) { run_props(TDM_I64, 1u << 15, 600); }
 Test(ops_props, f32) { run_props(TDM_F32, 1u << 16, 600); }
 Test(ops_props, f64) { run_props(TDM_F64, 1u << 16, 600); }
+
+/* ---- unit tests ------------------------------------------------------------ */
+
+static tdm_ctx *cpu_all(void) { return prop_ctx(TDM_BACKEND_CPU, 0); }
+
+Test(ops_unit, unique_small_example) {
+  tdm_ctx *c = cpu_all();
+  int64_t k[7] = {5, -1, 5, 0, -1, 5, 7}, u[7];
+  uint64_t fi[7], cn[7], inv[7];
+  size_t nu;
+  OK(tdm_unique(c, TDM_I64, k, 7, 0, u, fi, cn, inv, &nu));
+  cr_assert_eq(nu, 4);
+  cr_assert(u[0] == -1 && u[1] == 0 && u[2] == 5 && u[3] == 7);
+  cr_assert(fi[0] == 1 && fi[1] == 3 && fi[2] == 0 && fi[3] == 6);
+  cr_assert(cn[0] == 2 && cn[1] == 1 && cn[2] == 3 && cn[3] == 1);
+  cr_assert(inv[0] == 2 && inv[1] == 0 && inv[3] == 1 && inv[6] == 3);
+  OK(tdm_unique(c, TDM_I64, k, 7, TDM_ORDER_FIRST_SEEN, u, fi, cn, inv, &nu));
+  cr_assert(u[0] == 5 && u[1] == -1 && u[2] == 0 && u[3] == 7);
+  cr_assert(inv[0] == 0 && inv[1] == 1 && inv[3] == 2 && inv[6] == 3);
+  OK(tdm_unique(c, TDM_I64, NULL, 0, 0, NULL, NULL, NULL, NULL, &nu));
+  cr_assert_eq(nu, 0);
+  tdm_ctx_destroy(c);
+}
+
+Test(ops_unit, float_equalities) {
+  tdm_ctx *c = cpu_all();
+  double nan1 = nan(""), nan2 = -nan("7"), k[6] = {0.0, -0.0, 1.0, 0, 0, 1.0}, u[6];
+  uint64_t cn[6];
+  size_t nu;
+  k[3] = nan1;
+  k[4] = nan2;
+  OK(tdm_unique(c, TDM_F64, k, 6, 0, u, NULL, cn, NULL, &nu));
+  cr_assert_eq(nu, 5, "bit equality: -0.0, +0.0 and two NaNs are distinct");
+  cr_assert(signbit(u[0]) && isnan(u[0]), "totalOrder: -NaN first");
+  OK(tdm_unique(c, TDM_F64, k, 6, TDM_EQ_NUMERIC, u, NULL, cn, NULL, &nu));
+  cr_assert_eq(nu, 3, "numeric: one zero, one NaN, 1.0");
+  cr_assert(u[0] == 0.0 && !signbit(u[0]) && cn[0] == 2, "the zero group keeps its first member +0.0");
+  cr_assert(u[1] == 1.0 && cn[1] == 2);
+  cr_assert(isnan(u[2]) && cn[2] == 2, "NaN after everything, as numpy");
+  tdm_ctx_destroy(c);
+}
+
+Test(ops_unit, float_sum_is_input_order) {
+  tdm_ctx *c = cpu_all();
+  float v[4] = {1e8f, 1.0f, -1e8f, 1.0f};
+  uint32_t k[4] = {3, 3, 3, 3};
+  float s[4];
+  double m[4];
+  size_t ng;
+  OK(tdm_group_reduce(c, TDM_U32, k, TDM_F32, v, 4, TDM_AGG_SUM, 0, NULL, s, &ng));
+  cr_assert(ng == 1 && s[0] == ((1e8f + 1.0f) + -1e8f) + 1.0f, "left fold in input order, got %g", (double)s[0]);
+  OK(tdm_group_reduce(c, TDM_U32, k, TDM_F32, v, 4, TDM_AGG_MEAN, 0, NULL, m, &ng));
+  cr_assert(m[0] == 0.5, "float64 mean, got %g", m[0]);
+  tdm_ctx_destroy(c);
+}
+
+Test(ops_unit, isin_small_and_large) {
+  tdm_ctx *c = cpu_all();
+  enum { NQ = 200000, M = 50000 };
+  uint64_t *q = malloc(NQ * 8), *s = malloc(M * 8);
+  uint8_t *f = malloc(NQ), *f2 = malloc(NQ);
+  double dq[4] = {-0.0, 0, 2.0, 3.0}, ds[2] = {0.0, 0};
+  uint8_t df[4];
+  size_t i;
+  int mi;
+  for (i = 0; i < M; i++) s[i] = i * 3;
+  for (i = 0; i < NQ; i++) q[i] = i;
+  for (mi = 0; mi < 3; mi++) {
+    tdm_test_ops_method(methods[mi]);
+    OK(tdm_isin(c, TDM_U64, q, NQ, s, M, 0, f));
+    for (i = 0; i < NQ; i++) cr_assert_eq(f[i], i % 3 == 0 && i < 3 * M, "query %zu method %d", i, methods[mi]);
+    OK(tdm_isin(c, TDM_U64, q, NQ, s, 5, 0, f2)); /* a set small enough for the search */
+    for (i = 0; i < NQ; i++) cr_assert_eq(f2[i], i % 3 == 0 && i < 15);
+    OK(tdm_isin(c, TDM_U64, q, NQ, s, 0, 0, f2));
+    for (i = 0; i < NQ; i++) cr_assert_eq(f2[i], 0);
+    dq[1] = nan("");
+    ds[1] = -nan("3");
+    OK(tdm_isin(c, TDM_F64, dq, 4, ds, 2, 0, df));
+    cr_assert(df[0] == 0 && df[1] == 0 && df[2] == 0 && df[3] == 0, "bit equality");
+    OK(tdm_isin(c, TDM_F64, dq, 4, ds, 2, TDM_EQ_NUMERIC, df));
+    cr_assert(df[0] == 1 && df[1] == 1 && df[2] == 0 && df[3] == 0, "numeric equality");
+  }
+  tdm_test_ops_method(TDM_TEST_OPS_AUTO);
+  free(q);
+  free(s);
+  free(f);
+  free(f2);
+  tdm_ctx_destroy(c);
+}
+
+/* Skewed keys: all equal, one key with 90 % of the rows, zipf; every method
+ * and thread count gives the oracle's groups and sums. */
+Test(ops_unit, skew) {
+  enum { N = 400000 };
+  tdm_ctx *c1 = prop_ctx(TDM_BACKEND_CPU, 1), *ca = cpu_all();
+  uint64_t *k = malloc(N * 8), *v = malloc(N * 8), *cn = malloc(N * 8), *sum = malloc(N * 8), *ref = malloc(N * 8);
+  uint64_t *u = malloc(N * 8);
+  prop_rng r;
+  size_t i, nu, ng, nref = 0;
+  int shape, mi, ci;
+  prop_rng_init(&r, 0x5CE3);
+  for (shape = 0; shape < 3; shape++) {
+    for (i = 0; i < N; i++) {
+      v[i] = prop_next(&r);
+      if (shape == 0) k[i] = 42;
+      else if (shape == 1) k[i] = prop_below(&r, 10) ? 7 : prop_next(&r);
+    }
+    if (shape == 2) prop_fill(&r, TDM_U64, k, N, PROP_ZIPF);
+    for (ci = 0; ci < 2; ci++)
+      for (mi = 0; mi < 3; mi++) {
+        tdm_test_ops_method(methods[mi]);
+        OK(tdm_unique(ci ? ca : c1, TDM_U64, k, N, 0, u, NULL, cn, NULL, &nu));
+        OK(tdm_group_reduce(ci ? ca : c1, TDM_U64, k, TDM_U64, v, N, TDM_AGG_SUM, 0, NULL, sum, &ng));
+        tdm_test_ops_method(TDM_TEST_OPS_AUTO);
+        cr_assert_eq(nu, ng);
+        if (ci == 0 && mi == 0) {
+          orc o = oracle(TDM_U64, k, N, 0, 0);
+          size_t g;
+          cr_assert_eq(o.G, nu, "shape %d", shape);
+          for (g = 0; g < o.G; g++) {
+            cr_assert_eq(cn[g], o.count[g]);
+            oracle_fold(&o, g, TDM_U64, v, TDM_AGG_SUM, &ref[g]);
+          }
+          nref = o.G;
+          oracle_free(&o);
+        }
+        cr_assert_eq(nu, nref);
+        cr_assert(!memcmp(sum, ref, nu * 8), "shape %d method %d ctx %d: sums differ", shape, methods[mi], ci);
+      }
+    if (shape == 0) cr_assert_eq(nu, 1);
+  }
+  free(k);
+  free(v);
+  free(cn);
+  free(sum);
+  free(ref);
+  free(u);
+  tdm_ctx_destroy(c1);
+  tdm_ctx_destroy(ca);
+}
+
+/* One key matching 10^4 x 10^4 rows: 10^8 pairs counted exactly with cap = 0
+ * and refused with TDM_ERR_CAPACITY, nothing written, when the buffer is
+ * short; a smaller many-to-many join is written in (i, j) order. */
+Test(ops_unit, join_capacity_and_hot_key) {
+  enum { S = 10000 };
+  tdm_ctx *c = cpu_all();
+  uint32_t *l = malloc(S * 4), *r = malloc(S * 4);
+  uint64_t lo[64], ro[64];
+  size_t i, n_out, w;
+  int mi;
+  for (i = 0; i < S; i++) l[i] = r[i] = 77;
+  l[5] = 1; /* one left row without a match */
+  for (mi = 0; mi < 3; mi++) {
+    tdm_test_ops_method(methods[mi]);
+    FAILS(TDM_ERR_CAPACITY, tdm_join(c, TDM_JOIN_INNER, TDM_U32, l, S, r, S, 0, NULL, NULL, 0, &n_out));
+    cr_assert_eq(n_out, (size_t)(S - 1) * S, "exact inner size");
+    FAILS(TDM_ERR_CAPACITY, tdm_join(c, TDM_JOIN_LEFT, TDM_U32, l, S, r, S, 0, NULL, NULL, 0, &n_out));
+    cr_assert_eq(n_out, (size_t)(S - 1) * S + 1, "exact left size");
+    memset(lo, 0xee, sizeof lo);
+    memset(ro, 0xee, sizeof ro);
+    FAILS(TDM_ERR_CAPACITY, tdm_join(c, TDM_JOIN_INNER, TDM_U32, l, S, r, S, 0, lo, ro, 64, &n_out));
+    cr_assert_eq(n_out, (size_t)(S - 1) * S);
+    for (i = 0; i < 64; i++) cr_assert(lo[i] == 0xeeeeeeeeeeeeeeeeull && ro[i] == lo[i], "nothing written");
+    OK(tdm_join(c, TDM_JOIN_ANTI, TDM_U32, l, S, r, S, 0, lo, NULL, 64, &n_out));
+    cr_assert(n_out == 1 && lo[0] == 5);
+    /* 8 x 8: the rows by i, then j; row 5 of the left side misses. */
+    OK(tdm_join(c, TDM_JOIN_LEFT, TDM_U32, l, 7, r + 100, 8, 0, lo, ro, 64, &n_out));
+    cr_assert_eq(n_out, 6 * 8 + 1);
+    for (i = 0, w = 0; i < 7; i++) {
+      size_t j;
+      if (i == 5) {
+        cr_assert(lo[w] == 5 && ro[w] == TDM_NO_MATCH);
+        w++;
+        continue;
+      }
+      for (j = 0; j < 8; j++, w++) cr_assert(lo[w] == i && ro[w] == j, "row %zu", w);
+    }
+  }
+  tdm_test_ops_method(TDM_TEST_OPS_AUTO);
+  free(l);
+  free(r);
+  tdm_ctx_destroy(c);
+}
+
+Test(ops_unit, large_inputs_both_methods_all_threads) {
+  enum { N = 1 << 20 };
+  tdm_ctx *c1 = prop_ctx(TDM_BACKEND_CPU, 1), *ca = cpu_all();
+  double *k = malloc(N * 8), *v = malloc(N * 8), *s0 = malloc(N * 8), *s1 = malloc(N * 8);
+  uint64_t *inv0 = malloc(N * 8), *inv1 = malloc(N * 8);
+  size_t n0, n1, i;
+  prop_rng r;
+  int mi, d;
+  prop_rng_init(&r, 0x1A26E);
+  for (d = 0; d < 2; d++) {
+    prop_fill(&r, TDM_F64, k, N, d ? PROP_UNIFORM : PROP_FEW_DISTINCT);
+    for (i = 0; i < N; i++) v[i] = (double)(int64_t)(prop_next(&r) >> 20) * 1e-7;
+    tdm_test_ops_method(TDM_TEST_OPS_SORT);
+    OK(tdm_group_reduce(c1, TDM_F64, k, TDM_F64, v, N, TDM_AGG_SUM, TDM_EQ_NUMERIC, NULL, s0, &n0));
+    OK(tdm_unique(c1, TDM_F64, k, N, TDM_EQ_NUMERIC | TDM_ORDER_FIRST_SEEN, NULL, NULL, NULL, inv0, &n0));
+    for (mi = 0; mi < 3; mi++) {
+      tdm_test_ops_method(methods[mi]);
+      OK(tdm_group_reduce(ca, TDM_F64, k, TDM_F64, v, N, TDM_AGG_SUM, TDM_EQ_NUMERIC, NULL, s1, &n1));
+      cr_assert(n0 == n1 && !memcmp(s0, s1, n0 * 8), "float sums: same bits (method %d)", methods[mi]);
+      OK(tdm_unique(ca, TDM_F64, k, N, TDM_EQ_NUMERIC | TDM_ORDER_FIRST_SEEN, NULL, NULL, NULL, inv1, &n1));
+      cr_assert(n0 == n1 && !memcmp(inv0, inv1, N * 8), "inverse: same (method %d)", methods[mi]);
+    }
+  }
+  tdm_test_ops_method(TDM_TEST_OPS_AUTO);
+  free(k);
+  free(v);
+  free(s0);
+  free(s1);
+  free(inv0);
+  free(inv1);
+  tdm_ctx_destroy(c1);
+  tdm_ctx_destroy(ca);
+}
+
+/* ---- bad arguments --------------------------------------------------------- */
+
+Test(ops_bad, every_argument) {
+  tdm_ctx *c = cpu_all();
+  uint64_t k[8] = {1, 2, 3, 1, 2, 3, 4, 5}, o[8], o2[8];
+  uint8_t f[8];
+  size_t nu;
+  const tdm_status I = TDM_ERR_INVALID_ARGUMENT;
+  FAILS(I, tdm_unique(NULL, TDM_U64, k, 8, 0, o, NULL, NULL, NULL, &nu));
+  FAILS(I, tdm_unique(c, (tdm_type)9, k, 8, 0, o, NULL, NULL, NULL, &nu));
+  FAILS(I, tdm_unique(c, TDM_U64, k, 8, 4, o, NULL, NULL, NULL, &nu));
+  FAILS(I, tdm_unique(c, TDM_U64, NULL, 8, 0, o, NULL, NULL, NULL, &nu));
+  FAILS(I, tdm_unique(c, TDM_U64, k, 8, 0, o, NULL, NULL, NULL, NULL));
+  FAILS(I, tdm_unique(c, TDM_U64, k, 8, 0, k, NULL, NULL, NULL, &nu));
+  FAILS(I, tdm_unique(c, TDM_U64, k, 8, 0, o, o, NULL, NULL, &nu));
+  FAILS(I, tdm_unique(c, TDM_U64, k, 8, 0, o, NULL, NULL, (uint64_t *)((char *)o2 + 1), &nu));
+  FAILS(I, tdm_unique(c, TDM_U64, k, SIZE_MAX / 4, 0, o, NULL, NULL, NULL, &nu));
+  FAILS(I, tdm_isin(NULL, TDM_U64, k, 8, k, 8, 0, f));
+  FAILS(I, tdm_isin(c, TDM_U64, k, 8, k, 8, TDM_ORDER_FIRST_SEEN, f));
+  FAILS(I, tdm_isin(c, TDM_U64, k, 8, NULL, 8, 0, f));
+  FAILS(I, tdm_isin(c, TDM_U64, k, 8, k, 8, 0, NULL));
+  FAILS(I, tdm_isin(c, TDM_U64, k, 8, k, 8, 0, (uint8_t *)k));
+  OK(tdm_isin(c, TDM_U64, k, 8, k, 8, 0, f)); /* queries and set may alias */
+  FAILS(I, tdm_group_reduce(c, TDM_U64, k, TDM_U64, k, 8, (tdm_agg)7, 0, o, o2, &nu));
+  FAILS(I, tdm_group_reduce(c, TDM_U64, k, (tdm_type)0, k, 8, TDM_AGG_SUM, 0, o, o2, &nu));
+  FAILS(I, tdm_group_reduce(c, TDM_U64, k, TDM_U64, NULL, 8, TDM_AGG_SUM, 0, o, o2, &nu));
+  FAILS(I, tdm_group_reduce(c, TDM_U64, k, TDM_U64, k, 8, TDM_AGG_SUM, 0, o, NULL, &nu));
+  FAILS(I, tdm_group_reduce(c, TDM_U64, k, TDM_U64, k, 8, TDM_AGG_SUM, 0, o, o, &nu));
+  FAILS(I, tdm_group_reduce(c, TDM_U64, k, TDM_U64, k, 8, TDM_AGG_SUM, 0, o, k, &nu));
+  FAILS(I, tdm_group_reduce(c, TDM_U64, k, TDM_U64, k, 8, TDM_AGG_SUM, 0, o, o2, NULL));
+  FAILS(I, tdm_group_reduce(c, TDM_U64, k, TDM_U64, k, 8, TDM_AGG_SUM, 8, o, o2, &nu));
+  OK(tdm_group_reduce(c, TDM_U64, k, TDM_U64, k, 8, TDM_AGG_SUM, 0, o, o2, &nu)); /* keys may be the values */
+  OK(tdm_group_reduce(c, TDM_U64, k, (tdm_type)0, NULL, 8, TDM_AGG_COUNT, 0, o, o2, &nu));
+  FAILS(I, tdm_join(NULL, TDM_JOIN_INNER, TDM_U64, k, 8, k, 8, 0, o, o2, 8, &nu));
+  FAILS(I, tdm_join(c, (tdm_join_kind)4, TDM_U64, k, 8, k, 8, 0, o, o2, 8, &nu));
+  FAILS(I, tdm_join(c, TDM_JOIN_INNER, TDM_U64, k, 8, k, 8, 2, o, o2, 8, &nu));
+  FAILS(I, tdm_join(c, TDM_JOIN_INNER, TDM_U64, NULL, 8, k, 8, 0, o, o2, 8, &nu));
+  FAILS(I, tdm_join(c, TDM_JOIN_INNER, TDM_U64, k, 8, NULL, 8, 0, o, o2, 8, &nu));
+  FAILS(I, tdm_join(c, TDM_JOIN_INNER, TDM_U64, k, 8, k, 8, 0, NULL, o2, 8, &nu));
+  FAILS(I, tdm_join(c, TDM_JOIN_INNER, TDM_U64, k, 8, k, 8, 0, o, o, 8, &nu));
+  FAILS(I, tdm_join(c, TDM_JOIN_INNER, TDM_U64, k, 8, k, 8, 0, o, k, 8, &nu));
+  FAILS(I, tdm_join(c, TDM_JOIN_INNER, TDM_U64, k, 8, k, 8, 0, o, o2, 8, NULL));
+  FAILS(I, tdm_join(c, TDM_JOIN_INNER, TDM_U64, k, 8, k, 8, 0, o, o2, SIZE_MAX / 4, &nu));
+  tdm_ctx_destroy(c);
+}
+
+/* ---- allocation failure ------------------------------------------------------ */
+
+/* Fails the k-th allocation for k = 1, 2, ... until the call succeeds; each
+ * failure must be TDM_ERR_OUT_OF_MEMORY with a message and leave the inputs
+ * as they were. */
+#define OOM_EACH(what, call, inputs_ok)                                                                  \
+  do {                                                                                                   \
+    long kf;                                                                                             \
+    for (kf = 1;; kf++) {                                                                                \
+      tdm_status st_;                                                                                    \
+      long made_;                                                                                        \
+      cr_assert_lt(kf, 1000, "%s: never succeeded", what);                                              \
+      tdm_test_alloc_fail_at(kf);                                                                        \
+      st_ = (call);                                                                                      \
+      made_ = tdm_test_alloc_count();                                                                    \
+      tdm_test_alloc_fail_at(0);                                                                         \
+      cr_assert(inputs_ok, "%s: inputs changed (allocation %ld failing)", what, kf);                    \
+      if (st_ == TDM_ERR_OUT_OF_MEMORY) {                                                                \
+        cr_assert(tdm_last_error()[0] != 0, "%s: no message", what);                                    \
+        continue;                                                                                        \
+      }                                                                                                  \
+      cr_assert_eq(st_, TDM_OK, "%s (allocation %ld failing): %s: %s", what, kf, tdm_status_name(st_),   \
+                   tdm_last_error());                                                                    \
+      if (made_ < kf) break;                                                                             \
+    }                                                                                                    \
+    cr_assert_gt(kf, 1, "%s: allocated nothing", what);                                                 \
+    fprintf(stderr, "oom: %-34s %ld allocation points\n", what, kf - 1);                                \
+  } while (0)
+
+Test(ops_oom, every_allocation_point) {
+  enum { N = 60000 };
+  tdm_ctx *c = prop_ctx(TDM_BACKEND_CPU, 2);
+  double *k = malloc(N * 8), *k0 = malloc(N * 8), *v = malloc(N * 8), *ko = malloc(N * 8), *vo = malloc(N * 8);
+  uint64_t *a = malloc(N * 8), *b = malloc(N * 8), *cn = malloc(N * 8), *inv = malloc(N * 8);
+  uint64_t *lo = malloc(4 * N * 8), *ro = malloc(4 * N * 8);
+  uint8_t *f = malloc(N);
+  size_t nu, i;
+  prop_rng r;
+  int mi;
+  prop_rng_init(&r, 0x00B5);
+  prop_fill(&r, TDM_F64, k0, N, PROP_FEW_DISTINCT);
+  memcpy(k, k0, N * 8);
+  for (i = 0; i < N; i++) {
+    v[i] = (double)i;
+    b[i] = i * 7 % 20011; /* join keys: a few matches per row */
+  }
+  memcpy(a, b, N * 8);
+  for (mi = 0; mi < 2; mi++) {
+    tdm_test_ops_method(methods[mi]);
+    OOM_EACH(mi ? "tdm_unique (sort)" : "tdm_unique (hash)",
+             tdm_unique(c, TDM_F64, k, N, TDM_EQ_NUMERIC | TDM_ORDER_FIRST_SEEN, ko, lo, cn, inv, &nu),
+             !memcmp(k, k0, N * 8));
+    OOM_EACH(mi ? "tdm_group_reduce (sort)" : "tdm_group_reduce (hash)",
+             tdm_group_reduce(c, TDM_F64, k, TDM_F64, v, N, TDM_AGG_MEAN, 0, ko, vo, &nu), !memcmp(k, k0, N * 8));
+    OOM_EACH(mi ? "tdm_isin (sort)" : "tdm_isin (hash)", tdm_isin(c, TDM_F64, k, N, k + 100, 1000, TDM_EQ_NUMERIC, f),
+             !memcmp(k, k0, N * 8));
+    OOM_EACH(mi ? "tdm_join (sort)" : "tdm_join (hash)",
+             tdm_join(c, TDM_JOIN_LEFT, TDM_U64, b, N / 2, b + N / 2, N / 2, 0, lo, ro, 4 * N, &nu),
+             !memcmp(a, b, N * 8));
+  }
+  tdm_test_ops_method(TDM_TEST_OPS_AUTO);
+  free(k);
+  free(k0);
+  free(v);
+  free(ko);
+  free(vo);
+  free(a);
+  free(b);
+  free(cn);
+  free(inv);
+  free(lo);
+  free(ro);
+  free(f);
+  tdm_ctx_destroy(c);
+}
