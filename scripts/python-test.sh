@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the Python package with pip into a virtual environment and runs its
-# tests (tests/python).
+# tests (python/tests).
 # Usage: scripts/python-test.sh BUILD_DIR [CUDA=AUTO|ON|OFF]
 #   The venv is BUILD_DIR/venv (made with $PYTHON, default python3; test tools
 #   from PyPI), the package's CMake build BUILD_DIR/python (kept, so a second
@@ -29,5 +29,5 @@ CMAKE_BUILD_PARALLEL_LEVEL=${JOBS:-$(nproc)} "$VENV/bin/python" -m pip install -
   --no-build-isolation --no-deps -C build-dir="$BUILD/python" -C cmake.define.TANDEM_CUDA="$CUDA" "${opts[@]}" .
 echo "python package built in $(( $(date +%s) - start )) s"
 # From outside the source tree, so the installed package is the one tested.
-TESTS=$PWD/tests/python
+TESTS=$PWD/python/tests
 (cd "$BUILD" && "$VENV/bin/python" -m pytest -q -rs -p no:cacheprovider "$TESTS")
