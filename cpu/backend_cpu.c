@@ -10,4 +10,5 @@ const tdm__backend tdm__cpu_backend = {
     .sort = &tdm__sort_cpu_ops,
     .hash = &tdm__hash_cpu_ops,
     .btree = &tdm__btree_cpu_ops,
+    .ops = &tdm__ops_cpu_ops,
 };

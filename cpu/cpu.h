@@ -16,6 +16,7 @@ extern "C" {
 TDM_INTERNAL extern const tdm__sort_ops tdm__sort_cpu_ops;
 TDM_INTERNAL extern const tdm__hash_ops tdm__hash_cpu_ops;
 TDM_INTERNAL extern const tdm__btree_ops tdm__btree_cpu_ops;
+TDM_INTERNAL extern const tdm__ops_ops tdm__ops_cpu_ops;
 
 /* for (VAR = 0; VAR < COUNT; VAR++) BODY on NT OpenMP threads (static
  * schedule), or inline when NT is 1: entering a parallel construct costs

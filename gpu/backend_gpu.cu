@@ -11,4 +11,5 @@ extern "C" const tdm__backend tdm__cuda_backend = {
     &tdm__sort_cuda_ops,    /* sort */
     &tdm__hash_cuda_ops,    /* hash */
     &tdm__btree_cuda_ops,   /* btree */
+    nullptr,                /* ops: the data operations run on the CPU backend only so far */
 };

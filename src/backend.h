@@ -176,6 +176,72 @@ struct tdm__btree_ops {
 TDM_INTERNAL tdm_status tdm__bt_check_nodes(const tdm_btree *t, const tdm__bt_node *nodes, uint32_t n_nodes,
                                             uint32_t live);
 
+/* ---- data operations (tandem/ops.h) -------------------------------------- */
+
+/* How a data operation finds equal keys: hashing (the hash table of
+ * tandem/hash.h) or sorting (the radix sort). src/ops_api.c picks one per
+ * call (AUTO never reaches a backend); the results are the same bytes. */
+enum tdm__ops_method { TDM__OPS_AUTO = 0, TDM__OPS_HASH = 1, TDM__OPS_SORT = 2 };
+
+/* Set only by the test build (tests/hooks/ops_method.c): a method other than
+ * AUTO forces every data operation onto it. */
+TDM_INTERNAL extern int tdm__ops_force_method;
+
+/* Arguments of the data operations, checked by src/ops_api.c (outputs that
+ * may be NULL are NULL when not wanted; numeric: TDM_EQ_NUMERIC on a float
+ * key type; first_seen: TDM_ORDER_FIRST_SEEN). n > 0. */
+typedef struct tdm__unique_args {
+  tdm_type key_type;
+  const void *keys;
+  size_t n;
+  int numeric, first_seen;
+  void *unique_out;
+  uint64_t *first_index_out, *counts_out, *inverse_out;
+  size_t *n_unique_out;
+} tdm__unique_args;
+
+typedef struct tdm__group_args {
+  tdm_type key_type, value_type;
+  const void *keys, *values; /* values NULL for COUNT */
+  size_t n;
+  int agg; /* tdm_agg */
+  int numeric, first_seen;
+  void *keys_out, *values_out;
+  size_t *n_groups_out;
+} tdm__group_args;
+
+/* n > 0 and m > 0. */
+typedef struct tdm__isin_args {
+  tdm_type key_type;
+  const void *queries, *set;
+  size_t n, m;
+  int numeric;
+  uint8_t *found_out;
+} tdm__isin_args;
+
+/* n_left > 0 (n_right may be 0). The backend sets *n_out, and writes the
+ * rows only when they fit cap (else TDM_ERR_CAPACITY, nothing written). */
+typedef struct tdm__join_args {
+  int kind; /* tdm_join_kind */
+  tdm_type key_type;
+  const void *left, *right;
+  size_t n_left, n_right;
+  int numeric;
+  uint64_t *left_out, *right_out;
+  size_t cap;
+  size_t *n_out;
+} tdm__join_args;
+
+typedef struct tdm__ops_ops {
+  /* Copies s keys of ks bytes, keys[i * n / s] for i < s, to host memory
+   * at out (s <= n): the sample the method rule looks at. */
+  tdm_status (*sample)(tdm_ctx *ctx, const void *keys, size_t ks, size_t n, size_t s, void *out);
+  tdm_status (*unique)(tdm_ctx *ctx, const tdm__unique_args *a, int method);
+  tdm_status (*group_reduce)(tdm_ctx *ctx, const tdm__group_args *a, int method);
+  tdm_status (*isin)(tdm_ctx *ctx, const tdm__isin_args *a, int method);
+  tdm_status (*join)(tdm_ctx *ctx, const tdm__join_args *a, int method);
+} tdm__ops_ops;
+
 /* ---- backends ------------------------------------------------------------ */
 
 typedef struct tdm__backend {
@@ -192,6 +258,7 @@ typedef struct tdm__backend {
   const tdm__sort_ops *sort;
   const tdm__hash_ops *hash;
   const tdm__btree_ops *btree;
+  const tdm__ops_ops *ops; /* NULL: the data operations are not built for this backend */
 } tdm__backend;
 
 /* Defined by cpu/ (always) and gpu/ (when built with CUDA). */

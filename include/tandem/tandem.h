@@ -7,5 +7,6 @@
 #include "hash.h"
 #include "btree.h"
 #include "view.h"
+#include "ops.h"
 
 #endif /* TANDEM_TANDEM_H */

@@ -38,6 +38,11 @@ tdm_status tdm_test_btree_corrupt(tdm_btree *t, int what);
  * Process-wide: call with 0 to undo. */
 const char *tdm_test_hwy_limit(int level);
 
+/* Forces the method of the data operations (tandem/ops.h): 0 lets each call
+ * choose (the library's rule), 1 hashing, 2 sorting. Process-wide. */
+enum { TDM_TEST_OPS_AUTO = 0, TDM_TEST_OPS_HASH = 1, TDM_TEST_OPS_SORT = 2 };
+void tdm_test_ops_method(int method);
+
 #ifdef __cplusplus
 }
 #endif

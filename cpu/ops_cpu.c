@@ -1,0 +1,642 @@
+/*
+ * ops_cpu.c: the CPU backend's data operations (tandem/ops.h).
+ *
+ * Every operation first groups equal keys (grp_build), by either method:
+ *  - sort: the canonical keys (ops_keys.h) with their indices are radix
+ *    sorted as pairs (stable, so each run of equal keys lists its indices
+ *    ascending); the runs are the groups, in ascending key order.
+ *  - hash: the canonical keys go into a hash table (tandem/hash.h) with
+ *    their indices under KEEP_FIRST, which leaves each distinct key with its
+ *    first index; the distinct keys are put in the wanted order (a sort of
+ *    the few distinct keys), numbered, and every key looks its number up;
+ *    a counting sort by group number then lists each group's indices
+ *    ascending.
+ * Both end in the same description: each group's member indices, ascending,
+ * at mem[off[r] .. off[r + 1]), groups in the wanted order (through ord for
+ * the sort method's first-seen order). Everything after it reads only that
+ * description, so the two methods give the same bytes, and every loop after
+ * it writes each output from one place, whatever the number of threads.
+ *
+ * All scratch comes from the context's allocator and is freed before the
+ * call returns; outputs are written only after the last allocation.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cpu.h"
+#include "tandem/detail/ops_keys.h"
+
+/* Elements per thread worth a fork. */
+#define OPS_PER_THREAD ((size_t)1 << 15)
+/* At most this many chunks per parallel loop (stack arrays of counts). */
+#define OPS_MAX_CHUNKS 256
+
+enum { ORDER_ASC = 0, ORDER_FIRST_SEEN = 1, ORDER_ANY = 2 };
+
+/* ---- scratch ------------------------------------------------------------ */
+
+static tdm_status take(tdm_ctx *ctx, const char *fn, size_t count, size_t elem, void **p) {
+  size_t bytes;
+  *p = NULL;
+  if (!tdm__mul_ok(count, elem, &bytes))
+    return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: %zu scratch elements of %zu bytes overflow size_t", fn, count,
+                     elem);
+  if (bytes == 0) return TDM_OK;
+  *p = tdm__ctx_alloc(ctx, bytes);
+  if (!*p) return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "%s: out of memory (%zu bytes of scratch)", fn, bytes);
+  return TDM_OK;
+}
+
+static void give(tdm_ctx *ctx, void *p, size_t count, size_t elem) {
+  if (p) tdm__ctx_free(ctx, p, count * elem);
+}
+
+/* Re-labels an error of an inner call (a sort or a hash table call) with the
+ * public function the caller made, keeping the inner detail. */
+static tdm_status relabel(const char *fn, tdm_status st) {
+  char inner[400];
+  if (st == TDM_OK) return st;
+  snprintf(inner, sizeof inner, "%s", tdm_last_error());
+  return tdm__fail(st, "%s: %s", fn, inner);
+}
+
+/* ---- loops -------------------------------------------------------------- */
+
+static int chunks_for(const tdm_ctx *ctx, size_t n) {
+  int t = tdm__threads_for(ctx, n, OPS_PER_THREAD);
+  return t > OPS_MAX_CHUNKS ? OPS_MAX_CHUNKS : t;
+}
+
+/* Start of chunk t of n elements split into P chunks. */
+static size_t chunk(size_t n, int P, int t) {
+  return n / (size_t)P * (size_t)t + n % (size_t)P * (size_t)t / (size_t)P;
+}
+
+/* dst[at + i] = canonical(src[i]) for i in [lo, hi). */
+static void canon_range(const void *src, void *dst, size_t at, size_t ks, int numeric, size_t lo, size_t hi) {
+  size_t i;
+  if (ks == 4) {
+    const uint32_t *s = (const uint32_t *)src;
+    uint32_t *d = (uint32_t *)dst + at;
+    for (i = lo; i < hi; i++) d[i] = tdm__ops_canon32(s[i], numeric);
+  } else {
+    const uint64_t *s = (const uint64_t *)src;
+    uint64_t *d = (uint64_t *)dst + at;
+    for (i = lo; i < hi; i++) d[i] = tdm__ops_canon64(s[i], numeric);
+  }
+}
+
+static void canon_copy(const tdm_ctx *ctx, const void *src, void *dst, size_t at, size_t ks, size_t n,
+                       int numeric) {
+  int P = chunks_for(ctx, n), t;
+  TDM__PAR_FOR(P, t, P, canon_range(src, dst, at, ks, numeric, chunk(n, P, t), chunk(n, P, t + 1)));
+}
+
+static void iota_range(uint64_t *d, size_t lo, size_t hi) {
+  size_t i;
+  for (i = lo; i < hi; i++) d[i] = i;
+}
+
+static void iota(const tdm_ctx *ctx, uint64_t *d, size_t n) {
+  int P = chunks_for(ctx, n), t;
+  TDM__PAR_FOR(P, t, P, iota_range(d, chunk(n, P, t), chunk(n, P, t + 1)));
+}
+
+/* The run (index into off, off[0] = 0 < off[1] < ... < off[runs] = n) that
+ * holds position k. */
+static size_t run_of(const uint64_t *off, size_t runs, size_t k) {
+  size_t lo = 0, hi = runs; /* off[lo] <= k < off[hi] */
+  while (hi - lo > 1) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (off[mid] <= k) lo = mid;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/* ---- grouping ----------------------------------------------------------- */
+
+/* Equal keys found, see the top of the file. */
+typedef struct grp {
+  size_t n, G;
+  uint64_t *mem; /* n: member indices of each group, ascending within it */
+  uint64_t *off; /* G + 1: group r's members at mem[off[r] .. off[r + 1]) */
+  uint64_t *ord; /* G: the group at output position g is ord[g]; NULL: g itself */
+} grp;
+
+static void grp_free(tdm_ctx *ctx, grp *g) {
+  give(ctx, g->mem, g->n, 8);
+  give(ctx, g->off, g->G + 1, 8);
+  give(ctx, g->ord, g->G, 8);
+  memset(g, 0, sizeof *g);
+}
+
+/* The keys to group: a (na keys) followed by b (nb keys, may be 0). */
+typedef struct grp_in {
+  tdm_type key_type;
+  const void *a, *b;
+  size_t na, nb;
+  int numeric;
+} grp_in;
+
+/* Heads of runs of equal keys in sorted kc[lo, hi) (a head: k == 0 or a key
+ * unlike the one before); with off non-NULL also writes their positions
+ * from off[at]. Returns the count. */
+static size_t heads_range(const void *kc, size_t ks, size_t lo, size_t hi, uint64_t *off, size_t at) {
+  size_t k, c = 0;
+  if (ks == 4) {
+    const uint32_t *x = (const uint32_t *)kc;
+    for (k = lo; k < hi; k++)
+      if (k == 0 || x[k] != x[k - 1]) {
+        if (off) off[at + c] = k;
+        c++;
+      }
+  } else {
+    const uint64_t *x = (const uint64_t *)kc;
+    for (k = lo; k < hi; k++)
+      if (k == 0 || x[k] != x[k - 1]) {
+        if (off) off[at + c] = k;
+        c++;
+      }
+  }
+  return c;
+}
+
+/* gid[mem[k]] = (rank ? rank[r] : r) for the positions k in [lo, hi) of run r. */
+static void scatter_gid_range(const grp *g, const uint64_t *rank, uint64_t *gid, size_t lo, size_t hi) {
+  size_t k, r;
+  if (lo >= hi) return;
+  r = run_of(g->off, g->G, lo);
+  for (k = lo; k < hi; k++) {
+    while (g->off[r + 1] <= k) r++;
+    gid[g->mem[k]] = rank ? rank[r] : r;
+  }
+}
+
+static tdm_status grp_sort(tdm_ctx *ctx, const char *fn, const grp_in *in, int order, uint64_t *gid, grp *g) {
+  size_t n = in->na + in->nb, ks = tdm_type_size(in->key_type), cnt[OPS_MAX_CHUNKS + 1], G = 0, r;
+  void *kc = NULL;
+  uint64_t *fr = NULL, *rank = NULL;
+  int P = chunks_for(ctx, n), t;
+  tdm_status st;
+
+  g->n = n;
+  if ((st = take(ctx, fn, n, ks, &kc)) != TDM_OK) goto fail;
+  if ((st = take(ctx, fn, n, 8, (void **)&g->mem)) != TDM_OK) goto fail;
+  canon_copy(ctx, in->a, kc, 0, ks, in->na, in->numeric);
+  if (in->nb) canon_copy(ctx, in->b, kc, in->na, ks, in->nb, in->numeric);
+  iota(ctx, g->mem, n);
+  if (n > 1 && (st = relabel(fn, tdm__cpu_sort(ctx, in->key_type, kc, TDM_U64, g->mem, n, 0))) != TDM_OK) goto fail;
+
+  TDM__PAR_FOR(P, t, P, cnt[t] = heads_range(kc, ks, chunk(n, P, t), chunk(n, P, t + 1), NULL, 0));
+  for (t = 0; t < P; t++) {
+    size_t c = cnt[t];
+    cnt[t] = G;
+    G += c;
+  }
+  g->G = G;
+  if ((st = take(ctx, fn, G + 1, 8, (void **)&g->off)) != TDM_OK) goto fail;
+  TDM__PAR_FOR(P, t, P, (void)heads_range(kc, ks, chunk(n, P, t), chunk(n, P, t + 1), g->off, cnt[t]));
+  g->off[G] = n;
+  give(ctx, kc, n, ks);
+  kc = NULL;
+
+  if (order == ORDER_FIRST_SEEN && G > 1) {
+    /* Runs by their first index: a sort of (first index, run) pairs. */
+    if ((st = take(ctx, fn, G, 8, (void **)&fr)) != TDM_OK) goto fail;
+    if ((st = take(ctx, fn, G, 8, (void **)&g->ord)) != TDM_OK) goto fail;
+    for (r = 0; r < G; r++) {
+      fr[r] = g->mem[g->off[r]];
+      g->ord[r] = r;
+    }
+    if ((st = relabel(fn, tdm__cpu_sort(ctx, TDM_U64, fr, TDM_U64, g->ord, G, 0))) != TDM_OK) goto fail;
+    give(ctx, fr, G, 8);
+    fr = NULL;
+  }
+  if (gid) {
+    if (g->ord) {
+      if ((st = take(ctx, fn, G, 8, (void **)&rank)) != TDM_OK) goto fail;
+      for (r = 0; r < G; r++) rank[g->ord[r]] = r;
+    }
+    TDM__PAR_FOR(P, t, P, scatter_gid_range(g, rank, gid, chunk(n, P, t), chunk(n, P, t + 1)));
+    give(ctx, rank, G, 8);
+  }
+  return TDM_OK;
+fail:
+  give(ctx, kc, n, ks);
+  give(ctx, fr, G, 8);
+  grp_free(ctx, g);
+  return st;
+}
+
+static tdm_status grp_hash(tdm_ctx *ctx, const char *fn, const grp_in *in, int order, uint64_t *gid_out, grp *g) {
+  size_t n = in->na + in->nb, ks = tdm_type_size(in->key_type), G = 0, got, i;
+  tdm_type bits_type = ks == 4 ? TDM_U32 : TDM_U64;
+  int copy = in->numeric || in->nb > 0;
+  const void *kc = in->a;
+  void *kcopy = NULL, *uk = NULL;
+  uint64_t *idx = NULL, *uf = NULL, *cur = NULL, *gid;
+  tdm_hash *h = NULL;
+  tdm_hash_opts ho;
+  tdm_status st;
+
+  g->n = n;
+  if (copy) {
+    if ((st = take(ctx, fn, n, ks, &kcopy)) != TDM_OK) goto fail;
+    canon_copy(ctx, in->a, kcopy, 0, ks, in->na, in->numeric);
+    if (in->nb) canon_copy(ctx, in->b, kcopy, in->na, ks, in->nb, in->numeric);
+    kc = kcopy;
+  }
+  if ((st = take(ctx, fn, n, 8, (void **)&idx)) != TDM_OK) goto fail;
+  iota(ctx, idx, n);
+  memset(&ho, 0, sizeof ho);
+  ho.key_type = bits_type;
+  ho.value_type = TDM_U64;
+  ho.capacity = 1024;
+  ho.on_duplicate = TDM_DUP_KEEP_FIRST;
+  if ((st = relabel(fn, tdm_hash_create(ctx, &ho, &h))) != TDM_OK) goto fail;
+  /* Each distinct key with its first index (KEEP_FIRST: lowest index wins). */
+  if ((st = relabel(fn, tdm_hash_insert(h, kc, idx, n))) != TDM_OK) goto fail;
+  G = tdm_hash_size(h);
+  if ((st = take(ctx, fn, G, ks, &uk)) != TDM_OK) goto fail;
+  if ((st = take(ctx, fn, G, 8, (void **)&uf)) != TDM_OK) goto fail;
+  if ((st = relabel(fn, tdm_hash_export(h, uk, uf, G, &got))) != TDM_OK) goto fail;
+  /* The distinct keys in output order; the slot order is the table's own. */
+  if (G > 1 && order == ORDER_ASC)
+    st = tdm__cpu_sort(ctx, in->key_type, uk, TDM_U64, uf, G, 0);
+  else if (G > 1 && order == ORDER_FIRST_SEEN)
+    st = tdm__cpu_sort(ctx, TDM_U64, uf, bits_type, uk, G, 0);
+  if ((st = relabel(fn, st)) != TDM_OK) goto fail;
+  /* Number them: group g is the g-th key in that order. */
+  if ((st = relabel(fn, tdm_hash_clear(h))) != TDM_OK) goto fail;
+  for (i = 0; i < G; i++) idx[i] = i;
+  if ((st = relabel(fn, tdm_hash_insert(h, uk, idx, G))) != TDM_OK) goto fail;
+  gid = gid_out ? gid_out : idx;
+  if ((st = relabel(fn, tdm_hash_find(h, kc, gid, NULL, n))) != TDM_OK) goto fail;
+  tdm_hash_destroy(h);
+  h = NULL;
+  give(ctx, uk, G, ks);
+  give(ctx, uf, G, 8);
+  uk = uf = NULL;
+  give(ctx, kcopy, n, ks);
+  kcopy = NULL;
+
+  /* Counting sort by group: offsets from the counts, then the indices in
+   * input order, so each group lists its members ascending. */
+  g->G = G;
+  if ((st = take(ctx, fn, G + 1, 8, (void **)&g->off)) != TDM_OK) goto fail;
+  if ((st = take(ctx, fn, G, 8, (void **)&cur)) != TDM_OK) goto fail;
+  if (gid_out) {
+    give(ctx, idx, n, 8);
+    idx = NULL;
+  }
+  if ((st = take(ctx, fn, n, 8, (void **)&g->mem)) != TDM_OK) goto fail;
+  memset(g->off, 0, (G + 1) * 8);
+  for (i = 0; i < n; i++) g->off[gid[i] + 1]++;
+  for (i = 0; i < G; i++) g->off[i + 1] += g->off[i];
+  memcpy(cur, g->off, G * 8);
+  for (i = 0; i < n; i++) g->mem[cur[gid[i]]++] = i;
+  give(ctx, cur, G, 8);
+  give(ctx, idx, n, 8);
+  return TDM_OK;
+fail:
+  if (h) tdm_hash_destroy(h);
+  give(ctx, kcopy, n, ks);
+  give(ctx, idx, n, 8);
+  give(ctx, uk, G, ks);
+  give(ctx, uf, G, 8);
+  give(ctx, cur, G, 8);
+  grp_free(ctx, g);
+  return st;
+}
+
+/* Groups the keys of in with method; gid (n entries, may be NULL) receives
+ * each key's output group. */
+static tdm_status grp_build(tdm_ctx *ctx, const char *fn, const grp_in *in, int order, int method, uint64_t *gid,
+                            grp *g) {
+  memset(g, 0, sizeof *g);
+  return method == TDM__OPS_HASH ? grp_hash(ctx, fn, in, order, gid, g) : grp_sort(ctx, fn, in, order, gid, g);
+}
+
+static size_t grp_at(const grp *g, size_t out_pos) { return g->ord ? (size_t)g->ord[out_pos] : out_pos; }
+
+static void copy_key(void *dst, size_t d, const void *src, size_t s, size_t ks) {
+  if (ks == 4) ((uint32_t *)dst)[d] = ((const uint32_t *)src)[s];
+  else ((uint64_t *)dst)[d] = ((const uint64_t *)src)[s];
+}
+
+/* ---- unique ------------------------------------------------------------- */
+
+static void unique_range(const grp *g, const tdm__unique_args *a, size_t ks, size_t lo, size_t hi) {
+  size_t p;
+  for (p = lo; p < hi; p++) {
+    size_t r = grp_at(g, p), s = g->off[r], f = g->mem[s];
+    if (a->unique_out) copy_key(a->unique_out, p, a->keys, f, ks);
+    if (a->first_index_out) a->first_index_out[p] = f;
+    if (a->counts_out) a->counts_out[p] = g->off[r + 1] - s;
+  }
+}
+
+static tdm_status ops_unique(tdm_ctx *ctx, const tdm__unique_args *a, int method) {
+  static const char fn[] = "tdm_unique";
+  grp_in in = {a->key_type, a->keys, NULL, a->n, 0, a->numeric};
+  grp g;
+  size_t ks = tdm_type_size(a->key_type);
+  int P, t;
+  tdm_status st = grp_build(ctx, fn, &in, a->first_seen ? ORDER_FIRST_SEEN : ORDER_ASC, method, a->inverse_out, &g);
+  if (st != TDM_OK) return st;
+  P = chunks_for(ctx, g.G);
+  TDM__PAR_FOR(P, t, P, unique_range(&g, a, ks, chunk(g.G, P, t), chunk(g.G, P, t + 1)));
+  *a->n_unique_out = g.G;
+  grp_free(ctx, &g);
+  return TDM_OK;
+}
+
+/* ---- group_reduce ------------------------------------------------------- */
+
+static int value_kind(tdm_type t) {
+  switch (t) {
+  case TDM_I32: case TDM_I64: return TDM__OPS_V_SINT;
+  case TDM_F32: return TDM__OPS_V_F32;
+  case TDM_F64: return TDM__OPS_V_F64;
+  default: return TDM__OPS_V_UINT;
+  }
+}
+
+/* Reduces group r (members mem[s..e), ascending) into out[p]. */
+#define OPS_FOLD(W)                                                                                              \
+  static void fold##W(const tdm__group_args *a, const uint64_t *mem, size_t s, size_t e, size_t p) {            \
+    const uint##W##_t *v = (const uint##W##_t *)a->values;                                                     \
+    int vk = value_kind(a->value_type), kind = tdm__key_kind(a->value_type);                                  \
+    size_t k;                                                                                                   \
+    uint##W##_t acc = v[mem[s]];                                                                               \
+    switch (a->agg) {                                                                                           \
+    case TDM_AGG_SUM:                                                                                           \
+      for (k = s + 1; k < e; k++) acc = tdm__ops_add##W(acc, v[mem[k]], vk);                                   \
+      break;                                                                                                    \
+    case TDM_AGG_MIN:                                                                                           \
+      for (k = s + 1; k < e; k++) acc = tdm__ops_min##W(acc, v[mem[k]], kind);                                 \
+      break;                                                                                                    \
+    case TDM_AGG_MAX:                                                                                           \
+      for (k = s + 1; k < e; k++) acc = tdm__ops_max##W(acc, v[mem[k]], kind);                                 \
+      break;                                                                                                    \
+    case TDM_AGG_LAST: acc = v[mem[e - 1]]; break;                                                              \
+    case TDM_AGG_MEAN: {                                                                                        \
+      double m = tdm__ops_to_f64_##W(acc, vk);                                                                 \
+      for (k = s + 1; k < e; k++) m += tdm__ops_to_f64_##W(v[mem[k]], vk);                                     \
+      ((double *)a->values_out)[p] = m / (double)(e - s);                                                       \
+      return;                                                                                                   \
+    }                                                                                                           \
+    default: break; /* FIRST */                                                                                 \
+    }                                                                                                           \
+    ((uint##W##_t *)a->values_out)[p] = acc;                                                                   \
+  }
+OPS_FOLD(32)
+OPS_FOLD(64)
+#undef OPS_FOLD
+
+static void reduce_range(const grp *g, const tdm__group_args *a, size_t ks, size_t lo, size_t hi) {
+  size_t p;
+  for (p = lo; p < hi; p++) {
+    size_t r = grp_at(g, p), s = g->off[r], e = g->off[r + 1];
+    if (a->keys_out) copy_key(a->keys_out, p, a->keys, g->mem[s], ks);
+    if (a->agg == TDM_AGG_COUNT) ((uint64_t *)a->values_out)[p] = e - s;
+    else if (tdm_type_size(a->value_type) == 4) fold32(a, g->mem, s, e, p);
+    else fold64(a, g->mem, s, e, p);
+  }
+}
+
+static tdm_status ops_group_reduce(tdm_ctx *ctx, const tdm__group_args *a, int method) {
+  static const char fn[] = "tdm_group_reduce";
+  grp_in in = {a->key_type, a->keys, NULL, a->n, 0, a->numeric};
+  grp g;
+  size_t ks = tdm_type_size(a->key_type);
+  int P, t;
+  tdm_status st = grp_build(ctx, fn, &in, a->first_seen ? ORDER_FIRST_SEEN : ORDER_ASC, method, NULL, &g);
+  if (st != TDM_OK) return st;
+  /* Split by groups: each group is folded by one thread in input order. */
+  P = chunks_for(ctx, g.G);
+  if (P < chunks_for(ctx, a->n) && g.G >= (size_t)chunks_for(ctx, a->n)) P = chunks_for(ctx, a->n);
+  TDM__PAR_FOR(P, t, P, reduce_range(&g, a, ks, chunk(g.G, P, t), chunk(g.G, P, t + 1)));
+  *a->n_groups_out = g.G;
+  grp_free(ctx, &g);
+  return TDM_OK;
+}
+
+/* ---- isin --------------------------------------------------------------- */
+
+/* 1 if the canonical key q is among the m sorted canonical keys s. */
+static int sorted_has32(const uint32_t *s, size_t m, uint32_t q, int kind) {
+  size_t lo = 0, hi = m;
+  uint32_t qb = tdm__bits32_from_key(q, kind);
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (tdm__bits32_from_key(s[mid], kind) < qb) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < m && s[lo] == q;
+}
+static int sorted_has64(const uint64_t *s, size_t m, uint64_t q, int kind) {
+  size_t lo = 0, hi = m;
+  uint64_t qb = tdm__bits64_from_key(q, kind);
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (tdm__bits64_from_key(s[mid], kind) < qb) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < m && s[lo] == q;
+}
+
+static void search_range(const tdm__isin_args *a, const void *sc, size_t lo, size_t hi) {
+  size_t i;
+  int kind = tdm__key_kind(a->key_type);
+  if (tdm_type_size(a->key_type) == 4)
+    for (i = lo; i < hi; i++)
+      a->found_out[i] = (uint8_t)sorted_has32((const uint32_t *)sc, a->m,
+                                              tdm__ops_canon32(((const uint32_t *)a->queries)[i], a->numeric), kind);
+  else
+    for (i = lo; i < hi; i++)
+      a->found_out[i] = (uint8_t)sorted_has64((const uint64_t *)sc, a->m,
+                                              tdm__ops_canon64(((const uint64_t *)a->queries)[i], a->numeric), kind);
+}
+
+static tdm_status ops_isin(tdm_ctx *ctx, const tdm__isin_args *a, int method) {
+  static const char fn[] = "tdm_isin";
+  size_t ks = tdm_type_size(a->key_type);
+  tdm_type bits_type = ks == 4 ? TDM_U32 : TDM_U64;
+  void *sc = NULL, *qc = NULL;
+  tdm_hash *h = NULL;
+  tdm_hash_opts ho;
+  int P, t;
+  tdm_status st;
+
+  if (a->m == 0) {
+    memset(a->found_out, 0, a->n);
+    return TDM_OK;
+  }
+  if ((st = take(ctx, fn, a->m, ks, &sc)) != TDM_OK) return st;
+  canon_copy(ctx, a->set, sc, 0, ks, a->m, a->numeric);
+  if (method == TDM__OPS_SORT) {
+    if (a->m > 1 && (st = relabel(fn, tdm__cpu_sort(ctx, a->key_type, sc, a->key_type, NULL, a->m, 0))) != TDM_OK)
+      goto done;
+    P = chunks_for(ctx, a->n);
+    TDM__PAR_FOR(P, t, P, search_range(a, sc, chunk(a->n, P, t), chunk(a->n, P, t + 1)));
+    goto done;
+  }
+  memset(&ho, 0, sizeof ho);
+  ho.key_type = bits_type;
+  ho.value_type = bits_type;
+  ho.capacity = a->m;
+  ho.on_duplicate = TDM_DUP_KEEP_FIRST;
+  if ((st = relabel(fn, tdm_hash_create(ctx, &ho, &h))) != TDM_OK) goto done;
+  /* The table's values are never read: the keys serve as values too. */
+  if ((st = relabel(fn, tdm_hash_insert(h, sc, sc, a->m))) != TDM_OK) goto done;
+  if (a->numeric) {
+    if ((st = take(ctx, fn, a->n, ks, &qc)) != TDM_OK) goto done;
+    canon_copy(ctx, a->queries, qc, 0, ks, a->n, 1);
+  }
+  st = relabel(fn, tdm_hash_find(h, qc ? qc : a->queries, NULL, a->found_out, a->n));
+done:
+  if (h) tdm_hash_destroy(h);
+  give(ctx, qc, a->n, ks);
+  give(ctx, sc, a->m, ks);
+  return st;
+}
+
+/* ---- join --------------------------------------------------------------- */
+
+/* Per left row i: its right matches are mem[ms[i] .. ms[i] + mc[i]). */
+typedef struct join_work {
+  const grp *g;
+  size_t nr;
+  uint64_t *ms, *mc;
+  uint64_t *o; /* n_left + 1 output offsets */
+} join_work;
+
+/* Members of a group are ascending and the right keys come first in the
+ * grouped input, so a group's right rows are a prefix of its members. */
+static void join_match_range(const join_work *w, size_t lo, size_t hi) {
+  const grp *g = w->g;
+  size_t k, r, rc = 0, rs = 0, have = 0;
+  if (lo >= hi) return;
+  r = run_of(g->off, g->G, lo);
+  for (k = lo; k < hi; k++) {
+    uint64_t i = g->mem[k];
+    while (g->off[r + 1] <= k) r++, have = 0;
+    if (i < w->nr) continue;
+    if (!have || rs != g->off[r]) {
+      size_t a = g->off[r], b = g->off[r + 1];
+      rs = a; /* first member not below nr, by bisection */
+      while (a < b) {
+        size_t mid = a + (b - a) / 2;
+        if (g->mem[mid] < w->nr) a = mid + 1;
+        else b = mid;
+      }
+      rc = a - rs;
+      have = 1;
+    }
+    w->ms[i - w->nr] = rs;
+    w->mc[i - w->nr] = rc;
+  }
+}
+
+static uint64_t join_rows(int kind, uint64_t mc) {
+  switch (kind) {
+  case TDM_JOIN_INNER: return mc;
+  case TDM_JOIN_LEFT: return mc ? mc : 1;
+  case TDM_JOIN_SEMI: return mc != 0;
+  default: return mc == 0;
+  }
+}
+
+static uint64_t join_count_range(const join_work *w, int kind, size_t lo, size_t hi) {
+  size_t i;
+  uint64_t s = 0;
+  for (i = lo; i < hi; i++) s += join_rows(kind, w->mc[i]);
+  return s;
+}
+
+static void join_offsets_range(const join_work *w, int kind, uint64_t base, size_t lo, size_t hi) {
+  size_t i;
+  for (i = lo; i < hi; i++) {
+    w->o[i] = base;
+    base += join_rows(kind, w->mc[i]);
+  }
+}
+
+static void join_fill_range(const join_work *w, const tdm__join_args *a, size_t lo, size_t hi) {
+  size_t i, t;
+  for (i = lo; i < hi; i++) {
+    uint64_t at = w->o[i], mc = w->mc[i];
+    if (a->kind == TDM_JOIN_SEMI || a->kind == TDM_JOIN_ANTI) {
+      if (join_rows(a->kind, mc)) a->left_out[at] = i;
+      continue;
+    }
+    for (t = 0; t < mc; t++) {
+      a->left_out[at + t] = i;
+      if (a->right_out) a->right_out[at + t] = w->g->mem[w->ms[i] + t];
+    }
+    if (!mc && a->kind == TDM_JOIN_LEFT) {
+      a->left_out[at] = i;
+      if (a->right_out) a->right_out[at] = TDM_NO_MATCH;
+    }
+  }
+}
+
+static tdm_status ops_join(tdm_ctx *ctx, const tdm__join_args *a, int method) {
+  static const char fn[] = "tdm_join";
+  grp_in in = {a->key_type, a->right, a->left, a->n_right, a->n_left, a->numeric};
+  grp g;
+  join_work w;
+  size_t nl = a->n_left, cnt[OPS_MAX_CHUNKS + 1];
+  uint64_t total = 0;
+  int P = chunks_for(ctx, nl + a->n_right), Q = chunks_for(ctx, nl), t;
+  tdm_status st;
+
+  memset(&w, 0, sizeof w);
+  if ((st = grp_build(ctx, fn, &in, ORDER_ANY, method, NULL, &g)) != TDM_OK) return st;
+  w.g = &g;
+  w.nr = a->n_right;
+  if ((st = take(ctx, fn, nl, 8, (void **)&w.ms)) != TDM_OK) goto done;
+  if ((st = take(ctx, fn, nl, 8, (void **)&w.mc)) != TDM_OK) goto done;
+  if ((st = take(ctx, fn, nl + 1, 8, (void **)&w.o)) != TDM_OK) goto done;
+  TDM__PAR_FOR(P, t, P, join_match_range(&w, chunk(g.n, P, t), chunk(g.n, P, t + 1)));
+  TDM__PAR_FOR(Q, t, Q, cnt[t] = join_count_range(&w, a->kind, chunk(nl, Q, t), chunk(nl, Q, t + 1)));
+  for (t = 0; t < Q; t++) {
+    uint64_t c = cnt[t];
+    cnt[t] = total;
+    total += c;
+  }
+  *a->n_out = total;
+  if (total > a->cap) {
+    st = tdm__fail(TDM_ERR_CAPACITY, "%s: the join has %llu rows but cap is %zu; *n_out holds the size needed", fn,
+                   (unsigned long long)total, a->cap);
+    goto done;
+  }
+  TDM__PAR_FOR(Q, t, Q, join_offsets_range(&w, a->kind, cnt[t], chunk(nl, Q, t), chunk(nl, Q, t + 1)));
+  w.o[nl] = total;
+  TDM__PAR_FOR(Q, t, Q, join_fill_range(&w, a, chunk(nl, Q, t), chunk(nl, Q, t + 1)));
+done:
+  give(ctx, w.ms, nl, 8);
+  give(ctx, w.mc, nl, 8);
+  give(ctx, w.o, nl + 1, 8);
+  grp_free(ctx, &g);
+  return st;
+}
+
+/* ---- sample ------------------------------------------------------------- */
+
+static tdm_status ops_sample(tdm_ctx *ctx, const void *keys, size_t ks, size_t n, size_t s, void *out) {
+  size_t i;
+  (void)ctx;
+  for (i = 0; i < s; i++) copy_key(out, i, keys, i * (n / s) + i * (n % s) / s, ks);
+  return TDM_OK;
+}
+
+const tdm__ops_ops tdm__ops_cpu_ops = {
+    .sample = ops_sample,
+    .unique = ops_unique,
+    .group_reduce = ops_group_reduce,
+    .isin = ops_isin,
+    .join = ops_join,
+};

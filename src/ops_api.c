@@ -1,0 +1,319 @@
+/*
+ * ops_api.c: the public data operations (tandem/ops.h). Arguments are
+ * checked here, the method (hashing or sorting) is picked here from a sample
+ * of the keys, and the call goes to the context's backend table
+ * (tdm__ops_ops), which runs it with that method.
+ *
+ * The method rule (docs/design.md has the measurements): hashing pays while
+ * the table of distinct keys stays in cache, where a probe costs a few
+ * nanoseconds; past that each probe is a cache miss, and a radix sort, which
+ * streams through memory, wins (numpy measured the same on 10^7 random
+ * floats, numpy#25596). So a call estimates its number of distinct keys from
+ * a fixed sample and hashes when the estimate is at most OPS_HASH_MAX_GROUPS.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "tandem/detail/ops_keys.h"
+
+int tdm__ops_force_method = TDM__OPS_AUTO;
+
+/* Keys in the sample the estimate looks at. */
+#define OPS_SAMPLE 1024u
+/* Hash when at most this many distinct keys are expected. */
+#define OPS_HASH_MAX_GROUPS ((size_t)1 << 16)
+/* Inputs this small are sorted: a sort of a few thousand keys is cheaper
+ * than creating a table. */
+#define OPS_SMALL_N ((size_t)2048)
+/* tdm_isin binary-searches a sorted set of at most this many keys (it stays
+ * in L1) and hashes a larger one. */
+#define OPS_ISIN_SORT_MAX_SET ((size_t)64)
+
+/* ---- argument checks ---------------------------------------------------- */
+
+/* One array argument, for the overlap checks. */
+typedef struct ops_arr {
+  const char *what;
+  const void *p;
+  size_t bytes;
+} ops_arr;
+
+static tdm_status check_disjoint(const char *fn, const ops_arr *a, int na) {
+  int i, j;
+  for (i = 0; i < na; i++)
+    for (j = i + 1; j < na; j++)
+      if (a[i].p && a[j].p && tdm__overlap(a[i].p, a[i].bytes, a[j].p, a[j].bytes))
+        return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: %s and %s overlap", fn, a[i].what, a[j].what);
+  return TDM_OK;
+}
+
+static tdm_status check_start(tdm_ctx *ctx, const char *fn, tdm_type key_type, unsigned flags, unsigned allowed) {
+  tdm_status st = tdm__check_ctx(ctx, fn);
+  if (st != TDM_OK) return st;
+  if (!tdm__type_valid(key_type))
+    return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: key_type %d is not a tdm_type", fn, (int)key_type);
+  if (flags & ~allowed)
+    return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: unknown flag bits 0x%x (this call takes 0x%x)", fn,
+                     flags & ~allowed, allowed);
+  if (!ctx->be->ops)
+    return tdm__fail(TDM_ERR_UNSUPPORTED, "%s: the data operations are not available on the %s backend", fn,
+                     ctx->backend == TDM_BACKEND_CUDA ? "CUDA" : "CPU");
+  return TDM_OK;
+}
+
+/* An optional output of n elements: checked when non-NULL. */
+static tdm_status check_opt(const tdm_ctx *ctx, const char *fn, const char *what, const void *p, size_t n,
+                            size_t elem, size_t *bytes) {
+  *bytes = 0;
+  if (!p) return TDM_OK;
+  return tdm__check_array(ctx, fn, what, p, n, elem, bytes);
+}
+
+static tdm_status check_size_out(const char *fn, const char *what, const size_t *p) {
+  if (!p) return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, what);
+  if (tdm__is_device_ptr(p))
+    return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: %s must be host memory", fn, what);
+  return TDM_OK;
+}
+
+static int is_float(tdm_type t) { return t == TDM_F32 || t == TDM_F64; }
+
+/* ---- method rule -------------------------------------------------------- */
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Estimated distinct keys among n from the sample s of them: the GEE
+ * estimator (Charikar et al., 2000), sqrt(n / s) * f1 + (d - f1), where d is
+ * the sample's distinct count and f1 the keys seen once. It scales the
+ * singletons, the keys a sample under-represents, and keeps the repeated
+ * ones, so an all-distinct sample reads as about sqrt(n * s) and a sample of
+ * a few hot keys as their number. */
+static double estimate_distinct(uint64_t *sample, size_t s, size_t n) {
+  size_t i = 0, d = 0, f1 = 0;
+  qsort(sample, s, sizeof *sample, cmp_u64);
+  while (i < s) {
+    size_t j = i + 1;
+    while (j < s && sample[j] == sample[i]) j++;
+    d++;
+    f1 += (j - i == 1);
+    i = j;
+  }
+  return sqrt((double)n / (double)s) * (double)f1 + (double)(d - f1);
+}
+
+/* The method for a call whose equal keys are found among n keys at keys
+ * (canonical under numeric). */
+static tdm_status pick_method(tdm_ctx *ctx, tdm_type key_type, const void *keys, size_t n, int numeric,
+                              int *method) {
+  uint64_t sample[OPS_SAMPLE];
+  size_t ks = tdm_type_size(key_type), s = n < OPS_SAMPLE ? n : OPS_SAMPLE, i;
+  tdm_status st;
+  if (tdm__ops_force_method != TDM__OPS_AUTO) {
+    *method = tdm__ops_force_method;
+    return TDM_OK;
+  }
+  if (n <= OPS_SMALL_N) {
+    *method = TDM__OPS_SORT;
+    return TDM_OK;
+  }
+  if ((st = ctx->be->ops->sample(ctx, keys, ks, n, s, sample)) != TDM_OK) return st;
+  /* Widen 4-byte samples in place, from the top so nothing is overwritten
+   * before it is read, and bring them to their canonical form. */
+  for (i = s; i-- > 0;) {
+    uint64_t v = ks == 4 ? (uint64_t)tdm__ops_canon32(((const uint32_t *)sample)[i], numeric)
+                         : tdm__ops_canon64(sample[i], numeric);
+    sample[i] = v;
+  }
+  *method = estimate_distinct(sample, s, n) <= (double)OPS_HASH_MAX_GROUPS ? TDM__OPS_HASH : TDM__OPS_SORT;
+  return TDM_OK;
+}
+
+/* ---- the calls ---------------------------------------------------------- */
+
+tdm_status tdm_unique(tdm_ctx *ctx, tdm_type key_type, const void *keys, size_t n, unsigned flags,
+                      void *unique_out, uint64_t *first_index_out, uint64_t *counts_out, uint64_t *inverse_out,
+                      size_t *n_unique_out) {
+  static const char fn[] = "tdm_unique";
+  tdm__unique_args a;
+  ops_arr arr[6];
+  size_t ks, kb, ub, fb, cb, ib;
+  int method;
+  tdm_status st = check_start(ctx, fn, key_type, flags, TDM_EQ_NUMERIC | TDM_ORDER_FIRST_SEEN);
+  if (st != TDM_OK) return st;
+  ks = tdm_type_size(key_type);
+  if ((st = tdm__check_array(ctx, fn, "keys", keys, n, ks, &kb)) != TDM_OK) return st;
+  if ((st = check_opt(ctx, fn, "unique_out", unique_out, n, ks, &ub)) != TDM_OK) return st;
+  if ((st = check_opt(ctx, fn, "first_index_out", first_index_out, n, 8, &fb)) != TDM_OK) return st;
+  if ((st = check_opt(ctx, fn, "counts_out", counts_out, n, 8, &cb)) != TDM_OK) return st;
+  if ((st = check_opt(ctx, fn, "inverse_out", inverse_out, n, 8, &ib)) != TDM_OK) return st;
+  if ((st = check_size_out(fn, "n_unique_out", n_unique_out)) != TDM_OK) return st;
+  arr[0] = (ops_arr){"keys", keys, kb};
+  arr[1] = (ops_arr){"unique_out", unique_out, ub};
+  arr[2] = (ops_arr){"first_index_out", first_index_out, fb};
+  arr[3] = (ops_arr){"counts_out", counts_out, cb};
+  arr[4] = (ops_arr){"inverse_out", inverse_out, ib};
+  arr[5] = (ops_arr){"n_unique_out", n_unique_out, sizeof *n_unique_out};
+  if ((st = check_disjoint(fn, arr, 6)) != TDM_OK) return st;
+  if (n == 0) {
+    *n_unique_out = 0;
+    return TDM_OK;
+  }
+  a.key_type = key_type;
+  a.keys = keys;
+  a.n = n;
+  a.numeric = (flags & TDM_EQ_NUMERIC) && is_float(key_type);
+  a.first_seen = (flags & TDM_ORDER_FIRST_SEEN) != 0;
+  a.unique_out = unique_out;
+  a.first_index_out = first_index_out;
+  a.counts_out = counts_out;
+  a.inverse_out = inverse_out;
+  a.n_unique_out = n_unique_out;
+  if ((st = pick_method(ctx, key_type, keys, n, a.numeric, &method)) != TDM_OK) return st;
+  return ctx->be->ops->unique(ctx, &a, method);
+}
+
+tdm_status tdm_isin(tdm_ctx *ctx, tdm_type key_type, const void *queries, size_t n, const void *set, size_t m,
+                    unsigned flags, uint8_t *found_out) {
+  static const char fn[] = "tdm_isin";
+  tdm__isin_args a;
+  ops_arr arr[3];
+  size_t ks, qb, sb, fb;
+  int method;
+  tdm_status st = check_start(ctx, fn, key_type, flags, TDM_EQ_NUMERIC);
+  if (st != TDM_OK) return st;
+  ks = tdm_type_size(key_type);
+  if ((st = tdm__check_array(ctx, fn, "queries", queries, n, ks, &qb)) != TDM_OK) return st;
+  if ((st = tdm__check_array(ctx, fn, "set", set, m, ks, &sb)) != TDM_OK) return st;
+  if ((st = tdm__check_array(ctx, fn, "found_out", found_out, n, 1, &fb)) != TDM_OK) return st;
+  /* queries and set may be the same array: both are only read. */
+  arr[0] = (ops_arr){"queries", queries, qb};
+  arr[1] = (ops_arr){"found_out", found_out, fb};
+  arr[2] = (ops_arr){"set", set, sb};
+  if ((st = check_disjoint(fn, arr, 2)) != TDM_OK) return st;
+  if ((st = check_disjoint(fn, arr + 1, 2)) != TDM_OK) return st;
+  if (n == 0) return TDM_OK;
+  a.key_type = key_type;
+  a.queries = queries;
+  a.set = set;
+  a.n = n;
+  a.m = m;
+  a.numeric = (flags & TDM_EQ_NUMERIC) && is_float(key_type);
+  a.found_out = found_out;
+  /* A lookup never needs order, so the set's cardinality does not matter
+   * the way it does for grouping: a table of the set answers each query with
+   * one probe, a sorted set with log2(m) dependent reads. */
+  method = tdm__ops_force_method != TDM__OPS_AUTO ? tdm__ops_force_method
+           : m <= OPS_ISIN_SORT_MAX_SET          ? TDM__OPS_SORT
+                                                 : TDM__OPS_HASH;
+  return ctx->be->ops->isin(ctx, &a, method);
+}
+
+tdm_status tdm_group_reduce(tdm_ctx *ctx, tdm_type key_type, const void *keys, tdm_type value_type,
+                            const void *values, size_t n, tdm_agg agg, unsigned flags, void *keys_out,
+                            void *values_out, size_t *n_groups_out) {
+  static const char fn[] = "tdm_group_reduce";
+  tdm__group_args a;
+  ops_arr arr[5];
+  size_t ks, vs = 0, os, kb, vb = 0, kob, vob;
+  int method;
+  tdm_status st = check_start(ctx, fn, key_type, flags, TDM_EQ_NUMERIC | TDM_ORDER_FIRST_SEEN);
+  if (st != TDM_OK) return st;
+  if ((int)agg < TDM_AGG_COUNT || (int)agg > TDM_AGG_MEAN)
+    return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: agg %d is not a tdm_agg", fn, (int)agg);
+  ks = tdm_type_size(key_type);
+  if ((st = tdm__check_array(ctx, fn, "keys", keys, n, ks, &kb)) != TDM_OK) return st;
+  if (agg != TDM_AGG_COUNT) {
+    if (!tdm__type_valid(value_type))
+      return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: value_type %d is not a tdm_type", fn, (int)value_type);
+    vs = tdm_type_size(value_type);
+    if ((st = tdm__check_array(ctx, fn, "values", values, n, vs, &vb)) != TDM_OK) return st;
+  }
+  os = agg == TDM_AGG_COUNT || agg == TDM_AGG_MEAN ? 8 : vs;
+  if ((st = check_opt(ctx, fn, "keys_out", keys_out, n, ks, &kob)) != TDM_OK) return st;
+  if ((st = tdm__check_array(ctx, fn, "values_out", values_out, n, os, &vob)) != TDM_OK) return st;
+  if ((st = check_size_out(fn, "n_groups_out", n_groups_out)) != TDM_OK) return st;
+  arr[0] = (ops_arr){"keys", keys, kb};
+  arr[1] = (ops_arr){"values", agg == TDM_AGG_COUNT ? NULL : values, vb};
+  arr[2] = (ops_arr){"keys_out", keys_out, kob};
+  arr[3] = (ops_arr){"values_out", values_out, vob};
+  arr[4] = (ops_arr){"n_groups_out", n_groups_out, sizeof *n_groups_out};
+  /* The inputs are only read: keys and values may share memory. */
+  if ((st = check_disjoint(fn, arr + 1, 4)) != TDM_OK) return st;
+  arr[1] = arr[0];
+  if ((st = check_disjoint(fn, arr + 1, 4)) != TDM_OK) return st;
+  if (n == 0) {
+    *n_groups_out = 0;
+    return TDM_OK;
+  }
+  a.key_type = key_type;
+  a.value_type = agg == TDM_AGG_COUNT ? TDM_U64 : value_type;
+  a.keys = keys;
+  a.values = agg == TDM_AGG_COUNT ? NULL : values;
+  a.n = n;
+  a.agg = (int)agg;
+  a.numeric = (flags & TDM_EQ_NUMERIC) && is_float(key_type);
+  a.first_seen = (flags & TDM_ORDER_FIRST_SEEN) != 0;
+  a.keys_out = keys_out;
+  a.values_out = values_out;
+  a.n_groups_out = n_groups_out;
+  if ((st = pick_method(ctx, key_type, keys, n, a.numeric, &method)) != TDM_OK) return st;
+  return ctx->be->ops->group_reduce(ctx, &a, method);
+}
+
+tdm_status tdm_join(tdm_ctx *ctx, tdm_join_kind kind, tdm_type key_type, const void *left_keys, size_t n_left,
+                    const void *right_keys, size_t n_right, unsigned flags, uint64_t *left_index_out,
+                    uint64_t *right_index_out, size_t cap, size_t *n_out) {
+  static const char fn[] = "tdm_join";
+  tdm__join_args a;
+  ops_arr arr[5];
+  size_t ks, lb, rb, lob, rob;
+  int method, pairs;
+  tdm_status st = check_start(ctx, fn, key_type, flags, TDM_EQ_NUMERIC);
+  if (st != TDM_OK) return st;
+  if ((int)kind < TDM_JOIN_INNER || (int)kind > TDM_JOIN_ANTI)
+    return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: kind %d is not a tdm_join_kind", fn, (int)kind);
+  pairs = kind == TDM_JOIN_INNER || kind == TDM_JOIN_LEFT;
+  ks = tdm_type_size(key_type);
+  if ((st = tdm__check_array(ctx, fn, "left_keys", left_keys, n_left, ks, &lb)) != TDM_OK) return st;
+  if ((st = tdm__check_array(ctx, fn, "right_keys", right_keys, n_right, ks, &rb)) != TDM_OK) return st;
+  if (cap > 0 && !left_index_out)
+    return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: left_index_out is NULL but cap = %zu", fn, cap);
+  if ((st = check_opt(ctx, fn, "left_index_out", left_index_out, cap, 8, &lob)) != TDM_OK) return st;
+  if (!pairs) right_index_out = NULL;
+  if ((st = check_opt(ctx, fn, "right_index_out", right_index_out, cap, 8, &rob)) != TDM_OK) return st;
+  if ((st = check_size_out(fn, "n_out", n_out)) != TDM_OK) return st;
+  arr[0] = (ops_arr){"left_index_out", left_index_out, lob};
+  arr[1] = (ops_arr){"right_index_out", right_index_out, rob};
+  arr[2] = (ops_arr){"n_out", n_out, sizeof *n_out};
+  arr[3] = (ops_arr){"left_keys", left_keys, lb};
+  arr[4] = (ops_arr){"right_keys", right_keys, rb};
+  /* The two key arrays are only read and may be the same. */
+  if ((st = check_disjoint(fn, arr, 4)) != TDM_OK) return st;
+  arr[3] = arr[4];
+  if ((st = check_disjoint(fn, arr, 4)) != TDM_OK) return st;
+  if (n_left == 0) {
+    *n_out = 0;
+    return TDM_OK;
+  }
+  a.kind = (int)kind;
+  a.key_type = key_type;
+  a.left = left_keys;
+  a.right = right_keys;
+  a.n_left = n_left;
+  a.n_right = n_right;
+  a.numeric = (flags & TDM_EQ_NUMERIC) && is_float(key_type);
+  a.left_out = left_index_out;
+  a.right_out = right_index_out;
+  a.cap = cap;
+  a.n_out = n_out;
+  /* Both methods group the right keys and look the left ones up. */
+  method = TDM__OPS_SORT;
+  if (n_right > 0 && (st = pick_method(ctx, key_type, right_keys, n_right, a.numeric, &method)) != TDM_OK)
+    return st;
+  return ctx->be->ops->join(ctx, &a, method);
+}

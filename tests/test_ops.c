@@ -1,0 +1,808 @@
+/*
+ * test_ops.c: the data operations (tandem/ops.h).
+ *
+ *  - ops_props: on every key type, every key distribution of prop.h (boundary
+ *    values: both zeros, NaNs of both signs with payloads, infinities), both
+ *    equalities and both orders, tdm_unique, tdm_group_reduce (every agg, on
+ *    several value types) and tdm_join (every kind) are compared with a plain
+ *    oracle (qsort of (key, index) and nested loops), with each method forced
+ *    (hash, sort) and the library's own choice, on one thread and on all.
+ *    A failing input is shrunk by prop_check.
+ *  - ops_unit: small examples a reader can follow, the float equalities,
+ *    summation order, join capacity (size query, exact refusal, nothing
+ *    written), skew (all equal, one key with 90 % of the rows, 10^4 x 10^4
+ *    matches counted with cap = 0), isin.
+ *  - ops_bad: every argument of every call refused with its status.
+ *  - ops_oom: allocation failure at every allocation point of each call and
+ *    method: the right status, inputs untouched, then the call succeeds.
+ */
+#include <criterion/criterion.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hooks/hooks.h"
+#include "prop.h"
+
+#define OK(call)                                                                                          \
+  do {                                                                                                    \
+    tdm_status s_ = (call);                                                                               \
+    cr_assert(s_ == TDM_OK, "%s -> %s: %s (TANDEM_SEED=%" PRIu64 ")", #call, tdm_status_name(s_),         \
+              tdm_last_error(), prop_seed());                                                             \
+  } while (0)
+
+#define FAILS(st, call)                                                                                   \
+  do {                                                                                                    \
+    tdm_status s_ = (call);                                                                               \
+    cr_assert(s_ == (st), "%s -> %s, expected %s (%s)", #call, tdm_status_name(s_), tdm_status_name(st),  \
+              tdm_last_error());                                                                          \
+    cr_assert(tdm_last_error()[0] != 0, "%s: no message", #call);                                         \
+  } while (0)
+
+
+/* ---- the oracle ------------------------------------------------------------ */
+
+static int is_float(tdm_type t) { return t == TDM_F32 || t == TDM_F64; }
+
+/* Canonical bits of element i under the equality (the rule of ops.h, written
+ * out here independently of the library's helper). */
+static uint64_t canon(tdm_type t, const void *keys, size_t i, int numeric) {
+  if (tdm_type_size(t) == 4) {
+    uint32_t v = ((const uint32_t *)keys)[i];
+    if (numeric && is_float(t)) {
+      float f;
+      memcpy(&f, &v, 4);
+      if (f == 0.0f) v = 0;
+      else if (isnan(f)) v = 0x7fc00000u;
+    }
+    return v;
+  } else {
+    uint64_t v = ((const uint64_t *)keys)[i];
+    if (numeric && is_float(t)) {
+      double f;
+      memcpy(&f, &v, 8);
+      if (f == 0.0) v = 0;
+      else if (isnan(f)) v = 0x7ff8000000000000ull;
+    }
+    return v;
+  }
+}
+
+typedef struct orc {
+  size_t G;
+  uint64_t *first, *count, *inverse; /* G, G, n */
+  size_t **members;                  /* G lists, ascending */
+} orc;
+
+static tdm_type g_sort_type;
+static const uint64_t *g_sort_canon;
+static int cmp_idx(const void *a, const void *b) {
+  size_t x = *(const size_t *)a, y = *(const size_t *)b;
+  uint64_t kx = g_sort_canon[x], ky = g_sort_canon[y];
+  int c;
+  if (tdm_type_size(g_sort_type) == 4) {
+    uint32_t ax = (uint32_t)kx, ay = (uint32_t)ky;
+    c = prop_cmp_keys(g_sort_type, &ax, &ay);
+  } else {
+    c = prop_cmp_keys(g_sort_type, &kx, &ky);
+  }
+  if (c) return c;
+  return (x > y) - (x < y);
+}
+
+static orc oracle(tdm_type t, const void *keys, size_t n, int numeric, int first_seen) {
+  orc o;
+  size_t *idx = malloc((n + 1) * sizeof *idx), i, g, r = 0;
+  uint64_t *cb = malloc((n + 1) * 8);
+  size_t *gorder;
+  memset(&o, 0, sizeof o);
+  for (i = 0; i < n; i++) {
+    cb[i] = canon(t, keys, i, numeric);
+    idx[i] = i;
+  }
+  g_sort_type = t;
+  g_sort_canon = cb;
+  qsort(idx, n, sizeof *idx, cmp_idx);
+  o.first = calloc(n + 1, 8);
+  o.count = calloc(n + 1, 8);
+  o.inverse = calloc(n + 1, 8);
+  o.members = calloc(n + 1, sizeof *o.members);
+  /* Runs in ascending order. */
+  for (i = 0; i < n; i = r) {
+    size_t k;
+    for (r = i; r < n && cb[idx[r]] == cb[idx[i]]; r++) {}
+    o.first[o.G] = idx[i];
+    o.count[o.G] = r - i;
+    o.members[o.G] = malloc((r - i) * sizeof(size_t));
+    for (k = i; k < r; k++) o.members[o.G][k - i] = idx[k];
+    o.G++;
+  }
+  if (first_seen) { /* selection sort of groups by first index: plain */
+    gorder = malloc((o.G + 1) * sizeof *gorder);
+    for (g = 0; g < o.G; g++) gorder[g] = g;
+    for (g = 0; g < o.G; g++) {
+      size_t best = g, h;
+      for (h = g + 1; h < o.G; h++)
+        if (o.first[gorder[h]] < o.first[gorder[best]]) best = h;
+      if (best != g) {
+        size_t tmp = gorder[g];
+        gorder[g] = gorder[best];
+        gorder[best] = tmp;
+      }
+    }
+    {
+      uint64_t *f2 = malloc((o.G + 1) * 8), *c2 = malloc((o.G + 1) * 8);
+      size_t **m2 = malloc((o.G + 1) * sizeof *m2);
+      for (g = 0; g < o.G; g++) {
+        f2[g] = o.first[gorder[g]];
+        c2[g] = o.count[gorder[g]];
+        m2[g] = o.members[gorder[g]];
+      }
+      memcpy(o.first, f2, o.G * 8);
+      memcpy(o.count, c2, o.G * 8);
+      memcpy(o.members, m2, o.G * sizeof *m2);
+      free(f2);
+      free(c2);
+      free(m2);
+    }
+    free(gorder);
+  }
+  for (g = 0; g < o.G; g++)
+    for (i = 0; i < o.count[g]; i++) o.inverse[o.members[g][i]] = g;
+  free(idx);
+  free(cb);
+  return o;
+}
+
+static void oracle_free(orc *o) {
+  size_t g;
+  for (g = 0; g < o->G; g++) free(o->members[g]);
+  free(o->members);
+  free(o->first);
+  free(o->count);
+  free(o->inverse);
+}
+
+/* The oracle's fold of group g for agg, written into out (value bytes). */
+static void oracle_fold(const orc *o, size_t g, tdm_type vt, const void *vals, tdm_agg agg, void *out) {
+  size_t c = o->count[g], k;
+  const size_t *m = o->members[g];
+  size_t vs = tdm_type_size(vt);
+  const char *v = (const char *)vals;
+  if (agg == TDM_AGG_COUNT) {
+    uint64_t x = c;
+    memcpy(out, &x, 8);
+    return;
+  }
+  if (agg == TDM_AGG_FIRST) { memcpy(out, v + m[0] * vs, vs); return; }
+  if (agg == TDM_AGG_LAST) { memcpy(out, v + m[c - 1] * vs, vs); return; }
+  if (agg == TDM_AGG_MIN || agg == TDM_AGG_MAX) {
+    const char *best = v + m[0] * vs;
+    for (k = 1; k < c; k++) {
+      int cmp = prop_cmp_keys(vt, v + m[k] * vs, best);
+      if ((agg == TDM_AGG_MIN && cmp < 0) || (agg == TDM_AGG_MAX && cmp > 0)) best = v + m[k] * vs;
+    }
+    memcpy(out, best, vs);
+    return;
+  }
+  if (agg == TDM_AGG_MEAN) {
+    double s = 0;
+    for (k = 0; k < c; k++) {
+      const char *p = v + m[k] * vs;
+      double x;
+      switch (vt) {
+      case TDM_U32: x = (double)*(const uint32_t *)p; break;
+      case TDM_U64: x = (double)*(const uint64_t *)p; break;
+      case TDM_I32: x = (double)*(const int32_t *)p; break;
+      case TDM_I64: x = (double)*(const int64_t *)p; break;
+      case TDM_F32: x = (double)*(const float *)p; break;
+      default: x = *(const double *)p; break;
+      }
+      s = k ? s + x : x;
+    }
+    s /= (double)c;
+    memcpy(out, &s, 8);
+    return;
+  }
+  /* SUM: wrapping integers, left fold for floats. */
+  switch (vt) {
+  case TDM_U32: case TDM_I32: {
+    uint32_t s = 0;
+    for (k = 0; k < c; k++) s += *(const uint32_t *)(v + m[k] * vs);
+    memcpy(out, &s, 4);
+    break;
+  }
+  case TDM_U64: case TDM_I64: {
+    uint64_t s = 0;
+    for (k = 0; k < c; k++) s += *(const uint64_t *)(v + m[k] * vs);
+    memcpy(out, &s, 8);
+    break;
+  }
+  case TDM_F32: {
+    float s = *(const float *)(v + m[0] * vs);
+    for (k = 1; k < c; k++) s += *(const float *)(v + m[k] * vs);
+    memcpy(out, &s, 4);
+    break;
+  }
+  default: {
+    double s = *(const double *)(v + m[0] * vs);
+    for (k = 1; k < c; k++) s += *(const double *)(v + m[k] * vs);
+    memcpy(out, &s, 8);
+    break;
+  }
+  }
+}
+
+/* ---- the properties -------------------------------------------------------- */
+
+typedef struct env {
+  tdm_type t;
+  unsigned flags;
+  tdm_ctx *ctx[2]; /* one thread, all threads */
+  uint64_t case_id;
+} env;
+
+static const int methods[3] = {TDM_TEST_OPS_HASH, TDM_TEST_OPS_SORT, TDM_TEST_OPS_AUTO};
+
+#define CHECK(cond, ...)                                                                                  \
+  do {                                                                                                    \
+    if (!(cond)) {                                                                                        \
+      snprintf(why, why_len, __VA_ARGS__);                                                                \
+      goto out;                                                                                           \
+    }                                                                                                     \
+  } while (0)
+
+static int unique_property(void *envp, const void *keys, size_t n, char *why, size_t why_len) {
+  env *e = (env *)envp;
+  size_t ks = tdm_type_size(e->t), nu = 0, g, ci, mi;
+  orc o = oracle(e->t, keys, n, (e->flags & TDM_EQ_NUMERIC) != 0, (e->flags & TDM_ORDER_FIRST_SEEN) != 0);
+  char *u = malloc(n * ks + 8);
+  uint64_t *fi = malloc(n * 8 + 8), *cn = malloc(n * 8 + 8), *inv = malloc(n * 8 + 8);
+  int ok = 0;
+  for (ci = 0; ci < 2; ci++)
+    for (mi = 0; mi < 3; mi++) {
+      tdm_status st;
+      tdm_test_ops_method(methods[mi]);
+      st = tdm_unique(e->ctx[ci], e->t, keys, n, e->flags, u, fi, cn, inv, &nu);
+      tdm_test_ops_method(TDM_TEST_OPS_AUTO);
+      CHECK(st == TDM_OK, "tdm_unique: %s: %s", tdm_status_name(st), tdm_last_error());
+      CHECK(nu == o.G, "method %d ctx %zu: %zu groups, oracle %zu", methods[mi], ci, nu, o.G);
+      for (g = 0; g < o.G; g++) {
+        CHECK(fi[g] == o.first[g], "method %d ctx %zu: group %zu first %" PRIu64 ", oracle %" PRIu64, methods[mi],
+              ci, g, fi[g], o.first[g]);
+        CHECK(cn[g] == o.count[g], "method %d ctx %zu: group %zu count %" PRIu64 ", oracle %" PRIu64, methods[mi],
+              ci, g, cn[g], o.count[g]);
+        CHECK(!memcmp(u + g * ks, (const char *)keys + o.first[g] * ks, ks), "method %d: group %zu key differs",
+              methods[mi], g);
+      }
+      for (g = 0; g < n; g++)
+        CHECK(inv[g] == o.inverse[g], "method %d ctx %zu: inverse[%zu] = %" PRIu64 ", oracle %" PRIu64,
+              methods[mi], ci, g, inv[g], o.inverse[g]);
+      /* Outputs are optional: counts alone give the same. */
+      memset(cn, 0xab, n * 8);
+      tdm_test_ops_method(methods[mi]);
+      st = tdm_unique(e->ctx[ci], e->t, keys, n, e->flags, NULL, NULL, cn, NULL, &nu);
+      tdm_test_ops_method(TDM_TEST_OPS_AUTO);
+      CHECK(st == TDM_OK && nu == o.G, "tdm_unique with counts only: %s", tdm_last_error());
+      for (g = 0; g < o.G; g++) CHECK(cn[g] == o.count[g], "counts only: group %zu differs", g);
+    }
+  ok = 1;
+out:
+  tdm_test_ops_method(TDM_TEST_OPS_AUTO);
+  oracle_free(&o);
+  free(u);
+  free(fi);
+  free(cn);
+  free(inv);
+  return ok;
+}
+
+/* Values for group_reduce derived from the keys (so shrinking keeps them
+ * aligned): element i's bits mixed with i, then in the value type. For
+ * floats a few specials (NaN, -0.0, inf) come through from the key bits. */
+static void make_values(tdm_type vt, const void *keys, tdm_type kt, size_t n, void *out) {
+  size_t i, ks = tdm_type_size(kt);
+  for (i = 0; i < n; i++) {
+    uint64_t k = ks == 4 ? ((const uint32_t *)keys)[i] : ((const uint64_t *)keys)[i];
+    uint64_t x = (k * 0x9E3779B97F4A7C15ull) ^ (i * 0xBF58476D1CE4E5B9ull);
+    if (vt == TDM_F32) {
+      float f = (float)((int64_t)(x >> 40) - (1 << 23)) / 64.0f;
+      if (i % 17 == 3) memcpy(&f, &k, 4); /* any bits, NaNs included */
+      ((float *)out)[i] = f;
+    } else if (vt == TDM_F64) {
+      double d = (double)((int64_t)(x >> 11) - (1ll << 52)) / 1024.0;
+      if (i % 17 == 3) d = (double)(int64_t)k * 1e-3;
+      if (i % 29 == 5) d = -0.0;
+      ((double *)out)[i] = d;
+    } else if (tdm_type_size(vt) == 4) {
+      ((uint32_t *)out)[i] = (uint32_t)x;
+    } else {
+      ((uint64_t *)out)[i] = x;
+    }
+  }
+}
+
+static int group_property(void *envp, const void *keys, size_t n, char *why, size_t why_len) {
+  static const tdm_type vts[3] = {TDM_I32, TDM_U64, TDM_F64};
+  env *e = (env *)envp;
+  size_t ks = tdm_type_size(e->t), ng = 0, g, ci, mi, vi;
+  orc o = oracle(e->t, keys, n, (e->flags & TDM_EQ_NUMERIC) != 0, (e->flags & TDM_ORDER_FIRST_SEEN) != 0);
+  char *ko = malloc(n * ks + 8), *vo = malloc(n * 8 + 8), *vals = malloc(n * 8 + 8), want[8];
+  int ok = 0, agg;
+  for (vi = 0; vi < 4; vi++) {
+    tdm_type vt = vi < 3 ? vts[vi] : TDM_F32;
+    make_values(vt, keys, e->t, n, vals);
+    for (agg = TDM_AGG_COUNT; agg <= TDM_AGG_MEAN; agg++) {
+      size_t os = agg == TDM_AGG_COUNT || agg == TDM_AGG_MEAN ? 8 : tdm_type_size(vt);
+      for (ci = 0; ci < 2; ci++)
+        for (mi = 0; mi < 3; mi++) {
+          tdm_status st;
+          tdm_test_ops_method(methods[mi]);
+          st = tdm_group_reduce(e->ctx[ci], e->t, keys, vt, vals, n, (tdm_agg)agg, e->flags, ko, vo, &ng);
+          tdm_test_ops_method(TDM_TEST_OPS_AUTO);
+          CHECK(st == TDM_OK, "tdm_group_reduce: %s: %s", tdm_status_name(st), tdm_last_error());
+          CHECK(ng == o.G, "agg %d method %d: %zu groups, oracle %zu", agg, methods[mi], ng, o.G);
+          for (g = 0; g < o.G; g++) {
+            oracle_fold(&o, g, vt, vals, (tdm_agg)agg, want);
+            CHECK(!memcmp(vo + g * os, want, os), "agg %d value type %s method %d ctx %zu: group %zu differs", agg,
+                  tdm_type_name(vt), methods[mi], ci, g);
+            CHECK(!memcmp(ko + g * ks, (const char *)keys + o.first[g] * ks, ks), "agg %d: group %zu key differs",
+                  agg, g);
+          }
+        }
+    }
+  }
+  ok = 1;
+out:
+  tdm_test_ops_method(TDM_TEST_OPS_AUTO);
+  oracle_free(&o);
+  free(ko);
+  free(vo);
+  free(vals);
+  return ok;
+}
+
+/* Join: the left side is the first half of the input, the right side the
+ * second half, compared with nested loops. */
+static int join_property(void *envp, const void *keys, size_t n, char *why, size_t why_len) {
+  env *e = (env *)envp;
+  size_t ks = tdm_type_size(e->t), nl = n / 2 + (n & 1), nr = n / 2, i, j, cap = 0, got, ci, mi;
+  const void *L = keys, *R = (const char *)keys + nl * ks;
+  int numeric = (e->flags & TDM_EQ_NUMERIC) != 0, kind, ok = 0;
+  uint64_t *wl = NULL, *wr = NULL, *ol = NULL, *orr = NULL;
+  for (kind = TDM_JOIN_INNER; kind <= TDM_JOIN_ANTI; kind++) {
+    size_t w = 0;
+    free(wl);
+    free(wr);
+    wl = malloc((nl * nr + nl + 1) * 8);
+    wr = malloc((nl * nr + nl + 1) * 8);
+    for (i = 0; i < nl; i++) {
+      size_t m = 0;
+      for (j = 0; j < nr; j++)
+        if (canon(e->t, L, i, numeric) == canon(e->t, R, j, numeric)) {
+          m++;
+          if (kind <= TDM_JOIN_LEFT) wl[w] = i, wr[w++] = j;
+        }
+      if ((kind == TDM_JOIN_LEFT && !m)) wl[w] = i, wr[w++] = TDM_NO_MATCH;
+      if ((kind == TDM_JOIN_SEMI && m) || (kind == TDM_JOIN_ANTI && !m)) wl[w++] = i;
+    }
+    cap = w + 1;
+    free(ol);
+    free(orr);
+    ol = malloc(cap * 8);
+    orr = malloc(cap * 8);
+    for (ci = 0; ci < 2; ci++)
+      for (mi = 0; mi < 3; mi++) {
+        tdm_status st;
+        tdm_test_ops_method(methods[mi]);
+        st = tdm_join(e->ctx[ci], (tdm_join_kind)kind, e->t, L, nl, R, nr, e->flags & TDM_EQ_NUMERIC, NULL, NULL,
+                      0, &got);
+        CHECK((w == 0 && st == TDM_OK) || (w > 0 && st == TDM_ERR_CAPACITY), "size query: %s",
+              tdm_status_name(st));
+        CHECK(got == w, "kind %d method %d: size query %zu, oracle %zu", kind, methods[mi], got, w);
+        st = tdm_join(e->ctx[ci], (tdm_join_kind)kind, e->t, L, nl, R, nr, e->flags & TDM_EQ_NUMERIC, ol, orr, cap,
+                      &got);
+        tdm_test_ops_method(TDM_TEST_OPS_AUTO);
+        CHECK(st == TDM_OK, "tdm_join: %s: %s", tdm_status_name(st), tdm_last_error());
+        CHECK(got == w, "kind %d method %d: %zu rows, oracle %zu", kind, methods[mi], got, w);
+        for (i = 0; i < w; i++) {
+          CHECK(ol[i] == wl[i], "kind %d method %d ctx %zu: row %zu left %" PRIu64 ", oracle %" PRIu64, kind,
+                methods[mi], ci, i, ol[i], wl[i]);
+          if (kind <= TDM_JOIN_LEFT)
+            CHECK(orr[i] == wr[i], "kind %d method %d ctx %zu: row %zu right %" PRIu64 ", oracle %" PRIu64, kind,
+                  methods[mi], ci, i, orr[i], wr[i]);
+        }
+      }
+  }
+  ok = 1;
+out:
+  tdm_test_ops_method(TDM_TEST_OPS_AUTO);
+  free(wl);
+  free(wr);
+  free(ol);
+  free(orr);
+  return ok;
+}
+
+static void run_props(tdm_type t, size_t max_n, size_t join_max) {
+  prop_rng r;
+  size_t sizes[24], ns, si, ks = tdm_type_size(t);
+  int d, fl;
+  env e;
+  e.t = t;
+  e.ctx[0] = prop_ctx(TDM_BACKEND_CPU, 1);
+  e.ctx[1] = prop_ctx(TDM_BACKEND_CPU, 0);
+  prop_rng_init(&r, 0x0950000 + (uint64_t)t);
+  ns = prop_sizes(&r, sizes, 24, max_n);
+  for (d = 0; d < PROP_DIST_COUNT; d++)
+    for (si = 0; si < ns; si++)
+      for (fl = 0; fl < 4; fl++) {
+        size_t n = sizes[si];
+        uint64_t id = ((uint64_t)t << 32) | ((uint64_t)d << 24) | ((uint64_t)si << 8) | (uint64_t)fl;
+        void *in = malloc(n * ks + 8);
+        char name[96];
+        prop_rng_init(&r, id);
+        prop_fill(&r, t, in, n, (prop_dist)d);
+        e.flags = (unsigned)fl;
+        e.case_id = id;
+        snprintf(name, sizeof name, "unique %s %s flags %d", tdm_type_name(t), prop_dist_name((prop_dist)d), fl);
+        prop_check(name, id, t, ks, in, n, unique_property, &e);
+        snprintf(name, sizeof name, "group_reduce %s %s flags %d", tdm_type_name(t), prop_dist_name((prop_dist)d),
+                 fl);
+        if (n <= max_n / 4) prop_check(name, id, t, ks, in, n, group_property, &e);
+        snprintf(name, sizeof name, "join %s %s flags %d", tdm_type_name(t), prop_dist_name((prop_dist)d), fl);
+        if (n <= join_max && !(fl & TDM_ORDER_FIRST_SEEN)) prop_check(name, id, t, ks, in, n, join_property, &e);
+        free(in);
+      }
+  tdm_ctx_destroy(e.ctx[0]);
+  tdm_ctx_destroy(e.ctx[1]);
+}
+
+Test(ops_props, u32) { run_props(TDM_U32, 1u << 17, 600); }
+Test(ops_props, u64) { run_props(TDM_U64, 1u << 17, 600); }
+Test(ops_props, i32) { run_props(TDM_I32, 1u << 15, 600); }
+Test(ops_props, i64) { run_props(TDM_I64, 1u << 15, 600); }
+Test(ops_props, f32) { run_props(TDM_F32, 1u << 16, 600); }
+Test(ops_props, f64) { run_props(TDM_F64, 1u << 16, 600); }
+
+/* ---- unit tests ------------------------------------------------------------ */
+
+static tdm_ctx *cpu_all(void) { return prop_ctx(TDM_BACKEND_CPU, 0); }
+
+Test(ops_unit, unique_small_example) {
+  tdm_ctx *c = cpu_all();
+  int64_t k[7] = {5, -1, 5, 0, -1, 5, 7}, u[7];
+  uint64_t fi[7], cn[7], inv[7];
+  size_t nu;
+  OK(tdm_unique(c, TDM_I64, k, 7, 0, u, fi, cn, inv, &nu));
+  cr_assert_eq(nu, 4);
+  cr_assert(u[0] == -1 && u[1] == 0 && u[2] == 5 && u[3] == 7);
+  cr_assert(fi[0] == 1 && fi[1] == 3 && fi[2] == 0 && fi[3] == 6);
+  cr_assert(cn[0] == 2 && cn[1] == 1 && cn[2] == 3 && cn[3] == 1);
+  cr_assert(inv[0] == 2 && inv[1] == 0 && inv[3] == 1 && inv[6] == 3);
+  OK(tdm_unique(c, TDM_I64, k, 7, TDM_ORDER_FIRST_SEEN, u, fi, cn, inv, &nu));
+  cr_assert(u[0] == 5 && u[1] == -1 && u[2] == 0 && u[3] == 7);
+  cr_assert(inv[0] == 0 && inv[1] == 1 && inv[3] == 2 && inv[6] == 3);
+  OK(tdm_unique(c, TDM_I64, NULL, 0, 0, NULL, NULL, NULL, NULL, &nu));
+  cr_assert_eq(nu, 0);
+  tdm_ctx_destroy(c);
+}
+
+Test(ops_unit, float_equalities) {
+  tdm_ctx *c = cpu_all();
+  double nan1 = nan(""), nan2 = -nan("7"), k[6] = {0.0, -0.0, 1.0, 0, 0, 1.0}, u[6];
+  uint64_t cn[6];
+  size_t nu;
+  k[3] = nan1;
+  k[4] = nan2;
+  OK(tdm_unique(c, TDM_F64, k, 6, 0, u, NULL, cn, NULL, &nu));
+  cr_assert_eq(nu, 5, "bit equality: -0.0, +0.0 and two NaNs are distinct");
+  cr_assert(signbit(u[0]) && isnan(u[0]), "totalOrder: -NaN first");
+  OK(tdm_unique(c, TDM_F64, k, 6, TDM_EQ_NUMERIC, u, NULL, cn, NULL, &nu));
+  cr_assert_eq(nu, 3, "numeric: one zero, one NaN, 1.0");
+  cr_assert(u[0] == 0.0 && !signbit(u[0]) && cn[0] == 2, "the zero group keeps its first member +0.0");
+  cr_assert(u[1] == 1.0 && cn[1] == 2);
+  cr_assert(isnan(u[2]) && cn[2] == 2, "NaN after everything, as numpy");
+  tdm_ctx_destroy(c);
+}
+
+Test(ops_unit, float_sum_is_input_order) {
+  tdm_ctx *c = cpu_all();
+  float v[4] = {1e8f, 1.0f, -1e8f, 1.0f};
+  uint32_t k[4] = {3, 3, 3, 3};
+  float s[4];
+  double m[4];
+  size_t ng;
+  OK(tdm_group_reduce(c, TDM_U32, k, TDM_F32, v, 4, TDM_AGG_SUM, 0, NULL, s, &ng));
+  cr_assert(ng == 1 && s[0] == ((1e8f + 1.0f) + -1e8f) + 1.0f, "left fold in input order, got %g", (double)s[0]);
+  OK(tdm_group_reduce(c, TDM_U32, k, TDM_F32, v, 4, TDM_AGG_MEAN, 0, NULL, m, &ng));
+  cr_assert(m[0] == 0.5, "float64 mean, got %g", m[0]);
+  tdm_ctx_destroy(c);
+}
+
+Test(ops_unit, isin_small_and_large) {
+  tdm_ctx *c = cpu_all();
+  enum { NQ = 200000, M = 50000 };
+  uint64_t *q = malloc(NQ * 8), *s = malloc(M * 8);
+  uint8_t *f = malloc(NQ), *f2 = malloc(NQ);
+  double dq[4] = {-0.0, 0, 2.0, 3.0}, ds[2] = {0.0, 0};
+  uint8_t df[4];
+  size_t i;
+  int mi;
+  for (i = 0; i < M; i++) s[i] = i * 3;
+  for (i = 0; i < NQ; i++) q[i] = i;
+  for (mi = 0; mi < 3; mi++) {
+    tdm_test_ops_method(methods[mi]);
+    OK(tdm_isin(c, TDM_U64, q, NQ, s, M, 0, f));
+    for (i = 0; i < NQ; i++) cr_assert_eq(f[i], i % 3 == 0 && i < 3 * M, "query %zu method %d", i, methods[mi]);
+    OK(tdm_isin(c, TDM_U64, q, NQ, s, 5, 0, f2)); /* a set small enough for the search */
+    for (i = 0; i < NQ; i++) cr_assert_eq(f2[i], i % 3 == 0 && i < 15);
+    OK(tdm_isin(c, TDM_U64, q, NQ, s, 0, 0, f2));
+    for (i = 0; i < NQ; i++) cr_assert_eq(f2[i], 0);
+    dq[1] = nan("");
+    ds[1] = -nan("3");
+    OK(tdm_isin(c, TDM_F64, dq, 4, ds, 2, 0, df));
+    cr_assert(df[0] == 0 && df[1] == 0 && df[2] == 0 && df[3] == 0, "bit equality");
+    OK(tdm_isin(c, TDM_F64, dq, 4, ds, 2, TDM_EQ_NUMERIC, df));
+    cr_assert(df[0] == 1 && df[1] == 1 && df[2] == 0 && df[3] == 0, "numeric equality");
+  }
+  tdm_test_ops_method(TDM_TEST_OPS_AUTO);
+  free(q);
+  free(s);
+  free(f);
+  free(f2);
+  tdm_ctx_destroy(c);
+}
+
+/* Skewed keys: all equal, one key with 90 % of the rows, zipf; every method
+ * and thread count gives the oracle's groups and sums. */
+Test(ops_unit, skew) {
+  enum { N = 400000 };
+  tdm_ctx *c1 = prop_ctx(TDM_BACKEND_CPU, 1), *ca = cpu_all();
+  uint64_t *k = malloc(N * 8), *v = malloc(N * 8), *cn = malloc(N * 8), *sum = malloc(N * 8), *ref = malloc(N * 8);
+  uint64_t *u = malloc(N * 8);
+  prop_rng r;
+  size_t i, nu, ng, nref = 0;
+  int shape, mi, ci;
+  prop_rng_init(&r, 0x5CE3);
+  for (shape = 0; shape < 3; shape++) {
+    for (i = 0; i < N; i++) {
+      v[i] = prop_next(&r);
+      if (shape == 0) k[i] = 42;
+      else if (shape == 1) k[i] = prop_below(&r, 10) ? 7 : prop_next(&r);
+    }
+    if (shape == 2) prop_fill(&r, TDM_U64, k, N, PROP_ZIPF);
+    for (ci = 0; ci < 2; ci++)
+      for (mi = 0; mi < 3; mi++) {
+        tdm_test_ops_method(methods[mi]);
+        OK(tdm_unique(ci ? ca : c1, TDM_U64, k, N, 0, u, NULL, cn, NULL, &nu));
+        OK(tdm_group_reduce(ci ? ca : c1, TDM_U64, k, TDM_U64, v, N, TDM_AGG_SUM, 0, NULL, sum, &ng));
+        tdm_test_ops_method(TDM_TEST_OPS_AUTO);
+        cr_assert_eq(nu, ng);
+        if (ci == 0 && mi == 0) {
+          orc o = oracle(TDM_U64, k, N, 0, 0);
+          size_t g;
+          cr_assert_eq(o.G, nu, "shape %d", shape);
+          for (g = 0; g < o.G; g++) {
+            cr_assert_eq(cn[g], o.count[g]);
+            oracle_fold(&o, g, TDM_U64, v, TDM_AGG_SUM, &ref[g]);
+          }
+          nref = o.G;
+          oracle_free(&o);
+        }
+        cr_assert_eq(nu, nref);
+        cr_assert(!memcmp(sum, ref, nu * 8), "shape %d method %d ctx %d: sums differ", shape, methods[mi], ci);
+      }
+    if (shape == 0) cr_assert_eq(nu, 1);
+  }
+  free(k);
+  free(v);
+  free(cn);
+  free(sum);
+  free(ref);
+  free(u);
+  tdm_ctx_destroy(c1);
+  tdm_ctx_destroy(ca);
+}
+
+/* One key matching 10^4 x 10^4 rows: 10^8 pairs counted exactly with cap = 0
+ * and refused with TDM_ERR_CAPACITY, nothing written, when the buffer is
+ * short; a smaller many-to-many join is written in (i, j) order. */
+Test(ops_unit, join_capacity_and_hot_key) {
+  enum { S = 10000 };
+  tdm_ctx *c = cpu_all();
+  uint32_t *l = malloc(S * 4), *r = malloc(S * 4);
+  uint64_t lo[64], ro[64];
+  size_t i, n_out, w;
+  int mi;
+  for (i = 0; i < S; i++) l[i] = r[i] = 77;
+  l[5] = 1; /* one left row without a match */
+  for (mi = 0; mi < 3; mi++) {
+    tdm_test_ops_method(methods[mi]);
+    FAILS(TDM_ERR_CAPACITY, tdm_join(c, TDM_JOIN_INNER, TDM_U32, l, S, r, S, 0, NULL, NULL, 0, &n_out));
+    cr_assert_eq(n_out, (size_t)(S - 1) * S, "exact inner size");
+    FAILS(TDM_ERR_CAPACITY, tdm_join(c, TDM_JOIN_LEFT, TDM_U32, l, S, r, S, 0, NULL, NULL, 0, &n_out));
+    cr_assert_eq(n_out, (size_t)(S - 1) * S + 1, "exact left size");
+    memset(lo, 0xee, sizeof lo);
+    memset(ro, 0xee, sizeof ro);
+    FAILS(TDM_ERR_CAPACITY, tdm_join(c, TDM_JOIN_INNER, TDM_U32, l, S, r, S, 0, lo, ro, 64, &n_out));
+    cr_assert_eq(n_out, (size_t)(S - 1) * S);
+    for (i = 0; i < 64; i++) cr_assert(lo[i] == 0xeeeeeeeeeeeeeeeeull && ro[i] == lo[i], "nothing written");
+    OK(tdm_join(c, TDM_JOIN_ANTI, TDM_U32, l, S, r, S, 0, lo, NULL, 64, &n_out));
+    cr_assert(n_out == 1 && lo[0] == 5);
+    /* 8 x 8: the rows by i, then j; row 5 of the left side misses. */
+    OK(tdm_join(c, TDM_JOIN_LEFT, TDM_U32, l, 7, r + 100, 8, 0, lo, ro, 64, &n_out));
+    cr_assert_eq(n_out, 6 * 8 + 1);
+    for (i = 0, w = 0; i < 7; i++) {
+      size_t j;
+      if (i == 5) {
+        cr_assert(lo[w] == 5 && ro[w] == TDM_NO_MATCH);
+        w++;
+        continue;
+      }
+      for (j = 0; j < 8; j++, w++) cr_assert(lo[w] == i && ro[w] == j, "row %zu", w);
+    }
+  }
+  tdm_test_ops_method(TDM_TEST_OPS_AUTO);
+  free(l);
+  free(r);
+  tdm_ctx_destroy(c);
+}
+
+Test(ops_unit, large_inputs_both_methods_all_threads) {
+  enum { N = 1 << 20 };
+  tdm_ctx *c1 = prop_ctx(TDM_BACKEND_CPU, 1), *ca = cpu_all();
+  double *k = malloc(N * 8), *v = malloc(N * 8), *s0 = malloc(N * 8), *s1 = malloc(N * 8);
+  uint64_t *inv0 = malloc(N * 8), *inv1 = malloc(N * 8);
+  size_t n0, n1, i;
+  prop_rng r;
+  int mi, d;
+  prop_rng_init(&r, 0x1A26E);
+  for (d = 0; d < 2; d++) {
+    prop_fill(&r, TDM_F64, k, N, d ? PROP_UNIFORM : PROP_FEW_DISTINCT);
+    for (i = 0; i < N; i++) v[i] = (double)(int64_t)(prop_next(&r) >> 20) * 1e-7;
+    tdm_test_ops_method(TDM_TEST_OPS_SORT);
+    OK(tdm_group_reduce(c1, TDM_F64, k, TDM_F64, v, N, TDM_AGG_SUM, TDM_EQ_NUMERIC, NULL, s0, &n0));
+    OK(tdm_unique(c1, TDM_F64, k, N, TDM_EQ_NUMERIC | TDM_ORDER_FIRST_SEEN, NULL, NULL, NULL, inv0, &n0));
+    for (mi = 0; mi < 3; mi++) {
+      tdm_test_ops_method(methods[mi]);
+      OK(tdm_group_reduce(ca, TDM_F64, k, TDM_F64, v, N, TDM_AGG_SUM, TDM_EQ_NUMERIC, NULL, s1, &n1));
+      cr_assert(n0 == n1 && !memcmp(s0, s1, n0 * 8), "float sums: same bits (method %d)", methods[mi]);
+      OK(tdm_unique(ca, TDM_F64, k, N, TDM_EQ_NUMERIC | TDM_ORDER_FIRST_SEEN, NULL, NULL, NULL, inv1, &n1));
+      cr_assert(n0 == n1 && !memcmp(inv0, inv1, N * 8), "inverse: same (method %d)", methods[mi]);
+    }
+  }
+  tdm_test_ops_method(TDM_TEST_OPS_AUTO);
+  free(k);
+  free(v);
+  free(s0);
+  free(s1);
+  free(inv0);
+  free(inv1);
+  tdm_ctx_destroy(c1);
+  tdm_ctx_destroy(ca);
+}
+
+/* ---- bad arguments --------------------------------------------------------- */
+
+Test(ops_bad, every_argument) {
+  tdm_ctx *c = cpu_all();
+  uint64_t k[8] = {1, 2, 3, 1, 2, 3, 4, 5}, o[8], o2[8];
+  uint8_t f[8];
+  size_t nu;
+  const tdm_status I = TDM_ERR_INVALID_ARGUMENT;
+  FAILS(I, tdm_unique(NULL, TDM_U64, k, 8, 0, o, NULL, NULL, NULL, &nu));
+  FAILS(I, tdm_unique(c, (tdm_type)9, k, 8, 0, o, NULL, NULL, NULL, &nu));
+  FAILS(I, tdm_unique(c, TDM_U64, k, 8, 4, o, NULL, NULL, NULL, &nu));
+  FAILS(I, tdm_unique(c, TDM_U64, NULL, 8, 0, o, NULL, NULL, NULL, &nu));
+  FAILS(I, tdm_unique(c, TDM_U64, k, 8, 0, o, NULL, NULL, NULL, NULL));
+  FAILS(I, tdm_unique(c, TDM_U64, k, 8, 0, k, NULL, NULL, NULL, &nu));
+  FAILS(I, tdm_unique(c, TDM_U64, k, 8, 0, o, o, NULL, NULL, &nu));
+  FAILS(I, tdm_unique(c, TDM_U64, k, 8, 0, o, NULL, NULL, (uint64_t *)((char *)o2 + 1), &nu));
+  FAILS(I, tdm_unique(c, TDM_U64, k, SIZE_MAX / 4, 0, o, NULL, NULL, NULL, &nu));
+  FAILS(I, tdm_isin(NULL, TDM_U64, k, 8, k, 8, 0, f));
+  FAILS(I, tdm_isin(c, TDM_U64, k, 8, k, 8, TDM_ORDER_FIRST_SEEN, f));
+  FAILS(I, tdm_isin(c, TDM_U64, k, 8, NULL, 8, 0, f));
+  FAILS(I, tdm_isin(c, TDM_U64, k, 8, k, 8, 0, NULL));
+  FAILS(I, tdm_isin(c, TDM_U64, k, 8, k, 8, 0, (uint8_t *)k));
+  OK(tdm_isin(c, TDM_U64, k, 8, k, 8, 0, f)); /* queries and set may alias */
+  FAILS(I, tdm_group_reduce(c, TDM_U64, k, TDM_U64, k, 8, (tdm_agg)7, 0, o, o2, &nu));
+  FAILS(I, tdm_group_reduce(c, TDM_U64, k, (tdm_type)0, k, 8, TDM_AGG_SUM, 0, o, o2, &nu));
+  FAILS(I, tdm_group_reduce(c, TDM_U64, k, TDM_U64, NULL, 8, TDM_AGG_SUM, 0, o, o2, &nu));
+  FAILS(I, tdm_group_reduce(c, TDM_U64, k, TDM_U64, k, 8, TDM_AGG_SUM, 0, o, NULL, &nu));
+  FAILS(I, tdm_group_reduce(c, TDM_U64, k, TDM_U64, k, 8, TDM_AGG_SUM, 0, o, o, &nu));
+  FAILS(I, tdm_group_reduce(c, TDM_U64, k, TDM_U64, k, 8, TDM_AGG_SUM, 0, o, k, &nu));
+  FAILS(I, tdm_group_reduce(c, TDM_U64, k, TDM_U64, k, 8, TDM_AGG_SUM, 0, o, o2, NULL));
+  FAILS(I, tdm_group_reduce(c, TDM_U64, k, TDM_U64, k, 8, TDM_AGG_SUM, 8, o, o2, &nu));
+  OK(tdm_group_reduce(c, TDM_U64, k, TDM_U64, k, 8, TDM_AGG_SUM, 0, o, o2, &nu)); /* keys may be the values */
+  OK(tdm_group_reduce(c, TDM_U64, k, (tdm_type)0, NULL, 8, TDM_AGG_COUNT, 0, o, o2, &nu));
+  FAILS(I, tdm_join(NULL, TDM_JOIN_INNER, TDM_U64, k, 8, k, 8, 0, o, o2, 8, &nu));
+  FAILS(I, tdm_join(c, (tdm_join_kind)4, TDM_U64, k, 8, k, 8, 0, o, o2, 8, &nu));
+  FAILS(I, tdm_join(c, TDM_JOIN_INNER, TDM_U64, k, 8, k, 8, 2, o, o2, 8, &nu));
+  FAILS(I, tdm_join(c, TDM_JOIN_INNER, TDM_U64, NULL, 8, k, 8, 0, o, o2, 8, &nu));
+  FAILS(I, tdm_join(c, TDM_JOIN_INNER, TDM_U64, k, 8, NULL, 8, 0, o, o2, 8, &nu));
+  FAILS(I, tdm_join(c, TDM_JOIN_INNER, TDM_U64, k, 8, k, 8, 0, NULL, o2, 8, &nu));
+  FAILS(I, tdm_join(c, TDM_JOIN_INNER, TDM_U64, k, 8, k, 8, 0, o, o, 8, &nu));
+  FAILS(I, tdm_join(c, TDM_JOIN_INNER, TDM_U64, k, 8, k, 8, 0, o, k, 8, &nu));
+  FAILS(I, tdm_join(c, TDM_JOIN_INNER, TDM_U64, k, 8, k, 8, 0, o, o2, 8, NULL));
+  FAILS(I, tdm_join(c, TDM_JOIN_INNER, TDM_U64, k, 8, k, 8, 0, o, o2, SIZE_MAX / 4, &nu));
+  tdm_ctx_destroy(c);
+}
+
+/* ---- allocation failure ------------------------------------------------------ */
+
+/* Fails the k-th allocation for k = 1, 2, ... until the call succeeds; each
+ * failure must be TDM_ERR_OUT_OF_MEMORY with a message and leave the inputs
+ * as they were. */
+#define OOM_EACH(what, call, inputs_ok)                                                                  \
+  do {                                                                                                   \
+    long kf;                                                                                             \
+    for (kf = 1;; kf++) {                                                                                \
+      tdm_status st_;                                                                                    \
+      long made_;                                                                                        \
+      cr_assert_lt(kf, 1000, "%s: never succeeded", what);                                              \
+      tdm_test_alloc_fail_at(kf);                                                                        \
+      st_ = (call);                                                                                      \
+      made_ = tdm_test_alloc_count();                                                                    \
+      tdm_test_alloc_fail_at(0);                                                                         \
+      cr_assert(inputs_ok, "%s: inputs changed (allocation %ld failing)", what, kf);                    \
+      if (st_ == TDM_ERR_OUT_OF_MEMORY) {                                                                \
+        cr_assert(tdm_last_error()[0] != 0, "%s: no message", what);                                    \
+        continue;                                                                                        \
+      }                                                                                                  \
+      cr_assert_eq(st_, TDM_OK, "%s (allocation %ld failing): %s: %s", what, kf, tdm_status_name(st_),   \
+                   tdm_last_error());                                                                    \
+      if (made_ < kf) break;                                                                             \
+    }                                                                                                    \
+    cr_assert_gt(kf, 1, "%s: allocated nothing", what);                                                 \
+    fprintf(stderr, "oom: %-34s %ld allocation points\n", what, kf - 1);                                \
+  } while (0)
+
+Test(ops_oom, every_allocation_point) {
+  enum { N = 60000 };
+  tdm_ctx *c = prop_ctx(TDM_BACKEND_CPU, 2);
+  double *k = malloc(N * 8), *k0 = malloc(N * 8), *v = malloc(N * 8), *ko = malloc(N * 8), *vo = malloc(N * 8);
+  uint64_t *a = malloc(N * 8), *b = malloc(N * 8), *cn = malloc(N * 8), *inv = malloc(N * 8);
+  uint64_t *lo = malloc(4 * N * 8), *ro = malloc(4 * N * 8);
+  uint8_t *f = malloc(N);
+  size_t nu, i;
+  prop_rng r;
+  int mi;
+  prop_rng_init(&r, 0x00B5);
+  prop_fill(&r, TDM_F64, k0, N, PROP_FEW_DISTINCT);
+  memcpy(k, k0, N * 8);
+  for (i = 0; i < N; i++) {
+    v[i] = (double)i;
+    b[i] = i * 7 % 20011; /* join keys: a few matches per row */
+  }
+  memcpy(a, b, N * 8);
+  for (mi = 0; mi < 2; mi++) {
+    tdm_test_ops_method(methods[mi]);
+    OOM_EACH(mi ? "tdm_unique (sort)" : "tdm_unique (hash)",
+             tdm_unique(c, TDM_F64, k, N, TDM_EQ_NUMERIC | TDM_ORDER_FIRST_SEEN, ko, lo, cn, inv, &nu),
+             !memcmp(k, k0, N * 8));
+    OOM_EACH(mi ? "tdm_group_reduce (sort)" : "tdm_group_reduce (hash)",
+             tdm_group_reduce(c, TDM_F64, k, TDM_F64, v, N, TDM_AGG_MEAN, 0, ko, vo, &nu), !memcmp(k, k0, N * 8));
+    OOM_EACH(mi ? "tdm_isin (sort)" : "tdm_isin (hash)", tdm_isin(c, TDM_F64, k, N, k + 100, 1000, TDM_EQ_NUMERIC, f),
+             !memcmp(k, k0, N * 8));
+    OOM_EACH(mi ? "tdm_join (sort)" : "tdm_join (hash)",
+             tdm_join(c, TDM_JOIN_LEFT, TDM_U64, b, N / 2, b + N / 2, N / 2, 0, lo, ro, 4 * N, &nu),
+             !memcmp(a, b, N * 8));
+  }
+  tdm_test_ops_method(TDM_TEST_OPS_AUTO);
+  free(k);
+  free(k0);
+  free(v);
+  free(ko);
+  free(vo);
+  free(a);
+  free(b);
+  free(cn);
+  free(inv);
+  free(lo);
+  free(ro);
+  free(f);
+  tdm_ctx_destroy(c);
+}
