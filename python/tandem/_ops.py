@@ -218,7 +218,7 @@ def group_reduce(keys, values, agg, *, sort=True, ctx=None):
     if agg == "sum" and dv in _SUM_DTYPE:
         narrow, v, dv = dv, kv.astype(v, _SUM_DTYPE[dv]), _SUM_DTYPE[dv]
     flags = _eq(dk) | (0 if sort else _core.ORDER_FIRST_SEEN)
-    if dv in _FLOATS and v.shape[0]:
+    if dv in _FLOATS and _may_hold_nan(kv, v):
         nan = kv.isnan(v)
         if bool(nan.any()):
             gk, red = _reduce_skipping(kk, kv, c, k, v, kv.invert_(nan), agg, dv, flags)
@@ -238,6 +238,17 @@ def _downcast(kind, red, dtype):
     if red.shape[0] == 0 or (info.min <= int(red.min()) and int(red.max()) <= info.max):
         return kind.astype(red, dtype)
     return red
+
+
+def _may_hold_nan(kind, v):
+    """False when float values hold no NaN: their sum is not NaN (one pass,
+    no temporary array; inf - inf gives a false alarm, settled by isnan)."""
+    import numpy as np
+
+    if v.shape[0] == 0:
+        return False
+    with np.errstate(invalid="ignore", over="ignore"):
+        return bool(kind.isnan(v.sum()))
 
 
 def _out_dtype(agg, dv):
