@@ -1,14 +1,15 @@
 /*
  * group_by_count: counts how often each integer occurs in a file and prints
- * the most frequent ones, with one bulk hash-table insert (TDM_DUP_SUM).
+ * the most frequent ones, with one tdm_group_reduce (TDM_AGG_COUNT), then a
+ * sort of the groups by count.
  *
  *   group_by_count FILE [TOP] [--cpu|--cuda] [--device]
  *   group_by_count --make FILE N DISTINCT     (writes N integers, zipf-like)
  *
  * FILE holds signed 64-bit integers as text, separated by whitespace. Every
  * value is a valid key, 0 and -1 included. With --device (a CUDA build with a
- * GPU) the keys are copied to device memory first: tdm_hash_insert takes host
- * or device arrays the same way.
+ * GPU) the keys are copied to device memory first: tdm_group_reduce takes
+ * host or device arrays the same way.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -66,14 +67,12 @@ static void die(const char *what, tdm_status s) {
 
 int main(int argc, char **argv) {
   tdm_ctx_opts copts = {TDM_BACKEND_AUTO, 0, 0, NULL, 0, NULL};
-  tdm_hash_opts hopts;
   tdm_ctx *ctx;
-  tdm_hash *h;
   const char *path = NULL;
-  size_t n, top = 10, groups, got, i;
+  size_t n, top = 10, got, i;
   int64_t *keys, *gkeys;
-  uint64_t *ones, *counts;
-  void *dkeys, *dones;
+  uint64_t *counts;
+  void *dkeys;
   int device = 0, a;
   tdm_status s;
 
@@ -96,51 +95,38 @@ int main(int argc, char **argv) {
     perror(path);
     return 1;
   }
-  ones = malloc((n + 1) * sizeof *ones);
-  for (i = 0; i < n; i++) ones[i] = 1;
-
   if ((s = tdm_ctx_create(&copts, &ctx)) != TDM_OK) die("context", s);
-  memset(&hopts, 0, sizeof hopts);
-  hopts.key_type = TDM_I64;
-  hopts.value_type = TDM_U64;
-  hopts.on_duplicate = TDM_DUP_SUM; /* each occurrence adds its 1 */
-  if ((s = tdm_hash_create(ctx, &hopts, &h)) != TDM_OK) die("tdm_hash_create", s);
 
   dkeys = keys;
-  dones = ones;
 #ifdef TANDEM_EXAMPLE_CUDA
   if (device && tdm_ctx_backend(ctx) == TDM_BACKEND_CUDA) {
     cudaMalloc(&dkeys, n * 8);
-    cudaMalloc(&dones, n * 8);
     cudaMemcpy(dkeys, keys, n * 8, cudaMemcpyHostToDevice);
-    cudaMemcpy(dones, ones, n * 8, cudaMemcpyHostToDevice);
   }
 #else
   if (device) fprintf(stderr, "--device needs a CUDA build of this example; using host memory\n");
 #endif
-  if ((s = tdm_hash_insert(h, dkeys, dones, n)) != TDM_OK) die("tdm_hash_insert", s);
-
-  /* Export the groups, then order them by count, largest first (stable:
-   * equal counts keep export order). */
-  groups = tdm_hash_size(h);
-  gkeys = malloc((groups + 1) * sizeof *gkeys);
-  counts = malloc((groups + 1) * sizeof *counts);
-  if ((s = tdm_hash_export(h, gkeys, counts, groups, &got)) != TDM_OK) die("tdm_hash_export", s);
+  /* The groups in ascending key order with their counts (COUNT reads no
+   * values). */
+  gkeys = malloc((n + 1) * sizeof *gkeys);
+  counts = malloc((n + 1) * sizeof *counts);
+  if (!gkeys || !counts) {
+    fprintf(stderr, "out of memory\n");
+    return 1;
+  }
+  if ((s = tdm_group_reduce(ctx, TDM_I64, dkeys, TDM_U64, NULL, n, TDM_AGG_COUNT, 0, gkeys, counts, &got)) != TDM_OK)
+    die("tdm_group_reduce", s);
+  /* Largest count first; stable, so equal counts stay in key order. */
   if ((s = tdm_sort_pairs(ctx, TDM_U64, counts, TDM_I64, gkeys, got, TDM_SORT_DESCENDING)) != TDM_OK)
     die("tdm_sort_pairs", s);
   printf("%zu integers, %zu distinct, on the %s\n", n, got, tdm_ctx_backend(ctx) == TDM_BACKEND_CUDA ? "GPU" : "CPU");
   for (i = 0; i < got && i < top; i++) printf("%20" PRId64 "  %" PRIu64 "\n", gkeys[i], counts[i]);
 
 #ifdef TANDEM_EXAMPLE_CUDA
-  if (dkeys != keys) {
-    cudaFree(dkeys);
-    cudaFree(dones);
-  }
+  if (dkeys != keys) cudaFree(dkeys);
 #endif
-  tdm_hash_destroy(h);
   tdm_ctx_destroy(ctx);
   free(keys);
-  free(ones);
   free(gkeys);
   free(counts);
   return 0;
