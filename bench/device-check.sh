@@ -32,7 +32,7 @@
 #     n = 1 and 5001), one run per tool and structure (--only sort, hash,
 #     btree) so that one slow run cannot starve the others, on the last
 #     design named; findings, a non-zero exit or a timeout are failures;
-#  6. the Python tests (-k cuda) when tests/python exists;
+#  6. the Python tests (-k cuda) when python/tests exists;
 #  7. last: one PASS/FAIL/SKIP line per step, then the compact table of every
 #     figure with its ratio to its peer and ceiling.
 # Full logs go to OUTDIR. Without a GPU every GPU step reports SKIP with the
@@ -354,8 +354,8 @@ name="python tests (-k cuda)"
 reserve=0 need=10
 # Run without a GPU too: the tests' own skips then say why, and the build of
 # the package is still checked.
-if [ ! -d tests/python ]; then
-  record SKIP "$name" "no tests/python in this tree"
+if [ ! -d python/tests ]; then
+  record SKIP "$name" "no python/tests in this tree"
 elif ! python3 -c 'import pytest' 2>/dev/null; then
   record SKIP "$name" "pytest is not installed for $(command -v python3 || echo 'python3 (missing)')"
 else
@@ -374,7 +374,7 @@ else
     record SKIP "$name" "$PYWHY"
   else
     timed pytest 90 "$OUT/python-tests.log" env PYTHONPATH="$PWD/$PYSITE${PYTHONPATH:+:$PYTHONPATH}" \
-      python3 -m pytest tests/python -k cuda -q -p no:cacheprovider
+      python3 -m pytest python/tests -k cuda -q -p no:cacheprovider
     tally=$(grep -E '[0-9]+ (passed|failed|skipped|deselected|error)' "$OUT/python-tests.log" | tail -1)
     if [ $rc -eq 0 ]; then record PASS "$name" "$tally, $secs s"
     elif [ $rc -eq 5 ]; then record SKIP "$name" "no test selected by -k cuda"

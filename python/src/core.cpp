@@ -8,13 +8,17 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include <tandem/tandem.h>
 
+#include <algorithm>
 #include <chrono>
+#include <iterator>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -255,6 +259,155 @@ std::vector<double> time_c_sort(const py_ctx &pc, in_array keys, int reps, unsig
   return out;
 }
 
+// ---- data operations --------------------------------------------------------------
+
+// Index outputs (first index, counts, inverse, join rows) are uint64 in C;
+// int64 arrays, what numpy and pandas hand out, are taken as they are: every
+// value tandem writes fits (TDM_NO_MATCH reads as -1).
+template <class A>
+uint64_t *check_index(const A &a, const char *what, const ctx_handle &c, size_t n) {
+  view v = check_array(a, what, c, (tdm_type)0);
+  if (v.type != TDM_I64 && v.type != TDM_U64)
+    fail(TDM_ERR_UNSUPPORTED, std::string(what) + " has dtype " + numpy_name(v.type) + ", expected int64 or uint64");
+  if (v.n != n)
+    fail(TDM_ERR_INVALID_ARGUMENT,
+         std::string(what) + " must have " + std::to_string(n) + " elements, not " + std::to_string(v.n));
+  return static_cast<uint64_t *>(v.data);
+}
+
+template <class A>
+uint64_t *opt_index(const std::optional<A> &a, const char *what, const ctx_handle &c, size_t n) {
+  return a ? check_index(*a, what, c, n) : nullptr;
+}
+
+// unique_out, first_out and counts_out have n elements (the most there can
+// be); returns how many distinct keys were written.
+size_t unique(const py_ctx &pc, in_array keys, unsigned flags, out_array unique_out,
+              std::optional<out_array> first_out, std::optional<out_array> counts_out,
+              std::optional<out_array> inverse_out) {
+  auto c = pc.get();
+  view k = check_array(keys, "ar", *c, (tdm_type)0);
+  view u = check_along(unique_out, "unique_out", *c, k.type, k, "ar");
+  uint64_t *first = opt_index(first_out, "first_out", *c, k.n);
+  uint64_t *counts = opt_index(counts_out, "counts_out", *c, k.n);
+  uint64_t *inverse = opt_index(inverse_out, "inverse_out", *c, k.n);
+  size_t n_unique = 0;
+  call_nogil([&] { return tdm_unique(c->ctx, k.type, k.data, k.n, flags, u.data, first, counts, inverse, &n_unique); });
+  return n_unique;
+}
+
+void isin(const py_ctx &pc, in_array element, in_array test_elements, unsigned flags, out_array found_out) {
+  auto c = pc.get();
+  view q = check_array(element, "element", *c, (tdm_type)0);
+  view s = check_array(test_elements, "test_elements", *c, q.type);
+  view f = check_flags(found_out, "found_out", *c, q.n);
+  call_nogil([&] { return tdm_isin(c->ctx, q.type, q.data, q.n, s.data, s.n, flags, (uint8_t *)f.data); });
+}
+
+// keys_out and values_out have len(keys) elements; values may be None for
+// "count". Returns the number of groups written.
+size_t group_reduce(const py_ctx &pc, in_array keys, std::optional<in_array> values, int agg, unsigned flags,
+                    out_array keys_out, out_array values_out) {
+  auto c = pc.get();
+  view k = check_array(keys, "keys", *c, (tdm_type)0);
+  view v{nullptr, k.n, TDM_U64};
+  if (values) v = check_along(*values, "values", *c, (tdm_type)0, k, "keys");
+  else if (agg != TDM_AGG_COUNT) fail(TDM_ERR_INVALID_ARGUMENT, "values are needed for every aggregation but count");
+  view ko = check_along(keys_out, "keys_out", *c, k.type, k, "keys");
+  void *vo;
+  if (agg == TDM_AGG_COUNT) vo = check_index(values_out, "values_out", *c, k.n);
+  else vo = check_along(values_out, "values_out", *c, agg == TDM_AGG_MEAN ? TDM_F64 : v.type, k, "keys").data;
+  size_t n_groups = 0;
+  call_nogil([&] {
+    return tdm_group_reduce(c->ctx, k.type, k.data, v.type, v.data, k.n, (tdm_agg)agg, flags, ko.data, vo,
+                            &n_groups);
+  });
+  return n_groups;
+}
+
+// Writes the join's rows when they fit in left_out (right_out has the same
+// length, or is None for semi and anti joins). Returns (rows, written): when
+// the rows do not fit, nothing is written and rows is the size needed.
+std::pair<size_t, bool> join(const py_ctx &pc, int kind, in_array left_keys, in_array right_keys, unsigned flags,
+                             std::optional<out_array> left_out, std::optional<out_array> right_out) {
+  auto c = pc.get();
+  view l = check_array(left_keys, "left_keys", *c, (tdm_type)0);
+  view r = check_array(right_keys, "right_keys", *c, l.type);
+  size_t cap = left_out ? left_out->shape(0) : 0;
+  uint64_t *lo = opt_index(left_out, "left_index_out", *c, cap);
+  uint64_t *ro = opt_index(right_out, "right_index_out", *c, cap);
+  size_t n_out = 0;
+  tdm_status s;
+  {
+    nb::gil_scoped_release nogil;
+    s = tdm_join(c->ctx, (tdm_join_kind)kind, l.type, l.data, l.n, r.data, r.n, flags, lo, ro, cap, &n_out);
+  }
+  if (s == TDM_ERR_CAPACITY) return {n_out, false};
+  check(s);
+  return {n_out, true};
+}
+
+// factorize's NaN fix-up on host codes: code p (the NaN group, which pandas
+// does not list) becomes -1 and the codes above it move down by one, in one
+// pass with the GIL released.
+void drop_code(out_array codes, int64_t p) {
+  if (codes.ndim() != 1 || type_of(codes.dtype()) != TDM_I64 || (codes.shape(0) > 1 && codes.stride(0) != 1) ||
+      codes.device_type() != nb::device::cpu::value)
+    fail(TDM_ERR_INVALID_ARGUMENT, "codes must be a contiguous 1-D int64 host array");
+  int64_t *c = static_cast<int64_t *>(codes.data());
+  size_t n = codes.shape(0);
+  nb::gil_scoped_release nogil;
+  for (size_t i = 0; i < n; i++) c[i] = c[i] == p ? -1 : c[i] - (c[i] > p);
+}
+
+// The bare C calls behind tandem.unique(return_counts=True), isin,
+// factorize, group_reduce(sum) and join(inner), for the benchmark's
+// binding-overhead rows: each rep allocates the outputs with malloc (as a C
+// caller would) and times the one call. Host arrays only.
+std::vector<double> time_c_op(const py_ctx &pc, const std::string &op, in_array a, in_array b, unsigned flags,
+                              int reps) {
+  auto c = pc.get();
+  view x = check_array(a, "a", *c, (tdm_type)0);
+  view y = check_array(b, "b", *c, (tdm_type)0);
+  size_t ks = tdm_type_size(x.type), n = x.n;
+  static const char *const ops[] = {"unique_counts", "factorize", "isin", "group_sum", "join_inner"};
+  if (std::find(std::begin(ops), std::end(ops), op) == std::end(ops))
+    fail(TDM_ERR_INVALID_ARGUMENT, "time_c_op: unknown operation " + op);
+  if (op == "group_sum" && y.n != n) fail(TDM_ERR_INVALID_ARGUMENT, "time_c_op: keys and values differ in length");
+  std::vector<double> out;
+  tdm_status s = TDM_OK;
+  {
+    nb::gil_scoped_release nogil;
+    for (int rep = 0; rep < reps && s == TDM_OK; rep++) {
+      std::vector<void *> bufs;
+      auto buf = [&](size_t bytes) {
+        bufs.push_back(std::malloc(bytes ? bytes : 1));
+        return bufs.back();
+      };
+      size_t got = 0;
+      auto t0 = std::chrono::steady_clock::now();
+      if (op == "unique_counts") {
+        s = tdm_unique(c->ctx, x.type, x.data, n, flags, buf(n * ks), nullptr, (uint64_t *)buf(n * 8), nullptr, &got);
+      } else if (op == "factorize") {
+        s = tdm_unique(c->ctx, x.type, x.data, n, flags, buf(n * ks), nullptr, nullptr, (uint64_t *)buf(n * 8), &got);
+      } else if (op == "isin") {
+        s = tdm_isin(c->ctx, x.type, x.data, n, y.data, y.n, flags, (uint8_t *)buf(n));
+      } else if (op == "group_sum") {
+        s = tdm_group_reduce(c->ctx, x.type, x.data, y.type, y.data, n, TDM_AGG_SUM, flags, buf(n * ks),
+                             buf(n * tdm_type_size(y.type)), &got);
+      } else {  // join_inner, sized for distinct right keys as tandem.join sizes it
+        s = tdm_join(c->ctx, TDM_JOIN_INNER, x.type, x.data, n, y.data, y.n, flags, (uint64_t *)buf(n * 8),
+                     (uint64_t *)buf(n * 8), n, &got);
+      }
+      auto t1 = std::chrono::steady_clock::now();
+      for (void *p : bufs) std::free(p);
+      out.push_back(std::chrono::duration<double>(t1 - t0).count());
+    }
+  }
+  check(s);
+  return out;
+}
+
 // ---- structures -----------------------------------------------------------------
 
 using read_lock = std::shared_lock<std::shared_mutex>;
@@ -354,12 +507,13 @@ struct py_structure {
     write([&](H *h) { return insert_fn(h, k.data, v.data, k.n); });
   }
 
-  void find(in_array keys, out_array values_out, out_array found_out) {
+  // values_out None: found only.
+  void find(in_array keys, std::optional<out_array> values_out, out_array found_out) {
     live();
     view k = check_array(keys, "keys", *ctx, key_type);
-    view v = check_along(values_out, "values_out", *ctx, value_type, k, "keys");
+    void *v = values_out ? check_along(*values_out, "values_out", *ctx, value_type, k, "keys").data : nullptr;
     view f = check_flags(found_out, "found_out", *ctx, k.n);
-    read([&](const H *h) { return find_fn(h, k.data, v.data, (uint8_t *)f.data, k.n); });
+    read([&](const H *h) { return find_fn(h, k.data, v, (uint8_t *)f.data, k.n); });
   }
 
   size_t erase(in_array keys) {
@@ -407,11 +561,12 @@ struct py_structure {
 
   unsigned height() const { return query(tdm_btree_height); }
 
+  // rank_out: uint64, or int64 (tandem.searchsorted's result dtype).
   void rank(in_array keys, out_array rank_out) {
     live();
     view k = check_array(keys, "keys", *ctx, key_type);
-    view r = check_along(rank_out, "rank_out", *ctx, TDM_U64, k, "keys");
-    read([&](const tdm_btree *t) { return tdm_btree_rank(t, k.data, (uint64_t *)r.data, k.n); });
+    uint64_t *r = check_index(rank_out, "rank_out", *ctx, k.n);
+    read([&](const tdm_btree *t) { return tdm_btree_rank(t, k.data, r, k.n); });
   }
 
   void range_count(in_array lo, in_array hi, out_array count_out) {
@@ -460,7 +615,7 @@ template <class S>
 nb::class_<S> bind_structure(nb::module_ &m, const char *name) {
   return nb::class_<S>(m, name)
       .def("insert", &S::insert)
-      .def("find", &S::find)
+      .def("find", &S::find, nb::arg("keys"), nb::arg("values_out").none(), nb::arg("found_out"))
       .def("erase", &S::erase)
       .def("size", &S::size)
       .def("export", &S::export_)
@@ -508,6 +663,18 @@ NB_MODULE(_core, m) {
   m.def("sort_pairs", &sort_pairs);
   m.def("argsort", &argsort);
   m.def("time_c_sort", &time_c_sort);
+
+  m.attr("EQ_NUMERIC") = (unsigned)TDM_EQ_NUMERIC;
+  m.attr("ORDER_FIRST_SEEN") = (unsigned)TDM_ORDER_FIRST_SEEN;
+  m.def("unique", &unique, nb::arg("ctx"), nb::arg("keys"), nb::arg("flags"), nb::arg("unique_out"),
+        nb::arg("first_out").none(), nb::arg("counts_out").none(), nb::arg("inverse_out").none());
+  m.def("isin", &isin);
+  m.def("group_reduce", &group_reduce, nb::arg("ctx"), nb::arg("keys"), nb::arg("values").none(), nb::arg("agg"),
+        nb::arg("flags"), nb::arg("keys_out"), nb::arg("values_out"));
+  m.def("join", &join, nb::arg("ctx"), nb::arg("kind"), nb::arg("left_keys"), nb::arg("right_keys"),
+        nb::arg("flags"), nb::arg("left_out").none(), nb::arg("right_out").none());
+  m.def("drop_code", &drop_code);
+  m.def("time_c_op", &time_c_op);
 
   bind_structure<py_hash>(m, "Hash")
       .def(nb::init<const py_ctx &, int, int, size_t, double, bool, int>())

@@ -1,5 +1,7 @@
-"""tandem: bulk data structures (stable radix sort, hash table, B+ tree) on
-the CPU and on CUDA GPUs, over numpy, CuPy and PyTorch arrays.
+"""tandem: bulk data structures (stable radix sort, hash table, B+ tree) and
+the data operations built on them (unique, isin, searchsorted, factorize,
+group_reduce, join: numpy's and pandas' results) on the CPU and on CUDA
+GPUs, over numpy, CuPy and PyTorch arrays.
 
 Every call releases the GIL while tandem works. Arrays are used in place when
 they are C-contiguous and of a tandem dtype (uint32, uint64, int32, int64,
@@ -18,7 +20,8 @@ from ._errors import (CapacityError, CorruptError, DeviceError, InvalidArgument,
 from . import _arrays
 from . import _core
 
-__all__ = ["Context", "sort", "sort_pairs", "argsort", "HashTable", "BTree", "TandemError", "InvalidArgument",
+__all__ = ["Context", "sort", "sort_pairs", "argsort", "HashTable", "BTree", "unique", "isin", "searchsorted",
+           "factorize", "group_reduce", "join", "TandemError", "InvalidArgument",
            "Unsupported", "OutOfMemory", "NoDevice", "DeviceError", "CapacityError", "CorruptError",
            "cuda_device_count", "__version__"]
 
@@ -353,3 +356,7 @@ class BTree(_Structure):
 
     def _fields(self):
         return f"{super()._fields()}, height={self.height}, on_duplicate='{self._dup}'"
+
+
+# Last: the data operations use Context, _ctx_for and BTree from above.
+from ._ops import factorize, group_reduce, isin, join, searchsorted, unique  # noqa: E402

@@ -19,6 +19,7 @@ CuPy (or PyTorch) arrays.
 
 import numpy as np
 
+from . import _core
 from ._errors import invalid, unsupported
 
 DTYPES = ("uint32", "uint64", "int32", "int64", "float32", "float64")
@@ -62,6 +63,30 @@ class NumpyKind:
     def finish(self, a):
         return a
 
+    def astype(self, a, dtype):
+        return a.astype(dtype)
+
+    def shrink(self, a, n):
+        """The first n elements of an array tandem allocated for up to
+        len(a): shrunk in place (realloc, no copy) when it owns its buffer."""
+        if n == a.shape[0]:
+            return a
+        try:
+            a.resize(n, refcheck=False)
+            return a
+        except ValueError:
+            return a[:n]
+
+    def isnan(self, a):
+        return np.isnan(a)
+
+    def invert_(self, mask):
+        return np.logical_not(mask, out=mask)
+
+    def drop_code(self, codes, p):
+        """Code p becomes -1, codes above it move down by one (in place)."""
+        _core.drop_code(codes, p)
+
 
 class CupyKind:
     on_device = True
@@ -89,6 +114,24 @@ class CupyKind:
 
     def finish(self, a):
         return a
+
+    def astype(self, a, dtype):
+        with self.cupy.cuda.Device(self.device_id):
+            return a.astype(dtype)
+
+    def shrink(self, a, n):
+        return a[:n]
+
+    def isnan(self, a):
+        return self.cupy.isnan(a)
+
+    def invert_(self, mask):
+        return self.cupy.logical_not(mask, out=mask)
+
+    def drop_code(self, codes, p):
+        gone = codes == p
+        codes -= (codes > p).astype(codes.dtype)
+        codes[gone] = -1
 
 
 class TorchKind:
@@ -122,6 +165,23 @@ class TorchKind:
     def finish(self, a):
         return a
 
+    def astype(self, a, dtype):
+        return a.to(getattr(self.torch, dtype))
+
+    def shrink(self, a, n):
+        return a[:n]
+
+    def isnan(self, a):
+        return self.torch.isnan(a)
+
+    def invert_(self, mask):
+        return mask.logical_not_()
+
+    def drop_code(self, codes, p):
+        gone = codes == p
+        codes.sub_((codes > p).to(codes.dtype))
+        codes[gone] = -1
+
 
 class ForeignKind:
     """Another library's arrays, worked on through a numpy / CuPy / torch view
@@ -146,6 +206,9 @@ class ForeignKind:
     def finish(self, a):
         return self.back(a) if self.back else a
 
+    def __getattr__(self, name):  # astype, shrink, isnan, ...: the inner kind's
+        return getattr(self.inner, name)
+
 
 class RawDeviceKind:
     """A CUDA DLPack producer with neither CuPy nor PyTorch installed: tandem
@@ -160,7 +223,7 @@ class RawDeviceKind:
         raise invalid("this CUDA array comes from a library tandem cannot allocate results in; "
                       "install CuPy or PyTorch, or pass a CuPy or PyTorch array")
 
-    empty = copy = _no_alloc
+    empty = copy = astype = shrink = isnan = invert_ = drop_code = _no_alloc
 
     def writable(self, a):
         return False

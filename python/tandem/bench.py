@@ -11,6 +11,12 @@ prints a table. Rows:
   overhead            tandem sort / hash find / B-tree rank at 1 and 1,000
                       elements (per-call time), and the binding against the
                       bare C call (tandem-c) for a sort of --n keys
+  ops                 unique(return_counts) vs np.unique, isin vs np.isin,
+                      searchsorted vs np.searchsorted, factorize vs
+                      pandas.factorize, group_reduce(sum) vs groupby().sum(),
+                      join(inner) vs pandas.merge; each also as the bare C
+                      call (tandem-c: outputs malloc'd per call, as a C caller
+                      would); on CUDA vs CuPy / PyTorch. A ratio table follows.
 Times are medians of --reps runs after one warm-up; inputs come from a fixed
 seed; each timed region holds the one call (inputs are prepared outside).
 """
@@ -177,9 +183,109 @@ def bench_overhead(r, dtype):
         r.row("btree", "rank", "tandem", dtype, "uint64", m, m, r.time(lambda _: t.rank(a), reps=reps))
 
 
+def _distinct(dtype, n, d, seed):
+    """n keys drawn from d distinct random ones."""
+    pool = keys_for(dtype, d, seed)
+    return pool[np.random.default_rng(seed + 1).integers(0, d, n)]
+
+
+def bench_ops(r, dtype, n):
+    """The data operations of tandem/ops.h against numpy and pandas (CuPy /
+    PyTorch on CUDA), n rows, 10 % as many distinct keys."""
+    d = max(n // 10, 1)
+    keys = _distinct(dtype, n, d, 11)
+    setk = keys_for(dtype, d, 12)
+    rng = np.random.default_rng(13)  # half the queries hit
+    queries = np.concatenate([setk[rng.integers(0, d, n // 2)], keys_for(dtype, n - n // 2, 13)])
+    rng.shuffle(queries)
+    vals = np.random.default_rng(14).standard_normal(n)
+    perm = np.random.default_rng(15).permutation(n).astype(dtype) if np.dtype(dtype).kind != "f" else None
+    left = keys_for(dtype, n, 16) if perm is None else perm
+    right = left[np.random.default_rng(17).permutation(n)]
+    srt = np.sort(keys_for(dtype, n, 18))
+    dk, dq, ds, dv, dl, dr, dsrt = (r.dev(x) for x in (keys, queries, setk, vals, left, right, srt))
+    c, reps = r.ctx, r.args.reps
+
+    def trio(op, tandem_fn, c_op, c_args, peers):
+        if c_op and not r.cuda:
+            # Alternating, one rep each, so a shared machine's load hits both alike.
+            py, bare = [], []
+            for i in range(reps + 1):  # the first round warms up
+                t0 = time.perf_counter()
+                tandem_fn()
+                t = time.perf_counter() - t0
+                b = _core.time_c_op(c._c, c_op, *c_args, 1)
+                if i:
+                    py, bare = py + [t], bare + b
+            r.row("ops", op, "tandem", dtype, "", n, 0, py)
+            r.row("ops", op, "tandem-c", dtype, "", n, 0, bare)
+        else:
+            r.row("ops", op, "tandem", dtype, "", n, 0, r.time(lambda _: tandem_fn()))
+        for name, fn in peers:
+            r.row("ops", op, name, dtype, "", n, 0, r.time(lambda _: fn()))
+
+    eq = _core.EQ_NUMERIC if np.dtype(dtype).kind == "f" else 0
+    pd = None
+    if not r.cuda:
+        try:
+            import pandas as pd
+        except ImportError:
+            print("(pandas not installed: no pandas rows)", file=sys.stderr)
+    xp = r.xp
+    cuda_unique = cuda_isin = cuda_search = None
+    if r.cuda and xp is not np and hasattr(xp, "unique"):  # CuPy
+        cuda_unique = [("cupy.unique", lambda: xp.unique(dk, return_counts=True))]
+        cuda_isin = [("cupy.isin", lambda: xp.isin(dq, ds))]
+        cuda_search = [("cupy.searchsorted", lambda: xp.searchsorted(dsrt, dq))]
+    elif r.cuda:  # PyTorch
+        t = xp.t
+        cuda_unique = [("torch.unique", lambda: t.unique(dk, return_counts=True))]
+        cuda_isin = [("torch.isin", lambda: t.isin(dq, ds))]
+        cuda_search = [("torch.searchsorted", lambda: t.searchsorted(dsrt, dq))]
+    trio("unique_counts", lambda: tandem.unique(dk, return_counts=True, ctx=c), "unique_counts", (keys, keys, eq),
+         cuda_unique or [("np.unique", lambda: np.unique(keys, return_counts=True))])
+    trio("isin", lambda: tandem.isin(dq, ds, ctx=c), "isin", (queries, setk, eq),
+         cuda_isin or [("np.isin", lambda: np.isin(queries, setk))])
+    trio("searchsorted", lambda: tandem.searchsorted(dsrt, dq, ctx=c), None, (),
+         cuda_search or [("np.searchsorted", lambda: np.searchsorted(srt, queries))])
+    if r.cuda:
+        r.row("ops", "factorize", "tandem", dtype, "", n, 0, r.time(lambda _: tandem.factorize(dk, ctx=c)))
+        r.row("ops", "group_sum", "tandem", dtype, "", n, 0,
+              r.time(lambda _: tandem.group_reduce(dk, dv, "sum", ctx=c)))
+        r.row("ops", "join_inner", "tandem", dtype, "", n, 0, r.time(lambda _: tandem.join(dl, dr, ctx=c)))
+        return
+    fl = eq | _core.ORDER_FIRST_SEEN
+    trio("factorize", lambda: tandem.factorize(keys, ctx=c), "factorize", (keys, keys, fl),
+         [("pandas.factorize", lambda: pd.factorize(keys))] if pd else [])
+    frame = pd.DataFrame({"k": keys, "v": vals}) if pd else None
+    trio("group_sum", lambda: tandem.group_reduce(keys, vals, "sum", ctx=c), "group_sum", (keys, vals, eq),
+         [("pandas.groupby.sum", lambda: frame.groupby("k")["v"].sum())] if pd else [])
+    lf = pd.DataFrame({"k": left, "a": np.arange(n)}) if pd else None
+    rf = pd.DataFrame({"k": right, "b": np.arange(n)}) if pd else None
+    trio("join_inner", lambda: tandem.join(left, right, ctx=c), "join_inner", (left, right, eq),
+         [("pandas.merge", lambda: pd.merge(lf, rf, on="k"))] if pd else [])
+
+
+def ratios(rows):
+    """Per (operation, n): tandem's speed over each other row's (peer speedup,
+    or tandem-c's, the binding's cost)."""
+    by = {}
+    for row in rows:
+        if row["structure"] == "ops":
+            by.setdefault((row["operation"], row["key_type"], row["n"]), {})[row["impl"]] = float(row["median_mops"])
+    lines = []
+    for (op, key, n), impls in by.items():
+        t = impls.get("tandem")
+        for impl, mops in impls.items():
+            if impl != "tandem" and t and mops:
+                what = "binding / bare C (speed)" if impl == "tandem-c" else f"tandem / {impl} (speed)"
+                lines.append(f"{op:14} {key:4} n={n:<10} {what:34} {t / mops:7.2f}x")
+    return lines
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m tandem.bench", description=__doc__.split("\n")[0])
-    p.add_argument("what", nargs="?", default="all", choices=["all", "sort", "hash", "btree", "overhead"])
+    p.add_argument("what", nargs="?", default="all", choices=["all", "sort", "hash", "btree", "overhead", "ops"])
     p.add_argument("--backend", default="cpu", choices=["cpu", "cuda"])
     p.add_argument("--type", default="uint64", help="key dtype: uint32, uint64, int32, int64 (float for sort/btree)")
     p.add_argument("--n", type=float, default=1e7, help="keys (default 1e7)")
@@ -190,7 +296,11 @@ def main(argv=None):
     args = p.parse_args(argv)
     n, q = int(args.n), int(args.queries or args.n)
     dtype = np.dtype(args.type).name
-    r = Runner(args)
+    try:
+        r = Runner(args)
+    except tandem.NoDevice as e:
+        print(f"skipped: --backend {args.backend} needs a CUDA device ({e})")
+        return 0
     print(f"tandem {tandem.__version__}, backend {r.ctx.backend}, numpy {np.__version__}", flush=True)
     if args.what in ("all", "sort"):
         bench_sort(r, dtype, n)
@@ -200,6 +310,12 @@ def main(argv=None):
         bench_btree(r, dtype, n, q)
     if args.what in ("all", "overhead"):
         bench_overhead(r, dtype)
+    if args.what in ("all", "ops"):
+        bench_ops(r, dtype, n)
+        lines = ratios(r.rows)
+        if lines:
+            print("speed ratios (above 1: tandem faster; binding / bare C: 1.00 is no overhead, below 1 the binding is slower)")
+            print("\n".join(lines))
     if args.csv:
         with open(args.csv, "w", newline="") as f:
             w = csv.DictWriter(f, HEADER)

@@ -1,0 +1,359 @@
+"""unique, isin, searchsorted, factorize, group_reduce and join against
+numpy and pandas themselves, over every dtype and the edge values (0, -1,
+min/max, -0.0, +0.0, NaNs of several payloads and signs, inf, empty, all
+equal, a hot key)."""
+
+import numpy as np
+import pytest
+
+pytest.importorskip("hypothesis", reason="hypothesis is not installed")
+pd = pytest.importorskip("pandas", reason="pandas is not installed")
+
+from hypothesis import given, strategies as st
+from hypothesis.extra import numpy as hnp
+
+import tandem
+from refs import DTYPES, arrays, bits, bits_dtype, elements_bits
+
+FLOATS = ("float32", "float64")
+AGGS = ["count", "sum", "min", "max", "first", "last", "mean"]
+
+
+def same_bits(got, expect):
+    """Same dtype, same length, same bit patterns."""
+    assert isinstance(got, np.ndarray)
+    assert got.dtype == expect.dtype, (got.dtype, expect.dtype)
+    np.testing.assert_array_equal(bits(got), bits(np.asarray(expect)))
+
+
+def same_values(got, expect):
+    """Same dtype and length; numerically equal (-0.0 == +0.0, NaN == NaN)."""
+    assert isinstance(got, np.ndarray)
+    assert got.dtype == expect.dtype, (got.dtype, expect.dtype)
+    np.testing.assert_array_equal(got, np.asarray(expect))
+
+
+def pair_arrays(data, dtype, pool=16, max_size=200):
+    """Two arrays of one dtype, drawn from a shared small pool often enough
+    that they share keys."""
+    return data.draw(arrays(dtype, max_size, pool)), data.draw(arrays(dtype, max_size, pool))
+
+
+def skewed(dtype, n=5000, seed=0):
+    """A hot key (90 % of the rows) among random ones."""
+    rng = np.random.default_rng(seed)
+    b = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(bits_dtype(dtype))
+    a = b.view(dtype).copy()
+    a[rng.random(n) < 0.9] = a[0]
+    return a
+
+
+# ---- unique ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@given(data=st.data(), ri=st.booleans(), rv=st.booleans(), rc=st.booleans())
+def test_unique_matches_numpy(dtype, data, ri, rv, rc):
+    a = data.draw(arrays(dtype))
+    before = a.copy()
+    got = tandem.unique(a, return_index=ri, return_inverse=rv, return_counts=rc)
+    # numpy with return_index sorts stably, so each value is its first
+    # occurrence's bits (NaN and zero included): compare bits with that.
+    ref = np.unique(a, return_index=True, return_inverse=rv, return_counts=rc)
+    got = got if isinstance(got, tuple) else (got,)
+    assert len(got) == 1 + ri + rv + rc
+    same_bits(got[0], ref[0])
+    want = [ref[1]] if ri else []
+    want += list(ref[2:])
+    for g, w in zip(got[1:], want):
+        same_bits(g, w)
+    np.testing.assert_array_equal(bits(a), bits(before))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_unique_edges(dtype):
+    e = np.array([], dtype=dtype)
+    u, i, v, c = tandem.unique(e, True, True, True)
+    assert u.dtype == e.dtype and i.dtype == v.dtype == c.dtype == np.int64 and len(u) == len(c) == 0
+    for a in (np.full(1000, 7, dtype=dtype), skewed(dtype)):
+        ref = np.unique(a, return_index=True, return_inverse=True, return_counts=True)
+        for g, w in zip(tandem.unique(a, True, True, True), ref):
+            same_bits(g, w)
+
+
+def test_unique_float_rules():
+    a = np.array([0.0, -0.0, np.nan, -np.nan, 1.0, -0.0, np.inf])
+    u, i, c = tandem.unique(a, return_index=True, return_counts=True)
+    assert list(i) == [0, 4, 6, 2] and list(c) == [3, 1, 1, 2]
+    assert u[0] == 0 and not np.signbit(u[0]) and np.isnan(u[-1]) and not np.signbit(u[-1])
+    u = tandem.unique(np.array([-np.nan, -0.0, 0.0, 2.0]))
+    assert np.signbit(u[0]) and u[0] == 0 and np.isnan(u[-1]) and np.signbit(u[-1]) and len(u) == 3
+
+
+# ---- isin ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@given(data=st.data(), invert=st.booleans())
+def test_isin_matches_numpy(dtype, data, invert):
+    a, b = pair_arrays(data, dtype)
+    got = tandem.isin(a, b, invert=invert)
+    assert got.dtype == np.bool_
+    np.testing.assert_array_equal(got, np.isin(a, b, invert=invert))
+
+
+def test_isin_float_rules_and_dtypes():
+    a = np.array([np.nan, 0.0, -0.0, 1.0, -np.nan])
+    np.testing.assert_array_equal(tandem.isin(a, np.array([np.nan, -0.0])), [False, True, True, False, False])
+    np.testing.assert_array_equal(tandem.isin(a, np.array([np.nan]), invert=True), [True] * 5)
+    i32 = np.array([1, 2, 3], dtype=np.int32)
+    np.testing.assert_array_equal(tandem.isin(i32, np.array([3, 2**40], dtype=np.int64)), [False, False, True])
+    np.testing.assert_array_equal(tandem.isin([1, 5], [5]), [False, True])
+    for dtype in DTYPES:
+        e = np.array([], dtype=dtype)
+        assert tandem.isin(e, np.arange(3).astype(dtype)).shape == (0,)
+        np.testing.assert_array_equal(tandem.isin(np.arange(3).astype(dtype), e), [False] * 3)
+        h = skewed(dtype)
+        np.testing.assert_array_equal(tandem.isin(h, h[:10]), np.isin(h, h[:10]))
+
+
+# ---- searchsorted ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@given(data=st.data(), side=st.sampled_from(["left", "right"]))
+def test_searchsorted_matches_numpy(dtype, data, side):
+    a, v = pair_arrays(data, dtype)
+    a = np.sort(a)  # numpy's order: NaNs last, zeros of either sign together
+    got = tandem.searchsorted(a, v, side)
+    same_bits(got, np.searchsorted(a, v, side))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_searchsorted_edges(dtype):
+    e = np.array([], dtype=dtype)
+    some = np.arange(4).astype(dtype)
+    for side in ("left", "right"):
+        same_bits(tandem.searchsorted(e, some, side), np.searchsorted(e, some, side))
+        same_bits(tandem.searchsorted(some, e, side), np.searchsorted(some, e, side))
+        a = np.sort(skewed(dtype))
+        q = skewed(dtype, 300, seed=1)
+        same_bits(tandem.searchsorted(a, q, side), np.searchsorted(a, q, side))
+        a = np.full(100, 3, dtype=dtype)
+        same_bits(tandem.searchsorted(a, some, side), np.searchsorted(a, some, side))
+    if dtype in FLOATS:
+        a = np.array([-np.inf, -0.0, 0.0, -0.0, 1.0, np.nan, -np.nan], dtype=dtype)
+        q = np.array([0.0, -0.0, np.nan, -np.nan, np.inf, -np.inf], dtype=dtype)
+        for side in ("left", "right"):
+            same_bits(tandem.searchsorted(a, q, side), np.searchsorted(a, q, side))
+
+
+# ---- factorize -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@given(data=st.data(), sort=st.booleans())
+def test_factorize_matches_pandas(dtype, data, sort):
+    a = data.draw(arrays(dtype))
+    codes, uniques = tandem.factorize(a, sort=sort)
+    rc, ru = pd.factorize(a, sort=sort)
+    same_bits(codes, rc.astype(np.int64))
+    same_bits(uniques, ru)
+
+
+def test_factorize_edges():
+    for dtype in DTYPES:
+        for a in (np.array([], dtype=dtype), np.full(50, 1, dtype=dtype), skewed(dtype)):
+            for sort in (False, True):
+                codes, uniques = tandem.factorize(a, sort=sort)
+                rc, ru = pd.factorize(a, sort=sort)
+                same_bits(codes, rc.astype(np.int64))
+                same_bits(uniques, ru)
+    codes, uniques = tandem.factorize(np.array([np.nan, -0.0, np.nan, 0.0, 2.0, -np.nan]))
+    assert list(codes) == [-1, 0, -1, 0, 1, -1] and np.signbit(uniques[0]) and len(uniques) == 2
+    codes, uniques = tandem.factorize(np.array([np.nan, np.nan]), sort=True)
+    assert list(codes) == [-1, -1] and len(uniques) == 0
+
+
+# ---- group_reduce ----------------------------------------------------------------------------
+
+_SMALL = st.integers(-1000, 1000)
+
+
+def values_for(data, dtype, agg, n):
+    """Values drawn so that pandas' compensated float sums and tandem's sums
+    are exact (small integers, inf, NaN, -0.0) where the order of additions
+    could show; every bit pattern elsewhere."""
+    dt = np.dtype(dtype)
+    if agg in ("sum", "mean") and dt.kind == "f":
+        el = st.one_of(_SMALL.map(float), st.sampled_from([np.nan, -np.nan, np.inf, -np.inf, -0.0]))
+        return data.draw(hnp.arrays(dt, n, elements=el))
+    if agg == "mean":  # integers: exact in float64
+        lo = 0 if dt.kind == "u" else -1000
+        return data.draw(hnp.arrays(dt, n, elements=st.integers(lo, 1000)))
+    return data.draw(hnp.arrays(bits_dtype(dtype), n, elements=elements_bits(dtype, 1000))).view(dtype)
+
+
+def pandas_group(keys, values, agg, sort):
+    r = getattr(pd.Series(values).groupby(keys, sort=sort), agg)()
+    return r.index.to_numpy(), r.to_numpy()
+
+
+@pytest.mark.parametrize("kdtype", DTYPES)
+@given(data=st.data(), vdtype=st.sampled_from(DTYPES), agg=st.sampled_from(AGGS), sort=st.booleans())
+def test_group_reduce_matches_pandas(kdtype, data, vdtype, agg, sort):
+    keys = data.draw(arrays(kdtype, 150, 8))
+    values = values_for(data, vdtype, agg, len(keys))
+    gk, red = tandem.group_reduce(keys, values, agg, sort=sort)
+    rk, rr = pandas_group(keys, values, agg, sort)
+    same_bits(gk, rk.astype(kdtype))
+    if vdtype in FLOATS and agg in ("sum", "mean", "min", "max"):
+        same_values(red, rr)  # the sign of a zero sum or of a zero min is not pinned down
+    else:
+        same_bits(red, rr)
+
+
+@pytest.mark.parametrize("agg", AGGS)
+def test_group_reduce_edges(agg):
+    for kd in DTYPES:
+        for vd in ("int32", "uint64", "float32", "float64"):
+            e = np.array([], dtype=kd)
+            gk, red = tandem.group_reduce(e, np.array([], dtype=vd), agg)
+            rk, rr = pandas_group(e, np.array([], dtype=vd), agg, True)
+            assert len(gk) == len(red) == 0 and gk.dtype == e.dtype and red.dtype == rr.dtype
+            k = skewed(kd)
+            v = (np.arange(len(k)) % 100).astype(vd)
+            for sort in (False, True):
+                gk, red = tandem.group_reduce(k, v, agg, sort=sort)
+                rk, rr = pandas_group(k, v, agg, sort)
+                same_bits(gk, rk.astype(kd))
+                same_values(red, rr) if agg == "mean" else same_bits(red, rr)
+
+
+def test_group_reduce_nan_rules():
+    k = np.array([1.0, np.nan, 1.0, 2.0, -0.0, 0.0, 3.0])
+    v = np.array([np.nan, 5.0, 2.0, np.nan, 1.0, 1.0, 4.0])
+    gk, red = tandem.group_reduce(k, v, "count", sort=False)
+    same_bits(gk, np.array([1.0, 2.0, -0.0, 3.0]))
+    same_bits(red, np.array([1, 0, 2, 1]))
+    gk, red = tandem.group_reduce(k, v, "min")
+    rk, rr = pandas_group(k, v, "min", True)
+    same_bits(gk, rk)
+    same_values(red, rr)
+    gk, red = tandem.group_reduce(np.array([1, 1], dtype=np.int64), np.array([2**63 - 1, 1], dtype=np.int64), "sum")
+    assert red[0] == -(2**63)  # wraps, as pandas does
+
+
+# ---- join ------------------------------------------------------------------------------------
+
+
+def pandas_join(lk, rk, how):
+    left = pd.DataFrame({"k": lk, "i": np.arange(len(lk), dtype=np.int64)})
+    right = pd.DataFrame({"k": rk, "j": np.arange(len(rk), dtype=np.int64)})
+    m = pd.merge(left, right, on="k", how="inner" if how in ("semi", "anti") else how)
+    li = m["i"].to_numpy(np.int64)
+    if how == "semi":
+        return np.unique(li), None
+    if how == "anti":
+        return np.setdiff1d(np.arange(len(lk), dtype=np.int64), li), None
+    return li, m["j"].fillna(-1).to_numpy(np.int64)
+
+
+def plain_join(lk, rk, how):
+    """(i, j) for every equal pair, by i then j; numpy's == is pandas' key
+    equality except for NaN, which pandas matches to NaN."""
+    li, ri = [], []
+    for i, x in enumerate(lk):
+        js = [j for j, y in enumerate(rk) if x == y or (x != x and y != y)]
+        if how == "left" and not js:
+            js = [-1]
+        if how in ("semi", "anti"):
+            if bool(js) == (how == "semi"):
+                li.append(i)
+            continue
+        li += [i] * len(js)
+        ri += js
+    return np.array(li, dtype=np.int64), (None if how in ("semi", "anti") else np.array(ri, dtype=np.int64))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@given(data=st.data(), how=st.sampled_from(["inner", "left", "semi", "anti"]))
+def test_join_matches_pandas(dtype, data, how):
+    lk, rk = pair_arrays(data, dtype, pool=8, max_size=60)
+    li, ri = tandem.join(lk, rk, how=how)
+    pl, pr = plain_join(lk, rk, how)
+    same_bits(li, pl)
+    if pr is None:
+        assert ri is None
+    else:
+        same_bits(ri, pr)
+    # pandas agrees with the plain oracle (its order is left row, then right row).
+    ql, qr = pandas_join(lk, rk, how)
+    same_bits(li, ql)
+    if qr is not None:
+        same_bits(ri, qr)
+
+
+def test_join_many_to_many_and_edges():
+    lk = np.array([5] * 100 + [1], dtype=np.int64)
+    rk = np.array([5] * 300 + [2], dtype=np.int64)
+    li, ri = tandem.join(lk, rk)  # 30,000 rows: more than len(left), a second call writes them
+    assert len(li) == 30000 and li[0] == 0 and list(ri[:3]) == [0, 1, 2] and li[-1] == 99 and ri[-1] == 299
+    li, ri = tandem.join(lk, rk, how="left")
+    assert len(li) == 30001 and li[-1] == 100 and ri[-1] == -1
+    for dtype in DTYPES:
+        e = np.array([], dtype=dtype)
+        some = np.arange(3).astype(dtype)
+        for how in ("inner", "left", "semi", "anti"):
+            for a, b in ((e, some), (some, e), (e, e)):
+                li, ri = tandem.join(a, b, how=how)
+                pl, pr = plain_join(a, b, how)
+                same_bits(li, pl)
+                if pr is not None:
+                    same_bits(ri, pr)
+        h = skewed(dtype, 300)
+        li, ri = tandem.join(h, h[:5], how="left")
+        pl, pr = plain_join(h, h[:5], "left")
+        same_bits(li, pl)
+        same_bits(ri, pr)
+
+
+# ---- bad input -------------------------------------------------------------------------------
+
+OPS = {
+    "unique": lambda a, b: tandem.unique(a),
+    "isin": lambda a, b: tandem.isin(a, b),
+    "searchsorted": lambda a, b: tandem.searchsorted(a, b),
+    "factorize": lambda a, b: tandem.factorize(a),
+    "group_reduce": lambda a, b: tandem.group_reduce(a, b, "sum"),
+    "join": lambda a, b: tandem.join(a, b),
+}
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_bad_dtypes_and_shapes(op):
+    ok = np.arange(4, dtype=np.int64)
+    for bad in (np.arange(4, dtype=np.int16), np.ones(4, dtype=bool), np.ones(4, dtype=np.complex64)):
+        with pytest.raises(tandem.Unsupported) as e:
+            OPS[op](bad, ok if op == "group_reduce" else bad)
+        assert e.value.status == "TDM_ERR_UNSUPPORTED"
+    with pytest.raises(tandem.InvalidArgument, match="1-D"):
+        OPS[op](np.zeros((2, 2), dtype=np.int64), ok)
+    with pytest.raises(tandem.InvalidArgument):
+        OPS[op](np.int64(3), ok)
+
+
+def test_bad_options_and_lengths():
+    a = np.arange(4, dtype=np.int64)
+    with pytest.raises(tandem.InvalidArgument, match="agg"):
+        tandem.group_reduce(a, a, "median")
+    with pytest.raises(tandem.InvalidArgument, match="how"):
+        tandem.join(a, a, how="outer")
+    with pytest.raises(tandem.InvalidArgument, match="side"):
+        tandem.searchsorted(a, a, side="middle")
+    with pytest.raises(tandem.InvalidArgument, match="elements"):
+        tandem.group_reduce(a, a[:3], "sum")
+    with pytest.raises(tandem.InvalidArgument):
+        tandem.unique(a, ctx="cpu")
+    with pytest.raises(tandem.Unsupported, match="round integers"):
+        tandem.join(a, a.astype(np.uint64))  # int64 with uint64 is float64 in numpy: refused, not rounded
