@@ -162,6 +162,26 @@ static size_t heads_range(const void *kc, size_t ks, size_t lo, size_t hi, uint6
   return c;
 }
 
+/* The runs of equal keys in sorted kc[0, n): *G runs, their starts in
+ * *off[0 .. G) and *off[G] = n (G + 1 entries, freed by the caller). */
+static tdm_status sorted_runs(tdm_ctx *ctx, const char *fn, const void *kc, size_t ks, size_t n, uint64_t **off,
+                              size_t *G) {
+  size_t cnt[OPS_MAX_CHUNKS + 1], total = 0;
+  int P = chunks_for(ctx, n), t;
+  tdm_status st;
+  TDM__PAR_FOR(P, t, P, cnt[t] = heads_range(kc, ks, chunk(n, P, t), chunk(n, P, t + 1), NULL, 0));
+  for (t = 0; t < P; t++) {
+    size_t c = cnt[t];
+    cnt[t] = total;
+    total += c;
+  }
+  if ((st = take(ctx, fn, total + 1, 8, (void **)off)) != TDM_OK) return st;
+  TDM__PAR_FOR(P, t, P, (void)heads_range(kc, ks, chunk(n, P, t), chunk(n, P, t + 1), *off, cnt[t]));
+  (*off)[total] = n;
+  *G = total;
+  return TDM_OK;
+}
+
 /* gid[mem[k]] = (rank ? rank[r] : r) for the positions k in [lo, hi) of run r. */
 static void scatter_gid_range(const grp *g, const uint64_t *rank, uint64_t *gid, size_t lo, size_t hi) {
   size_t k, r;
@@ -174,7 +194,7 @@ static void scatter_gid_range(const grp *g, const uint64_t *rank, uint64_t *gid,
 }
 
 static tdm_status grp_sort(tdm_ctx *ctx, const char *fn, const grp_in *in, int order, uint64_t *gid, grp *g) {
-  size_t n = in->na + in->nb, ks = tdm_type_size(in->key_type), cnt[OPS_MAX_CHUNKS + 1], G = 0, r;
+  size_t n = in->na + in->nb, ks = tdm_type_size(in->key_type), G = 0, r;
   void *kc = NULL;
   uint64_t *fr = NULL, *rank = NULL;
   int P = chunks_for(ctx, n), t;
@@ -188,16 +208,8 @@ static tdm_status grp_sort(tdm_ctx *ctx, const char *fn, const grp_in *in, int o
   iota(ctx, g->mem, n);
   if (n > 1 && (st = relabel(fn, tdm__cpu_sort(ctx, in->key_type, kc, TDM_U64, g->mem, n, 0))) != TDM_OK) goto fail;
 
-  TDM__PAR_FOR(P, t, P, cnt[t] = heads_range(kc, ks, chunk(n, P, t), chunk(n, P, t + 1), NULL, 0));
-  for (t = 0; t < P; t++) {
-    size_t c = cnt[t];
-    cnt[t] = G;
-    G += c;
-  }
+  if ((st = sorted_runs(ctx, fn, kc, ks, n, &g->off, &G)) != TDM_OK) goto fail;
   g->G = G;
-  if ((st = take(ctx, fn, G + 1, 8, (void **)&g->off)) != TDM_OK) goto fail;
-  TDM__PAR_FOR(P, t, P, (void)heads_range(kc, ks, chunk(n, P, t), chunk(n, P, t + 1), g->off, cnt[t]));
-  g->off[G] = n;
   give(ctx, kc, n, ks);
   kc = NULL;
 
@@ -352,7 +364,7 @@ static void runs_out_range(const void *kc, size_t ks, const uint64_t *off, const
  * (the library's fastest) and its runs are the whole answer. The same bytes
  * as the grouping paths give. */
 static tdm_status unique_keys_only(tdm_ctx *ctx, const char *fn, const tdm__unique_args *a) {
-  size_t n = a->n, ks = tdm_type_size(a->key_type), cnt[OPS_MAX_CHUNKS + 1], G = 0;
+  size_t n = a->n, ks = tdm_type_size(a->key_type), G = 0;
   void *kc = NULL;
   uint64_t *off = NULL;
   int P = chunks_for(ctx, n), t;
@@ -360,15 +372,7 @@ static tdm_status unique_keys_only(tdm_ctx *ctx, const char *fn, const tdm__uniq
   if ((st = take(ctx, fn, n, ks, &kc)) != TDM_OK) return st;
   memcpy(kc, a->keys, n * ks);
   if (n > 1 && (st = relabel(fn, tdm__cpu_sort(ctx, a->key_type, kc, a->key_type, NULL, n, 0))) != TDM_OK) goto done;
-  TDM__PAR_FOR(P, t, P, cnt[t] = heads_range(kc, ks, chunk(n, P, t), chunk(n, P, t + 1), NULL, 0));
-  for (t = 0; t < P; t++) {
-    size_t c = cnt[t];
-    cnt[t] = G;
-    G += c;
-  }
-  if ((st = take(ctx, fn, G + 1, 8, (void **)&off)) != TDM_OK) goto done;
-  TDM__PAR_FOR(P, t, P, (void)heads_range(kc, ks, chunk(n, P, t), chunk(n, P, t + 1), off, cnt[t]));
-  off[G] = n;
+  if ((st = sorted_runs(ctx, fn, kc, ks, n, &off, &G)) != TDM_OK) goto done;
   P = chunks_for(ctx, G);
   TDM__PAR_FOR(P, t, P, runs_out_range(kc, ks, off, a, chunk(G, P, t), chunk(G, P, t + 1)));
   *a->n_unique_out = G;
@@ -477,7 +481,7 @@ static void reduce_sorted_range(const void *kc, const void *vc, const uint64_t *
  * paths. */
 static tdm_status group_sorted_pairs(tdm_ctx *ctx, const char *fn, const tdm__group_args *a) {
   size_t n = a->n, ks = tdm_type_size(a->key_type), vs = a->values ? tdm_type_size(a->value_type) : 0;
-  size_t cnt[OPS_MAX_CHUNKS + 1], G = 0;
+  size_t G = 0;
   void *kc = NULL, *vc = NULL;
   uint64_t *off = NULL;
   int P = chunks_for(ctx, n), t;
@@ -487,15 +491,7 @@ static tdm_status group_sorted_pairs(tdm_ctx *ctx, const char *fn, const tdm__gr
   memcpy(kc, a->keys, n * ks);
   if (vs) memcpy(vc, a->values, n * vs);
   if (n > 1 && (st = relabel(fn, tdm__cpu_sort(ctx, a->key_type, kc, a->value_type, vc, n, 0))) != TDM_OK) goto done;
-  TDM__PAR_FOR(P, t, P, cnt[t] = heads_range(kc, ks, chunk(n, P, t), chunk(n, P, t + 1), NULL, 0));
-  for (t = 0; t < P; t++) {
-    size_t c = cnt[t];
-    cnt[t] = G;
-    G += c;
-  }
-  if ((st = take(ctx, fn, G + 1, 8, (void **)&off)) != TDM_OK) goto done;
-  TDM__PAR_FOR(P, t, P, (void)heads_range(kc, ks, chunk(n, P, t), chunk(n, P, t + 1), off, cnt[t]));
-  off[G] = n;
+  if ((st = sorted_runs(ctx, fn, kc, ks, n, &off, &G)) != TDM_OK) goto done;
   P = chunks_for(ctx, n);
   TDM__PAR_FOR(P, t, P, reduce_sorted_range(kc, vc, off, a, ks, chunk(G, P, t), chunk(G, P, t + 1)));
   *a->n_groups_out = G;
