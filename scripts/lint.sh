@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# Static checks over the library's C code (and tandem_mpi's): cppcheck and clang-tidy (with the
-# checks and justified exclusions of .clang-tidy). Exits non-zero on any finding.
+# Static checks: cppcheck over the C and C++ sources of src/, cpu/ and
+# mpi/src/ (and the headers of include/ they include), clang-tidy (with the
+# checks and justified exclusions of .clang-tidy) over the C files of src/,
+# cpu/ and, when MPI was found, mpi/src/. Neither reads gpu/ (CUDA: nvcc
+# -Werror is its check), judge/, python/, bench/ or tests/. Exits non-zero
+# on any finding.
 # Usage: scripts/lint.sh [BUILD_DIR]  (a build dir with compile_commands.json
 # is configured there when missing)
 set -euo pipefail

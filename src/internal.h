@@ -92,7 +92,7 @@ TDM_INTERNAL void tdm__ctx_free(struct tdm_ctx *ctx, void *p, size_t bytes);
 TDM_INTERNAL void *tdm__ctx_map(struct tdm_ctx *ctx, size_t len, int huge, int lazy);
 TDM_INTERNAL void tdm__ctx_unmap(struct tdm_ctx *ctx, void *p, size_t len);
 /* A structure handle as tdm__handle_alloc, from the context's allocator;
- * free with tdm__handle_free and the same sizes. */
+ * free with tdm__ctx_handle_free and the same sizes. */
 TDM_INTERNAL void *tdm__ctx_handle_alloc(struct tdm_ctx *ctx, size_t common_bytes, size_t state_bytes, void **state);
 TDM_INTERNAL void tdm__ctx_handle_free(struct tdm_ctx *ctx, void *h, size_t common_bytes, size_t state_bytes);
 
