@@ -51,7 +51,7 @@ tdm_status tdm_svc_stage_in(tdm_ctx *ctx, const void *user, size_t bytes, int co
   tdm_status st;
   memset(s, 0, sizeof *s);
   s->ctx = ctx;
-  s->user = (void *)(uintptr_t)user;
+  s->user = (void *)user; /* the caller's array, written only by stage_out */
   s->bytes = bytes;
   /* Checked arrays: device memory reaches here only on a backend that
    * copies (a CPU context refused it), and asking never initialises CUDA. */

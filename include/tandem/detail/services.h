@@ -10,7 +10,7 @@
  *    classify pointers without ever initialising CUDA (src/devptr.c): a CPU
  *    context never loads or initialises the CUDA driver through them;
  *  - the keys' order bits (keybits.h) read from a caller array.
- * Installed with the core; not part of the user API of CONTRACT.md. Every
+ * Installed with the core, not included by tandem.h: not user API. Every
  * function sets tdm_last_error() when it fails.
  */
 #ifndef TANDEM_DETAIL_SERVICES_H
