@@ -50,7 +50,7 @@ uint64_t splitmix(uint64_t &x) {
 [[noreturn]] void usage(const char *msg) {
   if (msg) fprintf(stderr, "tandem-bench: %s\n", msg);
   fprintf(stderr,
-          "usage: tandem-bench {sort|hash|btree|all} [--backend cpu|cuda|all] [--type T] [--n N]\n"
+          "usage: tandem-bench {sort|hash|btree|ops|all} [--backend cpu|cuda|all] [--type T] [--n N]\n"
           "                    [--queries Q] [--threads K] [--reps R] [--peers] [--csv FILE] [--seed S]\n"
           "                    [--clock wall|cpu]\n"
           "                    [--design D1,D2,...]\n"

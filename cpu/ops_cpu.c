@@ -162,6 +162,26 @@ static size_t heads_range(const void *kc, size_t ks, size_t lo, size_t hi, uint6
   return c;
 }
 
+/* The runs of equal keys in sorted kc[0, n): *G runs, their starts in
+ * *off[0 .. G) and *off[G] = n (G + 1 entries, freed by the caller). */
+static tdm_status sorted_runs(tdm_ctx *ctx, const char *fn, const void *kc, size_t ks, size_t n, uint64_t **off,
+                              size_t *G) {
+  size_t cnt[OPS_MAX_CHUNKS + 1], total = 0;
+  int P = chunks_for(ctx, n), t;
+  tdm_status st;
+  TDM__PAR_FOR(P, t, P, cnt[t] = heads_range(kc, ks, chunk(n, P, t), chunk(n, P, t + 1), NULL, 0));
+  for (t = 0; t < P; t++) {
+    size_t c = cnt[t];
+    cnt[t] = total;
+    total += c;
+  }
+  if ((st = take(ctx, fn, total + 1, 8, (void **)off)) != TDM_OK) return st;
+  TDM__PAR_FOR(P, t, P, (void)heads_range(kc, ks, chunk(n, P, t), chunk(n, P, t + 1), *off, cnt[t]));
+  (*off)[total] = n;
+  *G = total;
+  return TDM_OK;
+}
+
 /* gid[mem[k]] = (rank ? rank[r] : r) for the positions k in [lo, hi) of run r. */
 static void scatter_gid_range(const grp *g, const uint64_t *rank, uint64_t *gid, size_t lo, size_t hi) {
   size_t k, r;
@@ -174,7 +194,7 @@ static void scatter_gid_range(const grp *g, const uint64_t *rank, uint64_t *gid,
 }
 
 static tdm_status grp_sort(tdm_ctx *ctx, const char *fn, const grp_in *in, int order, uint64_t *gid, grp *g) {
-  size_t n = in->na + in->nb, ks = tdm_type_size(in->key_type), cnt[OPS_MAX_CHUNKS + 1], G = 0, r;
+  size_t n = in->na + in->nb, ks = tdm_type_size(in->key_type), G = 0, r;
   void *kc = NULL;
   uint64_t *fr = NULL, *rank = NULL;
   int P = chunks_for(ctx, n), t;
@@ -188,16 +208,8 @@ static tdm_status grp_sort(tdm_ctx *ctx, const char *fn, const grp_in *in, int o
   iota(ctx, g->mem, n);
   if (n > 1 && (st = relabel(fn, tdm__cpu_sort(ctx, in->key_type, kc, TDM_U64, g->mem, n, 0))) != TDM_OK) goto fail;
 
-  TDM__PAR_FOR(P, t, P, cnt[t] = heads_range(kc, ks, chunk(n, P, t), chunk(n, P, t + 1), NULL, 0));
-  for (t = 0; t < P; t++) {
-    size_t c = cnt[t];
-    cnt[t] = G;
-    G += c;
-  }
+  if ((st = sorted_runs(ctx, fn, kc, ks, n, &g->off, &G)) != TDM_OK) goto fail;
   g->G = G;
-  if ((st = take(ctx, fn, G + 1, 8, (void **)&g->off)) != TDM_OK) goto fail;
-  TDM__PAR_FOR(P, t, P, (void)heads_range(kc, ks, chunk(n, P, t), chunk(n, P, t + 1), g->off, cnt[t]));
-  g->off[G] = n;
   give(ctx, kc, n, ks);
   kc = NULL;
 
@@ -337,13 +349,49 @@ static void unique_range(const grp *g, const tdm__unique_args *a, size_t ks, siz
   }
 }
 
+/* Run p of sorted kc (heads at off) as its key and count. */
+static void runs_out_range(const void *kc, size_t ks, const uint64_t *off, const tdm__unique_args *a, size_t lo,
+                           size_t hi) {
+  size_t p;
+  for (p = lo; p < hi; p++) {
+    if (a->unique_out) copy_key(a->unique_out, p, kc, off[p], ks);
+    if (a->counts_out) a->counts_out[p] = off[p + 1] - off[p];
+  }
+}
+
+/* Distinct keys and counts in ascending order under bit equality, without
+ * indices: every member of a group has the same bits, so a keys-only sort
+ * (the library's fastest) and its runs are the whole answer. The same bytes
+ * as the grouping paths give. */
+static tdm_status unique_keys_only(tdm_ctx *ctx, const char *fn, const tdm__unique_args *a) {
+  size_t n = a->n, ks = tdm_type_size(a->key_type), G = 0;
+  void *kc = NULL;
+  uint64_t *off = NULL;
+  int P = chunks_for(ctx, n), t;
+  tdm_status st;
+  if ((st = take(ctx, fn, n, ks, &kc)) != TDM_OK) return st;
+  memcpy(kc, a->keys, n * ks);
+  if (n > 1 && (st = relabel(fn, tdm__cpu_sort(ctx, a->key_type, kc, a->key_type, NULL, n, 0))) != TDM_OK) goto done;
+  if ((st = sorted_runs(ctx, fn, kc, ks, n, &off, &G)) != TDM_OK) goto done;
+  P = chunks_for(ctx, G);
+  TDM__PAR_FOR(P, t, P, runs_out_range(kc, ks, off, a, chunk(G, P, t), chunk(G, P, t + 1)));
+  *a->n_unique_out = G;
+done:
+  give(ctx, off, G + 1, 8);
+  give(ctx, kc, n, ks);
+  return st;
+}
+
 static tdm_status ops_unique(tdm_ctx *ctx, const tdm__unique_args *a, int method) {
   static const char fn[] = "tdm_unique";
   grp_in in = {a->key_type, a->keys, NULL, a->n, 0, a->numeric};
   grp g;
   size_t ks = tdm_type_size(a->key_type);
   int P, t;
-  tdm_status st = grp_build(ctx, fn, &in, a->first_seen ? ORDER_FIRST_SEEN : ORDER_ASC, method, a->inverse_out, &g);
+  tdm_status st;
+  if (method == TDM__OPS_SORT && !a->first_index_out && !a->inverse_out && !a->numeric && !a->first_seen)
+    return unique_keys_only(ctx, fn, a);
+  st = grp_build(ctx, fn, &in, a->first_seen ? ORDER_FIRST_SEEN : ORDER_ASC, method, a->inverse_out, &g);
   if (st != TDM_OK) return st;
   P = chunks_for(ctx, g.G);
   TDM__PAR_FOR(P, t, P, unique_range(&g, a, ks, chunk(g.G, P, t), chunk(g.G, P, t + 1)));
@@ -363,28 +411,31 @@ static int value_kind(tdm_type t) {
   }
 }
 
-/* Reduces group r (members mem[s..e), ascending) into out[p]. */
+/* Reduces group r (members mem[s..e), ascending; mem NULL: the positions
+ * s..e themselves) into out[p]. */
+#define OPS_M(x) (mem ? mem[x] : (x))
 #define OPS_FOLD(W)                                                                                              \
   static void fold##W(const tdm__group_args *a, const uint64_t *mem, size_t s, size_t e, size_t p) {            \
     const uint##W##_t *v = (const uint##W##_t *)a->values;                                                     \
     int vk = value_kind(a->value_type), kind = tdm__key_kind(a->value_type);                                  \
     size_t k;                                                                                                   \
-    uint##W##_t acc = v[mem[s]];                                                                               \
+    uint##W##_t acc = v[OPS_M(s)];                                                                               \
     switch (a->agg) {                                                                                           \
     case TDM_AGG_SUM:                                                                                           \
-      for (k = s + 1; k < e; k++) acc = tdm__ops_add##W(acc, v[mem[k]], vk);                                   \
+      for (k = s + 1; k < e; k++) acc = tdm__ops_add##W(acc, v[OPS_M(k)], vk);                                   \
+      acc = tdm__ops_sum_out##W(acc, vk);                                                                      \
       break;                                                                                                    \
     case TDM_AGG_MIN:                                                                                           \
-      for (k = s + 1; k < e; k++) acc = tdm__ops_min##W(acc, v[mem[k]], kind);                                 \
+      for (k = s + 1; k < e; k++) acc = tdm__ops_min##W(acc, v[OPS_M(k)], kind);                                 \
       break;                                                                                                    \
     case TDM_AGG_MAX:                                                                                           \
-      for (k = s + 1; k < e; k++) acc = tdm__ops_max##W(acc, v[mem[k]], kind);                                 \
+      for (k = s + 1; k < e; k++) acc = tdm__ops_max##W(acc, v[OPS_M(k)], kind);                                 \
       break;                                                                                                    \
-    case TDM_AGG_LAST: acc = v[mem[e - 1]]; break;                                                              \
+    case TDM_AGG_LAST: acc = v[OPS_M(e - 1)]; break;                                                              \
     case TDM_AGG_MEAN: {                                                                                        \
       double m = tdm__ops_to_f64_##W(acc, vk);                                                                 \
-      for (k = s + 1; k < e; k++) m += tdm__ops_to_f64_##W(v[mem[k]], vk);                                     \
-      ((double *)a->values_out)[p] = m / (double)(e - s);                                                       \
+      for (k = s + 1; k < e; k++) m += tdm__ops_to_f64_##W(v[OPS_M(k)], vk);                                     \
+      ((double *)a->values_out)[p] = tdm__ops_canon_f64(m / (double)(e - s));                                                       \
       return;                                                                                                   \
     }                                                                                                           \
     default: break; /* FIRST */                                                                                 \
@@ -394,6 +445,7 @@ static int value_kind(tdm_type t) {
 OPS_FOLD(32)
 OPS_FOLD(64)
 #undef OPS_FOLD
+#undef OPS_M
 
 static void reduce_range(const grp *g, const tdm__group_args *a, size_t ks, size_t lo, size_t hi) {
   size_t p;
@@ -406,13 +458,59 @@ static void reduce_range(const grp *g, const tdm__group_args *a, size_t ks, size
   }
 }
 
+/* Runs [lo, hi) of the sorted (key, value) pairs kc / vc (heads at off)
+ * folded as reduce_range folds a group: the stable sort kept each run's
+ * values in input order, so mem is the identity here. */
+static void reduce_sorted_range(const void *kc, const void *vc, const uint64_t *off, const tdm__group_args *a,
+                                size_t ks, size_t lo, size_t hi) {
+  tdm__group_args b = *a;
+  size_t p;
+  b.values = vc;
+  for (p = lo; p < hi; p++) {
+    size_t s = off[p], e = off[p + 1];
+    if (a->keys_out) copy_key(a->keys_out, p, kc, s, ks);
+    if (a->agg == TDM_AGG_COUNT) ((uint64_t *)a->values_out)[p] = e - s;
+    else if (tdm_type_size(a->value_type) == 4) fold32(&b, NULL, s, e, p);
+    else fold64(&b, NULL, s, e, p);
+  }
+}
+
+/* Ascending groups under bit equality: a stable sort of (key, value) pairs
+ * puts each group's values together in input order, so the folds read them
+ * in sequence instead of gathering them by index. Same bytes as the grouping
+ * paths. */
+static tdm_status group_sorted_pairs(tdm_ctx *ctx, const char *fn, const tdm__group_args *a) {
+  size_t n = a->n, ks = tdm_type_size(a->key_type), vs = a->values ? tdm_type_size(a->value_type) : 0;
+  size_t G = 0;
+  void *kc = NULL, *vc = NULL;
+  uint64_t *off = NULL;
+  int P = chunks_for(ctx, n), t;
+  tdm_status st;
+  if ((st = take(ctx, fn, n, ks, &kc)) != TDM_OK) return st;
+  if (vs && (st = take(ctx, fn, n, vs, &vc)) != TDM_OK) goto done;
+  memcpy(kc, a->keys, n * ks);
+  if (vs) memcpy(vc, a->values, n * vs);
+  if (n > 1 && (st = relabel(fn, tdm__cpu_sort(ctx, a->key_type, kc, a->value_type, vc, n, 0))) != TDM_OK) goto done;
+  if ((st = sorted_runs(ctx, fn, kc, ks, n, &off, &G)) != TDM_OK) goto done;
+  P = chunks_for(ctx, n);
+  TDM__PAR_FOR(P, t, P, reduce_sorted_range(kc, vc, off, a, ks, chunk(G, P, t), chunk(G, P, t + 1)));
+  *a->n_groups_out = G;
+done:
+  give(ctx, off, G + 1, 8);
+  give(ctx, vc, n, vs);
+  give(ctx, kc, n, ks);
+  return st;
+}
+
 static tdm_status ops_group_reduce(tdm_ctx *ctx, const tdm__group_args *a, int method) {
   static const char fn[] = "tdm_group_reduce";
   grp_in in = {a->key_type, a->keys, NULL, a->n, 0, a->numeric};
   grp g;
   size_t ks = tdm_type_size(a->key_type);
   int P, t;
-  tdm_status st = grp_build(ctx, fn, &in, a->first_seen ? ORDER_FIRST_SEEN : ORDER_ASC, method, NULL, &g);
+  tdm_status st;
+  if (method == TDM__OPS_SORT && !a->numeric && !a->first_seen) return group_sorted_pairs(ctx, fn, a);
+  st = grp_build(ctx, fn, &in, a->first_seen ? ORDER_FIRST_SEEN : ORDER_ASC, method, NULL, &g);
   if (st != TDM_OK) return st;
   /* Split by groups: each group is folded by one thread in input order. */
   P = chunks_for(ctx, g.G);
@@ -624,17 +722,7 @@ done:
   return st;
 }
 
-/* ---- sample ------------------------------------------------------------- */
-
-static tdm_status ops_sample(tdm_ctx *ctx, const void *keys, size_t ks, size_t n, size_t s, void *out) {
-  size_t i;
-  (void)ctx;
-  for (i = 0; i < s; i++) copy_key(out, i, keys, i * (n / s) + i * (n % s) / s, ks);
-  return TDM_OK;
-}
-
 const tdm__ops_ops tdm__ops_cpu_ops = {
-    .sample = ops_sample,
     .unique = ops_unique,
     .group_reduce = ops_group_reduce,
     .isin = ops_isin,

@@ -233,9 +233,6 @@ typedef struct tdm__join_args {
 } tdm__join_args;
 
 typedef struct tdm__ops_ops {
-  /* Copies s keys of ks bytes, keys[i * n / s] for i < s, to host memory
-   * at out (s <= n): the sample the method rule looks at. */
-  tdm_status (*sample)(tdm_ctx *ctx, const void *keys, size_t ks, size_t n, size_t s, void *out);
   tdm_status (*unique)(tdm_ctx *ctx, const tdm__unique_args *a, int method);
   tdm_status (*group_reduce)(tdm_ctx *ctx, const tdm__group_args *a, int method);
   tdm_status (*isin)(tdm_ctx *ctx, const tdm__isin_args *a, int method);

@@ -17,15 +17,17 @@
  *  - The key written for a group is the key of its first occurrence, bit for
  *    bit (with TDM_EQ_NUMERIC, a group whose first member is -0.0 is written
  *    as -0.0).
- *  - The method (hashing or sorting) is chosen per call from a sample of the
- *    keys (docs/design.md states the rule); the results never depend on it:
- *    the same bytes either way, on every backend and thread count.
+ *  - The method (hashing or sorting) is chosen per call by a rule that
+ *    docs/design.md states with its measurements; the results never depend
+ *    on it: the same bytes either way, and on every thread count (tested on
+ *    the CPU).
+ *  - Backends: implemented on the CPU backend. On a CUDA context these calls
+ *    return TDM_ERR_UNSUPPORTED for now.
  *  - All-or-nothing: a failed call changes no input; outputs of a failed call
  *    are unspecified, except where TDM_ERR_CAPACITY says otherwise (tdm_join).
  *  - n == 0 is valid; array pointers may then be NULL.
  *  - Inputs and outputs must not overlap.
- *  - On a CUDA context arrays may be host or device memory; on a CPU context
- *    a device pointer is TDM_ERR_INVALID_ARGUMENT.
+ *  - On a CPU context a device pointer is TDM_ERR_INVALID_ARGUMENT.
  *  - Each call writes a size to host memory, so in stream-ordered mode
  *    (TDM_CTX_STREAM_ORDERED) every call here waits for its work to finish
  *    before it returns.
@@ -96,7 +98,9 @@ typedef enum tdm_agg {
  *  ...), in the value type for SUM and in float64 for MEAN (each value
  *  converted to float64 first). The order is fixed by the input alone, so
  *  float sums are the same bits on every backend, thread count and method.
- *  NaN values propagate (no skipping).
+ *  NaN values propagate (no skipping); a NaN sum or mean is written as the
+ *  canonical quiet NaN (0x7fc00000, 0x7ff8000000000000), since which NaN
+ *  payload an add keeps is not the same on every processor.
  *  *n_groups_out (required, host memory) receives the number of groups.
  *  Stream-ordered context: waits. */
 TDM_API tdm_status tdm_group_reduce(tdm_ctx *ctx, tdm_type key_type, const void *keys, tdm_type value_type,

@@ -35,14 +35,17 @@ TDM_HD uint64_t tdm__ops_canon64(uint64_t raw, int numeric_float) {
 enum { TDM__OPS_V_UINT = 0, TDM__OPS_V_SINT = 1, TDM__OPS_V_F32 = 2, TDM__OPS_V_F64 = 3 };
 
 /* SUM of two values of a 4-byte type given as bits: wrapping for integers,
- * an IEEE add for float32. */
+ * an IEEE add for float32 whose NaN results are the canonical quiet NaN:
+ * which operand's NaN payload an add keeps depends on the instruction and on
+ * operand order the compiler may swap, and GPUs return a canonical NaN, so
+ * only a canonical NaN is the same bits everywhere. */
 TDM_HD uint32_t tdm__ops_add32(uint32_t a, uint32_t b, int vkind) {
   if (vkind == TDM__OPS_V_F32) {
     union { uint32_t u; float f; } x, y;
     x.u = a;
     y.u = b;
     x.f = x.f + y.f;
-    return x.u;
+    return x.f != x.f ? 0x7fc00000u : x.u;
   }
   return a + b;
 }
@@ -52,9 +55,26 @@ TDM_HD uint64_t tdm__ops_add64(uint64_t a, uint64_t b, int vkind) {
     x.u = a;
     y.u = b;
     x.f = x.f + y.f;
-    return x.u;
+    return x.f != x.f ? 0x7ff8000000000000ull : x.u;
   }
   return a + b;
+}
+
+/* A float sum as written: a NaN (a one-value group's own NaN too) becomes
+ * the canonical quiet NaN; integers and other floats are kept. */
+TDM_HD uint32_t tdm__ops_sum_out32(uint32_t a, int vkind) {
+  return vkind == TDM__OPS_V_F32 && (a & 0x7fffffffu) > 0x7f800000u ? 0x7fc00000u : a;
+}
+TDM_HD uint64_t tdm__ops_sum_out64(uint64_t a, int vkind) {
+  return vkind == TDM__OPS_V_F64 && (a & 0x7fffffffffffffffull) > 0x7ff0000000000000ull ? 0x7ff8000000000000ull : a;
+}
+
+/* The canonical quiet NaN for a NaN float64 (MEAN's result), else d. */
+TDM_HD double tdm__ops_canon_f64(double d) {
+  union { uint64_t u; double f; } x;
+  x.f = d;
+  if (d != d) x.u = 0x7ff8000000000000ull;
+  return x.f;
 }
 
 /* A value as float64 (MEAN). */
