@@ -202,7 +202,8 @@ def group_reduce(keys, values, agg, *, sort=True, ctx=None):
     pandas' default dropna=True does. Result dtypes are pandas': count
     int64, sum of int32/uint32 added in int64/uint64 and given back as
     int32/uint32 when every sum fits (64-bit sums wrap), mean
-    float64 (float32 for float32 values), the others the values' dtype.
+    float64 (for float32 values pandas 3 gives float32 or float64 depending
+    on the data; tandem always float64), the others the values' dtype.
     NaN values are skipped as pandas skips them (count counts the others;
     an all-NaN group sums to 0 and has NaN min/max/first/last/mean).
     Float sums and means add in the order tandem/ops.h documents; pandas
@@ -221,12 +222,12 @@ def group_reduce(keys, values, agg, *, sort=True, ctx=None):
     if dv in _FLOATS and _may_hold_nan(kv, v):
         nan = kv.isnan(v)
         if bool(nan.any()):
-            gk, red = _reduce_skipping(kk, kv, c, k, v, kv.invert_(nan), agg, dv, flags)
-            return _drop_nan_key(kk, gk, red, dk)
-    gk, red = _reduce(kk, kv, c, k, None if agg == "count" else v, agg, dv, flags)
-    if narrow is not None:
+            gk, red = _drop_nan_key(kk, *_reduce_skipping(kk, kv, c, k, v, kv.invert_(nan), agg, dv, flags), dk)
+            return kk.finish(gk), kv.finish(red)
+    gk, red = _drop_nan_key(kk, *_reduce(kk, kv, c, k, None if agg == "count" else v, agg, dv, flags), dk)
+    if narrow is not None:  # over the groups pandas lists
         red = _downcast(kv, red, narrow)
-    return _drop_nan_key(kk, gk, red, dk)
+    return kk.finish(gk), kv.finish(red)
 
 
 def _downcast(kind, red, dtype):
@@ -261,10 +262,7 @@ def _reduce(kk, kv, c, k, v, agg, dv, flags):
     red = kv.empty(n, _out_dtype(agg, dv))
     g = _core.group_reduce(c._c, kk.export(k, c), None if v is None else kv.export(v, c), _AGGS[agg], flags,
                            kk.export(gk, c), kv.export(red, c))
-    red = kv.shrink(red, g)
-    if agg == "mean" and dv == "float32":
-        red = kv.astype(red, "float32")
-    return kk.shrink(gk, g), red
+    return kk.shrink(gk, g), kv.shrink(red, g)
 
 
 def _reduce_skipping(kk, kv, c, k, v, keep, agg, dv, flags):
@@ -284,7 +282,7 @@ def _drop_nan_key(kk, gk, red, dk):
     p = _nan_position(kk, gk, dk)
     if p is not None:
         gk, red = _drop(kk, gk, p), _drop(kk, red, p)
-    return kk.finish(gk), kk.finish(red)
+    return gk, red
 
 
 def join(left_keys, right_keys, *, how="inner", ctx=None):
