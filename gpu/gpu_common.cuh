@@ -91,7 +91,7 @@ tdm_status tdm__gpu_pending_check(void);
  *   tdm__gpu_device dev;  if ((st = dev.enter(ctx)) != TDM_OK) return st;
  * (tdm__gpu_scope holds one, as its first member, so the call's device memory
  * is released while the context's device is still current.) Nested calls
- * (the B+ tree sorting through tdm__gpu_sort) save and restore the same
+ * (the B+ tree sorting through its design's sort table) save and restore the same
  * device. */
 class tdm__gpu_device {
  public:

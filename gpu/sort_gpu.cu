@@ -3,7 +3,7 @@
  *
  * The staged sort (the legacy design's sort, and argsort in both designs):
  * stage (host arrays are copied in; device arrays are read in place) -> map
- * keys to order-preserving bits into a scratch buffer (hd/keybits.h, the
+ * keys to order-preserving bits into a scratch buffer (detail/keybits.h, the
  * same functions the CPU runs) -> CUB radix sort between two scratch
  * buffers -> map back into the caller's array. The caller's arrays are
  * written only after the sort succeeded, so a failed call leaves them as
