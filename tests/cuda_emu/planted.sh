@@ -11,14 +11,14 @@ san=${2:-address,undefined}
 mkdir -p "$b"
 b=$(cd "$b" && pwd)
 copy=$b/src
-# Which program catches each planted bug (what the table in README.md lists).
+# The design and program that catch each planted bug (the table in README.md).
 declare -A test_of=(
-  [grid-stride-off-by-one]="tandem-selftest --minimal --only sort"
-  [missing-syncthreads]="tandem-selftest --minimal --only hash"
-  [wrong-lane-mask]="fused_lookup 12 1"
-  [value-before-claim]="tandem-selftest --minimal --only hash"
-  [cub-temp-first-chunk]="tandem-selftest --minimal --only sort"
-  [scratch-freed-early]="tandem-selftest --minimal --only sort"
+  [grid-stride-off-by-one]="legacy tandem-selftest --minimal --only sort"
+  [missing-syncthreads]="legacy tandem-selftest --minimal --only hash"
+  [wrong-lane-mask]="legacy fused_lookup 12 1"
+  [value-before-claim]="legacy tandem-selftest --minimal --only hash"
+  [cub-temp-first-chunk]="v2 tandem-selftest --minimal --only sort"
+  [scratch-freed-early]="legacy tandem-selftest --minimal --only sort"
 )
 caught=0 total=0 prev=""
 for p in "$here"/planted/*.patch; do
@@ -35,16 +35,16 @@ for p in "$here"/planted/*.patch; do
   cmake --build "$b/build" -j "${JOBS:-2}" --target tandem-selftest fused_lookup >/dev/null 2>&1 || {
     echo "planted $name: does not build"; exit 1; }
   total=$((total + 1))
-  read -r prog args <<<"${test_of[$name]}"
-  for d in legacy; do
+  read -r d prog args <<<"${test_of[$name]}"
+  {
     if out=$(TANDEM_EMU_SEED=1 TANDEM_GPU_DESIGN=$d ASAN_OPTIONS=detect_leaks=0 timeout 600 "$b/build/$prog" $args 2>&1); then
       echo "MISSED $name: $prog $args passed"
     else
       caught=$((caught + 1))
       why=$(echo "$out" | grep -m1 -E "cuda-emu:|ERROR: AddressSanitizer|FAIL|runtime error" | cut -c1-200)
-      echo "caught $name by $prog $args: $why"
+      echo "caught $name by $prog $args (design $d): $why"
     fi
-  done
+  }
 done
 echo "planted: $caught of $total caught"
 [ "$caught" -eq "$total" ]
