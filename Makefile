@@ -27,7 +27,7 @@ BENCH_ARGS ?= sort --peers --reps 5 --csv $(BUILD)/bench-sort.csv
 CMAKE_FLAGS = -DCMAKE_BUILD_TYPE=$(TYPE) -DTANDEM_CUDA=$(CUDA) -DTANDEM_MPI=$(MPI) -DTANDEM_HWY=$(HWY) -DTANDEM_WERROR=$(WERROR) \
               -DTANDEM_SANITIZE="$(SANITIZE)" $(if $(ARCHS),-DCMAKE_CUDA_ARCHITECTURES="$(ARCHS)")
 
-.PHONY: all deps configure build test python-test bench docs plots clean test-cuda-emu
+.PHONY: all deps configure build test python-test bench docs plots clean test-cuda-emu cuda-emu-planted cuda-emu-coverage
 
 all: build
 
@@ -62,6 +62,22 @@ test-cuda-emu:
 	  -DEMU_SANITIZE="$(SANITIZE)" >/dev/null && \
 	cmake --build $(BUILD)/cuda-emu -j $(JOBS) && \
 	tests/cuda_emu/run.sh $(BUILD)/cuda-emu
+
+# The planted kernel bugs of tests/cuda_emu/planted, each expected to be caught
+# (rebuilds a patched copy per bug under ASan: minutes; not part of make test).
+cuda-emu-planted:
+	JOBS=$(JOBS) tests/cuda_emu/planted.sh $(BUILD)/cuda-emu-planted
+
+# Line coverage of gpu/ from the emulated run (gcov + gcovr), in
+# $(BUILD)/cuda-emu-cov/coverage.txt.
+cuda-emu-coverage:
+	@TANDEM_EXTRA_DEPS=gcovr scripts/deps.sh
+	cmake -S tests/cuda_emu -B $(BUILD)/cuda-emu-cov -DCUDA_INCLUDE=$(CUDA_INCLUDE) -DEMU_COVERAGE=ON >/dev/null
+	cmake --build $(BUILD)/cuda-emu-cov -j $(JOBS)
+	find $(BUILD)/cuda-emu-cov -name '*.gcda' -delete
+	-CUDA_EMU_SEEDS="1" tests/cuda_emu/run.sh $(BUILD)/cuda-emu-cov
+	gcovr -r . --filter 'gpu/' --object-directory $(BUILD)/cuda-emu-cov --txt $(BUILD)/cuda-emu-cov/coverage.txt $(BUILD)/cuda-emu-cov
+	@tail -3 $(BUILD)/cuda-emu-cov/coverage.txt
 
 # The Python package alone: pip-installed into $(BUILD)/venv, then its tests.
 python-test: deps

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Proves the emulated device catches broken kernels: applies each patch of
+# planted/ to a temporary copy of the sources, rebuilds the emulated build of
+# that copy, runs the test that should catch it and expects it to FAIL.
+# Usage: tests/cuda_emu/planted.sh BUILD_DIR [SANITIZE]   (make cuda-emu-planted)
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/../.." && pwd)
+b=${1:?usage: planted.sh BUILD_DIR [SANITIZE]}
+san=${2:-address,undefined}
+mkdir -p "$b"
+b=$(cd "$b" && pwd)
+copy=$b/src
+# The design and program that catch each planted bug (the table in README.md).
+declare -A test_of=(
+  [grid-stride-off-by-one]="legacy tandem-selftest --minimal --only sort"
+  [missing-syncthreads]="legacy tandem-selftest --minimal --only hash"
+  [wrong-lane-mask]="legacy fused_lookup 12 1"
+  [value-before-claim]="legacy tandem-selftest --minimal --only hash"
+  [cub-temp-first-chunk]="v2 tandem-selftest --minimal --only sort"
+  [scratch-freed-early]="legacy tandem-selftest --minimal --only sort"
+)
+caught=0 total=0 prev=""
+for p in "$here"/planted/*.patch; do
+  name=$(basename "$p" .patch)
+  rm -rf "$copy" && mkdir -p "$copy"
+  # mtimes kept, so only what a patch touches (now or last time) rebuilds
+  (cd "$src" && cp -rp CMakeLists.txt include src cpu gpu tests examples "$copy"/)
+  files=$(sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$p")
+  (cd "$copy" && patch -s -p1 < "$p") || { echo "planted $name: patch does not apply"; exit 1; }
+  (cd "$copy" && touch $files $prev)
+  prev=$files
+  cmake -S "$copy/tests/cuda_emu" -B "$b/build" -DTANDEM_SRC="$copy" -DEMU_SANITIZE="$san" \
+    -DCMAKE_BUILD_TYPE=Release >/dev/null || exit 1
+  cmake --build "$b/build" -j "${JOBS:-2}" --target tandem-selftest fused_lookup >/dev/null 2>&1 || {
+    echo "planted $name: does not build"; exit 1; }
+  total=$((total + 1))
+  read -r d prog args <<<"${test_of[$name]}"
+  {
+    if out=$(TANDEM_EMU_SEED=1 TANDEM_GPU_DESIGN=$d ASAN_OPTIONS=detect_leaks=0 timeout 600 "$b/build/$prog" $args 2>&1); then
+      echo "MISSED $name: $prog $args passed"
+    else
+      caught=$((caught + 1))
+      why=$(echo "$out" | grep -m1 -E "cuda-emu:|ERROR: AddressSanitizer|FAIL|runtime error" | cut -c1-200)
+      echo "caught $name by $prog $args (design $d): $why"
+    fi
+  }
+done
+echo "planted: $caught of $total caught"
+[ "$caught" -eq "$total" ]
