@@ -38,6 +38,12 @@ tdm_status tdm_test_btree_corrupt(tdm_btree *t, int what);
  * Process-wide: call with 0 to undo. */
 const char *tdm_test_hwy_limit(int level);
 
+/* Caps the instruction-set level of the queries of CPU trees built from now
+ * on: 0 all the CPU has, 1 at most AVX2, 2 the scalar loops. Returns the
+ * level such a tree gets (0 scalar, 1 AVX2, 2 AVX-512), -1 on a bad level.
+ * Process-wide: call with 0 to undo; trees built before keep their level. */
+int tdm_test_btree_isa_limit(int level);
+
 #ifdef __cplusplus
 }
 #endif
