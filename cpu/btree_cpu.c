@@ -1,6 +1,6 @@
 /*
  * btree_cpu.c: the CPU backend of the B+ tree (layout and invariants in
- * src/btree_node.h).
+ * include/tandem/detail/btree_node.h).
  *
  *  - build: copy the input, stable radix sort (tdm__cpu_sort), one parallel
  *    pass that fills the leaves (14 of 16 slots, see tdm__bt_bulk_parts)
@@ -208,13 +208,9 @@ static int bulk_fill(tdm_btree *t, const tdm__bt_geom *g, const void *keys, cons
                      uint32_t vs, int kind) {
   long i;
   uint32_t l;
-  int ok = 1, nt = tdm__threads_for(t->ctx, g->cnt[0], 4096);
-  if (nt == 1) { /* inline, as TDM__PAR_FOR does (which cannot reduce) */
-    for (i = 0; i < (long)g->cnt[0]; i++) ok &= tdm__bt_fill_leaf(BT(t)->nodes, g, keys, vals, ks, vs, kind, (uint64_t)i);
-  } else {
-#pragma omp parallel for num_threads(nt) schedule(static) reduction(& : ok)
-    for (i = 0; i < (long)g->cnt[0]; i++) ok &= tdm__bt_fill_leaf(BT(t)->nodes, g, keys, vals, ks, vs, kind, (uint64_t)i);
-  }
+  int ok = 1;
+  TDM__PAR_FOR_REDUCE(tdm__threads_for(t->ctx, g->cnt[0], 4096), &, ok, i, (long)g->cnt[0],
+                      ok &= tdm__bt_fill_leaf(BT(t)->nodes, g, keys, vals, ks, vs, kind, (uint64_t)i));
   if (!ok) return 0;
   for (l = 1; l < g->h; l++)
     for (i = 0; i < (long)g->cnt[l]; i++) tdm__bt_fill_inner(BT(t)->nodes, g, keys, ks, kind, l, (uint64_t)i);
@@ -228,6 +224,8 @@ static int bulk_fill(tdm_btree *t, const tdm__bt_geom *g, const void *keys, cons
   return 1;
 }
 
+static void bt_pick_queries(tdm_btree *t);
+
 /* Sort, then one pass that fills the leaves straight from the sorted copy
  * (checking for duplicates on the way); only input with duplicates pays a
  * reduction pass and a second fill. Capacity is reserved with slack so that
@@ -237,6 +235,7 @@ static tdm_status bt_build(tdm_btree *t, const void *keys, const void *values, s
   batch b;
   tdm__bt_geom g;
   tdm_status st;
+  bt_pick_queries(t);
   t->root = t->first_leaf = t->last_leaf = TDM_BT_NIL;
   BT(t)->free_head = TDM_BT_NIL;
   if (n == 0) return TDM_OK;
@@ -269,7 +268,8 @@ static inline void prefetch_lines(const tdm__bt_node *x, int lines) {
 /* The in-node search runs as tdm__bt_lower (btree_node.h, the code the
  * kernels and tests share) or, where the CPU has them, as the same count in
  * AVX2 or AVX-512 compares. The query loops below are compiled once per
- * variant (target attributes, picked at run time), with the search inlined. */
+ * variant (target attributes), with the search inlined, into one table per
+ * level (bt_query_isa). */
 typedef uint32_t (*lower_fn)(const uint64_t *key, uint64_t q);
 #define ALWAYS_INLINE static inline __attribute__((always_inline))
 #define ISA_AVX2 __attribute__((target("avx2,popcnt")))
@@ -482,58 +482,66 @@ QUERY_LOOPS(avx2, ISA_AVX2, lower_avx2)
 QUERY_LOOPS(avx512, ISA_AVX512, lower_avx512)
 /* NOLINTEND(bugprone-macro-parentheses) */
 
-/* 2: AVX-512F, 1: AVX2, 0: neither. TANDEM_BTREE_ISA=0|1 caps the level so
- * tests can run every variant on one machine. Probed once; racing first
- * calls agree. */
-static int isa_level(void) {
-  static int level = -1;
-  int l = __atomic_load_n(&level, __ATOMIC_RELAXED);
-  if (l < 0) {
-    const char *cap = getenv("TANDEM_BTREE_ISA");
-    __builtin_cpu_init();
-    l = __builtin_cpu_supports("avx512f") ? 2 : __builtin_cpu_supports("avx2") ? 1 : 0;
-    if (cap && *cap >= '0' && *cap < '0' + l) l = *cap - '0';
-    __atomic_store_n(&level, l, __ATOMIC_RELAXED);
-  }
-  return l;
+/* The query loops of one instruction-set level (tdm__bt_isa), chosen once
+ * when the tree is built (bt_build) and called through BT(t)->q. */
+struct tdm__bt_query_fns {
+  void (*find)(const tdm_btree *t, const void *keys, void *values_out, uint8_t *found_out, size_t n);
+  void (*rank)(const tdm_btree *t, const void *keys, uint64_t *rank_out, size_t n);
+  void (*count)(const tdm_btree *t, const void *lo, const void *hi, uint64_t *out, size_t n);
+};
+
+static const tdm__bt_query_fns bt_query_isa[TDM__BT_ISA_LEVELS] = {
+    [TDM__BT_ISA_SCALAR] = {.find = find_scalar, .rank = rank_scalar, .count = count_scalar},
+    [TDM__BT_ISA_AVX2] = {.find = find_avx2, .rank = rank_avx2, .count = count_avx2},
+    [TDM__BT_ISA_AVX512] = {.find = find_avx512, .rank = rank_avx512, .count = count_avx512},
+};
+
+int tdm__bt_isa_cap = TDM__BT_ISA_LEVELS - 1;
+
+/* The best level this CPU runs, at most tdm__bt_isa_cap. */
+static tdm__bt_isa bt_isa_pick(void) {
+  int l, cap = __atomic_load_n(&tdm__bt_isa_cap, __ATOMIC_RELAXED);
+  __builtin_cpu_init();
+  l = __builtin_cpu_supports("avx512f") ? TDM__BT_ISA_AVX512
+      : __builtin_cpu_supports("avx2")  ? TDM__BT_ISA_AVX2
+                                        : TDM__BT_ISA_SCALAR;
+  if (cap >= TDM__BT_ISA_SCALAR && cap < l) l = cap;
+  return (tdm__bt_isa)l;
+}
+
+/* Fixes tree t's query loops: called once, by bt_build. */
+static void bt_pick_queries(tdm_btree *t) {
+  BT(t)->isa = bt_isa_pick();
+  BT(t)->q = &bt_query_isa[BT(t)->isa];
 }
 
 static tdm_status bt_find(const tdm_btree *t, const void *keys, void *values_out, uint8_t *found_out,
                             size_t n) {
-  int isa = isa_level();
   if (t->size == 0) {
     if (values_out) memset(values_out, 0, n * t->vs);
     if (found_out) memset(found_out, 0, n);
     return TDM_OK;
   }
-  if (isa == 2) find_avx512(t, keys, values_out, found_out, n);
-  else if (isa == 1) find_avx2(t, keys, values_out, found_out, n);
-  else find_scalar(t, keys, values_out, found_out, n);
+  BT(t)->q->find(t, keys, values_out, found_out, n);
   return TDM_OK;
 }
 
 static tdm_status bt_rank(const tdm_btree *t, const void *keys, uint64_t *rank_out, size_t n) {
-  int isa = isa_level();
   if (t->size == 0) {
     memset(rank_out, 0, n * sizeof *rank_out);
     return TDM_OK;
   }
-  if (isa == 2) rank_avx512(t, keys, rank_out, n);
-  else if (isa == 1) rank_avx2(t, keys, rank_out, n);
-  else rank_scalar(t, keys, rank_out, n);
+  BT(t)->q->rank(t, keys, rank_out, n);
   return TDM_OK;
 }
 
 static tdm_status bt_range_count(const tdm_btree *t, const void *lo, const void *hi, uint64_t *count_out,
                                    size_t n) {
-  int isa = isa_level();
   if (t->size == 0) {
     memset(count_out, 0, n * sizeof *count_out);
     return TDM_OK;
   }
-  if (isa == 2) count_avx512(t, lo, hi, count_out, n);
-  else if (isa == 1) count_avx2(t, lo, hi, count_out, n);
-  else count_scalar(t, lo, hi, count_out, n);
+  BT(t)->q->count(t, lo, hi, count_out, n);
   return TDM_OK;
 }
 
@@ -553,8 +561,7 @@ static tdm_status bt_range(const tdm_btree *t, const void *lo, const void *hi, s
   if (total > cap)
     return tdm__fail(TDM_ERR_CAPACITY, "tdm_btree_range: the ranges hold %llu keys, but cap is %zu",
                      (unsigned long long)total, cap);
-#pragma omp parallel for num_threads(query_threads(t, total + n)) schedule(dynamic, 64)
-  for (qi = 0; qi < (long)n; qi++) {
+  TDM__PAR_FOR_DYN(query_threads(t, total + n), 64, qi, (long)n, {
     uint64_t q, at = offsets_out[qi], end = offsets_out[qi + 1];
     uint32_t node, pos;
     const tdm__bt_node *x;
@@ -570,7 +577,7 @@ static tdm_status bt_range(const tdm_btree *t, const void *lo, const void *hi, s
       if (keys_out) tdm__bt_store_key(keys_out, at, x->key[pos], t->ks, t->kind);
       if (values_out) tdm__bt_store_val(values_out, at, x->u.val[pos], t->vs);
     }
-  }
+  });
   return TDM_OK;
 }
 

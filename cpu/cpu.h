@@ -18,20 +18,39 @@ TDM_INTERNAL extern const tdm__hash_ops tdm__hash_cpu_ops;
 TDM_INTERNAL extern const tdm__btree_ops tdm__btree_cpu_ops;
 TDM_INTERNAL extern const tdm__ops_ops tdm__ops_cpu_ops;
 
-/* for (VAR = 0; VAR < COUNT; VAR++) BODY on NT OpenMP threads (static
- * schedule), or inline when NT is 1: entering a parallel construct costs
- * libgomp a futex wake (about 0.5 us) even for a team of one or a false if
- * clause, a quarter of a sort, hash find or B-tree find of 200 keys. */
-#define TDM__PAR_FOR(NT, VAR, COUNT, ...)                                                                        \
+/* The one way cpu/ runs a parallel loop (scripts/check-idioms.sh rejects
+ * any other omp parallel construct in cpu/):
+ *
+ * TDM__PAR_FOR(NT, VAR, COUNT, BODY): for (VAR = 0; VAR < COUNT; VAR++) BODY
+ * on NT OpenMP threads (static schedule), or inline when NT is 1: entering a
+ * parallel construct costs libgomp a futex wake (about 0.5 us) even for a
+ * team of one or a false if clause, a quarter of a sort, hash find or B-tree
+ * find of 200 keys. A loop of NT iterations on NT threads gives each thread
+ * one iteration.
+ *
+ * TDM__PAR_FOR_DYN(NT, CHUNK, VAR, COUNT, BODY): the same with a dynamic
+ * schedule of CHUNK iterations, for iterations of very unequal cost.
+ *
+ * TDM__PAR_FOR_REDUCE(NT, OP, ACC, VAR, COUNT, BODY): the same as
+ * TDM__PAR_FOR, with ACC reduced by OP (an OpenMP reduction operator: +, &,
+ * |, max, ...) over the threads. */
+#define TDM__PAR_STR(x) #x
+#define TDM__PAR_PRAGMA(x) _Pragma(TDM__PAR_STR(x))
+#define TDM__PAR_LOOP(NT, CLAUSES, VAR, COUNT, ...)                                                              \
   do {                                                                                                          \
     int tdm__par_nt = (int)(NT);                                                                                \
     if (tdm__par_nt <= 1) {                                                                                     \
       for (VAR = 0; VAR < (COUNT); VAR++) { __VA_ARGS__; }                                                      \
     } else {                                                                                                    \
-      _Pragma("omp parallel for num_threads(tdm__par_nt) schedule(static)")                                     \
+      TDM__PAR_PRAGMA(omp parallel for num_threads(tdm__par_nt) CLAUSES)                                        \
       for (VAR = 0; VAR < (COUNT); VAR++) { __VA_ARGS__; }                                                      \
     }                                                                                                           \
   } while (0)
+#define TDM__PAR_FOR(NT, VAR, COUNT, ...) TDM__PAR_LOOP(NT, schedule(static), VAR, COUNT, __VA_ARGS__)
+#define TDM__PAR_FOR_DYN(NT, CHUNK, VAR, COUNT, ...)                                                             \
+  TDM__PAR_LOOP(NT, schedule(dynamic, CHUNK), VAR, COUNT, __VA_ARGS__)
+#define TDM__PAR_FOR_REDUCE(NT, OP, ACC, VAR, COUNT, ...)                                                        \
+  TDM__PAR_LOOP(NT, schedule(static) reduction(OP : ACC), VAR, COUNT, __VA_ARGS__)
 
 /* ---- sort ------------------------------------------------------------------ */
 
@@ -105,6 +124,13 @@ static inline tdm__hash_cpu *tdm__hash_cpu_of(const tdm_hash *h) { return (tdm__
 
 /* ---- B+ tree --------------------------------------------------------------- */
 
+/* Instruction-set levels of the B-tree queries (btree_cpu.c). */
+typedef enum tdm__bt_isa { TDM__BT_ISA_SCALAR, TDM__BT_ISA_AVX2, TDM__BT_ISA_AVX512, TDM__BT_ISA_LEVELS } tdm__bt_isa;
+/* Highest level a tree built from now on may use (default: the highest);
+ * lowered only by a test hook (tests/hooks/btree_isa.c). */
+TDM_INTERNAL extern int tdm__bt_isa_cap;
+typedef struct tdm__bt_query_fns tdm__bt_query_fns;
+
 /* A CPU tree's private state (at t->be): a classic B+ tree over a node array
  * that splits, borrows and merges in place. */
 typedef struct tdm__btree_cpu {
@@ -114,6 +140,8 @@ typedef struct tdm__btree_cpu {
   uint32_t cap, used;  /* slots allocated / slots ever handed out */
   uint32_t live;       /* nodes in the tree (used minus free) */
   uint32_t free_head;  /* free list through next; TDM_BT_NIL when empty */
+  tdm__bt_isa isa;             /* the query loops' instruction-set level ... */
+  const tdm__bt_query_fns *q;  /* ... and their table, both fixed at build */
 } tdm__btree_cpu;
 
 static inline tdm__btree_cpu *tdm__btree_cpu_of(const tdm_btree *t) { return (tdm__btree_cpu *)t->be; }

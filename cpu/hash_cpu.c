@@ -123,12 +123,11 @@ static tdm_status rehash(tdm_hash *h, unsigned dl) {
                      "tdm_hash_insert: out of host memory growing the table to %zu bytes; the table is unchanged",
                      bytes + (size_t)dcap);
   }
-#pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
-  for (t = 0; t < nt; t++) {
+  TDM__PAR_FOR(nt, t, nt, {
     size_t lo = chunk(h->cap, nt, t), hi = chunk(h->cap, nt, t + 1);
     int atomic = nt > 1;
     HC(h)->fn->rehash_range(src, lo, hi, dst, dtg, dl, atomic);
-  }
+  });
   /* The side slots move as they are. */
   memcpy(dst + dcap * sb, src + h->cap * sb, 2u * sb);
   table_free(h->ctx, HC(h)->slots, HC(h)->mapped, HC(h)->slots_bytes);
@@ -173,11 +172,10 @@ static void part_run(tdm_hash *h, const void *keys, const void *values, size_t n
   uint8_t *dfr = nt > 1 ? (uint8_t *)(base + pl->dfr) : NULL;
   unsigned t;
   memset(cnt, 0, (size_t)nt * (np + 1) * sizeof(size_t));
-#pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
-  for (t = 0; t < nt; t++) {
+  TDM__PAR_FOR(nt, t, nt, {
     size_t lo = chunk(n, nt, t), hi = chunk(n, nt, t + 1), *ct = cnt + (size_t)t * (np + 1);
     HC(h)->fn->part_count(keys, lo, hi, pbits, np, ct);
-  }
+  });
   /* Partition-major, chunk-minor offsets: each partition keeps batch order. */
   for (p = 0; p <= np; p++) {
     b[p] = run;
@@ -188,20 +186,18 @@ static void part_run(tdm_hash *h, const void *keys, const void *values, size_t n
     }
   }
   b[np + 1] = run;
-#pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
-  for (t = 0; t < nt; t++) {
+  TDM__PAR_FOR(nt, t, nt, {
     size_t lo = chunk(n, nt, t), hi = chunk(n, nt, t + 1), *at = cnt + (size_t)t * (np + 1);
     HC(h)->fn->part_scatter(keys, values, lo, hi, pbits, np, at, rec);
-  }
+  });
   /* Each thread takes a contiguous run of regions and writes only there;
    * keys whose probe runs past its last region wait for the sequential pass. */
   if (dfr) memset(dfr, 0, n);
-#pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
-  for (t = 0; t < nt; t++) {
+  TDM__PAR_FOR(nt, t, nt, {
     size_t plo = np * t / nt, phi = np * (t + 1) / nt;
     int side = t == 0;
     HC(h)->fn->part_insert(h, rec, b, plo, phi, np, side, dfr, &c[t]);
-  }
+  });
   if (dfr) {
     HC(h)->fn->part_deferred(h, rec, dfr, n, &c[0]);
   }
@@ -291,18 +287,16 @@ static tdm_status hc_export(const tdm_hash *h, void *keys_out, void *values_out)
   size_t at;
   at = HC(h)->fn->export_side(s, h->cap, keys_out, values_out);
   /* Count per chunk, then each chunk writes from its prefix: slot order. */
-#pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
-  for (t = 0; t < nt; t++) {
+  TDM__PAR_FOR(nt, t, nt, {
     size_t lo = chunk(h->cap, nt, t), hi = chunk(h->cap, nt, t + 1);
     base[t + 1] = HC(h)->fn->count_range(s, lo, hi);
-  }
+  });
   base[0] = at;
   for (t = 0; t < nt; t++) base[t + 1] += base[t];
-#pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
-  for (t = 0; t < nt; t++) {
+  TDM__PAR_FOR(nt, t, nt, {
     size_t lo = chunk(h->cap, nt, t), hi = chunk(h->cap, nt, t + 1);
     HC(h)->fn->export_range(s, lo, hi, keys_out, values_out, base[t]);
-  }
+  });
   return TDM_OK;
 }
 

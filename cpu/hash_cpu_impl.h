@@ -2,7 +2,7 @@
  * hash_cpu_impl.h: the CPU loops of the hash table for one key and value
  * width. Each of cpu/hash_cpu_k32v32.c ... hash_cpu_k64v64.c defines HS_K,
  * HS_V, HS_KW, HS_VW and HS_SFX (as for include/tandem/detail/hash_slot_impl.h), includes
- * this file once and defines its table tdm__hash_cpu_<sfx> = HC_FNS.
+ * this file once, which defines that width's table tdm__hash_cpu_<sfx>.
  *
  * The random-access loops hide memory latency the same way: keys are hashed
  * PF ahead of the one being probed and their start slots (and tag bytes)
@@ -426,12 +426,21 @@ static size_t hc_check_tags(const void *s, const uint8_t *tg, size_t lo, size_t 
   return HC_FN(check_tags)((const HC_SLOT *)s, tg, lo, hi);
 }
 
-#define HC_FNS                                                                                                    \
-  {                                                                                                               \
-    hc_insert_run, hc_insert_deferred, hc_part_count, hc_part_scatter, hc_part_insert, hc_part_deferred,          \
-        hc_rehash_range, hc_find_range, hc_erase_range, hc_count_range, hc_export_range, hc_export_side,          \
-        hc_check_tags                                                                                             \
-  }
+const tdm__hash_cpu_fns HC_CAT(tdm__hash_cpu, HS_SFX) = {
+    .insert_run = hc_insert_run,
+    .insert_deferred = hc_insert_deferred,
+    .part_count = hc_part_count,
+    .part_scatter = hc_part_scatter,
+    .part_insert = hc_part_insert,
+    .part_deferred = hc_part_deferred,
+    .rehash_range = hc_rehash_range,
+    .find_range = hc_find_range,
+    .erase_range = hc_erase_range,
+    .count_range = hc_count_range,
+    .export_range = hc_export_range,
+    .export_side = hc_export_side,
+    .check_tags = hc_check_tags,
+};
 
 #undef HC_CAT2
 #undef HC_CAT

@@ -7,5 +7,3 @@
 #define HS_VW 32
 #define HS_SFX k64v32
 #include "hash_cpu_impl.h"
-
-const tdm__hash_cpu_fns tdm__hash_cpu_k64v32 = HC_FNS;

@@ -7,5 +7,3 @@
 #define HS_VW 64
 #define HS_SFX k64v64
 #include "hash_cpu_impl.h"
-
-const tdm__hash_cpu_fns tdm__hash_cpu_k64v64 = HC_FNS;

@@ -1,7 +1,9 @@
 /*
- * radix_impl.h: the CPU radix sort, written once and instantiated by
- * sort_cpu.c for every (key width, value width) pair. Not a public header and
- * not self-contained: the includer defines
+ * radix_impl.h: the CPU radix sort, written once and instantiated for every
+ * (key width, value width) pair by one unit each (cpu/sort_cpu_k32.c ...
+ * sort_cpu_k64v64.c), which defines its table tdm__rs_<sfx> (sort_cpu.h).
+ * Not a public header and not self-contained: the includer includes
+ * sort_cpu.h and defines
  *   RS_K      unsigned key-bits type (uint32_t or uint64_t)
  *   RS_V      value type moved alongside (uint32_t or uint64_t)
  *   RS_HAS_V  0 for keys only (RS_V is then a placeholder and never touched)
@@ -207,13 +209,12 @@ static int RS_FN(msd_width)(size_t n, size_t local_max) {
 static void RS_FN(count_digit)(const rs_work *w, const RS_K *src, size_t n, int P, int shift, size_t B) {
   int t;
   RS_K mask = (RS_K)(B - 1);
-#pragma omp parallel for num_threads(w->threads) schedule(static, 1) if (P > 1)
-  for (t = 0; t < P; t++) {
+  TDM__PAR_FOR(P, t, P, {
     size_t lo = rs_chunk(n, P, t), hi = rs_chunk(n, P, t + 1), i;
     size_t *c = w->cnt + (size_t)t * B;
     memset(c, 0, B * sizeof *c);
     for (i = lo; i < hi; i++) c[(src[i] >> shift) & mask]++;
-  }
+  });
 }
 
 /* Flushes the write-combining line of bucket d: slots [head, fill) of the
@@ -238,8 +239,7 @@ static void RS_FN(partition)(const rs_work *w, const RS_K *src, const RS_V *srcv
   RS_K mask = (RS_K)(B - 1);
   int nt = ((uintptr_t)alt % (RS_E * sizeof(RS_K)) == 0) &&
            (!RS_HAS_V || (uintptr_t)altv % (RS_E * sizeof(RS_V)) == 0);
-#pragma omp parallel for num_threads(w->threads) schedule(static, 1) if (P > 1)
-  for (t = 0; t < P; t++) {
+  TDM__PAR_FOR(P, t, P, {
     size_t lo = rs_chunk(n, P, t), hi = rs_chunk(n, P, t + 1), i, b;
     size_t *line = w->cnt + (size_t)t * B; /* becomes the line start of each bucket */
     char *wc = w->wc + (size_t)t * w->wc_stride;
@@ -268,7 +268,7 @@ static void RS_FN(partition)(const rs_work *w, const RS_K *src, const RS_V *srcv
     for (b = 0; b < B; b++)
       if (fill[b] > head[b]) RS_FN(wc_flush)(alt, altv, kbuf + b * RS_E, vbuf + b * RS_E, line[b], head[b], fill[b], 0);
     rs_stream_fence();
-  }
+  });
 }
 
 /* Sorts n elements on bits [bit_lo, bit_hi) (higher bits equal) using all
@@ -327,8 +327,7 @@ static void RS_FN(sort_rec)(rs_work *w, RS_K *src, RS_V *srcv, RS_K *alt, RS_V *
         RS_FN(sort_rec)(w, alt + s, RS_HAS_V ? altv + s : NULL, src + s, RS_HAS_V ? srcv + s : NULL, m, shift,
                         bit_lo, !final_in_alt, o, depth + 1, 0);
     }
-#pragma omp parallel for num_threads(w->threads) schedule(dynamic, 1) if (P > 1)
-    for (bb = 0; bb < (long)B; bb++) {
+    TDM__PAR_FOR_DYN(P > 1 ? w->threads : 1, 1, bb, (long)B, {
       size_t s = bstart[bb], m = bstart[bb + 1] - s;
       char *priv = w->priv + (size_t)rs_thread_num() * w->priv_stride;
       RS_K *T = (RS_K *)priv;
@@ -339,7 +338,7 @@ static void RS_FN(sort_rec)(rs_work *w, RS_K *src, RS_V *srcv, RS_K *alt, RS_V *
       /* The bucket is in alt; the result belongs in alt or in src. */
       if (final_in_alt) RS_FN(local_sort)(a, av, a, av, x, xv, T, Tv, m, shift, bit_lo, o);
       else RS_FN(local_sort)(a, av, x, xv, NULL, NULL, T, Tv, m, shift, bit_lo, o);
-    }
+    });
     return;
   }
 }
@@ -423,6 +422,13 @@ static void RS_FN(sort_bits)(rs_work *w, RS_K *keys, RS_V *values, RS_K *tmp, RS
   RS_FN(sort_rec)(w, keys, values, tmp, tmpv, n, hi, lo, 0, o, 0,
                   hi == RS_KBITS && n > w->local_max && W <= hi - lo);
 }
+
+static void RS_FN(sort_bits_untyped)(rs_work *w, void *keys, void *values, void *tmp, void *tmpv, size_t n,
+                                     const rs_out *o) {
+  RS_FN(sort_bits)(w, (RS_K *)keys, (RS_V *)values, (RS_K *)tmp, (RS_V *)tmpv, n, o);
+}
+
+const tdm__rs_fns RS_CAT(tdm__rs, RS_SFX) = {.sort_bits = RS_FN(sort_bits_untyped)};
 
 #undef RS_CAT2
 #undef RS_CAT

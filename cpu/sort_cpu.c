@@ -9,154 +9,16 @@
  * RS_SMALL_MAX elements take small_sort instead (one vqsort of (bits,
  * index) keys) when Highway is built in.
  */
-#include <omp.h>
-#include <string.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
+#include "sort_cpu.h"
 
-#include "cpu.h"
-#include "sort_vq.h"
-
-/* How the final write maps bits back to keys. */
-typedef struct rs_out {
-  int kind;     /* TDM_KIND_* */
-  int desc;     /* bits were complemented for a descending sort */
-  int identity; /* the map is the identity: plain copies suffice */
-} rs_out;
-
-enum {
-  RS_MAX_TASKS = 256,         /* upper bound on threads used by one call */
-  RS_MSD_MAX_BITS = 11,       /* widest partition digit */
-  RS_MSD_MAX_B = 1 << 11,     /* buckets of the widest partition digit */
-  RS_MAX_DEPTH = 9,           /* partition levels: each takes >= 8 of 64 bits */
-  RS_INSERTION_MAX = 24,      /* buckets this small use insertion sort */
-  RS_LOCAL_DIGIT_BITS = 8,     /* widest digit of the in-cache LSD passes */
-  RS_MIN_PER_TASK = 1 << 15,  /* elements per thread worth a fork */
-};
-/* Bytes of the three arrays (bucket, destination, private buffer) a bucket
- * may occupy while local_sort works on it: most of a 2 MiB L2. */
-#define RS_CACHE_BUDGET ((size_t)3 << 19)
-
-/* Per-call workspace, allocated before anything is modified. */
-typedef struct rs_work {
-  int threads;        /* threads this call uses */
-  size_t local_max;   /* bucket size the partition aims for (fits in cache) */
-  size_t bucket_max;  /* largest bucket sorted by one thread: 2 x local_max */
-  size_t *cnt;        /* threads x RS_MSD_MAX_B counters / offsets */
-  size_t *bstart;     /* RS_MAX_DEPTH x (RS_MSD_MAX_B + 1) bucket boundaries */
-  uint32_t *fill;     /* threads x 2 x RS_MSD_MAX_B write-combining fill/head */
-  char *wc;           /* threads x wc_stride write-combining lines */
-  size_t wc_stride;
-  char *priv;         /* threads x priv_stride private local_sort buffers */
-  size_t priv_stride;
-} rs_work;
-
-static int rs_tasks(const rs_work *w, size_t n) {
-  size_t by_n = n / RS_MIN_PER_TASK;
-  if (by_n < 1) by_n = 1;
-  return (int)((size_t)w->threads < by_n ? (size_t)w->threads : by_n);
+/* The instantiation for ks-byte keys and vs-byte values (0: keys only). */
+static const tdm__rs_fns *rs_fns(size_t ks, size_t vs) {
+  static const tdm__rs_fns *const by_width[2][3] = {
+      {[0] = &tdm__rs_k32, [1] = &tdm__rs_k32v32, [2] = &tdm__rs_k32v64},
+      {[0] = &tdm__rs_k64, [1] = &tdm__rs_k64v32, [2] = &tdm__rs_k64v64},
+  };
+  return by_width[ks == 8][vs / 4];
 }
-
-/* Start of task t's chunk when n elements are split into P chunks. */
-static size_t rs_chunk(size_t n, int P, int t) {
-  return n / (size_t)P * (size_t)t + n % (size_t)P * (size_t)t / (size_t)P;
-}
-
-/* Elements per write-combining line: one cache line of the wider array. */
-static inline size_t rs_line_elems(size_t ks, size_t vs) { return 64 / (vs > ks ? vs : ks); }
-
-static int rs_thread_num(void) { return omp_get_thread_num(); }
-
-/* Writes one 64-byte-aligned line (or half line) with non-temporal stores:
- * a partition pass writes every line exactly once, so fetching the lines into
- * the cache first (read-for-ownership) would only double the traffic. */
-static inline void rs_stream_line(void *dst, const void *src, size_t bytes) {
-#if defined(__SSE2__)
-  size_t i;
-  for (i = 0; i < bytes; i += 16)
-    _mm_stream_si128((__m128i *)((char *)dst + i), _mm_load_si128((const __m128i *)((const char *)src + i)));
-#else
-  memcpy(dst, src, bytes);
-#endif
-}
-
-/* Copies bytes to a destination that is not in cache, streaming the aligned
- * middle so no line is read for ownership first. */
-static inline void rs_stream_copy(void *dst, const void *src, size_t bytes) {
-#if defined(__SSE2__)
-  char *d = (char *)dst;
-  const char *s = (const char *)src;
-  size_t head = (16 - ((uintptr_t)d & 15)) & 15, i;
-  if (bytes < 64) {
-    memcpy(d, s, bytes);
-    return;
-  }
-  memcpy(d, s, head);
-  for (i = head; i + 16 <= bytes; i += 16)
-    _mm_stream_si128((__m128i *)(d + i), _mm_loadu_si128((const __m128i *)(s + i)));
-  memcpy(d + i, s + i, bytes - i);
-#else
-  memcpy(dst, src, bytes);
-#endif
-}
-
-static inline void rs_stream_fence(void) {
-#if defined(__SSE2__)
-  _mm_sfence();
-#endif
-}
-
-#define RS_UNSORT32(b, o) tdm__unsortbits32((b), (o)->kind, (o)->desc)
-#define RS_UNSORT64(b, o) tdm__unsortbits64((b), (o)->kind, (o)->desc)
-
-#define RS_K uint32_t
-#define RS_V uint32_t
-#define RS_UNSORT RS_UNSORT32
-#define RS_VQ_SORT tdm__vq_sort_u32
-#define RS_HAS_V 0
-#define RS_SFX k32
-#include "radix_impl.h"
-#undef RS_HAS_V
-#undef RS_SFX
-#define RS_HAS_V 1
-#define RS_SFX k32v32
-#include "radix_impl.h"
-#undef RS_V
-#undef RS_SFX
-#define RS_V uint64_t
-#define RS_SFX k32v64
-#include "radix_impl.h"
-#undef RS_K
-#undef RS_V
-#undef RS_UNSORT
-#undef RS_HAS_V
-#undef RS_SFX
-
-#define RS_K uint64_t
-#define RS_V uint64_t
-#define RS_UNSORT RS_UNSORT64
-#undef RS_VQ_SORT
-#define RS_VQ_SORT tdm__vq_sort_u64
-#define RS_HAS_V 0
-#define RS_SFX k64
-#include "radix_impl.h"
-#undef RS_HAS_V
-#undef RS_SFX
-#define RS_HAS_V 1
-#define RS_SFX k64v64
-#include "radix_impl.h"
-#undef RS_V
-#undef RS_SFX
-#define RS_V uint32_t
-#define RS_SFX k64v32
-#include "radix_impl.h"
-#undef RS_K
-#undef RS_V
-#undef RS_UNSORT
-#undef RS_HAS_V
-#undef RS_SFX
-#undef RS_VQ_SORT
 
 /* Layout of one call's scratch block. */
 typedef struct rs_layout {
@@ -296,17 +158,7 @@ tdm_status tdm__cpu_sort(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type v
   if (st != TDM_OK) return st;
   base = (char *)s.ptr;
   rs_work_init(&w, &l, base);
-  if (ks == 4) {
-    uint32_t *k = (uint32_t *)keys, *t = (uint32_t *)(base + l.tmp);
-    if (!vs) sort_bits_k32(&w, k, NULL, t, NULL, n, &o);
-    else if (vs == 4) sort_bits_k32v32(&w, k, (uint32_t *)values, t, (uint32_t *)(base + l.tmpv), n, &o);
-    else sort_bits_k32v64(&w, k, (uint64_t *)values, t, (uint64_t *)(base + l.tmpv), n, &o);
-  } else {
-    uint64_t *k = (uint64_t *)keys, *t = (uint64_t *)(base + l.tmp);
-    if (!vs) sort_bits_k64(&w, k, NULL, t, NULL, n, &o);
-    else if (vs == 4) sort_bits_k64v32(&w, k, (uint32_t *)values, t, (uint32_t *)(base + l.tmpv), n, &o);
-    else sort_bits_k64v64(&w, k, (uint64_t *)values, t, (uint64_t *)(base + l.tmpv), n, &o);
-  }
+  rs_fns(ks, vs)->sort_bits(&w, keys, vs ? values : NULL, base + l.tmp, vs ? base + l.tmpv : NULL, n, &o);
   tdm__host_scratch_release(ctx, &s);
   return TDM_OK;
 }
@@ -358,15 +210,7 @@ tdm_status tdm__cpu_argsort(tdm_ctx *ctx, tdm_type key_type, const void *keys, t
   rs_work_init(&w, &l, base);
 
   arg_fill(&w, keys, base + l.bits, perm_out, ks, is, n, kind, desc);
-  if (ks == 4) {
-    uint32_t *kb = (uint32_t *)(base + l.bits), *t = (uint32_t *)(base + l.tmp);
-    if (is == 4) sort_bits_k32v32(&w, kb, (uint32_t *)perm_out, t, (uint32_t *)(base + l.tmpv), n, &o);
-    else sort_bits_k32v64(&w, kb, (uint64_t *)perm_out, t, (uint64_t *)(base + l.tmpv), n, &o);
-  } else {
-    uint64_t *kb = (uint64_t *)(base + l.bits), *t = (uint64_t *)(base + l.tmp);
-    if (is == 4) sort_bits_k64v32(&w, kb, (uint32_t *)perm_out, t, (uint32_t *)(base + l.tmpv), n, &o);
-    else sort_bits_k64v64(&w, kb, (uint64_t *)perm_out, t, (uint64_t *)(base + l.tmpv), n, &o);
-  }
+  rs_fns(ks, is)->sort_bits(&w, base + l.bits, perm_out, base + l.tmp, base + l.tmpv, n, &o);
   tdm__host_scratch_release(ctx, &s);
   return TDM_OK;
 }

@@ -268,6 +268,26 @@ static void run_models_for(tdm_type kt) {
 }
 
 Test(btree_model, u32) { run_models_for(TDM_U32); }
+
+/* The query loops of every instruction-set level (the AVX2 and scalar ones
+ * never run otherwise on an AVX-512 machine) against the model, through the
+ * hook that caps the level trees get at build. */
+Test(btree_model, queries_every_isa) {
+  static const char *const names[] = {"scalar", "AVX2", "AVX-512"};
+  int limit, seen = 0;
+  for (limit = 0; limit <= 2; limit++) {
+    int level = tdm_test_btree_isa_limit(limit), k;
+    cr_assert(level >= 0 && level <= 2 - limit, "limit %d gave level %d", limit, level);
+    if (seen & (1 << level)) continue; /* a level this CPU lacks repeats a lower one */
+    seen |= 1 << level;
+    cr_log_info("B-tree queries checked at level %s", names[level]);
+    for (k = 0; k < 6; k++)
+      run_model(TDM_BACKEND_CPU, all_types[k], all_types[(k + 1) % 6], (tdm_dup)(k % (TDM_DUP_MAX + 1)),
+                0x15A0000ull + (uint64_t)level * 100 + (uint64_t)k);
+  }
+  tdm_test_btree_isa_limit(0);
+  cr_assert(seen & 1, "the scalar level never ran");
+}
 Test(btree_model, u64) { run_models_for(TDM_U64); }
 Test(btree_model, i32) { run_models_for(TDM_I32); }
 Test(btree_model, i64) { run_models_for(TDM_I64); }

@@ -43,6 +43,12 @@ const char *tdm_test_hwy_limit(int level);
 enum { TDM_TEST_OPS_AUTO = 0, TDM_TEST_OPS_HASH = 1, TDM_TEST_OPS_SORT = 2 };
 void tdm_test_ops_method(int method);
 
+/* Caps the instruction-set level of the queries of CPU trees built from now
+ * on: 0 all the CPU has, 1 at most AVX2, 2 the scalar loops. Returns the
+ * level such a tree gets (0 scalar, 1 AVX2, 2 AVX-512), -1 on a bad level.
+ * Process-wide: call with 0 to undo; trees built before keep their level. */
+int tdm_test_btree_isa_limit(int level);
+
 #ifdef __cplusplus
 }
 #endif

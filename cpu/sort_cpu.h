@@ -1,0 +1,123 @@
+/*
+ * sort_cpu.h: what the radix sort's instantiations (cpu/sort_cpu_k32.c ...
+ * sort_cpu_k64v64.c, each compiling radix_impl.h for one key and value
+ * width) share with sort_cpu.c, which plans the workspace and picks one
+ * instantiation's table per call from the widths. Private to cpu/.
+ */
+#ifndef TANDEM_CPU_SORT_CPU_H
+#define TANDEM_CPU_SORT_CPU_H
+
+#include <omp.h>
+#include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include "cpu.h"
+#include "sort_vq.h"
+
+/* How the final write maps bits back to keys. */
+typedef struct rs_out {
+  int kind;     /* TDM_KIND_* */
+  int desc;     /* bits were complemented for a descending sort */
+  int identity; /* the map is the identity: plain copies suffice */
+} rs_out;
+
+enum {
+  RS_MAX_TASKS = 256,         /* upper bound on threads used by one call */
+  RS_MSD_MAX_BITS = 11,       /* widest partition digit */
+  RS_MSD_MAX_B = 1 << 11,     /* buckets of the widest partition digit */
+  RS_MAX_DEPTH = 9,           /* partition levels: each takes >= 8 of 64 bits */
+  RS_INSERTION_MAX = 24,      /* buckets this small use insertion sort */
+  RS_LOCAL_DIGIT_BITS = 8,     /* widest digit of the in-cache LSD passes */
+  RS_MIN_PER_TASK = 1 << 15,  /* elements per thread worth a fork */
+};
+/* Bytes of the three arrays (bucket, destination, private buffer) a bucket
+ * may occupy while local_sort works on it: most of a 2 MiB L2. */
+#define RS_CACHE_BUDGET ((size_t)3 << 19)
+
+/* Per-call workspace, allocated before anything is modified. */
+typedef struct rs_work {
+  int threads;        /* threads this call uses */
+  size_t local_max;   /* bucket size the partition aims for (fits in cache) */
+  size_t bucket_max;  /* largest bucket sorted by one thread: 2 x local_max */
+  size_t *cnt;        /* threads x RS_MSD_MAX_B counters / offsets */
+  size_t *bstart;     /* RS_MAX_DEPTH x (RS_MSD_MAX_B + 1) bucket boundaries */
+  uint32_t *fill;     /* threads x 2 x RS_MSD_MAX_B write-combining fill/head */
+  char *wc;           /* threads x wc_stride write-combining lines */
+  size_t wc_stride;
+  char *priv;         /* threads x priv_stride private local_sort buffers */
+  size_t priv_stride;
+} rs_work;
+
+static inline int rs_tasks(const rs_work *w, size_t n) {
+  size_t by_n = n / RS_MIN_PER_TASK;
+  if (by_n < 1) by_n = 1;
+  return (int)((size_t)w->threads < by_n ? (size_t)w->threads : by_n);
+}
+
+/* Start of task t's chunk when n elements are split into P chunks. */
+static inline size_t rs_chunk(size_t n, int P, int t) {
+  return n / (size_t)P * (size_t)t + n % (size_t)P * (size_t)t / (size_t)P;
+}
+
+/* Elements per write-combining line: one cache line of the wider array. */
+static inline size_t rs_line_elems(size_t ks, size_t vs) { return 64 / (vs > ks ? vs : ks); }
+
+static inline int rs_thread_num(void) { return omp_get_thread_num(); }
+
+/* Writes one 64-byte-aligned line (or half line) with non-temporal stores:
+ * a partition pass writes every line exactly once, so fetching the lines into
+ * the cache first (read-for-ownership) would only double the traffic. */
+static inline void rs_stream_line(void *dst, const void *src, size_t bytes) {
+#if defined(__SSE2__)
+  size_t i;
+  for (i = 0; i < bytes; i += 16)
+    _mm_stream_si128((__m128i *)((char *)dst + i), _mm_load_si128((const __m128i *)((const char *)src + i)));
+#else
+  memcpy(dst, src, bytes);
+#endif
+}
+
+/* Copies bytes to a destination that is not in cache, streaming the aligned
+ * middle so no line is read for ownership first. */
+static inline void rs_stream_copy(void *dst, const void *src, size_t bytes) {
+#if defined(__SSE2__)
+  char *d = (char *)dst;
+  const char *s = (const char *)src;
+  size_t head = (16 - ((uintptr_t)d & 15)) & 15, i;
+  if (bytes < 64) {
+    memcpy(d, s, bytes);
+    return;
+  }
+  memcpy(d, s, head);
+  for (i = head; i + 16 <= bytes; i += 16)
+    _mm_stream_si128((__m128i *)(d + i), _mm_loadu_si128((const __m128i *)(s + i)));
+  memcpy(d + i, s + i, bytes - i);
+#else
+  memcpy(dst, src, bytes);
+#endif
+}
+
+static inline void rs_stream_fence(void) {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
+}
+
+#define RS_UNSORT32(b, o) tdm__unsortbits32((b), (o)->kind, (o)->desc)
+#define RS_UNSORT64(b, o) tdm__unsortbits64((b), (o)->kind, (o)->desc)
+
+/* The operations of one (key width, value width) instantiation. Keys and
+ * values are untyped here; each entry casts them to its widths. */
+typedef struct tdm__rs_fns {
+  /* Sorts keys (caller's raw keys, or sort bits when o is the identity) with
+   * values alongside (NULL for keys only); tmp / tmpv are scratch of n
+   * elements. The result is untransformed into keys / values. */
+  void (*sort_bits)(rs_work *w, void *keys, void *values, void *tmp, void *tmpv, size_t n, const rs_out *o);
+} tdm__rs_fns;
+
+TDM_INTERNAL extern const tdm__rs_fns tdm__rs_k32, tdm__rs_k32v32, tdm__rs_k32v64, tdm__rs_k64, tdm__rs_k64v32,
+    tdm__rs_k64v64;
+
+#endif /* TANDEM_CPU_SORT_CPU_H */

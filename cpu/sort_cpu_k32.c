@@ -1,0 +1,10 @@
+/* sort_cpu_k32.c: the CPU radix sort for 32-bit keys only. */
+#include "sort_cpu.h"
+
+#define RS_K uint32_t
+#define RS_V uint32_t
+#define RS_HAS_V 0
+#define RS_UNSORT RS_UNSORT32
+#define RS_VQ_SORT tdm__vq_sort_u32
+#define RS_SFX k32
+#include "radix_impl.h"
