@@ -45,7 +45,7 @@ if want selftest; then
   done
 fi
 if want pipeline; then
-  for d in legacy v2; do run "tandem-pipeline-check" "$first" "$d" "$b/tandem-pipeline-check"; done
+  for d in legacy v2; do run "tandem-pipeline-check" "$first" "$d" "$b/tandem-pipeline-check" --reps 5; done
 fi
 if want example; then
   run "fused_lookup 12 2" "$first" legacy "$b/fused_lookup" 12 2

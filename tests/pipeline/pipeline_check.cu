@@ -25,7 +25,9 @@
 //     refuses during a capture and leaves it valid, and a launch error the
 //     caller left pending is reported as such, with the caller's keys
 //     untouched.
-// bench/device-check.sh and ctest run it once per GPU design.
+// bench/device-check.sh and ctest run it once per GPU design. Usage:
+//   tandem-pipeline-check [--reps N]   (N timed calls in 5, default 2000; the
+//   emulated device passes a few, since 5 only prints a time)
 // Exit 0: all passed; 1: a check failed; 77: no usable CUDA device.
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -41,6 +43,7 @@
 #include "../hooks/hooks.h"
 
 static int failures;
+static int timed_reps = 2000; // --reps
 
 #define CHECK(cond, ...)                    \
   do {                                      \
@@ -426,7 +429,17 @@ static void check_graphs_and_pending(const world *w, const uint64_t *ref, uint64
   CU(cudaStreamDestroy(s));
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  for (int i = 1; i < argc; i++) {
+    char *end = NULL;
+    long r = i + 1 < argc && !strcmp(argv[i], "--reps") ? strtol(argv[i + 1], &end, 10) : 0;
+    if (!end || *end || r < 1 || r > 1000000) {
+      fprintf(stderr, "usage: %s [--reps N]   (N from 1 to 1000000)\n", argv[0]);
+      return 2;
+    }
+    timed_reps = (int)r;
+    i++;
+  }
   // 7 first: the fault poisons the CUDA context of its process, and a child
   // forked after the parent initialised CUDA could not use CUDA at all.
   int fault_rc = run_fault_child();
@@ -523,7 +536,7 @@ int main(void) {
       TDM(tdm_hash_create(c, &ho, &hh));
       TDM(tdm_hash_insert(hh, h_keys, h_vals, N));
     }
-    const int reps = 2000;
+    const int reps = timed_reps;
     TDM(tdm_hash_find(hh, w.d_q, w.d_res, w.d_found, Q));
     TDM(tdm_ctx_sync(c));
     double t0 = now_us();
