@@ -106,32 +106,32 @@ static void HC_FN(insert_run)(tdm_hash *h, const HS_K *keys, const HS_V *vals, s
   }
 }
 
+/* One key of the sequential pass after insert_run / part_insert: put with no
+ * window, no hint and no tag to skip. */
+static inline void HC_FN(put_deferred)(tdm_hash *h, HC_SLOT *s, uint8_t *tg, HS_K k, HS_V v, tdm__hc_counts *c) {
+  uint8_t none = 0;
+  HC_FN(put)(s, tg, h->log2cap, k, v, HC_FN(tdm__hs_start)(k, h->log2cap), 0, TDM_HASH_NONE, (int)h->dup, h->vkind, c,
+             &none);
+}
+
 /* The sequential pass after insert_run / part_insert: the flagged keys, in
- * order, with no window. */
+ * order. */
 static void HC_FN(insert_deferred)(tdm_hash *h, const HS_K *keys, const HS_V *vals, const uint8_t *dfr, size_t n,
                                    tdm__hc_counts *c) {
   HC_SLOT *s = (HC_SLOT *)tdm__hash_cpu_of(h)->slots;
   uint8_t *tg = tdm__hash_cpu_of(h)->tags;
-  unsigned l = h->log2cap;
   size_t i;
-  uint8_t none = 0;
   for (i = 0; i < n; i++)
-    if (dfr[i])
-      HC_FN(put)(s, tg, l, keys[i], vals[i], HC_FN(tdm__hs_start)(keys[i], l), 0, TDM_HASH_NONE, (int)h->dup, h->vkind, c,
-                 &none);
+    if (dfr[i]) HC_FN(put_deferred)(h, s, tg, keys[i], vals[i], c);
 }
 
 /* insert_deferred over partition records. */
 static void HC_FN(part_deferred)(tdm_hash *h, const HC_SLOT *rec, const uint8_t *dfr, size_t n, tdm__hc_counts *c) {
   HC_SLOT *s = (HC_SLOT *)tdm__hash_cpu_of(h)->slots;
   uint8_t *tg = tdm__hash_cpu_of(h)->tags;
-  unsigned l = h->log2cap;
   size_t i;
-  uint8_t none = 0;
   for (i = 0; i < n; i++)
-    if (dfr[i])
-      HC_FN(put)(s, tg, l, rec[i].k, rec[i].v, HC_FN(tdm__hs_start)(rec[i].k, l), 0, TDM_HASH_NONE, (int)h->dup, h->vkind,
-                 c, &none);
+    if (dfr[i]) HC_FN(put_deferred)(h, s, tg, rec[i].k, rec[i].v, c);
 }
 
 /* ---- partitioned insert (dense batches) ------------------------------------
