@@ -30,7 +30,7 @@ static size_t run_with(const jdg_seq *s, size_t i, const uint64_t *ex, size_t at
   f->vx = o0->b ^ o0->a;
   f->e0 = ex ? ex[at] : 0;
   f->es = 0;
-  f->v0 = ex ? ex[at + 1] ^ o0->a : 0;
+  f->v0 = ex && o0->code == JDG_OP_FIND ? ex[at + 1] ^ o0->a : 0;
   if (i + 1 >= s->n || s->ops[i + 1].code != o0->code || !formable(o0->code)) return 1;
   o1 = &s->ops[i + 1];
   f->d = o1->a * inv - f->a;

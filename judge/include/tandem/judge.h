@@ -19,16 +19,28 @@
  *
  * tandem-judge runs every operation sequence in a child process, so a crash,
  * abort or endless loop in the candidate is reported, never fatal to the
- * judge. It also counts the heap bytes still allocated after
- * judge_map_destroy (or after a sort returns): memory left behind is reported
- * as a leak.
+ * judge. Short random sequences come first, then large ones: maps grown to
+ * 10^5 live keys (growth, churn at size, drain to empty, with every live key
+ * looked up at checkpoints) and sorts of up to 10^6 elements in adversarial
+ * shapes (`--scale` changes both).
+ *
+ * Leaks: the judge counts the heap blocks the candidate allocates (malloc,
+ * calloc, realloc, the aligned forms and every C++ operator new) and frees.
+ * Blocks still live after judge_map_destroy (or after the sorts) are a leak
+ * only when running the same sequence again leaves as many more: a one-time
+ * cache, of the candidate, the C library or libstdc++, is not reported.
+ *
+ * Time: each call has an allowance scaled to its size (map calls linear in
+ * the map's size, sorts n log n), generous enough for a sorted array with an
+ * O(n) insert at 10^5 keys; a quadratic sort of 10^6 elements is too slow.
  *
  * Exit statuses of tandem-judge: 0 no difference from tandem found; 1 a
  * difference (wrong result or leaked memory), printed as the shortest failing
- * operation sequence found, as a C program calling these functions; 2 bad
- * usage, a library that does not load or lacks a required symbol; 3 the
- * candidate crashed or hung (with the sequence that did it, or while the
- * library was being loaded).
+ * operation sequence found, as a C program calling these functions (runs of
+ * similar calls as loops); 2 bad usage, a library that does not load or
+ * lacks a required symbol; 3 the candidate crashed, hung (a call that made no
+ * progress within --time seconds) or was too slow for its size (with the
+ * sequence that did it, or while the library was being loaded).
  */
 #ifndef TANDEM_JUDGE_H
 #define TANDEM_JUDGE_H
