@@ -1,0 +1,302 @@
+/*
+ * test_ops_cuda.c: the data operations (tandem/ops.h) on a CUDA context
+ * give the CPU's bytes: every key type and distribution the property
+ * generator has (NaN payloads, signed zeros and extremes among them), both
+ * float equalities and both orders, every reduction and join kind, the
+ * capacity error, host and device arrays, and an allocation failure at every
+ * point. Output buffers start as a sentinel on both sides, so writing past
+ * the result (or anything on a failure) shows up too. Skipped with the reason
+ * when no CUDA device is usable (the emulated device runs it in
+ * make test-cuda-emu).
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hooks/hooks.h"
+#include "prop.h"
+
+static const tdm_type all_types[6] = {TDM_U32, TDM_U64, TDM_I32, TDM_I64, TDM_F32, TDM_F64};
+static const tdm_type value_types[4] = {TDM_U32, TDM_I64, TDM_F32, TDM_F64};
+static const prop_dist dists[3] = {PROP_FEW_DISTINCT, PROP_BOUNDARY, PROP_ZIPF};
+
+#define SENTINEL 0xA5
+
+/* One output buffer: the CPU's result, the CUDA result (read back from
+ * the device in device mode), both starting as the sentinel. */
+typedef struct out_pair {
+  void *cpu, *gpu, *dev;
+  size_t bytes;
+} out_pair;
+
+static void out_init(out_pair *o, size_t bytes, int dev) {
+  size_t b = bytes ? bytes : 1;
+  o->bytes = b;
+  o->cpu = malloc(b);
+  o->gpu = malloc(b);
+  memset(o->cpu, SENTINEL, b);
+  memset(o->gpu, SENTINEL, b);
+  o->dev = NULL;
+  if (dev) {
+    o->dev = prop_dev_alloc(b, 0);
+    prop_h2d(o->dev, o->gpu, b);
+  }
+}
+/* What the CUDA call writes to. */
+static void *out_arg(const out_pair *o) { return o->dev ? o->dev : o->gpu; }
+static void out_back(out_pair *o) {
+  if (o->dev) prop_d2h(o->gpu, o->dev, o->bytes);
+}
+static int out_same(const out_pair *o) { return memcmp(o->cpu, o->gpu, o->bytes) == 0; }
+static void out_free(out_pair *o) {
+  free(o->cpu);
+  free(o->gpu);
+  if (o->dev) prop_dev_free(o->dev);
+}
+
+/* An input for the CUDA call: the host array, or a device copy. */
+static const void *in_arg(const void *h, size_t bytes, int dev, void **d) {
+  *d = NULL;
+  if (!dev) return h;
+  *d = prop_dev_alloc(bytes ? bytes : 1, 0);
+  if (bytes) prop_h2d(*d, h, bytes);
+  return *d;
+}
+
+typedef struct env {
+  tdm_ctx *cpu, *gpu;
+  tdm_type t;
+  size_t ks;
+  int dev;
+  const char *what; /* case description for messages */
+} env;
+
+static void check_unique(const env *e, const void *keys, size_t n, unsigned flags, int all_outputs) {
+  out_pair u, f, c, inv;
+  size_t nc = 0, ng = 0;
+  void *dk;
+  const void *k = in_arg(keys, n * e->ks, e->dev, &dk);
+  out_init(&u, n * e->ks, e->dev);
+  out_init(&f, n * 8, e->dev);
+  out_init(&c, n * 8, e->dev);
+  out_init(&inv, n * 8, e->dev);
+  cr_assert_eq(tdm_unique(e->cpu, e->t, keys, n, flags, u.cpu, all_outputs ? f.cpu : NULL, c.cpu,
+                          all_outputs ? inv.cpu : NULL, &nc),
+               TDM_OK, "%s", tdm_last_error());
+  cr_assert_eq(tdm_unique(e->gpu, e->t, k, n, flags, out_arg(&u), all_outputs ? out_arg(&f) : NULL, out_arg(&c),
+                          all_outputs ? out_arg(&inv) : NULL, &ng),
+               TDM_OK, "%s: %s", e->what, tdm_last_error());
+  out_back(&u), out_back(&f), out_back(&c), out_back(&inv);
+  cr_assert_eq(nc, ng, "%s unique flags %u: %zu groups on the CPU, %zu on CUDA", e->what, flags, nc, ng);
+  cr_assert(out_same(&u) && out_same(&f) && out_same(&c) && out_same(&inv),
+            "%s unique flags %u (all outputs %d): CUDA differs from CPU", e->what, flags, all_outputs);
+  out_free(&u), out_free(&f), out_free(&c), out_free(&inv);
+  if (dk) prop_dev_free(dk);
+}
+
+static void check_group(const env *e, const void *keys, const void *vals, tdm_type vt, size_t n, tdm_agg agg,
+                        unsigned flags) {
+  out_pair ko, vo;
+  size_t nc = 0, ng = 0;
+  void *dk, *dv;
+  const void *k = in_arg(keys, n * e->ks, e->dev, &dk);
+  const void *v = in_arg(vals, n * tdm_type_size(vt), e->dev, &dv);
+  out_init(&ko, n * e->ks, e->dev);
+  out_init(&vo, n * 8, e->dev);
+  cr_assert_eq(tdm_group_reduce(e->cpu, e->t, keys, vt, vals, n, agg, flags, ko.cpu, vo.cpu, &nc), TDM_OK, "%s",
+               tdm_last_error());
+  cr_assert_eq(tdm_group_reduce(e->gpu, e->t, k, vt, v, n, agg, flags, out_arg(&ko), out_arg(&vo), &ng), TDM_OK,
+               "%s: %s", e->what, tdm_last_error());
+  out_back(&ko), out_back(&vo);
+  cr_assert_eq(nc, ng, "%s group_reduce agg %d: %zu groups on the CPU, %zu on CUDA", e->what, (int)agg, nc, ng);
+  cr_assert(out_same(&ko) && out_same(&vo), "%s group_reduce agg %d values %s flags %u: CUDA differs from CPU",
+            e->what, (int)agg, tdm_type_name(vt), flags);
+  out_free(&ko), out_free(&vo);
+  if (dk) prop_dev_free(dk);
+  if (dv) prop_dev_free(dv);
+}
+
+static void check_isin(const env *e, const void *q, size_t n, const void *set, size_t m, unsigned flags) {
+  out_pair f;
+  void *dq, *ds;
+  const void *qa = in_arg(q, n * e->ks, e->dev, &dq), *sa = in_arg(set, m * e->ks, e->dev, &ds);
+  out_init(&f, n, e->dev);
+  cr_assert_eq(tdm_isin(e->cpu, e->t, q, n, set, m, flags, (uint8_t *)f.cpu), TDM_OK, "%s", tdm_last_error());
+  cr_assert_eq(tdm_isin(e->gpu, e->t, qa, n, sa, m, flags, (uint8_t *)out_arg(&f)), TDM_OK, "%s: %s", e->what,
+               tdm_last_error());
+  out_back(&f);
+  cr_assert(out_same(&f), "%s isin m %zu flags %u: CUDA differs from CPU", e->what, m, flags);
+  out_free(&f);
+  if (dq) prop_dev_free(dq);
+  if (ds) prop_dev_free(ds);
+}
+
+static void check_join(const env *e, const void *l, size_t nl, const void *r, size_t nr, tdm_join_kind kind,
+                       unsigned flags) {
+  out_pair lo, ro;
+  size_t need_c = 0, need_g = 0, nc = 0, ng = 0;
+  void *dl, *dr;
+  const void *la = in_arg(l, nl * e->ks, e->dev, &dl), *ra = in_arg(r, nr * e->ks, e->dev, &dr);
+  tdm_status sc, sg;
+  /* The size alone. */
+  sc = tdm_join(e->cpu, kind, e->t, l, nl, r, nr, flags, NULL, NULL, 0, &need_c);
+  sg = tdm_join(e->gpu, kind, e->t, la, nl, ra, nr, flags, NULL, NULL, 0, &need_g);
+  cr_assert_eq(sc, sg, "%s join kind %d: status %s on the CPU, %s on CUDA (%s)", e->what, (int)kind,
+               tdm_status_name(sc), tdm_status_name(sg), tdm_last_error());
+  cr_assert_eq(need_c, need_g, "%s join kind %d: %zu rows on the CPU, %zu on CUDA", e->what, (int)kind, need_c,
+               need_g);
+  out_init(&lo, need_c * 8, e->dev);
+  out_init(&ro, need_c * 8, e->dev);
+  if (need_c > 0) {
+    /* One row short: the exact size, nothing written. */
+    ng = 0;
+    sg = tdm_join(e->gpu, kind, e->t, la, nl, ra, nr, flags, (uint64_t *)out_arg(&lo), (uint64_t *)out_arg(&ro),
+                  need_c - 1, &ng);
+    cr_assert_eq(sg, TDM_ERR_CAPACITY, "%s join kind %d: %s", e->what, (int)kind, tdm_status_name(sg));
+    cr_assert_eq(ng, need_c, "%s join kind %d: *n_out %zu after CAPACITY, %zu needed", e->what, (int)kind, ng,
+                 need_c);
+    out_back(&lo), out_back(&ro);
+    cr_assert(out_same(&lo) && out_same(&ro), "%s join kind %d: a CAPACITY failure wrote rows", e->what, (int)kind);
+  }
+  cr_assert_eq(tdm_join(e->cpu, kind, e->t, l, nl, r, nr, flags, (uint64_t *)lo.cpu, (uint64_t *)ro.cpu, need_c, &nc),
+               TDM_OK, "%s", tdm_last_error());
+  cr_assert_eq(tdm_join(e->gpu, kind, e->t, la, nl, ra, nr, flags, (uint64_t *)out_arg(&lo), (uint64_t *)out_arg(&ro),
+                        need_c, &ng),
+               TDM_OK, "%s join kind %d: %s", e->what, (int)kind, tdm_last_error());
+  out_back(&lo), out_back(&ro);
+  cr_assert_eq(nc, ng);
+  cr_assert(out_same(&lo) && out_same(&ro), "%s join kind %d flags %u (%zu x %zu, %zu rows): CUDA differs from CPU",
+            e->what, (int)kind, flags, nl, nr, nc);
+  out_free(&lo), out_free(&ro);
+  if (dl) prop_dev_free(dl);
+  if (dr) prop_dev_free(dr);
+}
+
+/* Every operation on one key type, distribution and size, host or device. */
+static void check_all(env *e, prop_dist d, size_t n, uint64_t case_id) {
+  char *keys = malloc(n * e->ks + 8), *other = malloc(n * e->ks + 8), *vals = malloc(n * 8 + 8);
+  char what[160];
+  size_t m, nj = n < 700 ? n : 700, mj = n < 300 ? n : 300;
+  unsigned flags;
+  int agg, vi, kind;
+  prop_rng r;
+  prop_rng_init(&r, case_id);
+  prop_fill(&r, e->t, keys, n, d);
+  prop_fill(&r, e->t, other, n, d);
+  snprintf(what, sizeof what, "%s %s n %zu %s arrays", tdm_type_name(e->t), prop_dist_name(d), n,
+           e->dev ? "device" : "host");
+  e->what = what;
+  for (flags = 0; flags < 4; flags++) {
+    check_unique(e, keys, n, flags, 1);
+    check_unique(e, keys, n, flags, 0);
+  }
+  for (vi = 0; vi < 4; vi++) {
+    prop_fill(&r, value_types[vi], vals, n, vi & 1 ? PROP_BOUNDARY : PROP_UNIFORM);
+    for (agg = TDM_AGG_COUNT; agg <= TDM_AGG_MEAN; agg++)
+      check_group(e, keys, vals, value_types[vi], n, (tdm_agg)agg, (unsigned)(agg + vi) & 3u);
+  }
+  for (m = 0; m <= n; m = m ? m * 4 + 1 : 1)
+    for (flags = 0; flags < 2; flags++) check_isin(e, keys, n, other, m, flags);
+  check_isin(e, keys, n, other, n, TDM_EQ_NUMERIC);
+  for (kind = TDM_JOIN_INNER; kind <= TDM_JOIN_ANTI; kind++)
+    for (flags = 0; flags < 2; flags++) {
+      check_join(e, keys, nj, other, mj, (tdm_join_kind)kind, flags);
+      check_join(e, other, mj, keys, nj, (tdm_join_kind)kind, flags);
+    }
+  check_join(e, keys, nj, other, 0, TDM_JOIN_LEFT, 0);
+  free(keys);
+  free(other);
+  free(vals);
+}
+
+static void run_type(tdm_type t) {
+  static const size_t sizes[4] = {1, 2, 257, 5000};
+  const char *why;
+  env e;
+  size_t si, di;
+  if (!prop_cuda_usable(&why)) cr_skip_test("no usable CUDA device: %s", why);
+  e.cpu = prop_ctx(TDM_BACKEND_CPU, 0);
+  e.gpu = prop_ctx(TDM_BACKEND_CUDA, 0);
+  e.t = t;
+  e.ks = tdm_type_size(t);
+  for (e.dev = 0; e.dev < 2; e.dev++)
+    for (di = 0; di < 3; di++)
+      for (si = 0; si < 4; si++) check_all(&e, dists[di], sizes[si], 0x0C0DA000u + t * 64 + di * 8 + si);
+  tdm_ctx_destroy(e.cpu);
+  tdm_ctx_destroy(e.gpu);
+}
+
+Test(ops_cuda, u32) { run_type(all_types[0]); }
+Test(ops_cuda, u64) { run_type(all_types[1]); }
+Test(ops_cuda, i32) { run_type(all_types[2]); }
+Test(ops_cuda, i64) { run_type(all_types[3]); }
+Test(ops_cuda, f32) { run_type(all_types[4]); }
+Test(ops_cuda, f64) { run_type(all_types[5]); }
+
+/* A failing device allocation at every point gives OUT_OF_MEMORY with a
+ * message and leaves the outputs as they were; the call then succeeds. Each
+ * try has a fresh context g, whose scratch cache is empty, so every try
+ * allocates the same blocks. */
+#define OOM_EACH(what, call, outputs_untouched)                                                       \
+  do {                                                                                                \
+    long kf;                                                                                          \
+    for (kf = 1;; kf++) {                                                                             \
+      tdm_status st_;                                                                                 \
+      long made_;                                                                                     \
+      cr_assert_lt(kf, 500, "%s: never succeeded", what);                                           \
+      g = prop_ctx(TDM_BACKEND_CUDA, 0);                                                              \
+      tdm_test_alloc_fail_at(kf);                                                                     \
+      st_ = (call);                                                                                   \
+      made_ = tdm_test_alloc_count();                                                                 \
+      tdm_test_alloc_fail_at(0);                                                                      \
+      tdm_ctx_destroy(g);                                                                             \
+      if (st_ == TDM_ERR_OUT_OF_MEMORY) {                                                             \
+        cr_assert(tdm_last_error()[0] != 0, "%s: no message", what);                                 \
+        cr_assert(outputs_untouched, "%s: outputs written (allocation %ld failing)", what, kf);      \
+        continue;                                                                                     \
+      }                                                                                               \
+      cr_assert_eq(st_, TDM_OK, "%s (allocation %ld failing): %s: %s", what, kf, tdm_status_name(st_), \
+                   tdm_last_error());                                                                 \
+      if (made_ < kf) break;                                                                          \
+    }                                                                                                 \
+    cr_assert_gt(kf, 1, "%s: allocated nothing", what);                                              \
+  } while (0)
+
+static int all_bytes(const void *p, size_t n, int b) {
+  size_t i;
+  for (i = 0; i < n; i++)
+    if (((const unsigned char *)p)[i] != b) return 0;
+  return 1;
+}
+
+Test(ops_cuda, every_allocation_point) {
+  enum { N = 3000 };
+  const char *why;
+  tdm_ctx *g;
+  double *k, *v, *ko, *vo;
+  uint64_t *a, *c, *inv, *lo, *ro;
+  uint8_t *f;
+  size_t nu = 0, i;
+  prop_rng r;
+  if (!prop_cuda_usable(&why)) cr_skip_test("no usable CUDA device: %s", why);
+  k = malloc(N * 8), v = malloc(N * 8), ko = malloc(N * 8), vo = malloc(N * 8);
+  a = malloc(N * 8), c = malloc(N * 8), inv = malloc(N * 8), lo = malloc(64 * N * 8), ro = malloc(64 * N * 8);
+  f = malloc(N);
+  prop_rng_init(&r, 0x00C0DA);
+  prop_fill(&r, TDM_F64, k, N, PROP_FEW_DISTINCT);
+  for (i = 0; i < N; i++) v[i] = (double)i;
+#define RESET(p, bytes) (memset((p), SENTINEL, (bytes)), 1)
+  OOM_EACH("tdm_unique", (RESET(a, N * 8) && RESET(c, N * 8) && RESET(inv, N * 8),
+                          tdm_unique(g, TDM_F64, k, N, TDM_ORDER_FIRST_SEEN, ko, a, c, inv, &nu)),
+           all_bytes(a, N * 8, SENTINEL) && all_bytes(inv, N * 8, SENTINEL));
+  OOM_EACH("tdm_group_reduce", (RESET(vo, N * 8), tdm_group_reduce(g, TDM_F64, k, TDM_F64, v, N, TDM_AGG_SUM,
+                                                                    TDM_EQ_NUMERIC, ko, vo, &nu)),
+           all_bytes(vo, N * 8, SENTINEL));
+  OOM_EACH("tdm_isin", (RESET(f, N), tdm_isin(g, TDM_F64, k, N, v, N, 0, f)), all_bytes(f, N, SENTINEL));
+  OOM_EACH("tdm_join", (RESET(lo, 64 * N * 8), tdm_join(g, TDM_JOIN_INNER, TDM_F64, k, N, k, 100, 0, lo, ro,
+                                                         64 * N, &nu)),
+           all_bytes(lo, 64 * N * 8, SENTINEL));
+#undef RESET
+  free(k), free(v), free(ko), free(vo), free(a), free(c), free(inv), free(lo), free(ro), free(f);
+}
