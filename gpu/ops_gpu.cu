@@ -347,8 +347,9 @@ static tdm_status isin_t(tdm_ctx *ctx, const tdm__isin_args *a) {
   if ((st = sc.out(a->found_out, a->n, &out)) != TDM_OK) return st;
   isin_kernel<K><<<tdm__grid(a->n), TDM_GPU_BLOCK, 0, s>>>((const K *)q.d, bits, a->m, kind, a->numeric,
                                                           (uint8_t *)out.d, a->n);
-  if ((st = tdm__launch_check(fn)) != TDM_OK || (st = tdm__gpu_out_finish(ctx, &out)) != TDM_OK) return st;
-  return sc.finish(fn);
+  if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
+  /* Waits like the other three (ops.h promises it for every call here). */
+  return finish_outs(ctx, &out, 1, fn);
 }
 
 template <typename K>

@@ -69,6 +69,7 @@ typedef struct env {
   tdm_type t;
   size_t ks;
   int dev;
+  const char *mode; /* arrays and context, for messages */
   const char *what; /* case description for messages */
 } env;
 
@@ -187,8 +188,7 @@ static void check_all(env *e, prop_dist d, size_t n, uint64_t case_id) {
   /* Half of the other side drawn from keys, so that joins and lookups
    * match whatever the distribution's values. */
   for (i = 0; i < n; i += 2) memcpy(other + i * e->ks, keys + prop_below(&r, n) * e->ks, e->ks);
-  snprintf(what, sizeof what, "%s %s n %zu %s arrays", tdm_type_name(e->t), prop_dist_name(d), n,
-           e->dev ? "device" : "host");
+  snprintf(what, sizeof what, "%s %s n %zu %s", tdm_type_name(e->t), prop_dist_name(d), n, e->mode);
   e->what = what;
   for (flags = 0; flags < 4; flags++) {
     check_unique(e, keys, n, flags, 1);
@@ -217,17 +217,31 @@ static void run_type(tdm_type t) {
   static const size_t sizes[4] = {1, 2, 257, 5000};
   const char *why;
   env e;
+  tdm_ctx_opts o;
+  tdm_ctx *plain, *ordered = NULL;
   size_t si, di;
+  int mode;
   if (!prop_cuda_usable(&why)) cr_skip_test("no usable CUDA device: %s", why);
+  memset(&o, 0, sizeof o);
+  o.backend = TDM_BACKEND_CUDA;
+  o.flags = TDM_CTX_STREAM_ORDERED;
+  cr_assert_eq(tdm_ctx_create(&o, &ordered), TDM_OK, "%s", tdm_last_error());
+  plain = prop_ctx(TDM_BACKEND_CUDA, 0);
   e.cpu = prop_ctx(TDM_BACKEND_CPU, 0);
-  e.gpu = prop_ctx(TDM_BACKEND_CUDA, 0);
   e.t = t;
   e.ks = tdm_type_size(t);
-  for (e.dev = 0; e.dev < 2; e.dev++)
+  /* Host arrays, device arrays, device arrays on a stream-ordered context
+   * (where every call still waits: the results are read without a sync). */
+  for (mode = 0; mode < 3; mode++) {
+    e.dev = mode > 0;
+    e.gpu = mode == 2 ? ordered : plain;
+    e.mode = mode == 0 ? "host arrays" : mode == 1 ? "device arrays" : "device arrays, stream-ordered";
     for (di = 0; di < 3; di++)
       for (si = 0; si < 4; si++) check_all(&e, dists[di], sizes[si], 0x0C0DA000u + t * 64 + di * 8 + si);
+  }
   tdm_ctx_destroy(e.cpu);
-  tdm_ctx_destroy(e.gpu);
+  tdm_ctx_destroy(plain);
+  tdm_ctx_destroy(ordered);
 }
 
 Test(ops_cuda, u32) { run_type(all_types[0]); }
