@@ -251,34 +251,14 @@ Test(ops_cuda, i64) { run_type(all_types[3]); }
 Test(ops_cuda, f32) { run_type(all_types[4]); }
 Test(ops_cuda, f64) { run_type(all_types[5]); }
 
-/* A failing device allocation at every point gives OUT_OF_MEMORY with a
- * message and leaves the outputs as they were; the call then succeeds. Each
- * try has a fresh context g, whose scratch cache is empty, so every try
- * allocates the same blocks. */
-#define OOM_EACH(what, call, outputs_untouched)                                                       \
-  do {                                                                                                \
-    long kf;                                                                                          \
-    for (kf = 1;; kf++) {                                                                             \
-      tdm_status st_;                                                                                 \
-      long made_;                                                                                     \
-      cr_assert_lt(kf, 500, "%s: never succeeded", what);                                           \
-      g = prop_ctx(TDM_BACKEND_CUDA, 0);                                                              \
-      tdm_test_alloc_fail_at(kf);                                                                     \
-      st_ = (call);                                                                                   \
-      made_ = tdm_test_alloc_count();                                                                 \
-      tdm_test_alloc_fail_at(0);                                                                      \
-      tdm_ctx_destroy(g);                                                                             \
-      if (st_ == TDM_ERR_OUT_OF_MEMORY) {                                                             \
-        cr_assert(tdm_last_error()[0] != 0, "%s: no message", what);                                 \
-        cr_assert(outputs_untouched, "%s: outputs written (allocation %ld failing)", what, kf);      \
-        continue;                                                                                     \
-      }                                                                                               \
-      cr_assert_eq(st_, TDM_OK, "%s (allocation %ld failing): %s: %s", what, kf, tdm_status_name(st_), \
-                   tdm_last_error());                                                                 \
-      if (made_ < kf) break;                                                                          \
-    }                                                                                                 \
-    cr_assert_gt(kf, 1, "%s: allocated nothing", what);                                              \
-  } while (0)
+/* The arrays of the allocation-failure test. */
+enum { OOM_N = 3000, OOM_JOIN_CAP = 64 * OOM_N };
+typedef struct oom_io {
+  double k[OOM_N], v[OOM_N], ko[OOM_N], vo[OOM_N];
+  uint64_t a[OOM_N], c[OOM_N], inv[OOM_N], lo[OOM_JOIN_CAP], ro[OOM_JOIN_CAP];
+  uint8_t f[OOM_N];
+  size_t n_out;
+} oom_io;
 
 static int all_bytes(const void *p, size_t n, int b) {
   size_t i;
@@ -287,33 +267,76 @@ static int all_bytes(const void *p, size_t n, int b) {
   return 1;
 }
 
+/* Each call sets its checked outputs to the sentinel first; untouched says
+ * whether they still are after a failure. */
+static tdm_status oom_unique(tdm_ctx *g, oom_io *x) {
+  memset(x->a, SENTINEL, sizeof x->a);
+  memset(x->inv, SENTINEL, sizeof x->inv);
+  return tdm_unique(g, TDM_F64, x->k, OOM_N, TDM_ORDER_FIRST_SEEN, x->ko, x->a, x->c, x->inv, &x->n_out);
+}
+static int oom_unique_untouched(const oom_io *x) {
+  return all_bytes(x->a, sizeof x->a, SENTINEL) && all_bytes(x->inv, sizeof x->inv, SENTINEL);
+}
+static tdm_status oom_group(tdm_ctx *g, oom_io *x) {
+  memset(x->vo, SENTINEL, sizeof x->vo);
+  return tdm_group_reduce(g, TDM_F64, x->k, TDM_F64, x->v, OOM_N, TDM_AGG_SUM, TDM_EQ_NUMERIC, x->ko, x->vo, &x->n_out);
+}
+static int oom_group_untouched(const oom_io *x) { return all_bytes(x->vo, sizeof x->vo, SENTINEL); }
+static tdm_status oom_isin(tdm_ctx *g, oom_io *x) {
+  memset(x->f, SENTINEL, sizeof x->f);
+  return tdm_isin(g, TDM_F64, x->k, OOM_N, x->v, OOM_N, 0, x->f);
+}
+static int oom_isin_untouched(const oom_io *x) { return all_bytes(x->f, sizeof x->f, SENTINEL); }
+static tdm_status oom_join(tdm_ctx *g, oom_io *x) {
+  memset(x->lo, SENTINEL, sizeof x->lo);
+  return tdm_join(g, TDM_JOIN_INNER, TDM_F64, x->k, OOM_N, x->k, 100, 0, x->lo, x->ro, OOM_JOIN_CAP, &x->n_out);
+}
+static int oom_join_untouched(const oom_io *x) { return all_bytes(x->lo, sizeof x->lo, SENTINEL); }
+
+/* Fails the k-th device allocation of the call for k = 1, 2, ... until the
+ * call allocates fewer than k times: every failure must be OUT_OF_MEMORY
+ * with a message and its outputs untouched, the last try succeeds. Each
+ * try has a fresh context, whose scratch cache is empty, so every try takes
+ * the same blocks. */
+static void oom_each(const char *what, tdm_status (*call)(tdm_ctx *, oom_io *), int (*untouched)(const oom_io *),
+                     oom_io *x) {
+  long kf, made;
+  for (kf = 1; kf < 500; kf++) {
+    tdm_ctx *g = prop_ctx(TDM_BACKEND_CUDA, 0);
+    tdm_status st;
+    tdm_test_alloc_fail_at(kf);
+    st = call(g, x);
+    made = tdm_test_alloc_count();
+    tdm_test_alloc_fail_at(0);
+    tdm_ctx_destroy(g);
+    /* A failed allocation may be retried after the context's cache is
+     * emptied, so success is not the end until nothing was left to fail. */
+    if (st == TDM_OK) {
+      if (made < kf) break;
+      continue;
+    }
+    cr_assert_eq(st, TDM_ERR_OUT_OF_MEMORY, "%s (allocation %ld failing): %s: %s", what, kf, tdm_status_name(st),
+                 tdm_last_error());
+    cr_assert(tdm_last_error()[0] != 0, "%s: no message", what);
+    cr_assert(untouched(x), "%s: outputs written (allocation %ld failing)", what, kf);
+  }
+  cr_assert_lt(kf, 500, "%s: never succeeded", what);
+  cr_assert_gt(kf, 1, "%s: allocated nothing", what);
+}
+
 Test(ops_cuda, every_allocation_point) {
-  enum { N = 3000 };
   const char *why;
-  tdm_ctx *g;
-  double *k, *v, *ko, *vo;
-  uint64_t *a, *c, *inv, *lo, *ro;
-  uint8_t *f;
-  size_t nu = 0, i;
+  oom_io *x;
+  size_t i;
   prop_rng r;
   if (!prop_cuda_usable(&why)) cr_skip_test("no usable CUDA device: %s", why);
-  k = malloc(N * 8), v = malloc(N * 8), ko = malloc(N * 8), vo = malloc(N * 8);
-  a = malloc(N * 8), c = malloc(N * 8), inv = malloc(N * 8), lo = malloc(64 * N * 8), ro = malloc(64 * N * 8);
-  f = malloc(N);
+  x = malloc(sizeof *x);
   prop_rng_init(&r, 0x00C0DA);
-  prop_fill(&r, TDM_F64, k, N, PROP_FEW_DISTINCT);
-  for (i = 0; i < N; i++) v[i] = (double)i;
-#define RESET(p, bytes) (memset((p), SENTINEL, (bytes)), 1)
-  OOM_EACH("tdm_unique", (RESET(a, N * 8) && RESET(c, N * 8) && RESET(inv, N * 8),
-                          tdm_unique(g, TDM_F64, k, N, TDM_ORDER_FIRST_SEEN, ko, a, c, inv, &nu)),
-           all_bytes(a, N * 8, SENTINEL) && all_bytes(inv, N * 8, SENTINEL));
-  OOM_EACH("tdm_group_reduce", (RESET(vo, N * 8), tdm_group_reduce(g, TDM_F64, k, TDM_F64, v, N, TDM_AGG_SUM,
-                                                                    TDM_EQ_NUMERIC, ko, vo, &nu)),
-           all_bytes(vo, N * 8, SENTINEL));
-  OOM_EACH("tdm_isin", (RESET(f, N), tdm_isin(g, TDM_F64, k, N, v, N, 0, f)), all_bytes(f, N, SENTINEL));
-  OOM_EACH("tdm_join", (RESET(lo, 64 * N * 8), tdm_join(g, TDM_JOIN_INNER, TDM_F64, k, N, k, 100, 0, lo, ro,
-                                                         64 * N, &nu)),
-           all_bytes(lo, 64 * N * 8, SENTINEL));
-#undef RESET
-  free(k), free(v), free(ko), free(vo), free(a), free(c), free(inv), free(lo), free(ro), free(f);
+  prop_fill(&r, TDM_F64, x->k, OOM_N, PROP_FEW_DISTINCT);
+  for (i = 0; i < OOM_N; i++) x->v[i] = (double)i;
+  oom_each("tdm_unique", oom_unique, oom_unique_untouched, x);
+  oom_each("tdm_group_reduce", oom_group, oom_group_untouched, x);
+  oom_each("tdm_isin", oom_isin, oom_isin_untouched, x);
+  oom_each("tdm_join", oom_join, oom_join_untouched, x);
+  free(x);
 }
