@@ -215,6 +215,19 @@ static tdm_status word_to_host(tdm_ctx *ctx, const uint64_t *d, uint64_t *h, con
   return tdm__gpu_sync(ctx, where);
 }
 
+/* Every call here waits for the device, which a stream being captured into
+ * a CUDA graph cannot do: refused before anything is queued. */
+static tdm_status enter_waiting(tdm__gpu_scope &sc, tdm_ctx *ctx, const char *fn) {
+  tdm_status st = sc.enter();
+  if (st != TDM_OK) return st;
+  if (tdm__gpu_capturing(ctx))
+    return tdm__fail(TDM_ERR_INVALID_ARGUMENT,
+                     "%s: the context's stream is being captured into a CUDA graph, and this call waits for the "
+                     "device (its results come to the host)",
+                     fn);
+  return TDM_OK;
+}
+
 /* A caller output that may be NULL (then a->d stays NULL). */
 static tdm_status opt_out(tdm__gpu_scope &sc, void *user, size_t bytes, tdm__dev_array *a) {
   memset(a, 0, sizeof *a);
@@ -283,7 +296,7 @@ static tdm_status unique_t(tdm_ctx *ctx, const tdm__unique_args *a) {
   grp_view g;
   size_t n = a->n, G = 0;
   tdm_status st;
-  if ((st = sc.enter()) != TDM_OK || (st = sc.in(a->keys, n * sizeof(K), &keys)) != TDM_OK ||
+  if ((st = enter_waiting(sc, ctx, fn)) != TDM_OK || (st = sc.in(a->keys, n * sizeof(K), &keys)) != TDM_OK ||
       (st = grp_build<K>(ctx, sc, fn, a->key_type, (const K *)keys.d, n, a->numeric, a->first_seen, &g, &G)) !=
           TDM_OK)
     return st;
@@ -311,7 +324,7 @@ static tdm_status group_reduce_t(tdm_ctx *ctx, const tdm__group_args *a) {
   size_t os = a->agg == TDM_AGG_COUNT || a->agg == TDM_AGG_MEAN ? 8 : vs;
   tdm_status st;
   memset(&vals, 0, sizeof vals);
-  if ((st = sc.enter()) != TDM_OK || (st = sc.in(a->keys, n * sizeof(K), &keys)) != TDM_OK ||
+  if ((st = enter_waiting(sc, ctx, fn)) != TDM_OK || (st = sc.in(a->keys, n * sizeof(K), &keys)) != TDM_OK ||
       (a->values && (st = sc.in(a->values, n * vs, &vals)) != TDM_OK) ||
       (st = grp_build<K>(ctx, sc, fn, a->key_type, (const K *)keys.d, n, a->numeric, a->first_seen, &g, &G)) !=
           TDM_OK)
@@ -336,7 +349,7 @@ static tdm_status isin_t(tdm_ctx *ctx, const tdm__isin_args *a) {
   int kind = tdm__key_kind(a->key_type);
   K *bits = NULL;
   tdm_status st;
-  if ((st = sc.enter()) != TDM_OK || (st = sc.in(a->queries, a->n * sizeof(K), &q)) != TDM_OK ||
+  if ((st = enter_waiting(sc, ctx, fn)) != TDM_OK || (st = sc.in(a->queries, a->n * sizeof(K), &q)) != TDM_OK ||
       (st = sc.in(a->set, a->m * sizeof(K), &set)) != TDM_OK || (st = sc.alloc(a->m * sizeof(K), &bits)) != TDM_OK)
     return st;
   if (a->m) {
@@ -363,7 +376,7 @@ static tdm_status join_t(tdm_ctx *ctx, const tdm__join_args *a) {
   K *rbits = NULL;
   uint64_t *ridx = NULL, *ms, *mc, *rows, *o, total = 0;
   tdm_status st;
-  if ((st = sc.enter()) != TDM_OK || (st = sc.in(a->left, nl * sizeof(K), &left)) != TDM_OK ||
+  if ((st = enter_waiting(sc, ctx, fn)) != TDM_OK || (st = sc.in(a->left, nl * sizeof(K), &left)) != TDM_OK ||
       (st = sc.in(a->right, nr * sizeof(K), &right)) != TDM_OK || (st = sc.alloc(nr * sizeof(K), &rbits)) != TDM_OK ||
       (st = sc.alloc(nr * 8, &ridx)) != TDM_OK || (st = sc.alloc(nl * 8, &ms)) != TDM_OK ||
       (st = sc.alloc(nl * 8, &mc)) != TDM_OK || (st = sc.alloc((nl + 1) * 8, &rows)) != TDM_OK ||
