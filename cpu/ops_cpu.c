@@ -402,50 +402,16 @@ static tdm_status ops_unique(tdm_ctx *ctx, const tdm__unique_args *a, int method
 
 /* ---- group_reduce ------------------------------------------------------- */
 
-static int value_kind(tdm_type t) {
-  switch (t) {
-  case TDM_I32: case TDM_I64: return TDM__OPS_V_SINT;
-  case TDM_F32: return TDM__OPS_V_F32;
-  case TDM_F64: return TDM__OPS_V_F64;
-  default: return TDM__OPS_V_UINT;
-  }
-}
-
 /* Reduces group r (members mem[s..e), ascending; mem NULL: the positions
- * s..e themselves) into out[p]. */
-#define OPS_M(x) (mem ? mem[x] : (x))
-#define OPS_FOLD(W)                                                                                              \
-  static void fold##W(const tdm__group_args *a, const uint64_t *mem, size_t s, size_t e, size_t p) {            \
-    const uint##W##_t *v = (const uint##W##_t *)a->values;                                                     \
-    int vk = value_kind(a->value_type), kind = tdm__key_kind(a->value_type);                                  \
-    size_t k;                                                                                                   \
-    uint##W##_t acc = v[OPS_M(s)];                                                                               \
-    switch (a->agg) {                                                                                           \
-    case TDM_AGG_SUM:                                                                                           \
-      for (k = s + 1; k < e; k++) acc = tdm__ops_add##W(acc, v[OPS_M(k)], vk);                                   \
-      acc = tdm__ops_sum_out##W(acc, vk);                                                                      \
-      break;                                                                                                    \
-    case TDM_AGG_MIN:                                                                                           \
-      for (k = s + 1; k < e; k++) acc = tdm__ops_min##W(acc, v[OPS_M(k)], kind);                                 \
-      break;                                                                                                    \
-    case TDM_AGG_MAX:                                                                                           \
-      for (k = s + 1; k < e; k++) acc = tdm__ops_max##W(acc, v[OPS_M(k)], kind);                                 \
-      break;                                                                                                    \
-    case TDM_AGG_LAST: acc = v[OPS_M(e - 1)]; break;                                                              \
-    case TDM_AGG_MEAN: {                                                                                        \
-      double m = tdm__ops_to_f64_##W(acc, vk);                                                                 \
-      for (k = s + 1; k < e; k++) m += tdm__ops_to_f64_##W(v[OPS_M(k)], vk);                                     \
-      ((double *)a->values_out)[p] = tdm__ops_canon_f64(m / (double)(e - s));                                                       \
-      return;                                                                                                   \
-    }                                                                                                           \
-    default: break; /* FIRST */                                                                                 \
-    }                                                                                                           \
-    ((uint##W##_t *)a->values_out)[p] = acc;                                                                   \
-  }
-OPS_FOLD(32)
-OPS_FOLD(64)
-#undef OPS_FOLD
-#undef OPS_M
+ * s..e themselves) into out[p] (ops_keys.h). */
+static void fold32(const tdm__group_args *a, const uint64_t *mem, size_t s, size_t e, size_t p) {
+  tdm__ops_fold32((const uint32_t *)a->values, mem, s, e, a->agg, tdm__ops_value_kind(a->value_type),
+                  tdm__key_kind(a->value_type), a->values_out, p);
+}
+static void fold64(const tdm__group_args *a, const uint64_t *mem, size_t s, size_t e, size_t p) {
+  tdm__ops_fold64((const uint64_t *)a->values, mem, s, e, a->agg, tdm__ops_value_kind(a->value_type),
+                  tdm__key_kind(a->value_type), a->values_out, p);
+}
 
 static void reduce_range(const grp *g, const tdm__group_args *a, size_t ks, size_t lo, size_t hi) {
   size_t p;
@@ -638,19 +604,10 @@ static void join_match_range(const join_work *w, size_t lo, size_t hi) {
   }
 }
 
-static uint64_t join_rows(int kind, uint64_t mc) {
-  switch (kind) {
-  case TDM_JOIN_INNER: return mc;
-  case TDM_JOIN_LEFT: return mc ? mc : 1;
-  case TDM_JOIN_SEMI: return mc != 0;
-  default: return mc == 0;
-  }
-}
-
 static uint64_t join_count_range(const join_work *w, int kind, size_t lo, size_t hi) {
   size_t i;
   uint64_t s = 0;
-  for (i = lo; i < hi; i++) s += join_rows(kind, w->mc[i]);
+  for (i = lo; i < hi; i++) s += tdm__ops_join_rows(kind, w->mc[i]);
   return s;
 }
 
@@ -658,7 +615,7 @@ static void join_offsets_range(const join_work *w, int kind, uint64_t base, size
   size_t i;
   for (i = lo; i < hi; i++) {
     w->o[i] = base;
-    base += join_rows(kind, w->mc[i]);
+    base += tdm__ops_join_rows(kind, w->mc[i]);
   }
 }
 
@@ -667,7 +624,7 @@ static void join_fill_range(const join_work *w, const tdm__join_args *a, size_t 
   for (i = lo; i < hi; i++) {
     uint64_t at = w->o[i], mc = w->mc[i];
     if (a->kind == TDM_JOIN_SEMI || a->kind == TDM_JOIN_ANTI) {
-      if (join_rows(a->kind, mc)) a->left_out[at] = i;
+      if (tdm__ops_join_rows(a->kind, mc)) a->left_out[at] = i;
       continue;
     }
     for (t = 0; t < mc; t++) {

@@ -26,7 +26,7 @@ extern "C" const tdm__backend tdm__cuda_legacy_backend = {
     .hash = &tdm__hash_cuda_legacy_ops,
     .btree = &tdm__btree_cuda_legacy_ops,
     .copy = tdm__gpu_copy,
-    .ops = NULL, /* the data operations: CPU only so far */
+    .ops = &tdm__ops_cuda_ops,
 };
 
 extern "C" const tdm__backend tdm__cuda_v2_backend = {
@@ -39,7 +39,7 @@ extern "C" const tdm__backend tdm__cuda_v2_backend = {
     .hash = &tdm__hash_cuda_v2_ops,
     .btree = &tdm__btree_cuda_v2_ops,
     .copy = tdm__gpu_copy,
-    .ops = NULL, /* the data operations: CPU only so far */
+    .ops = &tdm__ops_cuda_ops,
 };
 
 extern "C" const tdm__cuda_design tdm__cuda_designs[] = {

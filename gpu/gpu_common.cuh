@@ -48,6 +48,8 @@ struct tdm__gpu_state {
 extern const tdm__sort_ops tdm__sort_cuda_legacy_ops, tdm__sort_cuda_v2_ops;
 extern const tdm__hash_ops tdm__hash_cuda_legacy_ops, tdm__hash_cuda_v2_ops;
 extern const tdm__btree_ops tdm__btree_cuda_legacy_ops, tdm__btree_cuda_v2_ops;
+/* The data operations, one table for both designs (ops_gpu.cu). */
+extern const tdm__ops_ops tdm__ops_cuda_ops;
 
 /* Context hooks (runtime.cu). */
 tdm_status tdm__gpu_ctx_init(tdm_ctx *ctx);

@@ -21,8 +21,9 @@
  *    docs/design.md states with its measurements; the results never depend
  *    on it: the same bytes either way, and on every thread count (tested on
  *    the CPU).
- *  - Backends: implemented on the CPU backend. On a CUDA context these calls
- *    return TDM_ERR_UNSUPPORTED for now.
+ *  - Backends: both. The CUDA backend always sorts (host or device arrays)
+ *    and gives the CPU's bytes: compared bit for bit with the CPU on the
+ *    emulated device (tests/test_ops_cuda.c); not yet run on a GPU.
  *  - All-or-nothing: a failed call changes no input; outputs of a failed call
  *    are unspecified, except where TDM_ERR_CAPACITY says otherwise (tdm_join).
  *  - n == 0 is valid; array pointers may then be NULL.

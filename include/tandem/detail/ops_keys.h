@@ -12,6 +12,7 @@
 #ifndef TANDEM_OPS_KEYS_H
 #define TANDEM_OPS_KEYS_H
 
+#include "../ops.h"
 #include "hd.h"
 #include "keybits.h"
 
@@ -29,6 +30,15 @@ TDM_HD uint64_t tdm__ops_canon64(uint64_t raw, int numeric_float) {
   if (mag == 0) return 0;
   if (mag > 0x7ff0000000000000ull) return 0x7ff8000000000000ull;
   return raw;
+}
+
+/* A key's canonical form as order-preserving sort bits (keybits.h): the
+ * GPU's radix sorts and searches group equal keys by these. */
+TDM_HD uint32_t tdm__ops_canon_bits32(uint32_t raw, int kind, int numeric_float) {
+  return tdm__bits32_from_key(tdm__ops_canon32(raw, numeric_float), kind);
+}
+TDM_HD uint64_t tdm__ops_canon_bits64(uint64_t raw, int kind, int numeric_float) {
+  return tdm__bits64_from_key(tdm__ops_canon64(raw, numeric_float), kind);
 }
 
 /* The value kinds of the folds: how SUM adds and MIN / MAX compare. */
@@ -98,5 +108,77 @@ TDM_HD uint32_t tdm__ops_min32(uint32_t a, uint32_t b, int kind) { return tdm__c
 TDM_HD uint32_t tdm__ops_max32(uint32_t a, uint32_t b, int kind) { return tdm__cmp_raw32(b, a, kind) > 0 ? b : a; }
 TDM_HD uint64_t tdm__ops_min64(uint64_t a, uint64_t b, int kind) { return tdm__cmp_raw64(b, a, kind) < 0 ? b : a; }
 TDM_HD uint64_t tdm__ops_max64(uint64_t a, uint64_t b, int kind) { return tdm__cmp_raw64(b, a, kind) > 0 ? b : a; }
+
+/* The value kind of a value type (SUM's add, MEAN's conversion). */
+TDM_HD int tdm__ops_value_kind(tdm_type t) {
+  switch (t) {
+  case TDM_I32: case TDM_I64: return TDM__OPS_V_SINT;
+  case TDM_F32: return TDM__OPS_V_F32;
+  case TDM_F64: return TDM__OPS_V_F64;
+  default: return TDM__OPS_V_UINT;
+  }
+}
+
+/* Reduces one group of tdm_group_reduce (not COUNT) into out[p]: the values
+ * v[mem[k]] for k in [s, e) (mem NULL: v[k]), with mem ascending, so every
+ * fold is a left fold in input order starting from the group's first value.
+ * out is of the value type, float64 for MEAN. vk: the value kind, kind: the
+ * value type's keybits.h kind (MIN / MAX order). */
+#define TDM__OPS_FOLD(W)                                                                                       \
+  TDM_HD void tdm__ops_fold##W(const uint##W##_t *v, const uint64_t *mem, size_t s, size_t e, int agg, int vk, \
+                               int kind, void *out, size_t p) {                                                \
+    size_t k;                                                                                                  \
+    uint##W##_t acc = v[mem ? mem[s] : s];                                                                     \
+    switch (agg) {                                                                                             \
+    case TDM_AGG_SUM:                                                                                          \
+      for (k = s + 1; k < e; k++) acc = tdm__ops_add##W(acc, v[mem ? mem[k] : k], vk);                         \
+      acc = tdm__ops_sum_out##W(acc, vk);                                                                      \
+      break;                                                                                                   \
+    case TDM_AGG_MIN:                                                                                          \
+      for (k = s + 1; k < e; k++) acc = tdm__ops_min##W(acc, v[mem ? mem[k] : k], kind);                       \
+      break;                                                                                                   \
+    case TDM_AGG_MAX:                                                                                          \
+      for (k = s + 1; k < e; k++) acc = tdm__ops_max##W(acc, v[mem ? mem[k] : k], kind);                       \
+      break;                                                                                                   \
+    case TDM_AGG_LAST: acc = v[mem ? mem[e - 1] : e - 1]; break;                                               \
+    case TDM_AGG_MEAN: {                                                                                       \
+      double m = tdm__ops_to_f64_##W(acc, vk);                                                                 \
+      for (k = s + 1; k < e; k++) m += tdm__ops_to_f64_##W(v[mem ? mem[k] : k], vk);                           \
+      ((double *)out)[p] = tdm__ops_canon_f64(m / (double)(e - s));                                            \
+      return;                                                                                                  \
+    }                                                                                                          \
+    default: break; /* FIRST */                                                                                \
+    }                                                                                                          \
+    ((uint##W##_t *)out)[p] = acc;                                                                             \
+  }
+TDM__OPS_FOLD(32)
+TDM__OPS_FOLD(64)
+#undef TDM__OPS_FOLD
+
+/* Output rows of a left row with mc right matches, per tdm_join_kind. */
+TDM_HD uint64_t tdm__ops_join_rows(int kind, uint64_t mc) {
+  switch (kind) {
+  case TDM_JOIN_INNER: return mc;
+  case TDM_JOIN_LEFT: return mc ? mc : 1;
+  case TDM_JOIN_SEMI: return mc != 0;
+  default: return mc == 0;
+  }
+}
+
+/* The first position in the ascending s[0..m) whose value is not below b
+ * (upper: above b); m when none. The sorted-set searches of isin and join. */
+#define TDM__OPS_BOUND(W)                                                                 \
+  TDM_HD size_t tdm__ops_bound##W(const uint##W##_t *s, size_t m, uint##W##_t b, int upper) { \
+    size_t lo = 0, hi = m;                                                                \
+    while (lo < hi) {                                                                     \
+      size_t mid = lo + (hi - lo) / 2;                                                    \
+      if (s[mid] < b || (upper && s[mid] == b)) lo = mid + 1;                             \
+      else hi = mid;                                                                      \
+    }                                                                                     \
+    return lo;                                                                            \
+  }
+TDM__OPS_BOUND(32)
+TDM__OPS_BOUND(64)
+#undef TDM__OPS_BOUND
 
 #endif /* TANDEM_OPS_KEYS_H */

@@ -1,0 +1,435 @@
+/*
+ * ops_gpu.cu: the CUDA backend's data operations (tandem/ops.h), one table
+ * that both kernel designs share.
+ *
+ * Everything is sort based, and builds the same group description as the
+ * CPU's sort method (cpu/ops_cpu.c): the canonical keys as order-preserving
+ * bits (ops_keys.h) are radix sorted with their indices as values (CUB's
+ * radix sort is stable, so each run of equal keys lists its indices
+ * ascending); a head flag per sorted position and its exclusive sum number
+ * the runs; the runs' starts give each group's members at
+ * mem[off[r] .. off[r + 1]), in ascending key order, or by first index
+ * (a second sort of (first index, run) pairs) for TDM_ORDER_FIRST_SEEN.
+ * Every output is read from that description by one thread per output
+ * element, so the bytes equal the CPU's. The hash method argument is
+ * ignored: the sort method's bytes are the contract's either way.
+ *
+ * Caller arrays may be host or device memory (staged through the call's
+ * tdm__gpu_scope). Output sizes come to the host, so unique, group_reduce
+ * and join wait for the device, in stream-ordered mode too. All scratch and
+ * all output buffers are taken before anything of the caller's is written.
+ */
+#include <cub/device/device_scan.cuh>
+#include <string.h>
+
+#include "gpu_common.cuh"
+#include "sort_gpu.cuh"
+#include "tandem/detail/ops_keys.h"
+
+/* ---- per-width helpers (ops_keys.h) ------------------------------------- */
+
+__host__ __device__ static inline uint32_t canon_bits(uint32_t raw, int kind, int numeric) {
+  return tdm__ops_canon_bits32(raw, kind, numeric);
+}
+__host__ __device__ static inline uint64_t canon_bits(uint64_t raw, int kind, int numeric) {
+  return tdm__ops_canon_bits64(raw, kind, numeric);
+}
+__host__ __device__ static inline size_t bound(const uint32_t *s, size_t m, uint32_t b, int upper) {
+  return tdm__ops_bound32(s, m, b, upper);
+}
+__host__ __device__ static inline size_t bound(const uint64_t *s, size_t m, uint64_t b, int upper) {
+  return tdm__ops_bound64(s, m, b, upper);
+}
+
+/* ---- kernels ------------------------------------------------------------ */
+
+template <typename K>
+__global__ void canon_bits_kernel(const K *in, K *out, size_t n, int kind, int numeric) {
+  TDM_GRID_STRIDE(i, n) out[i] = canon_bits(in[i], kind, numeric);
+}
+
+__global__ void ops_iota_kernel(uint64_t *out, size_t n) {
+  TDM_GRID_STRIDE(i, n) out[i] = i;
+}
+
+/* flag[k] = 1 where a run of equal sorted bits starts, for k < n; flag[n] = 0
+ * (so the exclusive sum's last entry is the number of runs). */
+template <typename K>
+__global__ void heads_kernel(const K *s, uint64_t *flag, size_t n) {
+  TDM_GRID_STRIDE(k, n + 1) flag[k] = k < n && (k == 0 || s[k] != s[k - 1]);
+}
+
+/* off[r] = start of run r, off[G] = n (rid: exclusive sum of the flags). */
+__global__ void run_starts_kernel(const uint64_t *flag, const uint64_t *rid, uint64_t *off, size_t n) {
+  TDM_GRID_STRIDE(k, n + 1) {
+    if (k == n) off[rid[n]] = n;
+    else if (flag[k]) off[rid[k]] = k;
+  }
+}
+
+/* First-seen order: (first index of run r, r) pairs to sort. */
+__global__ void first_index_kernel(const uint64_t *mem, const uint64_t *off, uint64_t *fr, uint64_t *runs, size_t G) {
+  TDM_GRID_STRIDE(r, G) {
+    fr[r] = mem[off[r]];
+    runs[r] = r;
+  }
+}
+
+__global__ void rank_kernel(const uint64_t *ord, uint64_t *rank, size_t G) {
+  TDM_GRID_STRIDE(g, G) rank[ord[g]] = g;
+}
+
+/* The grouping, as the kernels read it. */
+struct grp_view {
+  const uint64_t *mem, *off, *rid, *ord, *rank; /* ord, rank: NULL in ascending order */
+};
+
+__device__ static inline size_t grp_at(grp_view g, size_t p) { return g.ord ? (size_t)g.ord[p] : p; }
+
+template <typename K>
+__global__ void unique_kernel(grp_view g, const K *keys, K *unique_out, uint64_t *first_out, uint64_t *counts_out,
+                              size_t G) {
+  TDM_GRID_STRIDE(p, G) {
+    size_t r = grp_at(g, p), s = g.off[r], f = g.mem[s];
+    if (unique_out) unique_out[p] = keys[f];
+    if (first_out) first_out[p] = f;
+    if (counts_out) counts_out[p] = g.off[r + 1] - s;
+  }
+}
+
+/* inverse[mem[k]] = output position of the run holding sorted position k. */
+__global__ void inverse_kernel(grp_view g, uint64_t *inverse_out, size_t n) {
+  TDM_GRID_STRIDE(k, n) {
+    uint64_t r = g.rid[k + 1] - 1;
+    inverse_out[g.mem[k]] = g.rank ? g.rank[r] : r;
+  }
+}
+
+/* One thread per group folds the group's values in input order (the
+ * members are ascending), so float sums are the CPU's left fold bit for
+ * bit. A large group is one long serial loop: correctness over speed. */
+template <typename K>
+__global__ void reduce_kernel(grp_view g, const K *keys, const void *values, size_t vs, int agg, int vkind, int kind,
+                              K *keys_out, void *values_out, size_t G) {
+  TDM_GRID_STRIDE(p, G) {
+    size_t r = grp_at(g, p), s = g.off[r], e = g.off[r + 1];
+    if (keys_out) keys_out[p] = keys[g.mem[s]];
+    if (agg == TDM_AGG_COUNT) ((uint64_t *)values_out)[p] = e - s;
+    else if (vs == 4) tdm__ops_fold32((const uint32_t *)values, g.mem, s, e, agg, vkind, kind, values_out, p);
+    else tdm__ops_fold64((const uint64_t *)values, g.mem, s, e, agg, vkind, kind, values_out, p);
+  }
+}
+
+template <typename K>
+__global__ void isin_kernel(const K *queries, const K *sorted_set, size_t m, int kind, int numeric, uint8_t *found,
+                            size_t n) {
+  TDM_GRID_STRIDE(i, n) {
+    K q = canon_bits(queries[i], kind, numeric);
+    size_t lo = bound(sorted_set, m, q, 0);
+    found[i] = (uint8_t)(lo < m && sorted_set[lo] == q);
+  }
+}
+
+/* Per left row: the first of its matches in the sorted right bits (ms), how
+ * many (mc), and its output rows (rows[n_left] = 0 for the sum's total). */
+template <typename K>
+__global__ void join_match_kernel(const K *left, const K *sorted_right, size_t nr, int kind, int numeric, int jkind,
+                                  uint64_t *ms, uint64_t *mc, uint64_t *rows, size_t nl) {
+  TDM_GRID_STRIDE(i, nl + 1) {
+    if (i == nl) {
+      rows[nl] = 0;
+    } else {
+      K q = canon_bits(left[i], kind, numeric);
+      size_t lo = bound(sorted_right, nr, q, 0), hi = bound(sorted_right, nr, q, 1);
+      ms[i] = lo;
+      mc[i] = hi - lo;
+      rows[i] = tdm__ops_join_rows(jkind, hi - lo);
+    }
+  }
+}
+
+/* Writes left row i's rows from o[i]: its matches' right indices ascending
+ * (the stable sort kept equal keys in index order). One thread per left
+ * row: a hot key is a serial loop, correctness over speed. */
+__global__ void join_fill_kernel(const uint64_t *ms, const uint64_t *mc, const uint64_t *o, const uint64_t *ridx,
+                                 int jkind, uint64_t *left_out, uint64_t *right_out, size_t nl) {
+  TDM_GRID_STRIDE(i, nl) {
+    uint64_t at = o[i], c = mc[i];
+    if (jkind == TDM_JOIN_SEMI || jkind == TDM_JOIN_ANTI) {
+      if (tdm__ops_join_rows(jkind, c)) left_out[at] = i;
+      continue;
+    }
+    for (uint64_t t = 0; t < c; t++) {
+      left_out[at + t] = i;
+      if (right_out) right_out[at + t] = ridx[ms[i] + t];
+    }
+    if (!c && jkind == TDM_JOIN_LEFT) {
+      left_out[at] = i;
+      if (right_out) right_out[at] = TDM_NO_MATCH;
+    }
+  }
+}
+
+/* ---- steps -------------------------------------------------------------- */
+
+/* Sorts d_k (n words of width ks; with d_v, u64 values along) in place,
+ * ascending and stable, with the CUB radix sort of sort_gpu.cuh; the
+ * second buffers and CUB's storage live for this step only. */
+static tdm_status sort_in_place(tdm_ctx *ctx, void *d_k, uint64_t *d_v, size_t n, size_t ks) {
+  tdm__gpu_scope sc(ctx);
+  tdm__sort_bufs b;
+  size_t vs = d_v ? 8 : 0, temp_bytes = 0;
+  int kcur = 0, vcur = 0;
+  tdm_status st;
+  cudaStream_t s = tdm__stream(ctx);
+  if (n < 2) return TDM_OK;
+  memset(&b, 0, sizeof b);
+  b.k[0] = d_k;
+  b.v[0] = d_v;
+  if ((st = sc.alloc(n * ks, &b.k[1])) != TDM_OK || (st = sc.alloc(n * vs, &b.v[1])) != TDM_OK ||
+      (st = tdm__gpu_cub_temp_bytes(ctx, &b, n, ks, vs, 0, &temp_bytes)) != TDM_OK ||
+      (st = sc.alloc(temp_bytes, &b.temp)) != TDM_OK ||
+      (st = tdm__gpu_cub_sort_with(ctx, &b, temp_bytes, n, ks, vs, 0, &kcur, &vcur)) != TDM_OK)
+    return st;
+  if (kcur) TDM_CUDA_TRY(cudaMemcpyAsync(b.k[0], b.k[1], n * ks, cudaMemcpyDeviceToDevice, s), (void)0);
+  if (vs && vcur) TDM_CUDA_TRY(cudaMemcpyAsync(b.v[0], b.v[1], n * vs, cudaMemcpyDeviceToDevice, s), (void)0);
+  return TDM_OK;
+}
+
+/* d_out[i] = sum of d_in[0 .. i) for i < n. */
+static tdm_status exclusive_sum(tdm_ctx *ctx, const uint64_t *d_in, uint64_t *d_out, size_t n) {
+  tdm__gpu_scope sc(ctx);
+  size_t temp_bytes = 0;
+  void *temp = NULL;
+  tdm_status st;
+  cudaStream_t s = tdm__stream(ctx);
+  TDM_CUDA_TRY(cub::DeviceScan::ExclusiveSum(NULL, temp_bytes, d_in, d_out, n, s), (void)0);
+  if ((st = sc.alloc(temp_bytes, &temp)) != TDM_OK) return st;
+  TDM_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp, temp_bytes, d_in, d_out, n, s), (void)0);
+  return TDM_OK;
+}
+
+/* One device word to the host, waiting for the stream. */
+static tdm_status word_to_host(tdm_ctx *ctx, const uint64_t *d, uint64_t *h, const char *where) {
+  TDM_CUDA_TRY(cudaMemcpyAsync(h, d, 8, cudaMemcpyDeviceToHost, tdm__stream(ctx)), (void)0);
+  return tdm__gpu_sync(ctx, where);
+}
+
+/* Every call here waits for the device, which a stream being captured into
+ * a CUDA graph cannot do: refused before anything is queued. */
+static tdm_status enter_waiting(tdm__gpu_scope &sc, tdm_ctx *ctx, const char *fn) {
+  tdm_status st = sc.enter();
+  if (st != TDM_OK) return st;
+  if (tdm__gpu_capturing(ctx))
+    return tdm__fail(TDM_ERR_INVALID_ARGUMENT,
+                     "%s: the context's stream is being captured into a CUDA graph, and this call waits for the "
+                     "device (its results come to the host)",
+                     fn);
+  return TDM_OK;
+}
+
+/* A caller output that may be NULL (then a->d stays NULL). */
+static tdm_status opt_out(tdm__gpu_scope &sc, void *user, size_t bytes, tdm__dev_array *a) {
+  memset(a, 0, sizeof *a);
+  return user ? sc.out(user, bytes, a) : TDM_OK;
+}
+
+/* Copies the staged outputs back and waits. */
+static tdm_status finish_outs(tdm_ctx *ctx, tdm__dev_array *outs, int count, const char *where) {
+  tdm_status st;
+  for (int i = 0; i < count; i++)
+    if (outs[i].d && (st = tdm__gpu_out_finish(ctx, &outs[i])) != TDM_OK) return st;
+  return tdm__gpu_finish(ctx, 0, where);
+}
+
+/* Groups the n device keys d_keys (see the top of the file) into buffers of
+ * sc; *G receives the number of groups. */
+template <typename K>
+static tdm_status grp_build(tdm_ctx *ctx, tdm__gpu_scope &sc, const char *fn, tdm_type key_type, const K *d_keys,
+                            size_t n, int numeric, int first_seen, grp_view *g, size_t *G) {
+  cudaStream_t s = tdm__stream(ctx);
+  int kind = tdm__key_kind(key_type);
+  K *bits;
+  uint64_t *mem, *flag, *rid, *off, *fr = NULL, *ord = NULL, *rank = NULL, g64 = 0;
+  tdm_status st;
+  memset(g, 0, sizeof *g);
+  if ((st = sc.alloc(n * sizeof(K), &bits)) != TDM_OK || (st = sc.alloc(n * 8, &mem)) != TDM_OK ||
+      (st = sc.alloc((n + 1) * 8, &flag)) != TDM_OK || (st = sc.alloc((n + 1) * 8, &rid)) != TDM_OK)
+    return st;
+  canon_bits_kernel<K><<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>(d_keys, bits, n, kind, numeric);
+  ops_iota_kernel<<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>(mem, n);
+  if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
+  if ((st = sort_in_place(ctx, bits, mem, n, sizeof(K))) != TDM_OK) return st;
+  heads_kernel<K><<<tdm__grid(n + 1), TDM_GPU_BLOCK, 0, s>>>(bits, flag, n);
+  if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
+  if ((st = exclusive_sum(ctx, flag, rid, n + 1)) != TDM_OK) return st;
+  if ((st = word_to_host(ctx, rid + n, &g64, fn)) != TDM_OK) return st;
+  *G = (size_t)g64;
+  if ((st = sc.alloc((*G + 1) * 8, &off)) != TDM_OK) return st;
+  run_starts_kernel<<<tdm__grid(n + 1), TDM_GPU_BLOCK, 0, s>>>(flag, rid, off, n);
+  if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
+  if (first_seen && *G > 1) {
+    if ((st = sc.alloc(*G * 8, &fr)) != TDM_OK || (st = sc.alloc(*G * 8, &ord)) != TDM_OK ||
+        (st = sc.alloc(*G * 8, &rank)) != TDM_OK)
+      return st;
+    first_index_kernel<<<tdm__grid(*G), TDM_GPU_BLOCK, 0, s>>>(mem, off, fr, ord, *G);
+    if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
+    if ((st = sort_in_place(ctx, fr, ord, *G, 8)) != TDM_OK) return st;
+    rank_kernel<<<tdm__grid(*G), TDM_GPU_BLOCK, 0, s>>>(ord, rank, *G);
+    if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
+  }
+  g->mem = mem;
+  g->off = off;
+  g->rid = rid;
+  g->ord = ord;
+  g->rank = rank;
+  return TDM_OK;
+}
+
+/* ---- the operations ----------------------------------------------------- */
+
+template <typename K>
+static tdm_status unique_t(tdm_ctx *ctx, const tdm__unique_args *a) {
+  static const char fn[] = "tdm_unique";
+  tdm__gpu_scope sc(ctx);
+  tdm__dev_array keys, outs[4];
+  grp_view g;
+  size_t n = a->n, G = 0;
+  tdm_status st;
+  if ((st = enter_waiting(sc, ctx, fn)) != TDM_OK || (st = sc.in(a->keys, n * sizeof(K), &keys)) != TDM_OK ||
+      (st = grp_build<K>(ctx, sc, fn, a->key_type, (const K *)keys.d, n, a->numeric, a->first_seen, &g, &G)) !=
+          TDM_OK)
+    return st;
+  if ((st = opt_out(sc, a->unique_out, G * sizeof(K), &outs[0])) != TDM_OK ||
+      (st = opt_out(sc, a->first_index_out, G * 8, &outs[1])) != TDM_OK ||
+      (st = opt_out(sc, a->counts_out, G * 8, &outs[2])) != TDM_OK ||
+      (st = opt_out(sc, a->inverse_out, n * 8, &outs[3])) != TDM_OK)
+    return st;
+  cudaStream_t s = tdm__stream(ctx);
+  unique_kernel<K><<<tdm__grid(G), TDM_GPU_BLOCK, 0, s>>>(g, (const K *)keys.d, (K *)outs[0].d,
+                                                         (uint64_t *)outs[1].d, (uint64_t *)outs[2].d, G);
+  if (outs[3].d) inverse_kernel<<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>(g, (uint64_t *)outs[3].d, n);
+  if ((st = tdm__launch_check(fn)) != TDM_OK || (st = finish_outs(ctx, outs, 4, fn)) != TDM_OK) return st;
+  *a->n_unique_out = G;
+  return TDM_OK;
+}
+
+template <typename K>
+static tdm_status group_reduce_t(tdm_ctx *ctx, const tdm__group_args *a) {
+  static const char fn[] = "tdm_group_reduce";
+  tdm__gpu_scope sc(ctx);
+  tdm__dev_array keys, vals, outs[2];
+  grp_view g;
+  size_t n = a->n, G = 0, vs = tdm_type_size(a->value_type);
+  size_t os = a->agg == TDM_AGG_COUNT || a->agg == TDM_AGG_MEAN ? 8 : vs;
+  tdm_status st;
+  memset(&vals, 0, sizeof vals);
+  if ((st = enter_waiting(sc, ctx, fn)) != TDM_OK || (st = sc.in(a->keys, n * sizeof(K), &keys)) != TDM_OK ||
+      (a->values && (st = sc.in(a->values, n * vs, &vals)) != TDM_OK) ||
+      (st = grp_build<K>(ctx, sc, fn, a->key_type, (const K *)keys.d, n, a->numeric, a->first_seen, &g, &G)) !=
+          TDM_OK)
+    return st;
+  if ((st = opt_out(sc, a->keys_out, G * sizeof(K), &outs[0])) != TDM_OK ||
+      (st = opt_out(sc, a->values_out, G * os, &outs[1])) != TDM_OK)
+    return st;
+  reduce_kernel<K><<<tdm__grid(G), TDM_GPU_BLOCK, 0, tdm__stream(ctx)>>>(
+      g, (const K *)keys.d, vals.d, vs, a->agg, tdm__ops_value_kind(a->value_type), tdm__key_kind(a->value_type),
+      (K *)outs[0].d, outs[1].d, G);
+  if ((st = tdm__launch_check(fn)) != TDM_OK || (st = finish_outs(ctx, outs, 2, fn)) != TDM_OK) return st;
+  *a->n_groups_out = G;
+  return TDM_OK;
+}
+
+template <typename K>
+static tdm_status isin_t(tdm_ctx *ctx, const tdm__isin_args *a) {
+  static const char fn[] = "tdm_isin";
+  tdm__gpu_scope sc(ctx);
+  tdm__dev_array q, set, out;
+  cudaStream_t s = tdm__stream(ctx);
+  int kind = tdm__key_kind(a->key_type);
+  K *bits = NULL;
+  tdm_status st;
+  if ((st = enter_waiting(sc, ctx, fn)) != TDM_OK || (st = sc.in(a->queries, a->n * sizeof(K), &q)) != TDM_OK ||
+      (st = sc.in(a->set, a->m * sizeof(K), &set)) != TDM_OK || (st = sc.alloc(a->m * sizeof(K), &bits)) != TDM_OK)
+    return st;
+  if (a->m) {
+    canon_bits_kernel<K><<<tdm__grid(a->m), TDM_GPU_BLOCK, 0, s>>>((const K *)set.d, bits, a->m, kind, a->numeric);
+    if ((st = tdm__launch_check(fn)) != TDM_OK || (st = sort_in_place(ctx, bits, NULL, a->m, sizeof(K))) != TDM_OK)
+      return st;
+  }
+  if ((st = sc.out(a->found_out, a->n, &out)) != TDM_OK) return st;
+  isin_kernel<K><<<tdm__grid(a->n), TDM_GPU_BLOCK, 0, s>>>((const K *)q.d, bits, a->m, kind, a->numeric,
+                                                          (uint8_t *)out.d, a->n);
+  if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
+  /* Waits like the other three (ops.h promises it for every call here). */
+  return finish_outs(ctx, &out, 1, fn);
+}
+
+template <typename K>
+static tdm_status join_t(tdm_ctx *ctx, const tdm__join_args *a) {
+  static const char fn[] = "tdm_join";
+  tdm__gpu_scope sc(ctx);
+  tdm__dev_array left, right, outs[2];
+  cudaStream_t s = tdm__stream(ctx);
+  int kind = tdm__key_kind(a->key_type);
+  size_t nl = a->n_left, nr = a->n_right;
+  K *rbits = NULL;
+  uint64_t *ridx = NULL, *ms, *mc, *rows, *o, total = 0;
+  tdm_status st;
+  if ((st = enter_waiting(sc, ctx, fn)) != TDM_OK || (st = sc.in(a->left, nl * sizeof(K), &left)) != TDM_OK ||
+      (st = sc.in(a->right, nr * sizeof(K), &right)) != TDM_OK || (st = sc.alloc(nr * sizeof(K), &rbits)) != TDM_OK ||
+      (st = sc.alloc(nr * 8, &ridx)) != TDM_OK || (st = sc.alloc(nl * 8, &ms)) != TDM_OK ||
+      (st = sc.alloc(nl * 8, &mc)) != TDM_OK || (st = sc.alloc((nl + 1) * 8, &rows)) != TDM_OK ||
+      (st = sc.alloc((nl + 1) * 8, &o)) != TDM_OK)
+    return st;
+  if (nr) {
+    canon_bits_kernel<K><<<tdm__grid(nr), TDM_GPU_BLOCK, 0, s>>>((const K *)right.d, rbits, nr, kind, a->numeric);
+    ops_iota_kernel<<<tdm__grid(nr), TDM_GPU_BLOCK, 0, s>>>(ridx, nr);
+    if ((st = tdm__launch_check(fn)) != TDM_OK || (st = sort_in_place(ctx, rbits, ridx, nr, sizeof(K))) != TDM_OK)
+      return st;
+  }
+  join_match_kernel<K><<<tdm__grid(nl + 1), TDM_GPU_BLOCK, 0, s>>>((const K *)left.d, rbits, nr, kind, a->numeric,
+                                                                  a->kind, ms, mc, rows, nl);
+  if ((st = tdm__launch_check(fn)) != TDM_OK || (st = exclusive_sum(ctx, rows, o, nl + 1)) != TDM_OK ||
+      (st = word_to_host(ctx, o + nl, &total, fn)) != TDM_OK)
+    return st;
+  *a->n_out = (size_t)total;
+  if (total > a->cap)
+    return tdm__fail(TDM_ERR_CAPACITY, "%s: the join has %llu rows but cap is %zu; *n_out holds the size needed", fn,
+                     (unsigned long long)total, a->cap);
+  if ((st = opt_out(sc, total ? a->left_out : NULL, total * 8, &outs[0])) != TDM_OK ||
+      (st = opt_out(sc, total ? a->right_out : NULL, total * 8, &outs[1])) != TDM_OK)
+    return st;
+  if (total) {
+    join_fill_kernel<<<tdm__grid(nl), TDM_GPU_BLOCK, 0, s>>>(ms, mc, o, ridx, a->kind, (uint64_t *)outs[0].d,
+                                                             (uint64_t *)outs[1].d, nl);
+    if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
+  }
+  return finish_outs(ctx, outs, 2, fn);
+}
+
+/* The key width is an argument of each call, so each call picks its
+ * instantiation; method is not used (see the top of the file). */
+static tdm_status ops_unique(tdm_ctx *ctx, const tdm__unique_args *a, int method) {
+  (void)method;
+  return tdm_type_size(a->key_type) == 4 ? unique_t<uint32_t>(ctx, a) : unique_t<uint64_t>(ctx, a);
+}
+static tdm_status ops_group_reduce(tdm_ctx *ctx, const tdm__group_args *a, int method) {
+  (void)method;
+  return tdm_type_size(a->key_type) == 4 ? group_reduce_t<uint32_t>(ctx, a) : group_reduce_t<uint64_t>(ctx, a);
+}
+static tdm_status ops_isin(tdm_ctx *ctx, const tdm__isin_args *a, int method) {
+  (void)method;
+  return tdm_type_size(a->key_type) == 4 ? isin_t<uint32_t>(ctx, a) : isin_t<uint64_t>(ctx, a);
+}
+static tdm_status ops_join(tdm_ctx *ctx, const tdm__join_args *a, int method) {
+  (void)method;
+  return tdm_type_size(a->key_type) == 4 ? join_t<uint32_t>(ctx, a) : join_t<uint64_t>(ctx, a);
+}
+
+const tdm__ops_ops tdm__ops_cuda_ops = {
+    .unique = ops_unique,
+    .group_reduce = ops_group_reduce,
+    .isin = ops_isin,
+    .join = ops_join,
+};

@@ -1,0 +1,342 @@
+/*
+ * test_ops_cuda.c: the data operations (tandem/ops.h) on a CUDA context
+ * give the CPU's bytes: every key type and distribution the property
+ * generator has (NaN payloads, signed zeros and extremes among them), both
+ * float equalities and both orders, every reduction and join kind, the
+ * capacity error, host and device arrays, and an allocation failure at every
+ * point. Output buffers start as a sentinel on both sides, so writing past
+ * the result (or anything on a failure) shows up too. Skipped with the reason
+ * when no CUDA device is usable (the emulated device runs it in
+ * make test-cuda-emu).
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hooks/hooks.h"
+#include "prop.h"
+
+static const tdm_type all_types[6] = {TDM_U32, TDM_U64, TDM_I32, TDM_I64, TDM_F32, TDM_F64};
+static const tdm_type value_types[4] = {TDM_U32, TDM_I64, TDM_F32, TDM_F64};
+static const prop_dist dists[3] = {PROP_FEW_DISTINCT, PROP_BOUNDARY, PROP_ZIPF};
+
+#define SENTINEL 0xA5
+
+/* One output buffer: the CPU's result, the CUDA result (read back from
+ * the device in device mode), both starting as the sentinel. */
+typedef struct out_pair {
+  void *cpu, *gpu, *dev;
+  size_t bytes;
+} out_pair;
+
+static void out_init(out_pair *o, size_t bytes, int dev) {
+  size_t b = bytes ? bytes : 1;
+  o->bytes = b;
+  o->cpu = malloc(b);
+  o->gpu = malloc(b);
+  memset(o->cpu, SENTINEL, b);
+  memset(o->gpu, SENTINEL, b);
+  o->dev = NULL;
+  if (dev) {
+    o->dev = prop_dev_alloc(b, 0);
+    prop_h2d(o->dev, o->gpu, b);
+  }
+}
+/* What the CUDA call writes to. */
+static void *out_arg(const out_pair *o) { return o->dev ? o->dev : o->gpu; }
+static void out_back(out_pair *o) {
+  if (o->dev) prop_d2h(o->gpu, o->dev, o->bytes);
+}
+static int out_same(const out_pair *o) { return memcmp(o->cpu, o->gpu, o->bytes) == 0; }
+static void out_free(out_pair *o) {
+  free(o->cpu);
+  free(o->gpu);
+  if (o->dev) prop_dev_free(o->dev);
+}
+
+/* An input for the CUDA call: the host array, or a device copy. */
+static const void *in_arg(const void *h, size_t bytes, int dev, void **d) {
+  *d = NULL;
+  if (!dev) return h;
+  *d = prop_dev_alloc(bytes ? bytes : 1, 0);
+  if (bytes) prop_h2d(*d, h, bytes);
+  return *d;
+}
+
+typedef struct env {
+  tdm_ctx *cpu, *gpu;
+  tdm_type t;
+  size_t ks;
+  int dev;
+  const char *mode; /* arrays and context, for messages */
+  const char *what; /* case description for messages */
+} env;
+
+static void check_unique(const env *e, const void *keys, size_t n, unsigned flags, int all_outputs) {
+  out_pair u, f, c, inv;
+  size_t nc = 0, ng = 0;
+  void *dk;
+  const void *k = in_arg(keys, n * e->ks, e->dev, &dk);
+  out_init(&u, n * e->ks, e->dev);
+  out_init(&f, n * 8, e->dev);
+  out_init(&c, n * 8, e->dev);
+  out_init(&inv, n * 8, e->dev);
+  cr_assert_eq(tdm_unique(e->cpu, e->t, keys, n, flags, u.cpu, all_outputs ? f.cpu : NULL, c.cpu,
+                          all_outputs ? inv.cpu : NULL, &nc),
+               TDM_OK, "%s", tdm_last_error());
+  cr_assert_eq(tdm_unique(e->gpu, e->t, k, n, flags, out_arg(&u), all_outputs ? out_arg(&f) : NULL, out_arg(&c),
+                          all_outputs ? out_arg(&inv) : NULL, &ng),
+               TDM_OK, "%s: %s", e->what, tdm_last_error());
+  out_back(&u), out_back(&f), out_back(&c), out_back(&inv);
+  cr_assert_eq(nc, ng, "%s unique flags %u: %zu groups on the CPU, %zu on CUDA", e->what, flags, nc, ng);
+  cr_assert(out_same(&u) && out_same(&f) && out_same(&c) && out_same(&inv),
+            "%s unique flags %u (all outputs %d): CUDA differs from CPU", e->what, flags, all_outputs);
+  out_free(&u), out_free(&f), out_free(&c), out_free(&inv);
+  if (dk) prop_dev_free(dk);
+}
+
+static void check_group(const env *e, const void *keys, const void *vals, tdm_type vt, size_t n, tdm_agg agg,
+                        unsigned flags) {
+  out_pair ko, vo;
+  size_t nc = 0, ng = 0;
+  void *dk, *dv;
+  const void *k = in_arg(keys, n * e->ks, e->dev, &dk);
+  const void *v = in_arg(vals, n * tdm_type_size(vt), e->dev, &dv);
+  out_init(&ko, n * e->ks, e->dev);
+  out_init(&vo, n * 8, e->dev);
+  cr_assert_eq(tdm_group_reduce(e->cpu, e->t, keys, vt, vals, n, agg, flags, ko.cpu, vo.cpu, &nc), TDM_OK, "%s",
+               tdm_last_error());
+  cr_assert_eq(tdm_group_reduce(e->gpu, e->t, k, vt, v, n, agg, flags, out_arg(&ko), out_arg(&vo), &ng), TDM_OK,
+               "%s: %s", e->what, tdm_last_error());
+  out_back(&ko), out_back(&vo);
+  cr_assert_eq(nc, ng, "%s group_reduce agg %d: %zu groups on the CPU, %zu on CUDA", e->what, (int)agg, nc, ng);
+  cr_assert(out_same(&ko) && out_same(&vo), "%s group_reduce agg %d values %s flags %u: CUDA differs from CPU",
+            e->what, (int)agg, tdm_type_name(vt), flags);
+  out_free(&ko), out_free(&vo);
+  if (dk) prop_dev_free(dk);
+  if (dv) prop_dev_free(dv);
+}
+
+static void check_isin(const env *e, const void *q, size_t n, const void *set, size_t m, unsigned flags) {
+  out_pair f;
+  void *dq, *ds;
+  const void *qa = in_arg(q, n * e->ks, e->dev, &dq), *sa = in_arg(set, m * e->ks, e->dev, &ds);
+  out_init(&f, n, e->dev);
+  cr_assert_eq(tdm_isin(e->cpu, e->t, q, n, set, m, flags, (uint8_t *)f.cpu), TDM_OK, "%s", tdm_last_error());
+  cr_assert_eq(tdm_isin(e->gpu, e->t, qa, n, sa, m, flags, (uint8_t *)out_arg(&f)), TDM_OK, "%s: %s", e->what,
+               tdm_last_error());
+  out_back(&f);
+  cr_assert(out_same(&f), "%s isin m %zu flags %u: CUDA differs from CPU", e->what, m, flags);
+  out_free(&f);
+  if (dq) prop_dev_free(dq);
+  if (ds) prop_dev_free(ds);
+}
+
+static void check_join(const env *e, const void *l, size_t nl, const void *r, size_t nr, tdm_join_kind kind,
+                       unsigned flags) {
+  out_pair lo, ro;
+  size_t need_c = 0, need_g = 0, nc = 0, ng = 0;
+  void *dl, *dr;
+  const void *la = in_arg(l, nl * e->ks, e->dev, &dl), *ra = in_arg(r, nr * e->ks, e->dev, &dr);
+  tdm_status sc, sg;
+  /* The size alone. */
+  sc = tdm_join(e->cpu, kind, e->t, l, nl, r, nr, flags, NULL, NULL, 0, &need_c);
+  sg = tdm_join(e->gpu, kind, e->t, la, nl, ra, nr, flags, NULL, NULL, 0, &need_g);
+  cr_assert_eq(sc, sg, "%s join kind %d: status %s on the CPU, %s on CUDA (%s)", e->what, (int)kind,
+               tdm_status_name(sc), tdm_status_name(sg), tdm_last_error());
+  cr_assert_eq(need_c, need_g, "%s join kind %d: %zu rows on the CPU, %zu on CUDA", e->what, (int)kind, need_c,
+               need_g);
+  out_init(&lo, need_c * 8, e->dev);
+  out_init(&ro, need_c * 8, e->dev);
+  if (need_c > 0) {
+    /* One row short: the exact size, nothing written. */
+    ng = 0;
+    sg = tdm_join(e->gpu, kind, e->t, la, nl, ra, nr, flags, (uint64_t *)out_arg(&lo), (uint64_t *)out_arg(&ro),
+                  need_c - 1, &ng);
+    cr_assert_eq(sg, TDM_ERR_CAPACITY, "%s join kind %d: %s", e->what, (int)kind, tdm_status_name(sg));
+    cr_assert_eq(ng, need_c, "%s join kind %d: *n_out %zu after CAPACITY, %zu needed", e->what, (int)kind, ng,
+                 need_c);
+    out_back(&lo), out_back(&ro);
+    cr_assert(out_same(&lo) && out_same(&ro), "%s join kind %d: a CAPACITY failure wrote rows", e->what, (int)kind);
+  }
+  cr_assert_eq(tdm_join(e->cpu, kind, e->t, l, nl, r, nr, flags, (uint64_t *)lo.cpu, (uint64_t *)ro.cpu, need_c, &nc),
+               TDM_OK, "%s", tdm_last_error());
+  cr_assert_eq(tdm_join(e->gpu, kind, e->t, la, nl, ra, nr, flags, (uint64_t *)out_arg(&lo), (uint64_t *)out_arg(&ro),
+                        need_c, &ng),
+               TDM_OK, "%s join kind %d: %s", e->what, (int)kind, tdm_last_error());
+  out_back(&lo), out_back(&ro);
+  cr_assert_eq(nc, ng);
+  cr_assert(out_same(&lo) && out_same(&ro), "%s join kind %d flags %u (%zu x %zu, %zu rows): CUDA differs from CPU",
+            e->what, (int)kind, flags, nl, nr, nc);
+  out_free(&lo), out_free(&ro);
+  if (dl) prop_dev_free(dl);
+  if (dr) prop_dev_free(dr);
+}
+
+/* Every operation on one key type, distribution and size, host or device. */
+static void check_all(env *e, prop_dist d, size_t n, uint64_t case_id) {
+  char *keys = malloc(n * e->ks + 8), *other = malloc(n * e->ks + 8), *vals = malloc(n * 8 + 8);
+  char what[160];
+  size_t i, m, nj = n < 700 ? n : 700, mj = n < 300 ? n : 300;
+  unsigned flags;
+  int agg, vi, kind;
+  prop_rng r;
+  prop_rng_init(&r, case_id);
+  prop_fill(&r, e->t, keys, n, d);
+  prop_fill(&r, e->t, other, n, d);
+  /* Half of the other side drawn from keys, so that joins and lookups
+   * match whatever the distribution's values. */
+  for (i = 0; i < n; i += 2) memcpy(other + i * e->ks, keys + prop_below(&r, n) * e->ks, e->ks);
+  snprintf(what, sizeof what, "%s %s n %zu %s", tdm_type_name(e->t), prop_dist_name(d), n, e->mode);
+  e->what = what;
+  for (flags = 0; flags < 4; flags++) {
+    check_unique(e, keys, n, flags, 1);
+    check_unique(e, keys, n, flags, 0);
+  }
+  for (vi = 0; vi < 4; vi++) {
+    prop_fill(&r, value_types[vi], vals, n, vi & 1 ? PROP_BOUNDARY : PROP_UNIFORM);
+    for (agg = TDM_AGG_COUNT; agg <= TDM_AGG_MEAN; agg++)
+      check_group(e, keys, vals, value_types[vi], n, (tdm_agg)agg, (unsigned)(agg + vi) & 3u);
+  }
+  for (m = 0; m <= n; m = m ? m * 4 + 1 : 1)
+    for (flags = 0; flags < 2; flags++) check_isin(e, keys, n, other, m, flags);
+  check_isin(e, keys, n, other, n, TDM_EQ_NUMERIC);
+  for (kind = TDM_JOIN_INNER; kind <= TDM_JOIN_ANTI; kind++)
+    for (flags = 0; flags < 2; flags++) {
+      check_join(e, keys, nj, other, mj, (tdm_join_kind)kind, flags);
+      check_join(e, other, mj, keys, nj, (tdm_join_kind)kind, flags);
+    }
+  check_join(e, keys, nj, other, 0, TDM_JOIN_LEFT, 0);
+  free(keys);
+  free(other);
+  free(vals);
+}
+
+static void run_type(tdm_type t) {
+  static const size_t sizes[4] = {1, 2, 257, 5000};
+  const char *why;
+  env e;
+  tdm_ctx_opts o;
+  tdm_ctx *plain, *ordered = NULL;
+  size_t si, di;
+  int mode;
+  if (!prop_cuda_usable(&why)) cr_skip_test("no usable CUDA device: %s", why);
+  memset(&o, 0, sizeof o);
+  o.backend = TDM_BACKEND_CUDA;
+  o.flags = TDM_CTX_STREAM_ORDERED;
+  cr_assert_eq(tdm_ctx_create(&o, &ordered), TDM_OK, "%s", tdm_last_error());
+  plain = prop_ctx(TDM_BACKEND_CUDA, 0);
+  e.cpu = prop_ctx(TDM_BACKEND_CPU, 0);
+  e.t = t;
+  e.ks = tdm_type_size(t);
+  /* Host arrays, device arrays, device arrays on a stream-ordered context
+   * (where every call still waits: the results are read without a sync). */
+  for (mode = 0; mode < 3; mode++) {
+    e.dev = mode > 0;
+    e.gpu = mode == 2 ? ordered : plain;
+    e.mode = mode == 0 ? "host arrays" : mode == 1 ? "device arrays" : "device arrays, stream-ordered";
+    for (di = 0; di < 3; di++)
+      for (si = 0; si < 4; si++) check_all(&e, dists[di], sizes[si], 0x0C0DA000u + t * 64 + di * 8 + si);
+  }
+  tdm_ctx_destroy(e.cpu);
+  tdm_ctx_destroy(plain);
+  tdm_ctx_destroy(ordered);
+}
+
+Test(ops_cuda, u32) { run_type(all_types[0]); }
+Test(ops_cuda, u64) { run_type(all_types[1]); }
+Test(ops_cuda, i32) { run_type(all_types[2]); }
+Test(ops_cuda, i64) { run_type(all_types[3]); }
+Test(ops_cuda, f32) { run_type(all_types[4]); }
+Test(ops_cuda, f64) { run_type(all_types[5]); }
+
+/* The arrays of the allocation-failure test. */
+enum { OOM_N = 3000, OOM_JOIN_CAP = 64 * OOM_N };
+typedef struct oom_io {
+  double k[OOM_N], v[OOM_N], ko[OOM_N], vo[OOM_N];
+  uint64_t a[OOM_N], c[OOM_N], inv[OOM_N], lo[OOM_JOIN_CAP], ro[OOM_JOIN_CAP];
+  uint8_t f[OOM_N];
+  size_t n_out;
+} oom_io;
+
+static int all_bytes(const void *p, size_t n, int b) {
+  size_t i;
+  for (i = 0; i < n; i++)
+    if (((const unsigned char *)p)[i] != b) return 0;
+  return 1;
+}
+
+/* Each call sets its checked outputs to the sentinel first; untouched says
+ * whether they still are after a failure. */
+static tdm_status oom_unique(tdm_ctx *g, oom_io *x) {
+  memset(x->a, SENTINEL, sizeof x->a);
+  memset(x->inv, SENTINEL, sizeof x->inv);
+  return tdm_unique(g, TDM_F64, x->k, OOM_N, TDM_ORDER_FIRST_SEEN, x->ko, x->a, x->c, x->inv, &x->n_out);
+}
+static int oom_unique_untouched(const oom_io *x) {
+  return all_bytes(x->a, sizeof x->a, SENTINEL) && all_bytes(x->inv, sizeof x->inv, SENTINEL);
+}
+static tdm_status oom_group(tdm_ctx *g, oom_io *x) {
+  memset(x->vo, SENTINEL, sizeof x->vo);
+  return tdm_group_reduce(g, TDM_F64, x->k, TDM_F64, x->v, OOM_N, TDM_AGG_SUM, TDM_EQ_NUMERIC, x->ko, x->vo, &x->n_out);
+}
+static int oom_group_untouched(const oom_io *x) { return all_bytes(x->vo, sizeof x->vo, SENTINEL); }
+static tdm_status oom_isin(tdm_ctx *g, oom_io *x) {
+  memset(x->f, SENTINEL, sizeof x->f);
+  return tdm_isin(g, TDM_F64, x->k, OOM_N, x->v, OOM_N, 0, x->f);
+}
+static int oom_isin_untouched(const oom_io *x) { return all_bytes(x->f, sizeof x->f, SENTINEL); }
+static tdm_status oom_join(tdm_ctx *g, oom_io *x) {
+  memset(x->lo, SENTINEL, sizeof x->lo);
+  return tdm_join(g, TDM_JOIN_INNER, TDM_F64, x->k, OOM_N, x->k, 100, 0, x->lo, x->ro, OOM_JOIN_CAP, &x->n_out);
+}
+static int oom_join_untouched(const oom_io *x) { return all_bytes(x->lo, sizeof x->lo, SENTINEL); }
+
+/* Fails the k-th device allocation of the call for k = 1, 2, ... until the
+ * call allocates fewer than k times: every failure must be OUT_OF_MEMORY
+ * with a message and its outputs untouched, the last try succeeds. Each
+ * try has a fresh context, whose scratch cache is empty, so every try takes
+ * the same blocks. */
+static void oom_each(const char *what, tdm_status (*call)(tdm_ctx *, oom_io *), int (*untouched)(const oom_io *),
+                     oom_io *x) {
+  long kf, made;
+  for (kf = 1; kf < 500; kf++) {
+    tdm_ctx *g = prop_ctx(TDM_BACKEND_CUDA, 0);
+    tdm_status st;
+    tdm_test_alloc_fail_at(kf);
+    st = call(g, x);
+    made = tdm_test_alloc_count();
+    tdm_test_alloc_fail_at(0);
+    tdm_ctx_destroy(g);
+    /* A failed allocation may be retried after the context's cache is
+     * emptied, so success is not the end until nothing was left to fail. */
+    if (st == TDM_OK) {
+      if (made < kf) break;
+      continue;
+    }
+    cr_assert_eq(st, TDM_ERR_OUT_OF_MEMORY, "%s (allocation %ld failing): %s: %s", what, kf, tdm_status_name(st),
+                 tdm_last_error());
+    cr_assert(tdm_last_error()[0] != 0, "%s: no message", what);
+    cr_assert(untouched(x), "%s: outputs written (allocation %ld failing)", what, kf);
+  }
+  cr_assert_lt(kf, 500, "%s: never succeeded", what);
+  cr_assert_gt(kf, 1, "%s: allocated nothing", what);
+}
+
+Test(ops_cuda, every_allocation_point) {
+  const char *why;
+  oom_io *x;
+  size_t i;
+  prop_rng r;
+  if (!prop_cuda_usable(&why)) cr_skip_test("no usable CUDA device: %s", why);
+  x = malloc(sizeof *x);
+  prop_rng_init(&r, 0x00C0DA);
+  prop_fill(&r, TDM_F64, x->k, OOM_N, PROP_FEW_DISTINCT);
+  for (i = 0; i < OOM_N; i++) x->v[i] = (double)i;
+  oom_each("tdm_unique", oom_unique, oom_unique_untouched, x);
+  oom_each("tdm_group_reduce", oom_group, oom_group_untouched, x);
+  oom_each("tdm_isin", oom_isin, oom_isin_untouched, x);
+  oom_each("tdm_join", oom_join, oom_join_untouched, x);
+  free(x);
+}
