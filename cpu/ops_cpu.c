@@ -38,17 +38,27 @@ enum { ORDER_ASC = 0, ORDER_FIRST_SEEN = 1, ORDER_ANY = 2 };
 static tdm_status take(tdm_ctx *ctx, const char *fn, size_t count, size_t elem, void **p) {
   size_t bytes;
   *p = NULL;
-  if (!tdm__mul_ok(count, elem, &bytes))
-    return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: %zu scratch elements of %zu bytes overflow size_t", fn, count,
-                     elem);
-  if (bytes == 0) return TDM_OK;
+  /* The statuses are returned as constants, not as tdm__fail's result, so
+   * the static analyzer sees that success always leaves *p non-NULL. */
+  if (!tdm__mul_ok(count, elem, &bytes)) {
+    (void)tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: %zu scratch elements of %zu bytes overflow size_t", fn, count,
+                    elem);
+    return TDM_ERR_INVALID_ARGUMENT;
+  }
+  /* Never NULL on success, even for no elements, so no caller needs a case
+   * for it (give frees the same size). */
+  if (bytes == 0) bytes = elem ? elem : 1;
   *p = tdm__ctx_alloc(ctx, bytes);
-  if (!*p) return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "%s: out of memory (%zu bytes of scratch)", fn, bytes);
+  if (!*p) {
+    (void)tdm__fail(TDM_ERR_OUT_OF_MEMORY, "%s: out of memory (%zu bytes of scratch)", fn, bytes);
+    return TDM_ERR_OUT_OF_MEMORY;
+  }
   return TDM_OK;
 }
 
 static void give(tdm_ctx *ctx, void *p, size_t count, size_t elem) {
-  if (p) tdm__ctx_free(ctx, p, count * elem);
+  size_t bytes = count * elem;
+  if (p) tdm__ctx_free(ctx, p, bytes != 0 ? bytes : elem != 0 ? elem : 1);
 }
 
 /* Re-labels an error of an inner call (a sort or a hash table call) with the
@@ -367,7 +377,7 @@ static tdm_status unique_keys_only(tdm_ctx *ctx, const char *fn, const tdm__uniq
   size_t n = a->n, ks = tdm_type_size(a->key_type), G = 0;
   void *kc = NULL;
   uint64_t *off = NULL;
-  int P = chunks_for(ctx, n), t;
+  int P, t;
   tdm_status st;
   if ((st = take(ctx, fn, n, ks, &kc)) != TDM_OK) return st;
   memcpy(kc, a->keys, n * ks);
@@ -435,7 +445,8 @@ static void reduce_sorted_range(const void *kc, const void *vc, const uint64_t *
   for (p = lo; p < hi; p++) {
     size_t s = off[p], e = off[p + 1];
     if (a->keys_out) copy_key(a->keys_out, p, kc, s, ks);
-    if (a->agg == TDM_AGG_COUNT) ((uint64_t *)a->values_out)[p] = e - s;
+    /* No values only with COUNT (src/ops_api.c checks it). */
+    if (a->agg == TDM_AGG_COUNT || !vc) ((uint64_t *)a->values_out)[p] = e - s;
     else if (tdm_type_size(a->value_type) == 4) fold32(&b, NULL, s, e, p);
     else fold64(&b, NULL, s, e, p);
   }
@@ -450,7 +461,7 @@ static tdm_status group_sorted_pairs(tdm_ctx *ctx, const char *fn, const tdm__gr
   size_t G = 0;
   void *kc = NULL, *vc = NULL;
   uint64_t *off = NULL;
-  int P = chunks_for(ctx, n), t;
+  int P, t;
   tdm_status st;
   if ((st = take(ctx, fn, n, ks, &kc)) != TDM_OK) return st;
   if (vs && (st = take(ctx, fn, n, vs, &vc)) != TDM_OK) goto done;
