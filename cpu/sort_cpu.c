@@ -5,9 +5,11 @@
  * sorted by the radix sort of radix_impl.h, and mapped back by the last write
  * of each element. All memory is taken before the first byte of the caller's
  * arrays changes, so a failure (out of memory) leaves them as they were, and
- * nothing after that point can fail. Pairs and argsorts of up to
- * RS_SMALL_MAX elements take small_sort instead (one vqsort of (bits,
- * index) keys) when Highway is built in.
+ * nothing after that point can fail. When Highway is built in, pairs and
+ * argsorts of up to RS_SMALL_MAX elements take small_sort instead (one
+ * vqsort of (bits, index) keys), and keys-only sorts follow the per-width
+ * rule of rs_keys_rules (one vqsort of the whole array, which takes no
+ * memory, or the radix partition).
  */
 #include "sort_cpu.h"
 
@@ -27,13 +29,20 @@ typedef struct rs_layout {
   int threads;
 } rs_layout;
 
+/* Threads a sort of n elements uses: asked once per call, since the answer
+ * follows the load of the machine. */
+static int rs_threads(const tdm_ctx *ctx, size_t n) {
+  int t = tdm__threads_for(ctx, n, RS_MIN_PER_TASK);
+  return t > RS_MAX_TASKS ? RS_MAX_TASKS : t;
+}
+
 /* Plans the scratch of a sort of n elements of ks-byte keys and vs-byte
- * values (0: none); bits_bytes is an extra key array (argsort's key copy). */
-static rs_layout rs_plan(const tdm_ctx *ctx, size_t n, size_t ks, size_t vs, size_t bits_bytes) {
+ * values (0: none) on threads threads; bits_bytes is an extra key array
+ * (argsort's key copy). */
+static rs_layout rs_plan(int threads, size_t n, size_t ks, size_t vs, size_t bits_bytes) {
   rs_layout l;
   size_t off = 0, e = rs_line_elems(ks, vs), part;
-  size_t t = (size_t)tdm__threads_for(ctx, n, RS_MIN_PER_TASK);
-  if (t > RS_MAX_TASKS) t = RS_MAX_TASKS;
+  size_t t = (size_t)threads;
   l.threads = (int)t;
   l.local_max = RS_CACHE_BUDGET / (3 * (ks + vs));
   /* With several threads, an input that would fit one thread's cache is
@@ -129,6 +138,55 @@ static void small_sort(const void *keys, void *keys_out, size_t ks, int kind, in
 }
 #endif
 
+/* ---- keys only: which algorithm serves which call ------------------------ */
+
+/* A keys-only sort's output does not depend on how equal keys are ordered
+ * (equal sort bits are equal keys), so any sort may serve it. The rule, per
+ * key width, is this table and nothing else asks again: on one thread, one
+ * vqsort of the whole array (its in-place partitions beat the radix
+ * partition plus in-cache buckets at every size measured); on several
+ * threads, the parallel radix partition from part_min elements on, which
+ * splits the work among the threads, and one vqsort below that, where the
+ * fork and the partition's fixed tables cost more than the second core
+ * saves. Built without Highway, every keys-only sort takes the radix path. */
+typedef struct rs_keys_rule {
+  size_t part_min; /* several threads: the radix partition from this n on */
+} rs_keys_rule;
+
+#if TANDEM_HAVE_HWY
+static const rs_keys_rule rs_keys_rules[2] = {
+    {(size_t)1 << 18}, /* 32-bit keys */
+    {(size_t)1 << 18}, /* 64-bit keys */
+};
+
+/* 1 if a keys-only sort of n ks-byte keys on threads threads takes one
+ * vqsort of the whole array. */
+static int rs_keys_whole(size_t ks, int threads, size_t n) {
+  return threads <= 1 || n < rs_keys_rules[ks == 8].part_min;
+}
+
+/* One vqsort of the whole array, in place, through the key map (keybits.h)
+ * when it is not the identity. Takes no memory, so it cannot fail. */
+static void rs_keys_vq(void *keys, size_t ks, size_t n, const rs_out *o) {
+  size_t i;
+  if (ks == 4) {
+    uint32_t *a = (uint32_t *)keys;
+    if (!o->identity)
+      for (i = 0; i < n; i++) a[i] = tdm__sortbits32(a[i], o->kind, o->desc);
+    tdm__vq_sort_u32(a, n);
+    if (!o->identity)
+      for (i = 0; i < n; i++) a[i] = tdm__unsortbits32(a[i], o->kind, o->desc);
+  } else {
+    uint64_t *a = (uint64_t *)keys;
+    if (!o->identity)
+      for (i = 0; i < n; i++) a[i] = tdm__sortbits64(a[i], o->kind, o->desc);
+    tdm__vq_sort_u64(a, n);
+    if (!o->identity)
+      for (i = 0; i < n; i++) a[i] = tdm__unsortbits64(a[i], o->kind, o->desc);
+  }
+}
+#endif
+
 tdm_status tdm__cpu_sort(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type value_type, void *values,
                          size_t n, int desc) {
   size_t ks = tdm_type_size(key_type), vs = values ? tdm_type_size(value_type) : 0;
@@ -138,6 +196,7 @@ tdm_status tdm__cpu_sort(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type v
   tdm__scratch s;
   char *base;
   tdm_status st;
+  int threads;
 
   o.kind = tdm__key_kind(key_type);
   o.desc = desc;
@@ -153,7 +212,14 @@ tdm_status tdm__cpu_sort(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type v
     return TDM_OK;
   }
 #endif
-  l = rs_plan(ctx, n, ks, vs, 0);
+  threads = rs_threads(ctx, n);
+#if TANDEM_HAVE_HWY
+  if (!vs && rs_keys_whole(ks, threads, n)) {
+    rs_keys_vq(keys, ks, n, &o);
+    return TDM_OK;
+  }
+#endif
+  l = rs_plan(threads, n, ks, vs, 0);
   st = tdm__host_scratch(ctx, l.total, &s);
   if (st != TDM_OK) return st;
   base = (char *)s.ptr;
@@ -203,7 +269,7 @@ tdm_status tdm__cpu_argsort(tdm_ctx *ctx, tdm_type key_type, const void *keys, t
     return TDM_OK;
   }
 #endif
-  l = rs_plan(ctx, n, ks, is, n * ks);
+  l = rs_plan(rs_threads(ctx, n), n, ks, is, n * ks);
   st = tdm__host_scratch(ctx, l.total, &s);
   if (st != TDM_OK) return st;
   base = (char *)s.ptr;

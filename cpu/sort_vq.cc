@@ -1,5 +1,5 @@
 /*
- * sort_vq.cc: keys-only bucket sort through Highway's vqsort (sort_vq.h).
+ * sort_vq.cc: Highway's vqsort behind the C calls of sort_vq.h.
  * Compiled only when Highway was found; the instruction-set dispatch is
  * Highway's own. A Sorter is made per call: it holds no memory of its own
  * (the sort works in stack buffers), so each call is allocation-free and

@@ -282,7 +282,7 @@ Test(allocator, misaligned_block_is_returned_and_a_failure) {
   tdm_allocator al = rec_allocator(&a);
   tdm_ctx_opts o;
   tdm_ctx *c = NULL;
-  uint64_t k[1000];
+  uint64_t k[1000], v[1000];
   size_t i;
 
   memset(&o, 0, sizeof o);
@@ -294,16 +294,22 @@ Test(allocator, misaligned_block_is_returned_and_a_failure) {
   cr_assert_eq(a.live, 0, "the misaligned block was not freed at once");
   cr_assert_eq(a.frees, 1);
 
-  /* A context made with good blocks, then sorts with bad ones. */
+  /* A context made with good blocks, then sorts with bad ones. sort_pairs
+   * always takes scratch (a keys-only sort of this size may take none). */
   a.misalign = 0;
   cr_assert_eq(tdm_ctx_create(&o, &c), TDM_OK);
-  for (i = 0; i < 1000; i++) k[i] = 1000 - i;
+  for (i = 0; i < 1000; i++) {
+    k[i] = 1000 - i;
+    v[i] = i;
+  }
   a.misalign = 1;
-  cr_assert_eq(tdm_sort(c, TDM_U64, k, 1000, 0), TDM_ERR_OUT_OF_MEMORY);
-  cr_assert_eq(k[0], 1000, "the sort touched its input");
+  cr_assert_eq(tdm_sort_pairs(c, TDM_U64, k, TDM_U64, v, 1000, 0), TDM_ERR_OUT_OF_MEMORY);
+  cr_assert_eq(k[0], 1000, "the sort touched its keys");
+  cr_assert_eq(v[0], 0, "the sort touched its values");
   a.misalign = 0;
-  cr_assert_eq(tdm_sort(c, TDM_U64, k, 1000, 0), TDM_OK);
+  cr_assert_eq(tdm_sort_pairs(c, TDM_U64, k, TDM_U64, v, 1000, 0), TDM_OK);
   cr_assert_eq(k[0], 1);
+  cr_assert_eq(v[0], 999);
   tdm_ctx_destroy(c);
   cr_assert_eq(a.live, 0);
   cr_assert_eq(a.bad_frees, 0);

@@ -266,13 +266,17 @@ Test(sort_props, thread_counts_agree) {
   free(a); free(b); free(va); free(vb);
 }
 
-/* Keys-only sorts finish their buckets with Highway's vqsort when tandem is
- * built with it (cpu/sort_vq.h). Checked against the reference on every
- * instruction set Highway can dispatch to on this CPU, for every key type,
- * both directions, NaNs and -0.0 (the boundary distribution), and sizes
- * around each threshold of the CPU sort: the insertion-sort cutoff (24), small
- * vqsort sizes, and the cache target of a bucket (local_max: 131072 u32 or
- * 65536 u64 keys on one thread) and twice it (a bucket that recurses). */
+/* Keys-only sorts take Highway's vqsort when tandem is built with it
+ * (cpu/sort_vq.h): over the whole array on one thread and below the
+ * partition threshold (2^18 keys) on several, else for the buckets of the
+ * radix partition. Checked against the reference on every instruction set
+ * Highway can dispatch to on this CPU, for every key type, both directions,
+ * NaNs and -0.0 (the boundary distribution), and sizes around each threshold
+ * of the CPU sort: the insertion-sort cutoff (24), small vqsort sizes, the
+ * cache target of a bucket (local_max: 131072 u32 or 65536 u64 keys) and
+ * twice it (a bucket that recurses), and just over the partition threshold
+ * (two threads partition when two cores are free). Built without Highway,
+ * every size is the radix path. */
 static void keys_only_sizes_case(tdm_ctx *ctx, int threads, const char *isa, const size_t *sizes, size_t ns,
                                  const prop_dist *dists, size_t nd, uint64_t case_base) {
   size_t ti, si, di;
@@ -305,7 +309,7 @@ static void keys_only_sizes_case(tdm_ctx *ctx, int threads, const char *isa, con
 
 Test(sort_props, keys_only_every_isa) {
   static const size_t small[] = {23, 24, 25, 26, 31, 32, 33, 63, 64, 65, 100, 255, 256, 257, 1023, 4099};
-  static const size_t large[] = {65535, 65537, 131073};
+  static const size_t large[] = {65535, 65537, 131073, 262145};
   static const prop_dist small_d[] = {PROP_UNIFORM, PROP_FEW_DISTINCT, PROP_BOUNDARY, PROP_REVERSE};
   static const prop_dist large_d[] = {PROP_BOUNDARY, PROP_ZIPF};
   int level, th;
