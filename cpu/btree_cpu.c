@@ -12,6 +12,8 @@
  *    prefetches it, so by the time the group comes back to a query its node is
  *    in cache and GROUP memory accesses are in flight at once. The in-node
  *    search is compiled for AVX-512, AVX2 and plain x86-64, picked at run time.
+ *    range_count takes both bounds down together (one descent while they
+ *    share a path) and subtracts their ranks below the split.
  *  - insert / erase: the batch is sorted and deduplicated like a build, then
  *    applied key by key with the classic algorithm: descend recording the
  *    path, split full nodes 9 / 8 bottom-up (root split adds a level); on
@@ -299,9 +301,7 @@ ISA_AVX512 ALWAYS_INLINE uint32_t lower_avx512(const uint64_t *key, uint64_t q) 
 
 /* Takes g <= GROUP queries (key bits q) down the tree: node[j] receives the
  * leaf, pos[j] the lower-bound slot in it and, when want_rank, rank[j] the
- * number of keys < q[j]. When par is non-NULL, par[j] / pc[j] receive the
- * leaf's parent and the leaf's child slot in it (the tree has height >= 2).
- * The tree is non-empty.
+ * number of keys < q[j]. The tree is non-empty.
  *
  * Each level is one pass over the group: a query compares its node's two key
  * lines (prefetched one pass earlier), then prefetches its child's key and
@@ -309,7 +309,7 @@ ISA_AVX512 ALWAYS_INLINE uint32_t lower_avx512(const uint64_t *key, uint64_t q) 
  * is known only once c is: it is prefetched then and added one pass later,
  * so each query keeps only three or four lines in flight per level. */
 ALWAYS_INLINE void search_group(const tdm_btree *t, const uint64_t *q, int g, uint32_t *node, uint32_t *pos,
-                                uint64_t *rank, int want_rank, uint32_t *par, uint32_t *pc, lower_fn lower) {
+                                uint64_t *rank, int want_rank, lower_fn lower) {
   static const uint64_t zero = 0;
   const tdm__bt_node *nodes = BT(t)->nodes;
   const uint64_t *pend[GROUP];
@@ -331,10 +331,6 @@ ALWAYS_INLINE void search_group(const tdm_btree *t, const uint64_t *q, int g, ui
         rank[j] += *pend[j];
         pend[j] = c ? &x->u.in.cum[c - 1] : &zero;
         __builtin_prefetch(pend[j]);
-      }
-      if (par && lvl == 1) {
-        par[j] = node[j];
-        pc[j] = c;
       }
       node[j] = x->u.in.child[c];
       prefetch_lines(&nodes[node[j]], lines);
@@ -366,7 +362,7 @@ ALWAYS_INLINE void find_group(const tdm_btree *t, const void *keys, void *values
   size_t at = (size_t)gi * GROUP;
   int j, g = (int)(n - at < GROUP ? n - at : GROUP);
   load_bits(t, keys, at, g, q);
-  search_group(t, q, g, node, pos, NULL, 0, NULL, NULL, lower);
+  search_group(t, q, g, node, pos, NULL, 0, lower);
   for (j = 0; j < g; j++) __builtin_prefetch(&BT(t)->nodes[node[j]].u.val[pos[j] & 15]);
   for (j = 0; j < g; j++) {
     const tdm__bt_node *x = &BT(t)->nodes[node[j]];
@@ -383,79 +379,66 @@ ALWAYS_INLINE void rank_group(const tdm_btree *t, const void *keys, uint64_t *ra
   size_t at = (size_t)gi * GROUP;
   int g = (int)(n - at < GROUP ? n - at : GROUP);
   load_bits(t, keys, at, g, q);
-  search_group(t, q, g, node, pos, rank_out + at, 1, NULL, NULL, lower);
+  search_group(t, q, g, node, pos, rank_out + at, 1, lower);
 }
 
-/* Keys <= h in a leaf's key slots, and whether a key > h follows them (then
- * a range ending at h ends in this leaf). The answer comes from the key
- * lines alone: reading the count would cost another cache miss. A real
- * all-ones key looks like padding and is reported as not ending the range,
- * which only sends the pair down the slower, exact path. */
-ALWAYS_INLINE uint32_t leaf_le(const tdm__bt_node *x, uint64_t h, int *ends, lower_fn lower) {
-  uint32_t le = h == TDM_BT_PAD ? x->count : lower(x->key, h + 1);
-  *ends = le < 16 && x->key[le & 15] != TDM_BT_PAD;
-  return le;
-}
-
-/* Number of keys k with lo <= k <= hi for the pairs of group gi. Ranges are
- * often narrow, so after the lo search (with ranks) a pair whose hi falls
- * under the same parent as lo's leaf is counted there: the parent (in cache
- * from the search) gives hi's leaf by its separators and the keys between
- * the two leaves by its prefix counts, so hi's leaf keys are the only new
- * memory touched. Only pairs whose range leaves the parent pay a second
- * search, for the rank of hi. Each step runs over the whole group with
- * prefetches, like the searches. */
+/* Number of keys k with lo <= k <= hi for the pairs of group gi, as
+ * rank_le(hi) - rank(lo) in one descent of both bounds together. A rank is a
+ * sum of one prefix count per level; while the two bounds share a node and
+ * pick the same child the two terms cancel, so such levels cost what a find's
+ * do (the node's key and child lines, read once for both bounds). From the
+ * node where they part (for ranges of a few keys, the leaves' parent) each
+ * bound follows its own path and adds its prefix count, prefetched one pass
+ * before it is read, so the count takes the same number of dependent memory
+ * rounds as a find: only the second leaf's key lines and one or two prefix
+ * count lines per level below the split are extra. */
 ALWAYS_INLINE void count_group(const tdm_btree *t, const void *lo, const void *hi, uint64_t *out, size_t n, long gi,
                                lower_fn lower) {
+  static const uint64_t zero = 0;
   const tdm__bt_node *nodes = BT(t)->nodes;
-  uint64_t q[GROUP], h[GROUP], r[GROUP], q2[GROUP], r2[GROUP];
-  uint32_t node[GROUP], pos[GROUP], node2[GROUP], pos2[GROUP], par[GROUP], pc[GROUP], ch[GROUP];
-  int idx[GROUP] = {0}, idx2[GROUP] = {0}, ends, multi = t->height > 1;
+  uint64_t q[GROUP], h[GROUP], acc[GROUP];
+  const uint64_t *pa[GROUP], *pb[GROUP];
+  uint32_t a[GROUP], b[GROUP];
   size_t at = (size_t)gi * GROUP;
-  int j, k = 0, k2 = 0, g = (int)(n - at < GROUP ? n - at : GROUP);
+  unsigned lvl;
+  int j, g = (int)(n - at < GROUP ? n - at : GROUP);
   load_bits(t, lo, at, g, q);
   load_bits(t, hi, at, g, h);
-  search_group(t, q, g, node, pos, r, 1, multi ? par : NULL, pc, lower);
   for (j = 0; j < g; j++) {
-    uint32_t le;
-    if (q[j] > h[j]) {
-      out[at + (size_t)j] = 0;
-      continue;
-    }
-    le = leaf_le(&nodes[node[j]], h[j], &ends, lower);
-    if (ends || !multi) {
-      out[at + (size_t)j] = le - pos[j];
-      continue;
-    }
-    /* The child of lo's parent that would hold hi (hi > lo's leaf here). */
-    ch[j] = lower(nodes[par[j]].key, h[j]);
-    prefetch_lines(&nodes[nodes[par[j]].u.in.child[ch[j]]], 2);
-    __builtin_prefetch(&nodes[par[j]].u.in.cum[(ch[j] - 1) & 15]);
-    idx[k++] = j;
+    a[j] = b[j] = t->root;
+    acc[j] = 0;
+    pa[j] = pb[j] = &zero;
   }
-  for (j = 0; j < k; j++) {
-    int i = idx[j];
-    const tdm__bt_node *p = &nodes[par[i]];
-    uint32_t le = leaf_le(&nodes[p->u.in.child[ch[i]]], h[i], &ends, lower);
-    /* A child before the last is bounded by its separator, so hi lies under
-     * the parent; the last child only when its leaf has a key > hi. The last
-     * child is the one whose separator slot is padding (separators are below
-     * all ones), which spares a miss on the parent's count. */
-    if (p->key[ch[i] & 15] != TDM_BT_PAD || ends) {
-      uint64_t below_hi = tdm__bt_left_size(p->u.in.cum, ch[i]) + le;
-      uint64_t below_lo = tdm__bt_left_size(p->u.in.cum, pc[i]) + pos[i];
-      out[at + (size_t)i] = below_hi - below_lo;
-      continue;
+  for (lvl = t->height - 1; lvl > 0; lvl--) {
+    int lines = lvl > 1 ? 3 : 2;
+    for (j = 0; j < g; j++) {
+      const tdm__bt_node *x = &nodes[a[j]], *y = &nodes[b[j]];
+      /* The node holding hi is the one holding its lower bound: separators
+       * are upper bounds of their left child. */
+      uint32_t ca = lower(x->key, q[j]), cb = lower(y->key, h[j]);
+      acc[j] += *pb[j] - *pa[j];
+      if (a[j] == b[j] && ca == cb) {
+        pa[j] = pb[j] = &zero;
+      } else {
+        pa[j] = ca ? &x->u.in.cum[ca - 1] : &zero;
+        pb[j] = cb ? &y->u.in.cum[cb - 1] : &zero;
+        __builtin_prefetch(pa[j]);
+        __builtin_prefetch(pb[j]);
+      }
+      a[j] = x->u.in.child[ca];
+      b[j] = y->u.in.child[cb];
+      prefetch_lines(&nodes[a[j]], lines);
+      if (b[j] != a[j]) prefetch_lines(&nodes[b[j]], lines);
     }
-    q2[k2] = h[i];
-    idx2[k2++] = i;
   }
-  if (k2 == 0) return;
-  search_group(t, q2, k2, node2, pos2, r2, 1, NULL, NULL, lower);
-  for (j = 0; j < k2; j++) {
-    int i = idx2[j];
-    uint64_t up = r2[j] + (uint64_t)tdm__bt_leaf_hit(&nodes[node2[j]], pos2[j], q2[j]);
-    out[at + (size_t)i] = up - r[i];
+  for (j = 0; j < g; j++) {
+    const tdm__bt_node *y = &nodes[b[j]];
+    uint64_t below_lo = lower(nodes[a[j]].key, q[j]);
+    /* Keys <= hi in its leaf; padding is all ones, so for hi all ones the
+     * leaf's count says how many slots are keys. */
+    uint64_t upto_hi = h[j] == TDM_BT_PAD ? y->count : lower(y->key, h[j] + 1);
+    uint64_t c = acc[j] + *pb[j] - *pa[j] + upto_hi - below_lo;
+    out[at + (size_t)j] = q[j] > h[j] ? 0 : c;
   }
 }
 
