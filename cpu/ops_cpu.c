@@ -11,7 +11,10 @@
  *    the few distinct keys), numbered, and every key looks its number up;
  *    a counting sort by group number then lists each group's indices
  *    ascending.
- * Both end in the same description: each group's member indices, ascending,
+ * tdm_unique's hash method is neither: it numbers the keys in one pass
+ * (ops_number.c, unique_numbered below) and gives way to the sort past the
+ * distinct-key limit src/ops_api.c sets.
+ * Both grouping methods end in the same description: each group's member indices, ascending,
  * at mem[off[r] .. off[r + 1]), groups in the wanted order (through ord for
  * the sort method's first-seen order). Everything after it reads only that
  * description, so the two methods give the same bytes, and every loop after
