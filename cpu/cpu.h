@@ -60,6 +60,24 @@ TDM_INTERNAL tdm_status tdm__cpu_sort(tdm_ctx *ctx, tdm_type key_type, void *key
 TDM_INTERNAL tdm_status tdm__cpu_argsort(tdm_ctx *ctx, tdm_type key_type, const void *keys, tdm_type index_type,
                                          void *perm_out, size_t n, int desc);
 
+/* ---- data operations ------------------------------------------------------ */
+
+/* Keys numbered by first occurrence (ops_number.c): groups 0 .. G - 1 in the
+ * order their first rows come. */
+typedef struct tdm__ops_numbering {
+  size_t G, n, ks;
+  uint32_t *gid;    /* n entries, each row's group (NULL unless asked for) */
+  uint32_t *first;  /* G used of first_cap: each group's first row */
+  size_t first_cap;
+  uint32_t *count;  /* G: rows per group */
+  void *ukeys;      /* G canonical keys of ks bytes, by group */
+  int too_many;     /* the pass gave up (more than max_groups groups, or n >= 2^32 - 1): nothing allocated */
+} tdm__ops_numbering;
+
+TDM_INTERNAL tdm_status tdm__cpu_ops_number(tdm_ctx *ctx, const char *fn, tdm_type key_type, const void *keys, size_t n,
+                                            int numeric, int want_gid, size_t max_groups, tdm__ops_numbering *out);
+TDM_INTERNAL void tdm__cpu_ops_numbering_free(tdm_ctx *ctx, tdm__ops_numbering *nb);
+
 /* ---- hash table ------------------------------------------------------------ */
 
 /* Per-thread outcome counters, one cache line: [1..3] claim outcomes

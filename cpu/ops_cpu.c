@@ -11,7 +11,10 @@
  *    the few distinct keys), numbered, and every key looks its number up;
  *    a counting sort by group number then lists each group's indices
  *    ascending.
- * Both end in the same description: each group's member indices, ascending,
+ * tdm_unique's hash method is neither: it numbers the keys in one pass
+ * (ops_number.c, unique_numbered below) and gives way to the sort past the
+ * distinct-key limit src/ops_api.c sets.
+ * Both grouping methods end in the same description: each group's member indices, ascending,
  * at mem[off[r] .. off[r + 1]), groups in the wanted order (through ord for
  * the sort method's first-seen order). Everything after it reads only that
  * description, so the two methods give the same bytes, and every loop after
@@ -392,6 +395,71 @@ done:
   return st;
 }
 
+/* Group p of the numbered keys: its output position p holds group
+ * ord[p] (ord NULL: p itself, the first-seen order). */
+static void numbered_out_range(const tdm__ops_numbering *nb, const uint32_t *ord, const tdm__unique_args *a,
+                               size_t lo, size_t hi) {
+  size_t p;
+  for (p = lo; p < hi; p++) {
+    size_t g = ord ? ord[p] : p, f = nb->first[g];
+    if (a->unique_out) copy_key(a->unique_out, p, a->keys, f, nb->ks);
+    if (a->first_index_out) a->first_index_out[p] = f;
+    if (a->counts_out) a->counts_out[p] = nb->count[g];
+  }
+}
+
+static void numbered_inverse_range(const uint32_t *gid, const uint32_t *rank, uint64_t *inv, size_t lo, size_t hi) {
+  size_t i;
+  if (rank)
+    for (i = lo; i < hi; i++) inv[i] = rank[gid[i]];
+  else
+    for (i = lo; i < hi; i++) inv[i] = gid[i];
+}
+
+/* The hash method of tdm_unique: the keys numbered by first occurrence in
+ * one pass (ops_number.c), which is already the first-seen order; ascending
+ * order sorts the few distinct canonical keys with their numbers. Each
+ * group's first row, count and canonical key are what the grouping paths
+ * find, so the bytes are theirs. *fell_back: more than a->hash_max_groups
+ * distinct keys, nothing done (the caller sorts). */
+static tdm_status unique_numbered(tdm_ctx *ctx, const char *fn, const tdm__unique_args *a, int *fell_back) {
+  tdm__ops_numbering nb;
+  uint32_t *ord = NULL, *rank = NULL;
+  size_t G, p;
+  int P, t;
+  tdm_status st = tdm__cpu_ops_number(ctx, fn, a->key_type, a->keys, a->n, a->numeric, a->inverse_out != NULL,
+                                      a->hash_max_groups, &nb);
+  *fell_back = 0;
+  if (st != TDM_OK) return st;
+  if (nb.too_many) {
+    *fell_back = 1;
+    return TDM_OK;
+  }
+  G = nb.G;
+  if (!a->first_seen && G > 1) {
+    if ((st = take(ctx, fn, G, 4, (void **)&ord)) != TDM_OK) goto done;
+    for (p = 0; p < G; p++) ord[p] = (uint32_t)p;
+    if ((st = relabel(fn, tdm__cpu_sort(ctx, a->key_type, nb.ukeys, TDM_U32, ord, G, 0))) != TDM_OK) goto done;
+    if (a->inverse_out) {
+      if ((st = take(ctx, fn, G, 4, (void **)&rank)) != TDM_OK) goto done;
+      for (p = 0; p < G; p++) rank[ord[p]] = (uint32_t)p;
+    }
+  }
+  P = chunks_for(ctx, G);
+  TDM__PAR_FOR(P, t, P, numbered_out_range(&nb, ord, a, chunk(G, P, t), chunk(G, P, t + 1)));
+  if (a->inverse_out) {
+    P = chunks_for(ctx, a->n);
+    TDM__PAR_FOR(P, t, P,
+                 numbered_inverse_range(nb.gid, rank, a->inverse_out, chunk(a->n, P, t), chunk(a->n, P, t + 1)));
+  }
+  *a->n_unique_out = G;
+done:
+  give(ctx, ord, G, 4);
+  give(ctx, rank, G, 4);
+  tdm__cpu_ops_numbering_free(ctx, &nb);
+  return st;
+}
+
 static tdm_status ops_unique(tdm_ctx *ctx, const tdm__unique_args *a, int method) {
   static const char fn[] = "tdm_unique";
   grp_in in = {a->key_type, a->keys, NULL, a->n, 0, a->numeric};
@@ -399,6 +467,11 @@ static tdm_status ops_unique(tdm_ctx *ctx, const tdm__unique_args *a, int method
   size_t ks = tdm_type_size(a->key_type);
   int P, t;
   tdm_status st;
+  if (method == TDM__OPS_HASH) {
+    int fell_back;
+    if ((st = unique_numbered(ctx, fn, a, &fell_back)) != TDM_OK || !fell_back) return st;
+    method = TDM__OPS_SORT;
+  }
   if (method == TDM__OPS_SORT && !a->first_index_out && !a->inverse_out && !a->numeric && !a->first_seen)
     return unique_keys_only(ctx, fn, a);
   st = grp_build(ctx, fn, &in, a->first_seen ? ORDER_FIRST_SEEN : ORDER_ASC, method, a->inverse_out, &g);

@@ -198,6 +198,9 @@ typedef struct tdm__unique_args {
   void *unique_out;
   uint64_t *first_index_out, *counts_out, *inverse_out;
   size_t *n_unique_out;
+  /* The hash method gives way to the sort past this many distinct keys
+   * (SIZE_MAX when the method was forced; src/ops_api.c's rule). */
+  size_t hash_max_groups;
 } tdm__unique_args;
 
 typedef struct tdm__group_args {

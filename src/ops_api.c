@@ -66,7 +66,7 @@ static int is_float(tdm_type t) { return t == TDM_F32 || t == TDM_F64; }
 
 /* ---- method rule -------------------------------------------------------- */
 
-/* The method for a grouping call (tdm_unique, tdm_group_reduce, tdm_join).
+/* The method for tdm_group_reduce and tdm_join (tdm_unique: below).
  * Measured on this machine (docs/design.md), the sort path beat the hash
  * path at every cardinality from 16 to 2 * 10^6 distinct keys in 2 * 10^6
  * rows: the hash path numbers the groups in order with extra passes
@@ -76,6 +76,26 @@ static int is_float(tdm_type t) { return t == TDM_F32 || t == TDM_F64; }
  * bytes. */
 static int pick_group_method(void) {
   return tdm__ops_force_method != TDM__OPS_AUTO ? tdm__ops_force_method : TDM__OPS_SORT;
+}
+
+/* tdm_unique hashes low-cardinality keys: one probe per row numbers the
+ * keys by first occurrence (cpu/ops_number.c), which is the first-seen order
+ * for free, and ascending order then sorts only the distinct keys. Once the
+ * table outgrows the caches each probe is a cache miss, and a radix sort of
+ * the rows is cheaper. Measured at 10^7 u64 rows (docs/design.md): in
+ * ascending order the hash wins below about n / 100 distinct keys and loses
+ * 2x at n / 10; in first-seen order (where the sort needs a second sort of
+ * the groups and a scatter) it wins to at least n / 4. So the hash method
+ * gives way to the sort past these many distinct keys, found while hashing:
+ * the pass stops at the limit, and the sort starts. */
+#define OPS_UNIQUE_HASH_RATIO_ASC ((size_t)128)
+#define OPS_UNIQUE_HASH_RATIO_FIRST_SEEN ((size_t)4)
+
+static int pick_unique_method(size_t n, int first_seen, size_t *hash_max_groups) {
+  *hash_max_groups = SIZE_MAX;
+  if (tdm__ops_force_method != TDM__OPS_AUTO) return tdm__ops_force_method;
+  *hash_max_groups = n / (first_seen ? OPS_UNIQUE_HASH_RATIO_FIRST_SEEN : OPS_UNIQUE_HASH_RATIO_ASC);
+  return TDM__OPS_HASH;
 }
 
 /* ---- the calls ---------------------------------------------------------- */
@@ -118,7 +138,7 @@ tdm_status tdm_unique(tdm_ctx *ctx, tdm_type key_type, const void *keys, size_t 
   a.counts_out = counts_out;
   a.inverse_out = inverse_out;
   a.n_unique_out = n_unique_out;
-  method = pick_group_method();
+  method = pick_unique_method(n, a.first_seen, &a.hash_max_groups);
   return ctx->be->ops->unique(ctx, &a, method);
 }
 
