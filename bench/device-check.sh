@@ -316,7 +316,7 @@ bench() { # bench NAME CAP ARGS...
 }
 # Each keeps time for the memcheck runs at least.
 reserve=90 need=40
-bench sort 150 --type u32,u64 --n 268435456 --reps 3
+bench sort 150 --type u32,u64,i32,f32 --n 268435456 --reps 3
 reserve=70
 bench hash 90 --n 134217728 --reps 3
 reserve=50

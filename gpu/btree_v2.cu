@@ -61,38 +61,104 @@ __global__ void k_fill_seps(const tdm__bt_node *nodes, tdm__bt_geom g, uint64_t 
   TDM_GRID_STRIDE(j, words) seps[j] = tdm__bt_sep_word(nodes, &g, j);
 }
 
+/* The top inner levels, in shared memory: the separator array holds level
+ * 1 first and the root last, so the levels from some level cut up to the
+ * root are its last words; every block of a search copies them once into
+ * shared memory (one coalesced sweep, then a barrier) and the descent reads
+ * those levels from there instead of from global memory / L2. Budget:
+ * BT_SH_NODES inner nodes (128 bytes each, 16 KiB), so 8 blocks of 256
+ * threads still fit an SM. */
+#define BT_SH_NODES 128u
+
+/* The cached part of the separator array: levels >= cut, its words
+ * [first, first + words). */
+struct bt_top {
+  uint32_t cut, words;
+  uint64_t first;
+};
+
+/* The highest run of top levels that fits BT_SH_NODES nodes, for a
+ * separator array of total words (cut = h when not even the root fits, or
+ * the tree has no inner level). */
+static __host__ __device__ inline bt_top bt_top_levels(const tdm__bt_lgeom &lg, uint64_t total) {
+  bt_top t = {lg.h, 0u, total};
+  for (uint32_t l = lg.h - 1; l >= 1 && l < lg.h; l--) {
+    uint64_t first = (uint64_t)lg.sep[l] * 16u;
+    if (first > total || total - first > (uint64_t)BT_SH_NODES * 16u) break;
+    t.cut = l;
+    t.first = first;
+    t.words = (uint32_t)(total - first);
+  }
+  return t;
+}
+
+/* Copies the cached words to sh (16-byte pairs: first and words are
+ * multiples of 16); every thread of the block calls it. */
+static __device__ __forceinline__ void bt_load_top(ulonglong2 *sh, const uint64_t *seps, const bt_top &t) {
+  const ulonglong2 *src = reinterpret_cast<const ulonglong2 *>(seps + t.first);
+  for (uint32_t j = threadIdx.x; j < t.words / 2u; j += blockDim.x) sh[j] = __ldg(src + j);
+  __syncthreads();
+}
+
 /* The lower-bound slot of q among the 16 words at key (16-byte aligned:
  * nodes are 384 bytes and separator blocks 128 bytes, in 256-byte aligned
- * allocations), computed by the whole tile. */
-template <unsigned G>
+ * allocations, and shared copies are ulonglong2 arrays), computed by the
+ * whole tile; SHARED: key is in shared memory (a plain load, not __ldg). */
+template <unsigned G, bool SHARED>
 static __device__ __forceinline__ uint32_t group_lower(const cg::thread_block_tile<G> &tile, const uint64_t *key,
                                                        uint64_t q) {
   constexpr uint32_t S = 16u / G;
   static_assert((G == 8 || G == 16) && TDM_GPU_BLOCK % 32u == 0, "a lane group must lie within one warp");
   uint64_t w[S];
   if constexpr (S == 2) {
-    ulonglong2 v = __ldg(reinterpret_cast<const ulonglong2 *>(key) + tile.thread_rank());
+    const ulonglong2 *p = reinterpret_cast<const ulonglong2 *>(key) + tile.thread_rank();
+    ulonglong2 v;
+    if constexpr (SHARED) v = *p;
+    else v = __ldg(p);
     w[0] = v.x;
     w[1] = v.y;
   } else {
-    w[0] = __ldg(reinterpret_cast<const unsigned long long *>(key) + tile.thread_rank());
+    const unsigned long long *p = reinterpret_cast<const unsigned long long *>(key) + tile.thread_rank();
+    if constexpr (SHARED) w[0] = *p;
+    else w[0] = __ldg(p);
   }
   uint32_t c = tdm__bt_lane_words_lower(w, S, q);
   return tdm__bt_lanes_combine(__popc(tile.ballot((c & 1u) != 0)), __popc(tile.ballot((c & 2u) != 0)));
 }
 
+/* Where a search's separators are: the array, and its top levels in the
+ * block's shared copy. */
+struct bt_seps {
+  const uint64_t *g;
+  const ulonglong2 *sh;
+  bt_top top;
+};
+
 /* Keys-only descent of q: the leaf (index within level 0, which starts at
- * node 0) and the lower-bound slot in it. */
+ * node 0) and the lower-bound slot in it; levels >= top.cut from shared
+ * memory. */
 template <unsigned G>
 static __device__ __forceinline__ uint32_t group_descend(const cg::thread_block_tile<G> &tile,
-                                                         const tdm__bt_node *nodes, const uint64_t *seps,
+                                                         const tdm__bt_node *nodes, const bt_seps &sp,
                                                          const tdm__bt_lgeom &lg, uint64_t q, uint32_t *pos) {
   uint32_t n = 0;
-  for (uint32_t l = lg.h - 1; l > 0; l--)
-    n = tdm__bt_lg_child(&lg, l, n, group_lower(tile, seps + tdm__bt_lg_sep(&lg, l, n), q));
-  *pos = group_lower(tile, nodes[n].key, q);
+  for (uint32_t l = lg.h - 1; l > 0; l--) {
+    uint64_t w = tdm__bt_lg_sep(&lg, l, n);
+    uint32_t c = l >= sp.top.cut
+                     ? group_lower<G, true>(tile, reinterpret_cast<const uint64_t *>(sp.sh) + (w - sp.top.first), q)
+                     : group_lower<G, false>(tile, sp.g + w, q);
+    n = tdm__bt_lg_child(&lg, l, n, c);
+  }
+  *pos = group_lower<G, false>(tile, nodes[n].key, q);
   return n;
 }
+
+/* The start of every search kernel: the block's shared copy of the top
+ * levels (before the query loop, so every thread reaches the barrier). */
+#define BT_SEARCH_SEPS(sp, seps, top)               \
+  __shared__ ulonglong2 bt_sh[BT_SH_NODES * 8u];    \
+  bt_load_top(bt_sh, seps, top);                    \
+  const bt_seps sp = {seps, bt_sh, top}
 
 /* The grid-stride loop over queries, one tile per query: every lane of a
  * tile takes the same i, so the tile's ballots always see all its lanes. */
@@ -102,13 +168,14 @@ static __device__ __forceinline__ uint32_t group_descend(const cg::thread_block_
 
 template <unsigned G>
 __global__ void __launch_bounds__(TDM_GPU_BLOCK)
-    k_find_lanes(const tdm__bt_node *__restrict__ nodes, const uint64_t *__restrict__ seps,
+    k_find_lanes(const tdm__bt_node *__restrict__ nodes, const uint64_t *__restrict__ seps, bt_top top,
                  const __grid_constant__ tdm__bt_lgeom lg, const void *q, uint64_t n, uint32_t ks, int kind,
                  void *vals, uint8_t *found, uint32_t vs) {
+  BT_SEARCH_SEPS(sp, seps, top);
   cg::thread_block_tile<G> tile = cg::tiled_partition<G>(cg::this_thread_block());
   TDM_GROUP_STRIDE(i, n, G) {
     uint64_t b = tdm__bt_key_bits(q, i, ks, kind);
-    uint32_t pos, leaf = group_descend(tile, nodes, seps, lg, b, &pos);
+    uint32_t pos, leaf = group_descend(tile, nodes, sp, lg, b, &pos);
     if (tile.thread_rank() == 0) {
       const tdm__bt_node *x = &nodes[leaf];
       int hit = tdm__bt_lg_leaf_hit(x->key, pos, tdm__bt_lg_leaf_count(&lg, leaf), b);
@@ -122,13 +189,14 @@ __global__ void __launch_bounds__(TDM_GPU_BLOCK)
  * offsets), only queries whose range is not empty are ranked. */
 template <unsigned G>
 __global__ void __launch_bounds__(TDM_GPU_BLOCK)
-    k_rank_lanes(const tdm__bt_node *__restrict__ nodes, const uint64_t *__restrict__ seps,
+    k_rank_lanes(const tdm__bt_node *__restrict__ nodes, const uint64_t *__restrict__ seps, bt_top top,
                  const __grid_constant__ tdm__bt_lgeom lg, const void *q, uint64_t n, const uint64_t *off, uint32_t ks,
                  int kind, uint64_t *rank) {
+  BT_SEARCH_SEPS(sp, seps, top);
   cg::thread_block_tile<G> tile = cg::tiled_partition<G>(cg::this_thread_block());
   TDM_GROUP_STRIDE(i, n, G) {
     if (off && off[i] == off[i + 1]) continue; /* the same for the whole tile */
-    uint32_t pos, leaf = group_descend(tile, nodes, seps, lg, tdm__bt_key_bits(q, i, ks, kind), &pos);
+    uint32_t pos, leaf = group_descend(tile, nodes, sp, lg, tdm__bt_key_bits(q, i, ks, kind), &pos);
     if (tile.thread_rank() == 0) rank[i] = tdm__bt_lg_leaf_start(&lg, leaf) + pos;
   }
 }
@@ -136,9 +204,10 @@ __global__ void __launch_bounds__(TDM_GPU_BLOCK)
 /* Counts as k_range_count computes them, with cnt_len >= n slots. */
 template <unsigned G>
 __global__ void __launch_bounds__(TDM_GPU_BLOCK)
-    k_range_count_lanes(const tdm__bt_node *__restrict__ nodes, const uint64_t *__restrict__ seps,
+    k_range_count_lanes(const tdm__bt_node *__restrict__ nodes, const uint64_t *__restrict__ seps, bt_top top,
                         const __grid_constant__ tdm__bt_lgeom lg, const void *lo, const void *hi, uint64_t n,
                         uint64_t cnt_len, uint32_t ks, int kind, uint64_t *cnt) {
+  BT_SEARCH_SEPS(sp, seps, top);
   cg::thread_block_tile<G> tile = cg::tiled_partition<G>(cg::this_thread_block());
   TDM_GROUP_STRIDE(i, cnt_len, G) {
     if (i >= n) {
@@ -146,8 +215,8 @@ __global__ void __launch_bounds__(TDM_GPU_BLOCK)
       continue;
     }
     uint64_t a = tdm__bt_key_bits(lo, i, ks, kind), b = tdm__bt_key_bits(hi, i, ks, kind);
-    uint32_t pa, pb, la = group_descend(tile, nodes, seps, lg, a, &pa);
-    uint32_t lb = group_descend(tile, nodes, seps, lg, b, &pb);
+    uint32_t pa, pb, la = group_descend(tile, nodes, sp, lg, a, &pa);
+    uint32_t lb = group_descend(tile, nodes, sp, lg, b, &pb);
     if (tile.thread_rank() == 0) {
       uint64_t ra = tdm__bt_lg_leaf_start(&lg, la) + pa, rb = tdm__bt_lg_leaf_start(&lg, lb) + pb;
       rb += (uint64_t)tdm__bt_lg_leaf_hit(nodes[lb].key, pb, tdm__bt_lg_leaf_count(&lg, lb), b);
@@ -274,22 +343,25 @@ static tdm_status search_arrays(tdm_ctx *ctx, tdm__gpu_scope &sc, const tdm__bt_
   return TDM_OK;
 }
 
+/* The top levels a search of t keeps in shared memory. */
+static bt_top top_of(const tdm_btree *t) { return bt_top_levels(BG(t)->lgeom, tdm__bt_sep_words(&BG(t)->geom)); }
+
 static void find(const tdm_btree *t, const void *q, size_t n, void *vals, uint8_t *found) {
   if (!lanes_search(t)) return tdm__bg_find_descend(t, q, n, vals, found);
   k_find_lanes<BT_LANES><<<tdm__grid(n * BT_LANES), TDM_GPU_BLOCK, 0, tdm__stream(t->ctx)>>>(
-      BG(t)->d_nodes, BG(t)->d_seps, BG(t)->lgeom, q, n, t->ks, t->kind, vals, found, t->vs);
+      BG(t)->d_nodes, BG(t)->d_seps, top_of(t), BG(t)->lgeom, q, n, t->ks, t->kind, vals, found, t->vs);
 }
 
 static void rank(const tdm_btree *t, const void *q, size_t n, uint64_t *r) {
   if (!lanes_search(t)) return tdm__bg_rank_descend(t, q, n, r);
   k_rank_lanes<BT_LANES><<<tdm__grid(n * BT_LANES), TDM_GPU_BLOCK, 0, tdm__stream(t->ctx)>>>(
-      BG(t)->d_nodes, BG(t)->d_seps, BG(t)->lgeom, q, n, (const uint64_t *)NULL, t->ks, t->kind, r);
+      BG(t)->d_nodes, BG(t)->d_seps, top_of(t), BG(t)->lgeom, q, n, (const uint64_t *)NULL, t->ks, t->kind, r);
 }
 
 static void counts(const tdm_btree *t, const void *lo, const void *hi, size_t n, uint64_t cnt_len, uint64_t *cnt) {
   if (!lanes_search(t)) return tdm__bg_counts_descend(t, lo, hi, n, cnt_len, cnt);
   k_range_count_lanes<BT_LANES><<<tdm__grid(cnt_len * BT_LANES), TDM_GPU_BLOCK, 0, tdm__stream(t->ctx)>>>(
-      BG(t)->d_nodes, BG(t)->d_seps, BG(t)->lgeom, lo, hi, n, cnt_len, t->ks, t->kind, cnt);
+      BG(t)->d_nodes, BG(t)->d_seps, top_of(t), BG(t)->lgeom, lo, hi, n, cnt_len, t->ks, t->kind, cnt);
 }
 
 /* Ranks of the queries' lower bounds, then one thread per output. */
@@ -298,7 +370,7 @@ static void fill(const tdm_btree *t, const void *lo, size_t n, const uint64_t *o
   cudaStream_t s = tdm__stream(t->ctx);
   if (lanes_search(t))
     k_rank_lanes<BT_LANES><<<tdm__grid(n * BT_LANES), TDM_GPU_BLOCK, 0, s>>>(
-        BG(t)->d_nodes, BG(t)->d_seps, BG(t)->lgeom, lo, n, off, t->ks, t->kind, r);
+        BG(t)->d_nodes, BG(t)->d_seps, top_of(t), BG(t)->lgeom, lo, n, off, t->ks, t->kind, r);
   else
     k_range_lo_rank<<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>(BG(t)->d_nodes, t->root, t->height, lo, n, off, t->ks,
                                                            t->kind, r);

@@ -38,6 +38,7 @@ struct tdm__gpu_state {
   cudaStream_t stream;
   int own_stream;
   int device;
+  int sm_count;           /* the device's multiprocessors */
   tdm__dev_block *blocks; /* live and parked device blocks (guarded by ctx->lock) */
   int n_parked;
 };
@@ -263,6 +264,19 @@ static inline unsigned tdm__grid(size_t n) {
   size_t g = (n + TDM_GPU_BLOCK - 1) / TDM_GPU_BLOCK;
   if (g > 65535u * 16u) g = 65535u * 16u;
   return (unsigned)(g ? g : 1);
+}
+
+/* Blocks per SM of a resident grid: 8 blocks of TDM_GPU_BLOCK threads are
+ * the 2048 threads an sm_80 / sm_90 multiprocessor holds at once. */
+#define TDM_GPU_RESIDENT_BLOCKS_PER_SM 8u
+
+/* Grid size for a grid-stride loop over n elements that flushes per-block
+ * counters with global atomics: at most one resident wave (a few blocks per
+ * SM), so the flushes number a few thousand however large n is, instead of
+ * one set per 256 elements all aimed at the same few words. */
+static inline unsigned tdm__grid_resident(const tdm_ctx *ctx, size_t n) {
+  unsigned g = tdm__grid(n), cap = TDM_GPU_RESIDENT_BLOCKS_PER_SM * (unsigned)ctx->gpu->sm_count;
+  return cap && g > cap ? cap : g;
 }
 
 /* The grid-stride loop: each thread takes i, i + grid size, ... below n. */

@@ -4,9 +4,12 @@
  * Find: a lane group per key reads its probe a 64-byte bucket at a time
  * (find_group_kernel).
  *
- * Insert, v2: sort, reduce, one claim per distinct key.
- *  1. hash_pairs_kernel writes each key's hash (tdm__hash_mix) and value;
- *  2. CUB radix sort of the (hash, value) pairs on all 64 bits;
+ * Insert, v2: sort, reduce, one claim per distinct key (SUM: step 4 alone,
+ * one claim per copy, see below).
+ *  1. hash_pairs_kernel writes each key's sort word (sort_word: a 64-bit
+ *     key's hash, tdm__hash_mix; a 32-bit key itself) and value;
+ *  2. CUB radix sort of the (word, value) pairs on all the word's bits
+ *     (8 digit passes for 64-bit keys, 4 for 32-bit ones);
  *  3. CUB reduce-by-key over the sorted hashes with the policy as operator;
  *  4. claim_runs_kernel: a lane group per distinct key claims its slot and
  *     combines with a present value.
@@ -27,27 +30,36 @@
  *    copy of itself, and its value is written by one lane with a plain store
  *    (tdm__hs_put_run): the policy's combine with a present value is fused
  *    into the claim.
- *  - Homes are the hash's top bits, so sorted hashes are sorted homes: the
- *    claims of neighbouring lane groups walk neighbouring buckets and the
- *    table is written nearly in order instead of at random.
+ *  - Homes are the hash's top bits, so for 64-bit keys sorted hashes are
+ *    sorted homes: the claims of neighbouring lane groups walk neighbouring
+ *    buckets and the table is written nearly in order instead of at random.
  *  - The claim probes like the v2 find: a tile of 64 / slot-size lanes reads
  *    one 64-byte bucket together, three tile ballots give the bucket's
  *    match / empty / tombstone masks and tdm__hs_claim_step decides; one
  *    lane swaps the key in (tdm__hs_claim_cas_outcome; a lost swap probes
  *    again).
- *  - Scratch is batch-sized only: the hashes and values and their sort
- *    alternates, 16 + 2 * value-size bytes per key, plus CUB's temporary
+ *  - Scratch is batch-sized only: the sort words and values and their sort
+ *    alternates, 2 * (word + value size) bytes per key, plus CUB's temporary
  *    storage, sized for the largest chunk and taken before the table
  *    changes. Chunks of at most 2^28 keys (8 GiB of scratch for 64-bit
  *    values) bound it; chunks are consecutive inserts, as in legacy.
- *  The cost is the sort (8 passes over 12 or 16 bytes per key); SUM alone
- *  could do without it (atomic adds are order-free), but one path for every
- *  policy keeps the results easy to trust. Which design is faster is for
- *  bench/device-check.sh on a GPU to say.
+ *  - SUM (integer values, wrapping) needs no sort: adds are order-free, so
+ *    every copy claims with the same lane-group probe and adds its value
+ *    atomically into the slot (a free slot's value is 0); no scratch at all.
+ *  - 32-bit keys sort themselves (4 passes over 4 + value-size bytes,
+ *    instead of 8 over 8 + value-size for a 64-bit hash): the run grouping
+ *    only needs a bijection of the key, and a 32-bit image of the 64-bit
+ *    hash is not one. Their claims then walk the table in key order, not
+ *    home order.
+ *  - Claim grids are one resident wave (tdm__grid_resident: 8 blocks per
+ *    SM), so the block counters' global flushes stay a few thousand.
+ *  The cost is the sort (8 or 4 passes); which design, and which of these
+ *  trades, is faster is for bench/device-check.sh on a GPU to say.
  */
 #include <string.h>
 
 #include <new>
+#include <type_traits>
 
 #include <cub/device/device_reduce.cuh>
 
@@ -98,11 +110,28 @@ __global__ void __launch_bounds__(TDM_GPU_BLOCK) find_group_kernel(const typenam
 
 /* ---- the insert (see the top of the file) ---------------------------------- */
 
-/* Step 1: the sort's input, each key's hash and its value. */
+/* The word a key is sorted by (step 2): 64-bit keys by their hash
+ * (tdm__hash_mix, a bijection, so equal words are equal keys and sorted
+ * words are sorted homes); 32-bit keys by themselves, 32 bits, so CUB makes
+ * 4 digit passes over 4 + value-size bytes instead of 8 over 8 + value-size
+ * (the claims then come in key order, not home order: a trade only a GPU
+ * run can weigh). sort_key / key_of are inverses. */
+template <typename K>
+struct sort_word {
+  typedef typename std::conditional<sizeof(K) == 4, uint32_t, uint64_t>::type W;
+  static __host__ __device__ __forceinline__ W sort_key(K k) {
+    return sizeof(K) == 4 ? (W)k : (W)tdm__hash_mix((uint64_t)k);
+  }
+  static __host__ __device__ __forceinline__ K key_of(W w) {
+    return sizeof(K) == 4 ? (K)w : (K)tdm__hash_unmix((uint64_t)w);
+  }
+};
+
+/* Step 1: the sort's input, each key's sort word and its value. */
 template <typename K, typename V>
-__global__ void hash_pairs_kernel(const K *keys, const V *vals, uint64_t *hk, V *hv, size_t n) {
+__global__ void hash_pairs_kernel(const K *keys, const V *vals, typename sort_word<K>::W *hk, V *hv, size_t n) {
   TDM_GRID_STRIDE(i, n) {
-    hk[i] = tdm__hash_mix((uint64_t)keys[i]);
+    hk[i] = sort_word<K>::sort_key(keys[i]);
     hv[i] = vals[i];
   }
 }
@@ -139,8 +168,8 @@ struct pick_op {
  * most 2^28 keys), to vu; the run count to *runs. With temp NULL only sizes
  * temp_bytes: the sizing and the call go through this one function, so they
  * always name the same CUB instantiation. */
-template <typename V>
-static cudaError_t reduce_runs(void *temp, size_t &temp_bytes, const uint64_t *k, uint64_t *ku, const V *v, V *vu,
+template <typename W, typename V>
+static cudaError_t reduce_runs(void *temp, size_t &temp_bytes, const W *k, W *ku, const V *v, V *vu,
                                uint64_t *runs, int dup, int vkind, size_t n, cudaStream_t st) {
   if (tdm__dup_by_position(dup)) {
     pick_op<V> op = {dup};
@@ -152,19 +181,26 @@ static cudaError_t reduce_runs(void *temp, size_t &temp_bytes, const uint64_t *k
 }
 
 /* Step 4: a tile of G lanes (the slots of one 64-byte bucket) per distinct
- * key: uh[u] is the key's hash, uv[u] its run's value, *d_runs the number of
- * distinct keys; with picked (KEEP_FIRST / KEEP_LAST) uv[u] is a position
- * in picked, the sorted values, and the run's value is picked[uv[u]]. The
- * group reads the key's probe a bucket at a time, as the
+ * key: uw[u] is the key's sort word (sort_word), uv[u] its run's value,
+ * *d_runs the number of distinct keys; with picked (KEEP_FIRST / KEEP_LAST)
+ * uv[u] is a position in picked, the sorted values, and the run's value is
+ * picked[uv[u]]. The group reads the key's probe a bucket at a time, as the
  * v2 find does, with three ballots (match, empty, tombstone) per bucket;
  * tdm__hs_claim_step decides, lane 0 swaps the key into the chosen slot and
  * the group learns the outcome by a shuffle. A marker key (side slot) needs
  * no probe: lane 0 claims its side slot. Lane 0 then stores the value
- * (tdm__hs_put_run) and counts the outcome as legacy's claim pass does. */
-template <typename K, typename V>
+ * (tdm__hs_put_run) and counts the outcome as legacy's claim pass does.
+ * COPIES (SUM only, no sort): uw are the batch's keys themselves, d_runs is
+ * NULL and n_copies their count; every copy claims, and lane 0 adds its
+ * value with an atomic add (a free slot's value is 0, the table's
+ * invariant; integer SUM wraps, so the order of the adds does not matter).
+ * Two copies of one key probe the same path, so one claims and the other
+ * finds it (tdm__hs_claim's argument). */
+template <typename K, typename V, bool COPIES>
 __global__ void __launch_bounds__(TDM_GPU_BLOCK)
-    claim_runs_kernel(typename hs<K, V>::S *s, unsigned l, const uint64_t *uh, const V *uv, const V *picked,
-                      const uint64_t *d_runs, int dup, int vkind, unsigned long long *cnt) {
+    claim_runs_kernel(typename hs<K, V>::S *s, unsigned l, const typename sort_word<K>::W *uw, const V *uv,
+                      const V *picked, const uint64_t *d_runs, size_t n_copies, int dup, int vkind,
+                      unsigned long long *cnt) {
   constexpr unsigned G = 64u / sizeof(typename hs<K, V>::S);
   static_assert(32u % G == 0 && TDM_GPU_BLOCK % 32u == 0, "a lane group must lie within one warp");
   __shared__ unsigned long long sh[NCOUNT];
@@ -172,17 +208,16 @@ __global__ void __launch_bounds__(TDM_GPU_BLOCK)
   bc.init(sh);
   cg::thread_block_tile<G> tile = cg::tiled_partition<G>(cg::this_thread_block());
   const unsigned lane = tile.thread_rank();
-  const uint64_t cap = (uint64_t)1 << l, mask = cap - 1u, runs = *d_runs;
+  const uint64_t cap = (uint64_t)1 << l, mask = cap - 1u, runs = COPIES ? (uint64_t)n_copies : *d_runs;
   const size_t groups = (size_t)gridDim.x * blockDim.x / G;
   for (size_t u = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / G; u < runs; u += groups) {
-    const uint64_t hash = uh[u];
-    const K key = (K)tdm__hash_unmix(hash);
+    const K key = COPIES ? (K)uw[u] : sort_word<K>::key_of(uw[u]);
     uint64_t at = TDM_HASH_NONE;
     int o = TDM_HASH_FOUND;
     if (sizeof(K) == 4 ? tdm__hash_side32((uint32_t)key) : tdm__hash_side64((uint64_t)key)) {
       if (lane == 0) at = hs<K, V>::claim(s, l, key, hs<K, V>::start(key, l), &o);
     } else {
-      const uint64_t home = tdm__hash_home(hash, l, G); /* = tdm__hs_start(key) */
+      const uint64_t home = hs<K, V>::home(key, l);
       for (;;) {
         uint64_t pos = home, tomb = TDM_HASH_NONE;
         K expect = 0, prev = 0;
@@ -215,7 +250,8 @@ __global__ void __launch_bounds__(TDM_GPU_BLOCK)
         bc.add(TDM_HASH_FOUND);
       } else {
         if (o != TDM_HASH_FOUND) bc.add(o);
-        hs<K, V>::put_run(s, at, o, picked ? picked[(size_t)uv[u]] : uv[u], dup, vkind);
+        if (COPIES) atomic_add_v(&s[at].v, uv[u]);
+        else hs<K, V>::put_run(s, at, o, picked ? picked[(size_t)uv[u]] : uv[u], dup, vkind);
       }
     }
   }
@@ -224,9 +260,10 @@ __global__ void __launch_bounds__(TDM_GPU_BLOCK)
 
 /* ---- host side ---------------------------------------------------------------- */
 
-/* The design's part of an insert's scratch (tdm__hg_scratch::design). */
+/* The design's part of an insert's scratch (tdm__hg_scratch::design);
+ * empty for SUM, which needs no sort. */
 struct v2_scratch {
-  uint64_t *hk[2];    /* the chunk's hashes and the sort's alternate */
+  void *hk[2];        /* the chunk's sort words (sort_word) and the sort's alternate */
   void *hv[2];        /* its values and the sort's alternate */
   void *temp;         /* CUB's temporary storage, for the sort, then the reduce */
   size_t temp_bytes;
@@ -243,32 +280,34 @@ static_assert(sizeof(v2_scratch) <= sizeof(tdm__hg_scratch::design), "scratch fi
  * only size the call. */
 template <typename K, typename V>
 static void v2_temp_bytes(tdm_hash *h, size_t m, size_t *bytes, cudaError_t *err) {
-  cub::DoubleBuffer<uint64_t> kb(NULL, NULL);
+  typedef typename sort_word<K>::W W;
+  cub::DoubleBuffer<W> kb(NULL, NULL);
   cub::DoubleBuffer<V> vb(NULL, NULL);
   size_t sort_bytes = 0, reduce_bytes = 0;
   cudaStream_t st = tdm__stream(h->ctx);
-  (void)sizeof(K);
-  *err = tdm__cub_sort<uint64_t, V>(NULL, sort_bytes, kb, vb, m, 0, 64, 0, st);
+  *err = tdm__cub_sort<W, V>(NULL, sort_bytes, kb, vb, m, 0, (int)sizeof(W) * 8, 0, st);
   if (*err == cudaSuccess)
-    *err = reduce_runs<V>(NULL, reduce_bytes, NULL, NULL, NULL, NULL, NULL, (int)h->dup, h->vkind, m, st);
+    *err = reduce_runs<W, V>(NULL, reduce_bytes, NULL, NULL, NULL, NULL, NULL, (int)h->dup, h->vkind, m, st);
   if (reduce_bytes > sort_bytes) sort_bytes = reduce_bytes;
   if (sort_bytes > *bytes) *bytes = sort_bytes;
 }
 
 template <typename K, typename V>
 static tdm_status scratch_take(tdm_hash *h, tdm__gpu_scope &sc, size_t n, size_t final_cap, tdm__hg_scratch *x) {
+  typedef typename sort_word<K>::W W;
   tdm_status st;
   cudaError_t err = cudaSuccess;
   (void)final_cap;
   memset(x, 0, sizeof *x);
   v2_scratch *vx = new (x->design) v2_scratch();
   x->chunk = n < V2_CHUNK ? n : V2_CHUNK;
+  if (h->dup == TDM__DUP_SUM) return TDM_OK; /* claimed copy by copy, no scratch */
   /* The last chunk is smaller: size CUB's storage for both lengths. */
   v2_temp_bytes<K, V>(h, x->chunk, &vx->temp_bytes, &err);
   if (err == cudaSuccess && n % x->chunk) v2_temp_bytes<K, V>(h, n % x->chunk, &vx->temp_bytes, &err);
   TDM_CUDA_TRY(err, (void)0);
-  if ((st = sc.alloc(x->chunk * sizeof(uint64_t), &vx->hk[0])) != TDM_OK ||
-      (st = sc.alloc(x->chunk * sizeof(uint64_t), &vx->hk[1])) != TDM_OK ||
+  if ((st = sc.alloc(x->chunk * sizeof(W), &vx->hk[0])) != TDM_OK ||
+      (st = sc.alloc(x->chunk * sizeof(W), &vx->hk[1])) != TDM_OK ||
       (st = sc.alloc(x->chunk * h->vs, &vx->hv[0])) != TDM_OK ||
       (st = sc.alloc(x->chunk * h->vs, &vx->hv[1])) != TDM_OK ||
       (st = sc.alloc(vx->temp_bytes ? vx->temp_bytes : 1, &vx->temp)) != TDM_OK ||
@@ -277,31 +316,41 @@ static tdm_status scratch_take(tdm_hash *h, tdm__gpu_scope &sc, size_t n, size_t
   return TDM_OK;
 }
 
-/* The v2 insert of one chunk of n keys (steps 1-4 at the top of the file). */
+/* The v2 insert of one chunk of n keys (steps 1-4 at the top of the file;
+ * SUM: step 4 alone, copy by copy). Claim grids are one resident wave
+ * (tdm__grid_resident), so each block's counter flush serves many keys. */
 template <typename K, typename V>
 static tdm_status launch_insert(tdm_hash *h, const void *keys, const void *vals, size_t n, tdm__hg_scratch *xs,
                                 unsigned long long *cnt) {
+  typedef typename sort_word<K>::W W;
   const v2_scratch *x = std::launder(reinterpret_cast<const v2_scratch *>(xs->design));
   const K *k = (const K *)keys;
   const V *v = (const V *)vals;
   typedef typename hs<K, V>::S S;
   cudaStream_t st = tdm__stream(h->ctx);
-  cub::DoubleBuffer<uint64_t> kb(x->hk[0], x->hk[1]);
+  const unsigned claim_grid = tdm__grid_resident(h->ctx, n * (64u / sizeof(S)));
+  tdm_status s;
+  if (h->dup == TDM__DUP_SUM) {
+    claim_runs_kernel<K, V, true><<<claim_grid, TDM_GPU_BLOCK, 0, st>>>(
+        (S *)tdm__hg(h)->slots, h->log2cap, (const W *)k, v, NULL, NULL, n, (int)h->dup, h->vkind, cnt);
+    return TDM_OK;
+  }
+  cub::DoubleBuffer<W> kb((W *)x->hk[0], (W *)x->hk[1]);
   cub::DoubleBuffer<V> vb((V *)x->hv[0], (V *)x->hv[1]);
   size_t temp_bytes = x->temp_bytes;
-  tdm_status s;
   hash_pairs_kernel<K, V><<<tdm__grid(n), TDM_GPU_BLOCK, 0, st>>>(k, v, kb.Current(), vb.Current(), n);
   if ((s = tdm__launch_check("tdm_hash_insert (hash)")) != TDM_OK) return s;
-  TDM_CUDA_TRY((tdm__cub_sort<uint64_t, V>(x->temp, temp_bytes, kb, vb, n, 0, 64, 0, st)), (void)0);
+  TDM_CUDA_TRY((tdm__cub_sort<W, V>(x->temp, temp_bytes, kb, vb, n, 0, (int)sizeof(W) * 8, 0, st)), (void)0);
   temp_bytes = x->temp_bytes;
   /* The reduce writes into the sort's alternates, free now; the sorted
    * values stay in Current() for a KEEP_FIRST / KEEP_LAST claim to pick. */
-  TDM_CUDA_TRY(reduce_runs<V>(x->temp, temp_bytes, kb.Current(), kb.Alternate(), vb.Current(), vb.Alternate(), x->runs,
-                              (int)h->dup, h->vkind, n, st),
+  TDM_CUDA_TRY((reduce_runs<W, V>(x->temp, temp_bytes, kb.Current(), kb.Alternate(), vb.Current(), vb.Alternate(),
+                                  x->runs, (int)h->dup, h->vkind, n, st)),
                (void)0);
   const V *picked = tdm__dup_by_position((int)h->dup) ? vb.Current() : NULL;
-  claim_runs_kernel<K, V><<<tdm__grid(n * (64u / sizeof(S))), TDM_GPU_BLOCK, 0, st>>>(
-      (S *)tdm__hg(h)->slots, h->log2cap, kb.Alternate(), vb.Alternate(), picked, x->runs, (int)h->dup, h->vkind, cnt);
+  claim_runs_kernel<K, V, false><<<claim_grid, TDM_GPU_BLOCK, 0, st>>>((S *)tdm__hg(h)->slots, h->log2cap,
+                                                                         kb.Alternate(), vb.Alternate(), picked,
+                                                                         x->runs, 0, (int)h->dup, h->vkind, cnt);
   return TDM_OK;
 }
 

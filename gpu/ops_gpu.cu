@@ -187,9 +187,9 @@ static tdm_status sort_in_place(tdm_ctx *ctx, void *d_k, uint64_t *d_v, size_t n
   b.k[0] = d_k;
   b.v[0] = d_v;
   if ((st = sc.alloc(n * ks, &b.k[1])) != TDM_OK || (st = sc.alloc(n * vs, &b.v[1])) != TDM_OK ||
-      (st = tdm__gpu_cub_temp_bytes(ctx, &b, n, ks, vs, 0, &temp_bytes)) != TDM_OK ||
+      (st = tdm__gpu_cub_temp_bytes(ctx, &b, n, TDM_KIND_UNSIGNED, ks, vs, 0, &temp_bytes)) != TDM_OK ||
       (st = sc.alloc(temp_bytes, &b.temp)) != TDM_OK ||
-      (st = tdm__gpu_cub_sort_with(ctx, &b, temp_bytes, n, ks, vs, 0, &kcur, &vcur)) != TDM_OK)
+      (st = tdm__gpu_cub_sort_with(ctx, &b, temp_bytes, n, TDM_KIND_UNSIGNED, ks, vs, 0, &kcur, &vcur)) != TDM_OK)
     return st;
   if (kcur) TDM_CUDA_TRY(cudaMemcpyAsync(b.k[0], b.k[1], n * ks, cudaMemcpyDeviceToDevice, s), (void)0);
   if (vs && vcur) TDM_CUDA_TRY(cudaMemcpyAsync(b.v[0], b.v[1], n * vs, cudaMemcpyDeviceToDevice, s), (void)0);

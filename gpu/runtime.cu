@@ -71,6 +71,9 @@ tdm_status tdm__gpu_ctx_init(tdm_ctx *ctx) {
       return st;
     }
   }
+  /* For grids capped at a few blocks per SM (tdm__grid_resident). */
+  TDM_CUDA_TRY(cudaDeviceGetAttribute(&g->sm_count, cudaDevAttrMultiProcessorCount, g->device),
+               (ctx->gpu = NULL, tdm__ctx_free(ctx, g, sizeof *g)));
   if (ctx->stream) {
     g->stream = (cudaStream_t)ctx->stream;
   } else {

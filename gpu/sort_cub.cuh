@@ -1,9 +1,13 @@
 /*
  * sort_cub.cuh: the CUB radix sorts the backend is built on, instantiated for
- * unsigned key bits only (u32, u64) and value words (none, u32, u64), so that
- * every key and value type shares six instantiations. sort_cub_impl.cuh holds
- * the one definition; each key width is instantiated in its own translation
- * unit (cub_k32.cu, cub_k64.cu) so builds run in parallel.
+ * unsigned key bits (u32, u64: unsigned keys, and the sort bits of every
+ * other key type) and signed keys (i32, i64: CUB orders signed integers
+ * numerically itself, so the v2 sort needs no map passes for them), each
+ * with every value word (none, u32, u64). Floats are not instantiated: CUB
+ * ranks -0.0 and +0.0 equal, tandem orders -0.0 first (IEEE totalOrder), so
+ * they sort as their sort bits. sort_cub_impl.cuh holds the one definition;
+ * each key type is instantiated in its own translation unit (cub_k32.cu,
+ * cub_k64.cu, cub_i32.cu, cub_i64.cu) so builds run in parallel.
  */
 #ifndef TANDEM_SORT_CUB_CUH
 #define TANDEM_SORT_CUB_CUH

@@ -71,24 +71,27 @@ static const cub_fns cub_fns_of = {
     .temp = cub_temp_t<K, V>,
     .run = cub_run_t<K, V>,
 };
-/* By key width (4, 8) and value width (0: keys only, 4, 8): a sort's widths
- * are arguments of the call, so the pair is looked up per call. */
-static const cub_fns *cub_widths(size_t ks, size_t vs) {
-  static const cub_fns *const t[2][3] = {
-      {&cub_fns_of<uint32_t, tdm__no_value>, &cub_fns_of<uint32_t, uint32_t>, &cub_fns_of<uint32_t, uint64_t>},
-      {&cub_fns_of<uint64_t, tdm__no_value>, &cub_fns_of<uint64_t, uint32_t>, &cub_fns_of<uint64_t, uint64_t>},
+/* By CUB key order (unsigned bits, or signed integers), key width (4, 8)
+ * and value width (0: keys only, 4, 8): a sort's types are arguments of the
+ * call, so the triple is looked up per call. */
+static const cub_fns *cub_widths(int ckind, size_t ks, size_t vs) {
+  static const cub_fns *const t[2][2][3] = {
+      {{&cub_fns_of<uint32_t, tdm__no_value>, &cub_fns_of<uint32_t, uint32_t>, &cub_fns_of<uint32_t, uint64_t>},
+       {&cub_fns_of<uint64_t, tdm__no_value>, &cub_fns_of<uint64_t, uint32_t>, &cub_fns_of<uint64_t, uint64_t>}},
+      {{&cub_fns_of<int32_t, tdm__no_value>, &cub_fns_of<int32_t, uint32_t>, &cub_fns_of<int32_t, uint64_t>},
+       {&cub_fns_of<int64_t, tdm__no_value>, &cub_fns_of<int64_t, uint32_t>, &cub_fns_of<int64_t, uint64_t>}},
   };
-  return t[ks == 8][vs / 4];
+  return t[ckind == TDM_KIND_SIGNED][ks == 8][vs / 4];
 }
 
-tdm_status tdm__gpu_cub_temp_bytes(tdm_ctx *ctx, const tdm__sort_bufs *b, size_t n, size_t ks, size_t vs, int desc,
-                                   size_t *temp_bytes) {
-  return cub_widths(ks, vs)->temp(ctx, b, n, desc, temp_bytes);
+tdm_status tdm__gpu_cub_temp_bytes(tdm_ctx *ctx, const tdm__sort_bufs *b, size_t n, int ckind, size_t ks, size_t vs,
+                                   int desc, size_t *temp_bytes) {
+  return cub_widths(ckind, ks, vs)->temp(ctx, b, n, desc, temp_bytes);
 }
 
-tdm_status tdm__gpu_cub_sort_with(tdm_ctx *ctx, tdm__sort_bufs *b, size_t temp_bytes, size_t n, size_t ks, size_t vs,
-                                  int desc, int *kcur, int *vcur) {
-  return cub_widths(ks, vs)->run(ctx, b, temp_bytes, n, desc, kcur, vcur);
+tdm_status tdm__gpu_cub_sort_with(tdm_ctx *ctx, tdm__sort_bufs *b, size_t temp_bytes, size_t n, int ckind, size_t ks,
+                                  size_t vs, int desc, int *kcur, int *vcur) {
+  return cub_widths(ckind, ks, vs)->run(ctx, b, temp_bytes, n, desc, kcur, vcur);
 }
 
 /* The staged sort's CUB step: sizes CUB's storage, allocates it in the
@@ -97,10 +100,10 @@ static tdm_status cub_sort(tdm_ctx *ctx, tdm__gpu_scope &sc, tdm__sort_bufs *b, 
                            int *vcur) {
   size_t temp_bytes = 0;
   tdm_status st;
-  if ((st = tdm__gpu_cub_temp_bytes(ctx, b, n, ks, vs, 0, &temp_bytes)) != TDM_OK ||
+  if ((st = tdm__gpu_cub_temp_bytes(ctx, b, n, TDM_KIND_UNSIGNED, ks, vs, 0, &temp_bytes)) != TDM_OK ||
       (st = sc.alloc(temp_bytes, &b->temp)) != TDM_OK)
     return st;
-  return tdm__gpu_cub_sort_with(ctx, b, temp_bytes, n, ks, vs, 0, kcur, vcur);
+  return tdm__gpu_cub_sort_with(ctx, b, temp_bytes, n, TDM_KIND_UNSIGNED, ks, vs, 0, kcur, vcur);
 }
 
 /* Allocates the buffers of one sort: keys always, values when vs > 0 (with
@@ -217,13 +220,13 @@ tdm_status tdm__gpu_argsort(tdm_ctx *ctx, tdm_type key_type, const void *keys, t
   void *direct = tdm__cuda_is_device_ptr(perm_out) ? perm_out : NULL;
   if ((st = sort_begin(&j, sc, ctx, key_type, keys, tdm_type_size(index_type), n, desc, direct)) != TDM_OK) return st;
   /* Everything that can fail for lack of memory before perm_out is written. */
-  if ((st = tdm__gpu_cub_temp_bytes(ctx, &j.b, n, j.ks, j.vs, 0, &temp_bytes)) != TDM_OK ||
+  if ((st = tdm__gpu_cub_temp_bytes(ctx, &j.b, n, TDM_KIND_UNSIGNED, j.ks, j.vs, 0, &temp_bytes)) != TDM_OK ||
       (st = sc.alloc(temp_bytes, &j.b.temp)) != TDM_OK)
     return st;
   if (j.vs == 4) iota_kernel<uint32_t><<<j.grid, TDM_GPU_BLOCK, 0, j.s>>>((uint32_t *)j.b.v[0], n);
   else iota_kernel<uint64_t><<<j.grid, TDM_GPU_BLOCK, 0, j.s>>>((uint64_t *)j.b.v[0], n);
   if ((st = tdm__launch_check("tdm_argsort (iota)")) != TDM_OK) return st;
-  if ((st = tdm__gpu_cub_sort_with(ctx, &j.b, temp_bytes, n, j.ks, j.vs, 0, &j.kcur, &j.vcur)) != TDM_OK) return st;
+  if ((st = tdm__gpu_cub_sort_with(ctx, &j.b, temp_bytes, n, TDM_KIND_UNSIGNED, j.ks, j.vs, 0, &j.kcur, &j.vcur)) != TDM_OK) return st;
   int q = tdm__gpu_queue_only(ctx, keys, perm_out, NULL);
   if (direct && j.vcur == 0) return tdm__gpu_finish(ctx, q, "tdm_argsort (device sort)");
   if (!q && (st = tdm__gpu_sync(ctx, "tdm_argsort (device sort)")) != TDM_OK) return st;

@@ -25,14 +25,16 @@ tdm_status tdm__gpu_argsort(tdm_ctx *ctx, tdm_type key_type, const void *keys, t
                             size_t n, int desc);
 
 /* CUB's temporary storage for a sort of n keys of width ks (values vs, 0
- * for keys only) between the buffers of b, descending when desc. */
-tdm_status tdm__gpu_cub_temp_bytes(tdm_ctx *ctx, const tdm__sort_bufs *b, size_t n, size_t ks, size_t vs, int desc,
-                                   size_t *temp_bytes);
-/* Sorts the bits in b->k[0] (values in b->v[0]) with b->temp of temp_bytes,
- * descending when desc (tdm__cub_sort); *kcur / *vcur receive the index of
- * the buffers holding the result. */
-tdm_status tdm__gpu_cub_sort_with(tdm_ctx *ctx, tdm__sort_bufs *b, size_t temp_bytes, size_t n, size_t ks, size_t vs,
-                                  int desc, int *kcur, int *vcur);
+ * for keys only) between the buffers of b, descending when desc. ckind is
+ * the order CUB sorts the key words in: TDM_KIND_UNSIGNED (unsigned keys and
+ * sort bits) or TDM_KIND_SIGNED (signed integer keys, sorted as they are). */
+tdm_status tdm__gpu_cub_temp_bytes(tdm_ctx *ctx, const tdm__sort_bufs *b, size_t n, int ckind, size_t ks, size_t vs,
+                                   int desc, size_t *temp_bytes);
+/* Sorts the key words in b->k[0] (values in b->v[0]) in CUB's order ckind
+ * with b->temp of temp_bytes, descending when desc (tdm__cub_sort); *kcur /
+ * *vcur receive the index of the buffers holding the result. */
+tdm_status tdm__gpu_cub_sort_with(tdm_ctx *ctx, tdm__sort_bufs *b, size_t temp_bytes, size_t n, int ckind, size_t ks,
+                                  size_t vs, int desc, int *kcur, int *vcur);
 /* Queues the map of n key words of width ks from in to out (which may be in):
  * to 1 keys to sort bits, 0 back. The caller checks the launch. */
 void tdm__gpu_map_bits(cudaStream_t s, const void *in, void *out, size_t n, size_t ks, int kind, int desc, int to);

@@ -10,11 +10,14 @@
 /* The v2 sort: in place in the caller's device arrays
  * (or in the one staging copy of a host array), with CUB's DoubleBuffer
  * between the caller's array and one alternate buffer per array.
- *  - Unsigned keys are already CUB's order, ascending or (CUB's stable
- *    descending sort) descending: no transform at all.
- *  - Other key types are mapped to sort bits in place before the sort, and
- *    back after it; when CUB's result lies in the alternate buffer the map
- *    back writes straight into the caller's array (the copy is the map).
+ *  - Unsigned and signed integer keys are already CUB's order (CUB flips
+ *    the sign bit of signed keys inside its digit passes), ascending or
+ *    (CUB's stable descending sort) descending: no transform at all.
+ *  - Floats are mapped to sort bits in place before the sort, and back
+ *    after it; when CUB's result lies in the alternate buffer the map back
+ *    writes straight into the caller's array (the copy is the map). CUB's
+ *    own float order is not tandem's: it ranks -0.0 and +0.0 equal (keeping
+ *    their input order), where IEEE totalOrder puts -0.0 first.
  * All-or-nothing: every buffer (alternates, CUB's temporary storage, staging)
  * is allocated and CUB's storage size known before the first write to the
  * caller's memory. What can still fail after that is a launch error or a
@@ -31,11 +34,11 @@ static tdm_status sort_v2(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type 
   tdm__sort_bufs b;
   cudaStream_t s;
   size_t ks = tdm_type_size(key_type), vs = values ? tdm_type_size(value_type) : 0, temp_bytes = 0;
-  /* Unsigned keys are CUB's order, ascending or descending (cdesc): no
-   * map. Others are mapped to sort bits (inverted for desc) and sorted
-   * ascending. */
-  int kind = tdm__key_kind(key_type), transform = kind != TDM_KIND_UNSIGNED, cdesc = !transform && desc, kcur = 0,
-      vcur = 0;
+  /* Integer keys are CUB's order (ckind), ascending or descending (cdesc):
+   * no map. Floats are mapped to unsigned sort bits (inverted for desc) and
+   * sorted ascending. */
+  int kind = tdm__key_kind(key_type), transform = kind == TDM_KIND_FLOAT, cdesc = !transform && desc,
+      ckind = transform ? (int)TDM_KIND_UNSIGNED : kind, kcur = 0, vcur = 0;
   tdm_status st;
   if ((st = sc.enter()) != TDM_OK) return st;
   s = tdm__stream(ctx);
@@ -46,7 +49,7 @@ static tdm_status sort_v2(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type 
     return st;
   b.k[0] = dk.d;
   b.v[0] = dv.d;
-  if ((st = tdm__gpu_cub_temp_bytes(ctx, &b, n, ks, vs, cdesc, &temp_bytes)) != TDM_OK ||
+  if ((st = tdm__gpu_cub_temp_bytes(ctx, &b, n, ckind, ks, vs, cdesc, &temp_bytes)) != TDM_OK ||
       (st = sc.alloc(temp_bytes, &b.temp)) != TDM_OK)
     return st;
   /* From here on the caller's array (or its staging copy) changes. */
@@ -55,7 +58,7 @@ static tdm_status sort_v2(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type 
     /* A failed launch ran nothing: the keys are unchanged. */
     if ((st = tdm__launch_check("tdm_sort (key bits, in place)")) != TDM_OK) return st;
   }
-  if ((st = tdm__gpu_cub_sort_with(ctx, &b, temp_bytes, n, ks, vs, cdesc, &kcur, &vcur)) != TDM_OK) {
+  if ((st = tdm__gpu_cub_sort_with(ctx, &b, temp_bytes, n, ckind, ks, vs, cdesc, &kcur, &vcur)) != TDM_OK) {
     /* CUB refused before its first kernel ran (the usual case of an error
      * return): the keys are the mapped input, so map them back. */
     if (transform) tdm__gpu_map_bits(s, b.k[0], b.k[0], n, ks, kind, desc, 0);

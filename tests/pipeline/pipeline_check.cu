@@ -353,7 +353,10 @@ __global__ void never_runs(int *p) {
 //    replays more than once (a graph holding an allocation it never frees
 //    cannot be launched again) and the context's cache keeps nothing of it.
 //  - A call that waits refuses during a capture, with a message saying so,
-//    and the capture stays valid.
+//    and the capture stays valid: a sort on a context that is not
+//    stream-ordered, and a data operation (tdm_unique, which waits in every
+//    mode: it writes a count to host memory, ops.h) on a stream-ordered one,
+//    which then runs normally once the capture has ended.
 //  - A launch error the caller left pending is reported as such by the next
 //    call, which touches nothing; the call after it runs.
 static void check_graphs_and_pending(const world *w, const uint64_t *ref, uint64_t *got) {
@@ -402,6 +405,37 @@ static void check_graphs_and_pending(const world *w, const uint64_t *ref, uint64
     (void)cudaGetLastError();
     printf("a waiting call during a capture: refused: %s\n", tdm_last_error());
     tdm_ctx_destroy(waits);
+  }
+  {
+    tdm_ctx *so = make_ctx(s, TDM_CTX_STREAM_ORDERED, NULL);
+    cudaGraph_t graph;
+    size_t nu = 12345, nu_after = 0;
+    uint64_t *u = (uint64_t *)dev(N * 8);
+    CU(cudaMemcpy(d, w->d_keys, N * 8, cudaMemcpyDeviceToDevice));
+    CU(cudaMemset(u, 0xab, N * 8));
+    CU(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    tdm_status cs = tdm_unique(so, TDM_U64, d, N, 0, u, NULL, NULL, NULL, &nu);
+    cudaError_t e = cudaStreamEndCapture(s, &graph);
+    CHECK(cs == TDM_ERR_INVALID_ARGUMENT && strstr(tdm_last_error(), "captured"),
+          "tdm_unique during a capture: %s: %s, expected TDM_ERR_INVALID_ARGUMENT naming the capture",
+          tdm_status_name(cs), tdm_last_error());
+    CHECK(e == cudaSuccess, "the capture was invalidated by the refused tdm_unique: %s", cudaGetErrorString(e));
+    if (e == cudaSuccess) CU(cudaGraphDestroy(graph));
+    (void)cudaGetLastError();
+    CHECK(nu == 12345, "the refused tdm_unique wrote its count");
+    uint64_t *head = (uint64_t *)malloc(8);
+    CU(cudaMemcpy(head, u, 8, cudaMemcpyDeviceToHost));
+    CHECK(*head == 0xababababababababull, "the refused tdm_unique wrote its output");
+    free(head);
+    printf("a data operation during a capture: refused: %s\n", tdm_last_error());
+    // After the capture the same call runs: the distinct keys of the
+    // sorted reference are its values without repeats.
+    TDM(tdm_unique(so, TDM_U64, d, N, 0, u, NULL, NULL, NULL, &nu_after));
+    size_t want = 0;
+    for (size_t i = 0; i < N; i++) want += i == 0 || ref[i] != ref[i - 1];
+    CHECK(nu_after == want, "tdm_unique after the capture: %zu distinct keys, expected %zu", nu_after, want);
+    CU(cudaFree(u));
+    tdm_ctx_destroy(so);
   }
   {
     tdm_ctx *so = make_ctx(s, TDM_CTX_STREAM_ORDERED, NULL);

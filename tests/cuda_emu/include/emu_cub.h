@@ -3,7 +3,8 @@
  * Device-wide algorithms run on the host in stream order (queued like a
  * kernel, run when the stream is forced) and keep CUB's documented contract:
  * the temp-storage size query (temp NULL), too little temp storage refused,
- * radix sorts stable on bits [begin_bit, end_bit), DoubleBuffer selector
+ * radix sorts stable on bits [begin_bit, end_bit) of CUB's order of the key
+ * type (signed and float keys included), DoubleBuffer selector
  * saying where the result is. Where CUB leaves a choice they are hostile:
  * the result lands in either buffer (chosen by the seed), the other buffer
  * and the temp storage are scribbled, ReduceByKey folds each run in a random
@@ -16,6 +17,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <algorithm>
 #include <numeric>
@@ -60,9 +62,32 @@ static inline cudaError_t temp_check(void *temp, size_t &bytes, size_t need, con
   return cudaSuccess;
 }
 
+/* The unsigned bits CUB's radix passes see for a key (CUB's documented key
+ * order): unsigned keys as they are; signed keys with the sign bit flipped
+ * (numeric order); floats with every bit flipped when the sign is set and
+ * only the sign flipped otherwise, and -0.0 taken as +0.0 (CUB: "positive
+ * and negative zero ... considered equivalent"; stable, so they keep their
+ * input order). Bit ranges apply to these bits. */
+template <typename K>
+static inline uint64_t ordered_bits(K k) {
+  typedef typename std::conditional<sizeof(K) == 8, uint64_t,
+                                    typename std::conditional<sizeof(K) == 4, uint32_t, uint16_t>::type>::type U;
+  const U high = (U)((U)1 << (8 * sizeof(K) - 1));
+  U u;
+  memcpy(&u, &k, sizeof u);
+  if (std::is_floating_point<K>::value) {
+    u = (u & high) ? (U)~u : (U)(u ^ high);
+    if (u == (U)(high - 1u)) u = high; /* -0.0 ranks as +0.0 */
+  } else if (std::is_signed<K>::value) {
+    u = (U)(u ^ high);
+  }
+  return (uint64_t)u;
+}
+
 template <typename K>
 static inline uint64_t digit(K k, int begin, int end) {
-  uint64_t u = (uint64_t)k;
+  static_assert(std::is_arithmetic<K>::value, "CUB sorts arithmetic keys (no decomposer here)");
+  uint64_t u = ordered_bits(k);
   int w = end - begin;
   return w >= 64 ? u >> begin : (u >> begin) & ((UINT64_C(1) << w) - 1u);
 }
