@@ -147,6 +147,14 @@ tdm_status tdm__gpu_finish(tdm_ctx *ctx, int queue_only, const char *where);
 /* 1 when ctx is stream-ordered and every non-NULL pointer given is device
  * memory. */
 int tdm__gpu_queue_only(tdm_ctx *ctx, const void *a, const void *b, const void *c);
+/* cudaMemcpyAsync / cudaMemsetAsync on the context's stream for a step
+ * after a call's commit point (queued work already changes the structure or
+ * the caller's arrays): a refusal is retried once after waiting for the
+ * stream (not while capturing), so a transient failure does not leave the
+ * call half applied; a lasting one (a device fault) is reported. */
+tdm_status tdm__gpu_copy_committed(tdm_ctx *ctx, void *dst, const void *src, size_t bytes, cudaMemcpyKind kind,
+                                   const char *where);
+tdm_status tdm__gpu_memset_committed(tdm_ctx *ctx, void *p, int v, size_t bytes, const char *where);
 /* tdm_ctx_sync of a CUDA context. */
 tdm_status tdm__gpu_ctx_sync(tdm_ctx *ctx);
 /* The backend's copy (backend.h): host <-> device on the context's stream,
@@ -161,6 +169,7 @@ typedef struct tdm__dev_array {
   void *user;   /* caller's pointer */
   size_t bytes;
   int staged;   /* 1: d is a staging buffer owned by us */
+  int copied;   /* 1: tdm__gpu_out_finish queued the copy back to user */
 } tdm__dev_array;
 
 /* Input: stages host data to the device (async on the context's stream). */
@@ -185,6 +194,14 @@ class tdm__gpu_scope {
  public:
   explicit tdm__gpu_scope(tdm_ctx *ctx) : dev_(), ctx_(ctx), nbuf_(0), narr_(0) {}
   ~tdm__gpu_scope() {
+    /* A call that queued a copy back into a caller's host array and then
+     * failed before its wait must not return while the copy may still
+     * write there (on success the stream is idle and this returns at once). */
+    for (int i = 0; i < narr_; i++)
+      if (arr_[i]->copied && !tdm__gpu_capturing(ctx_)) {
+        (void)cudaStreamSynchronize(tdm__stream(ctx_));
+        break;
+      }
     for (int i = 0; i < narr_; i++) tdm__gpu_release(ctx_, arr_[i]);
     for (int i = 0; i < nbuf_; i++) tdm__gpu_scratch_free(ctx_, buf_[i]);
     /* dev_ (restoring the caller's device) is destroyed after this body. */
@@ -216,14 +233,14 @@ class tdm__gpu_scope {
     if (narr_ == MAX) return full();
     arr_[narr_++] = a;
     a->d = NULL;
-    a->staged = 0;
+    a->staged = a->copied = 0;
     return tdm__gpu_in(ctx_, user, bytes, a);
   }
   tdm_status out(void *user, size_t bytes, tdm__dev_array *a) {
     if (narr_ == MAX) return full();
     arr_[narr_++] = a;
     a->d = NULL;
-    a->staged = 0;
+    a->staged = a->copied = 0;
     return tdm__gpu_out(ctx_, user, bytes, a);
   }
   /* 1 if a caller array of the call was staged through the host. */
