@@ -192,16 +192,14 @@ tdm_status tdm__gpu_sync(tdm_ctx *ctx, const char *where);
  * returns. keep() hands a buffer over to a longer-lived owner (a structure). */
 class tdm__gpu_scope {
  public:
-  explicit tdm__gpu_scope(tdm_ctx *ctx) : dev_(), ctx_(ctx), nbuf_(0), narr_(0) {}
+  explicit tdm__gpu_scope(tdm_ctx *ctx) : dev_(), ctx_(ctx), nbuf_(0), narr_(0), wait_(0) {}
   ~tdm__gpu_scope() {
     /* A call that queued a copy back into a caller's host array and then
      * failed before its wait must not return while the copy may still
      * write there (on success the stream is idle and this returns at once). */
-    for (int i = 0; i < narr_; i++)
-      if (arr_[i]->copied && !tdm__gpu_capturing(ctx_)) {
-        (void)cudaStreamSynchronize(tdm__stream(ctx_));
-        break;
-      }
+    int wait = wait_;
+    for (int i = 0; i < narr_; i++) wait |= arr_[i]->copied;
+    if (wait && !tdm__gpu_capturing(ctx_)) (void)cudaStreamSynchronize(tdm__stream(ctx_));
     for (int i = 0; i < narr_; i++) tdm__gpu_release(ctx_, arr_[i]);
     for (int i = 0; i < nbuf_; i++) tdm__gpu_scratch_free(ctx_, buf_[i]);
     /* dev_ (restoring the caller's device) is destroyed after this body. */
@@ -254,6 +252,9 @@ class tdm__gpu_scope {
   tdm_status finish(const char *where) const {
     return tdm__gpu_finish(ctx_, (ctx_->flags & TDM_CTX_STREAM_ORDERED) && !staged(), where);
   }
+  /* The call queued a copy into a caller's host array outside
+   * tdm__gpu_out_finish: the scope's end waits for it (see the destructor). */
+  void wait_at_end() { wait_ = 1; }
   /* Stops tracking p: its new owner frees it. */
   void keep(void *p) {
     for (int i = 0; i < nbuf_; i++)
@@ -268,6 +269,7 @@ class tdm__gpu_scope {
   void *buf_[MAX];
   tdm__dev_array *arr_[MAX];
   int nbuf_, narr_;
+  int wait_;
 };
 
 /* ---- launch shape -------------------------------------------------------------- */
