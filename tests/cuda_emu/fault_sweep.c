@@ -512,7 +512,25 @@ static tdm_status capture_op(env *e) {
   return tdm_ctx_sync(e->ctx);
 }
 
+/* A second context on the same device, created and destroyed (its
+ * stream is the one runtime object it makes). */
+static void ctx_create_setup(env *e) { (void)e; }
+static tdm_status ctx_create_op(env *e) {
+  tdm_ctx_opts o;
+  tdm_ctx *c = NULL;
+  tdm_status st;
+  memset(&o, 0, sizeof o);
+  o.backend = TDM_BACKEND_CUDA;
+  st = tdm_ctx_create(&o, &c);
+  if (st == TDM_OK) {
+    e->count = tdm_ctx_backend(c);
+    tdm_ctx_destroy(c);
+  }
+  return st;
+}
+
 static const sweep_case cases[] = {
+    {"context create", 0, ctx_create_setup, ctx_create_op},
     {"sort u32", 0, sort_u32, sort_op},
     {"sort u32 (device)", 1, sort_u32, sort_op},
     {"sort f64 desc", 0, sort_f64_desc, sort_op},
