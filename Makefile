@@ -70,13 +70,16 @@ cuda-emu-planted:
 
 # Line coverage of gpu/ from the emulated run (gcov + gcovr), in
 # $(BUILD)/cuda-emu-cov/coverage.txt.
-cuda-emu-coverage:
-	@TANDEM_EXTRA_DEPS=gcovr scripts/deps.sh
+# gcovr comes from PyPI into a venv of the build folder.
+COV_VENV = $(BUILD)/cov-venv
+$(COV_VENV)/bin/gcovr:
+	python3 -m venv $(COV_VENV) && $(COV_VENV)/bin/pip install -q gcovr
+cuda-emu-coverage: $(COV_VENV)/bin/gcovr
 	cmake -S tests/cuda_emu -B $(BUILD)/cuda-emu-cov -DCUDA_INCLUDE=$(CUDA_INCLUDE) -DEMU_COVERAGE=ON >/dev/null
 	cmake --build $(BUILD)/cuda-emu-cov -j $(JOBS)
 	find $(BUILD)/cuda-emu-cov -name '*.gcda' -delete
 	-CUDA_EMU_SEEDS="1" tests/cuda_emu/run.sh $(BUILD)/cuda-emu-cov
-	gcovr -r . --filter 'gpu/' --object-directory $(BUILD)/cuda-emu-cov --txt $(BUILD)/cuda-emu-cov/coverage.txt $(BUILD)/cuda-emu-cov
+	$(COV_VENV)/bin/gcovr -r . --filter 'gpu/' --object-directory $(BUILD)/cuda-emu-cov --txt $(BUILD)/cuda-emu-cov/coverage.txt $(BUILD)/cuda-emu-cov
 	@tail -3 $(BUILD)/cuda-emu-cov/coverage.txt
 
 # The Python package alone: pip-installed into $(BUILD)/venv, then its tests.

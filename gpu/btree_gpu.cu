@@ -165,7 +165,9 @@ tdm_status tdm__bg_scan_total(tdm_ctx *ctx, tdm__gpu_scope &sc, const uint64_t *
   if ((st = sc.alloc(temp_bytes ? temp_bytes : 1, &temp)) != TDM_OK) return st;
   TDM_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp, temp_bytes, flag, out, (size_t)n, s), (void)0);
   TDM_CUDA_TRY(cudaMemcpyAsync(&last[0], out + n - 1, 8, cudaMemcpyDeviceToHost, s), (void)0);
-  TDM_CUDA_TRY(cudaMemcpyAsync(&last[1], flag + n - 1, 8, cudaMemcpyDeviceToHost, s), (void)0);
+  /* On failure the first copy may still be queued: it writes last, which
+   * lives only as long as this call. */
+  TDM_CUDA_TRY(cudaMemcpyAsync(&last[1], flag + n - 1, 8, cudaMemcpyDeviceToHost, s), (void)cudaStreamSynchronize(s));
   if ((st = tdm__gpu_sync(ctx, "tdm_btree (scan)")) != TDM_OK) return st;
   *total = last[0] + last[1];
   return TDM_OK;
@@ -420,6 +422,7 @@ tdm_status tdm__bg_range(const tdm_btree *t, const void *lo, const void *hi, siz
       (st = tdm__bg_scan_total(ctx, sc, cnt, off, n + 1, &total)) != TDM_OK)
     return st;
   TDM_CUDA_TRY(cudaMemcpyAsync(offsets_out, off, (n + 1) * 8, cudaMemcpyDefault, s), (void)0);
+  sc.wait_at_end(); /* a failure below must not return while that copy may still write offsets_out */
   if (total > cap) {
     if ((st = tdm__gpu_sync(ctx, "tdm_btree_range")) != TDM_OK) return st;
     return tdm__fail(TDM_ERR_CAPACITY, "tdm_btree_range: the ranges hold %llu keys, but cap is %zu",

@@ -374,6 +374,9 @@ static void fill(const tdm_btree *t, const void *lo, size_t n, const uint64_t *o
   else
     k_range_lo_rank<<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>(BG(t)->d_nodes, t->root, t->height, lo, n, off, t->ks,
                                                            t->kind, r);
+  /* fill_out reads r: not launched when the rank kernel could not be (the
+   * caller's launch check reports that error). */
+  if (cudaPeekAtLastError() != cudaSuccess) return;
   k_range_fill_out<<<tdm__grid(total), TDM_GPU_BLOCK, 0, s>>>(BG(t)->d_nodes, BG(t)->geom, n, off, r, total, keys, vals,
                                                               t->ks, t->vs, t->kind);
 }

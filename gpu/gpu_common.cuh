@@ -148,6 +148,14 @@ tdm_status tdm__gpu_finish(tdm_ctx *ctx, int queue_only, const char *where);
 /* 1 when ctx is stream-ordered and every non-NULL pointer given is device
  * memory. */
 int tdm__gpu_queue_only(tdm_ctx *ctx, const void *a, const void *b, const void *c);
+/* cudaMemcpyAsync / cudaMemsetAsync on the context's stream for a step
+ * after a call's commit point (queued work already changes the structure or
+ * the caller's arrays): a refusal is retried once after waiting for the
+ * stream (not while capturing), so a transient failure does not leave the
+ * call half applied; a lasting one (a device fault) is reported. */
+tdm_status tdm__gpu_copy_committed(tdm_ctx *ctx, void *dst, const void *src, size_t bytes, cudaMemcpyKind kind,
+                                   const char *where);
+tdm_status tdm__gpu_memset_committed(tdm_ctx *ctx, void *p, int v, size_t bytes, const char *where);
 /* tdm_ctx_sync of a CUDA context. */
 tdm_status tdm__gpu_ctx_sync(tdm_ctx *ctx);
 /* The backend's copy (backend.h): host <-> device on the context's stream,
@@ -162,6 +170,7 @@ typedef struct tdm__dev_array {
   void *user;   /* caller's pointer */
   size_t bytes;
   int staged;   /* 1: d is a staging buffer owned by us */
+  int copied;   /* 1: tdm__gpu_out_finish queued the copy back to user */
 } tdm__dev_array;
 
 /* Input: stages host data to the device (async on the context's stream). */
@@ -184,8 +193,14 @@ tdm_status tdm__gpu_sync(tdm_ctx *ctx, const char *where);
  * returns. keep() hands a buffer over to a longer-lived owner (a structure). */
 class tdm__gpu_scope {
  public:
-  explicit tdm__gpu_scope(tdm_ctx *ctx) : dev_(), ctx_(ctx), nbuf_(0), narr_(0) {}
+  explicit tdm__gpu_scope(tdm_ctx *ctx) : dev_(), ctx_(ctx), nbuf_(0), narr_(0), wait_(0) {}
   ~tdm__gpu_scope() {
+    /* A call that queued a copy back into a caller's host array and then
+     * failed before its wait must not return while the copy may still
+     * write there (on success the stream is idle and this returns at once). */
+    int wait = wait_;
+    for (int i = 0; i < narr_; i++) wait |= arr_[i]->copied;
+    if (wait && !tdm__gpu_capturing(ctx_)) (void)cudaStreamSynchronize(tdm__stream(ctx_));
     for (int i = 0; i < narr_; i++) tdm__gpu_release(ctx_, arr_[i]);
     for (int i = 0; i < nbuf_; i++) tdm__gpu_scratch_free(ctx_, buf_[i]);
     /* dev_ (restoring the caller's device) is destroyed after this body. */
@@ -217,14 +232,14 @@ class tdm__gpu_scope {
     if (narr_ == MAX) return full();
     arr_[narr_++] = a;
     a->d = NULL;
-    a->staged = 0;
+    a->staged = a->copied = 0;
     return tdm__gpu_in(ctx_, user, bytes, a);
   }
   tdm_status out(void *user, size_t bytes, tdm__dev_array *a) {
     if (narr_ == MAX) return full();
     arr_[narr_++] = a;
     a->d = NULL;
-    a->staged = 0;
+    a->staged = a->copied = 0;
     return tdm__gpu_out(ctx_, user, bytes, a);
   }
   /* 1 if a caller array of the call was staged through the host. */
@@ -238,6 +253,9 @@ class tdm__gpu_scope {
   tdm_status finish(const char *where) const {
     return tdm__gpu_finish(ctx_, (ctx_->flags & TDM_CTX_STREAM_ORDERED) && !staged(), where);
   }
+  /* The call queued a copy into a caller's host array outside
+   * tdm__gpu_out_finish: the scope's end waits for it (see the destructor). */
+  void wait_at_end() { wait_ = 1; }
   /* Stops tracking p: its new owner frees it. */
   void keep(void *p) {
     for (int i = 0; i < nbuf_; i++)
@@ -252,6 +270,7 @@ class tdm__gpu_scope {
   void *buf_[MAX];
   tdm__dev_array *arr_[MAX];
   int nbuf_, narr_;
+  int wait_;
 };
 
 /* ---- launch shape -------------------------------------------------------------- */

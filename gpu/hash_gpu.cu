@@ -212,9 +212,9 @@ static tdm_status rehash(tdm_hash *h, unsigned dl) {
   TDM_CUDA_TRY(cudaMemsetAsync(dst, 0, bytes, tdm__stream(ctx)), (void)0);
   tdm__hg(h)->common->rehash(ctx, tdm__hg(h)->slots, h->cap, dst, dl);
   if ((st = tdm__launch_check("tdm_hash_insert (rehash)")) != TDM_OK) return st;
-  TDM_CUDA_TRY(cudaMemcpyAsync((char *)dst + dcap * sb, (const char *)tdm__hg(h)->slots + h->cap * sb, 2u * sb,
-                               cudaMemcpyDeviceToDevice, tdm__stream(ctx)),
-               (void)0);
+  if ((st = tdm__gpu_copy_committed(ctx, (char *)dst + dcap * sb, (const char *)tdm__hg(h)->slots + h->cap * sb,
+                                    2u * sb, cudaMemcpyDeviceToDevice, "tdm_hash_insert (rehash)")) != TDM_OK)
+    return st;
   sc.keep(dst);
   tdm__gpu_free(ctx, tdm__hg(h)->slots);
   tdm__hg(h)->slots = dst;
@@ -265,9 +265,15 @@ tdm_status tdm__hg_sync_counts(tdm_hash *h, const char *fn, size_t *no_slot) {
   unsigned long long hc[NCOUNT];
   tdm_status st;
   if ((st = dev.enter(ctx)) != TDM_OK) return st;
-  TDM_CUDA_TRY(cudaMemcpyAsync(hc, tdm__hg(h)->counts, sizeof hc, cudaMemcpyDeviceToHost, tdm__stream(ctx)), (void)0);
-  TDM_CUDA_TRY(cudaMemsetAsync(tdm__hg(h)->counts, 0, sizeof hc, tdm__stream(ctx)), (void)0);
+  /* The inserts being folded are queued already: the read is committed. */
+  if ((st = tdm__gpu_copy_committed(ctx, hc, tdm__hg(h)->counts, sizeof hc, cudaMemcpyDeviceToHost, fn)) != TDM_OK)
+    return st;
+  /* The wait comes before anything else can fail: the queued copy writes
+   * hc, which lives only as long as this call. */
   if ((st = tdm__gpu_sync(ctx, fn)) != TDM_OK) return st;
+  /* Reset after the read; if it cannot be queued, the counts stay on the
+   * device and nothing was folded (the next fold reads them again). */
+  if ((st = tdm__gpu_memset_committed(ctx, tdm__hg(h)->counts, 0, sizeof hc, fn)) != TDM_OK) return st;
   h->size += (size_t)(hc[TDM_HASH_NEW_EMPTY] + hc[TDM_HASH_NEW_TOMB] + hc[TDM_HASH_NEW_SIDE]);
   h->side += (size_t)hc[TDM_HASH_NEW_SIDE];
   h->tombs -= (size_t)hc[TDM_HASH_NEW_TOMB];
@@ -314,7 +320,9 @@ tdm_status tdm__hg_erase(tdm_hash *h, const void *keys, size_t n, size_t *erased
   TDM_CUDA_TRY(cudaMemsetAsync(cnt, 0, NCOUNT * sizeof(unsigned long long), tdm__stream(ctx)), (void)0);
   tdm__hg(h)->common->erase(h, dk.d, n, cnt);
   if ((st = tdm__launch_check("tdm_hash_erase")) != TDM_OK) return st;
-  TDM_CUDA_TRY(cudaMemcpyAsync(hc, cnt, sizeof hc, cudaMemcpyDeviceToHost, tdm__stream(ctx)), (void)0);
+  /* The erase kernel is queued: reading its counts is committed. */
+  if ((st = tdm__gpu_copy_committed(ctx, hc, cnt, sizeof hc, cudaMemcpyDeviceToHost, "tdm_hash_erase")) != TDM_OK)
+    return st;
   if ((st = tdm__gpu_sync(ctx, "tdm_hash_erase")) != TDM_OK) return st;
   *erased = (size_t)(hc[4 + TDM_HASH_GONE_TOMB] + hc[4 + TDM_HASH_GONE_EMPTY] + hc[4 + TDM_HASH_GONE_SIDE]);
   h->size -= *erased;

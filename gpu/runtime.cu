@@ -351,7 +351,52 @@ tdm_status tdm__gpu_out(tdm_ctx *ctx, void *user, size_t bytes, tdm__dev_array *
 tdm_status tdm__gpu_out_finish(tdm_ctx *ctx, tdm__dev_array *a) {
   if (!a->staged) return TDM_OK;
   TDM_CUDA_TRY(cudaMemcpyAsync(a->user, a->d, a->bytes, cudaMemcpyDeviceToHost, tdm__stream(ctx)), (void)0);
+  a->copied = 1;
   return TDM_OK;
+}
+
+/* One retry after a wait (tdm__gpu_copy_committed); e is the first refusal. */
+static tdm_status committed_retry(tdm_ctx *ctx, cudaError_t e, const char *what, const char *where, int line,
+                                  cudaError_t (*again)(void *), void *arg) {
+  (void)cudaGetLastError();
+  if (!tdm__gpu_capturing(ctx)) {
+    cudaError_t w = cudaStreamSynchronize(tdm__stream(ctx));
+    if (w == cudaSuccess && (e = again(arg)) == cudaSuccess) return TDM_OK;
+    if (w != cudaSuccess) e = w;
+    (void)cudaGetLastError();
+  }
+  (void)what;
+  return tdm__cuda_fail(e, where, __FILE__, line);
+}
+
+struct committed_op {
+  tdm_ctx *ctx;
+  void *dst;
+  const void *src;
+  size_t bytes;
+  cudaMemcpyKind kind;
+  int v;
+};
+static cudaError_t committed_copy(void *arg) {
+  committed_op *o = (committed_op *)arg;
+  return cudaMemcpyAsync(o->dst, o->src, o->bytes, o->kind, tdm__stream(o->ctx));
+}
+static cudaError_t committed_memset(void *arg) {
+  committed_op *o = (committed_op *)arg;
+  return cudaMemsetAsync(o->dst, o->v, o->bytes, tdm__stream(o->ctx));
+}
+
+tdm_status tdm__gpu_copy_committed(tdm_ctx *ctx, void *dst, const void *src, size_t bytes, cudaMemcpyKind kind,
+                                   const char *where) {
+  committed_op o = {ctx, dst, src, bytes, kind, 0};
+  cudaError_t e = committed_copy(&o);
+  return e == cudaSuccess ? TDM_OK : committed_retry(ctx, e, "cudaMemcpyAsync", where, __LINE__, committed_copy, &o);
+}
+
+tdm_status tdm__gpu_memset_committed(tdm_ctx *ctx, void *p, int v, size_t bytes, const char *where) {
+  committed_op o = {ctx, p, NULL, bytes, cudaMemcpyDefault, v};
+  cudaError_t e = committed_memset(&o);
+  return e == cudaSuccess ? TDM_OK : committed_retry(ctx, e, "cudaMemsetAsync", where, __LINE__, committed_memset, &o);
 }
 
 void tdm__gpu_release(tdm_ctx *ctx, tdm__dev_array *a) {

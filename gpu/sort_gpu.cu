@@ -138,8 +138,9 @@ static tdm_status load_bits(tdm_ctx *ctx, tdm__sort_bufs *b, const void *keys, s
 /* Copies bytes from a device buffer to the caller's array, host or device. */
 static tdm_status store(tdm_ctx *ctx, void *user, const void *d, size_t bytes) {
   cudaMemcpyKind kind = tdm__cuda_is_device_ptr(user) ? cudaMemcpyDeviceToDevice : cudaMemcpyDeviceToHost;
-  TDM_CUDA_TRY(cudaMemcpyAsync(user, d, bytes, kind, tdm__stream(ctx)), (void)0);
-  return TDM_OK;
+  /* The first store of a pair sort commits the call: the second must not
+   * fail for a transient reason after it. */
+  return tdm__gpu_copy_committed(ctx, user, d, bytes, kind, "tdm_sort (copy out)");
 }
 
 /* One device sort in progress: its widths, scratch and result buffers. */

@@ -65,18 +65,32 @@ static tdm_status sort_v2(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type 
     (void)cudaGetLastError();
     return st;
   }
-  if (kcur == 0) {
-    if (transform) tdm__gpu_map_bits(s, b.k[0], b.k[0], n, ks, kind, desc, 0);
-  } else if (transform) {
-    tdm__gpu_map_bits(s, b.k[1], b.k[0], n, ks, kind, desc, 0);
-  } else {
-    TDM_CUDA_TRY(cudaMemcpyAsync(b.k[0], b.k[1], n * ks, cudaMemcpyDeviceToDevice, s), (void)0);
+  /* The keys hold sorted bits now: every step below is committed, so a
+   * refused launch or copy is retried once (tdm__gpu_copy_committed) rather
+   * than leaving them half done. */
+  if (transform) {
+    for (int tries = 0; tries < 2; tries++) {
+      tdm__gpu_map_bits(s, b.k[kcur], b.k[0], n, ks, kind, desc, 0);
+      if (cudaPeekAtLastError() == cudaSuccess) break;
+      if (tries == 0) (void)cudaGetLastError();
+    }
+    if ((st = tdm__launch_check("tdm_sort (keys from bits)")) != TDM_OK) return st;
+  } else if (kcur == 1 &&
+             (st = tdm__gpu_copy_committed(ctx, b.k[0], b.k[1], n * ks, cudaMemcpyDeviceToDevice, "tdm_sort (v2)")) != TDM_OK) {
+    return st;
   }
-  if ((st = tdm__launch_check("tdm_sort (keys from bits)")) != TDM_OK) return st;
-  if (vs && vcur == 1) TDM_CUDA_TRY(cudaMemcpyAsync(b.v[0], b.v[1], n * vs, cudaMemcpyDeviceToDevice, s), (void)0);
-  /* Staged host arrays go back to the caller. */
-  if (dk.staged) TDM_CUDA_TRY(cudaMemcpyAsync(keys, dk.d, n * ks, cudaMemcpyDeviceToHost, s), (void)0);
-  if (vs && dv.staged) TDM_CUDA_TRY(cudaMemcpyAsync(values, dv.d, n * vs, cudaMemcpyDeviceToHost, s), (void)0);
+  if (vs && vcur == 1 &&
+      (st = tdm__gpu_copy_committed(ctx, b.v[0], b.v[1], n * vs, cudaMemcpyDeviceToDevice, "tdm_sort (v2)")) != TDM_OK)
+    return st;
+  /* Staged host arrays go back to the caller (the scope waits for them if
+   * the call fails after). */
+  dk.copied = dk.staged;
+  if (dk.staged &&
+      (st = tdm__gpu_copy_committed(ctx, keys, dk.d, n * ks, cudaMemcpyDeviceToHost, "tdm_sort (v2)")) != TDM_OK)
+    return st;
+  if (vs && dv.staged &&
+      (st = tdm__gpu_copy_committed(ctx, values, dv.d, n * vs, cudaMemcpyDeviceToHost, "tdm_sort (v2)")) != TDM_OK)
+    return st;
   /* As the legacy path ends: no wait on a stream-ordered context with
    * device arrays (so the call can be captured into a CUDA graph). */
   return sc.finish("tdm_sort (v2)");

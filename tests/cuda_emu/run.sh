@@ -4,7 +4,7 @@
 # Criterion program with CUDA cases, the fused example, over several seeds.
 # Usage: tests/cuda_emu/run.sh BUILD_DIR   (built by make test-cuda-emu)
 # Environment: CUDA_EMU_SEEDS (default "1 2 3"), CUDA_EMU_CRITERION=0 to skip
-# the Criterion programs, CUDA_EMU_ONLY=selftest|pipeline|criterion|example.
+# the Criterion programs, CUDA_EMU_ONLY=selftest|pipeline|criterion|example|sweep.
 set -uo pipefail
 b=${1:?usage: run.sh BUILD_DIR}
 seeds=${CUDA_EMU_SEEDS:-1 2 3}
@@ -49,6 +49,10 @@ if want pipeline; then
 fi
 if want example; then
   run "fused_lookup 12 2" "$first" legacy "$b/fused_lookup" 12 2
+fi
+if want sweep; then
+  # Every runtime call of every operation failed in turn (both designs inside).
+  run "tandem-fault-sweep" "$first" legacy "$b/tandem-fault-sweep"
 fi
 if want criterion && [ "${CUDA_EMU_CRITERION:-1}" != 0 ]; then
   for p in $(cat "$b/criterion-programs.txt" | tr ';' ' '); do

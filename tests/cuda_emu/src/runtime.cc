@@ -113,6 +113,12 @@ struct fail_rule {
 std::vector<fail_rule> rules;
 std::map<std::string, long> counts;
 bool report_counts;
+long fault_k, fault_seen; /* tdm_emu_fault_nth: the fault_k-th kernel faults */
+
+/* Whether the kernel (or CUB call) being queued is the one to fault when it runs. */
+bool fault_due(void) {
+  return ++fault_seen == fault_k;
+}
 
 const char *kind_class(const std::string &fn) {
   if (fn == "cudaMalloc" || fn == "cudaMallocAsync" || fn == "cudaMallocFromPoolAsync" || fn == "cudaMallocManaged" ||
@@ -130,7 +136,8 @@ const char *kind_class(const std::string &fn) {
  * function or a class: malloc, copy, memset, launch, event, stream, any). */
 bool inject(const std::string &fn) {
   const char *cls = kind_class(fn);
-  long a = ++counts[fn], b = ++counts[cls], c = ++counts["any"];
+  /* A kernel launch is named by its class ("launch"): counted once. */
+  long a = ++counts[fn], b = fn == cls ? a : ++counts[cls], c = ++counts["any"];
   for (const fail_rule &r : rules)
     if ((r.kind == fn && r.k == a) || (r.kind == cls && r.k == b) || (r.kind == "any" && r.k == c)) return true;
   return false;
@@ -410,6 +417,10 @@ cudaError_t enqueue(cudaStream_t s, const char *what, std::function<void()> fn) 
   cudaError_t e = precheck(st->device);
   if (e != cudaSuccess) return e;
   if (inject(what)) return set_err(cudaErrorLaunchFailure);
+  if (strcmp(kind_class(what), "launch") == 0 && fault_due()) {
+    std::string name(what);
+    fn = [name]() { device_error(cudaErrorLaunchFailure, name + ": injected device fault (tdm_emu_fault_nth)"); };
+  }
   return enqueue_on(st, what, std::move(fn));
 }
 
@@ -443,6 +454,12 @@ void launch(const char *name, const char *file, int line, const cfg &c, std::vec
   k->device = st->device;
   k->ptrs = std::move(ptrs);
   k->body = std::move(body);
+  if (fault_due()) {
+    enqueue_on(st, "kernel " + k->name, [k]() {
+      device_error(cudaErrorLaunchFailure, "kernel " + k->name + ": injected device fault (tdm_emu_fault_nth)");
+    });
+    return;
+  }
   enqueue_on(st, "kernel " + k->name, [k]() { run_kernel(*k); });
 }
 
@@ -1134,4 +1151,50 @@ API int cuPointerGetAttributes(unsigned n, int *attrs, void **data, unsigned lon
     if (e != CU_OK) return e;
   }
   return CU_OK;
+}
+
+/* ---- entry points for tests (tests/cuda_emu/fault_sweep.c) ---------------- */
+/* Replaces the TANDEM_EMU_FAIL rules with one: the k-th call of cls (a class
+ * or a function, as in TANDEM_EMU_FAIL) counted from now fails; k 0 fails
+ * nothing. Restarts every call count. */
+API void tdm_emu_fail_nth(const char *cls, long k) {
+  LOCK;
+  init();
+  rules.clear();
+  counts.clear();
+  if (cls && k > 0) rules.push_back(fail_rule{cls, k});
+}
+/* Calls of cls (a class or a function) since the last tdm_emu_fail_nth. */
+API long tdm_emu_calls(const char *cls) {
+  LOCK;
+  init();
+  auto it = counts.find(cls);
+  return it == counts.end() ? 0 : it->second;
+}
+/* Bytes of live allocations (device, managed, pinned) once every queued
+ * operation of every device has run (so queued frees count as done). */
+API size_t tdm_emu_live_bytes(void) {
+  LOCK;
+  init();
+  for (int d = 0; d < NDEV; d++) force_device(d);
+  return mem_used;
+}
+/* The k-th kernel or CUB call queued from now faults when it runs (a sticky
+ * cudaErrorLaunchFailure, as a trap or an illegal access would be); 0: none.
+ * Returns how many were queued since the previous call. */
+API long tdm_emu_fault_nth(long k) {
+  LOCK;
+  init();
+  long seen = fault_seen;
+  fault_k = k;
+  fault_seen = 0;
+  return seen; /* kernels and CUB calls queued since the previous call */
+}
+/* Forgets the devices' sticky errors and this thread's last error (a test's
+ * stand-in for destroying the faulted CUDA context). */
+API void tdm_emu_clear_faults(void) {
+  LOCK;
+  init();
+  for (int d = 0; d < NDEV; d++) sticky[d] = cudaSuccess;
+  last_error = cudaSuccess;
 }
