@@ -125,6 +125,8 @@ typedef struct tdm__scratch {
 enum { TDM__MAP_CACHE_SLOTS = 32 }; /* most blocks one cache holds */
 /* The bound never drops below this many bytes. */
 #define TDM__MAP_CACHE_MIN_BOUND ((size_t)64 << 20)
+/* ... and is this many times the largest block given back (map_cache.c). */
+#define TDM__MAP_CACHE_FACTOR ((size_t)3)
 
 typedef struct tdm__map_block {
   char *p;

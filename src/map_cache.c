@@ -6,16 +6,21 @@
  * 37-70 % of the time. A CPU context without a caller's allocator therefore
  * keeps the large blocks its structures and scratch give back (2 MiB aligned
  * mappings, whole huge pages) and hands them out again:
- *  - best fit: the smallest cached block at least as large as the request;
- *    a larger one is split, the request gets the head and the tail stays
- *    cached. Blocks are never merged, so every block lies inside one kernel
- *    mapping (what mremap needs of the B-tree's node array).
- *  - bound: the larger of TDM__MAP_CACHE_MIN_BOUND and twice the largest
- *    block given back since the cache was last emptied, never more than a
- *    quarter of physical memory. Twice, because a table grown by doubling
- *    frees predecessors that add up to just under its own size: holding the
- *    table and its predecessors is what lets the next growth of the same
- *    size reuse all of them. Over the bound the oldest blocks are unmapped.
+ *  - best fit: the smallest cached block at least as large as the request
+ *    and less than twice its size; a larger one is split, the request gets
+ *    the head and the tail stays cached. A block twice the request or more
+ *    is left whole (splitting it for small requests broke up the one block
+ *    a later large request needed). Blocks are never merged, so every block
+ *    lies inside one kernel mapping (what mremap needs of the B-tree's node
+ *    array).
+ *  - bound: the larger of TDM__MAP_CACHE_MIN_BOUND and TDM__MAP_CACHE_FACTOR
+ *    (3) times the largest block given back since the cache was last
+ *    emptied, never more than a quarter of physical memory. A hash table
+ *    grown by doubling gives back predecessors (and tag arrays) that add up
+ *    to a little more than its own size, since each table is a little over
+ *    a power of two: with twice the bound the oldest of them fell out every
+ *    time and the next growth met fresh pages again. Over the bound the
+ *    oldest blocks are unmapped.
  *  - off with a caller's allocator (that allocator owns caching, and must get
  *    every block back when its structure is destroyed), on CUDA contexts,
  *    and with TDM_CTX_NO_MAP_CACHE.
@@ -59,7 +64,7 @@ void *tdm__map_cache_take(tdm__map_cache *c, size_t len) {
   if (!tdm__map_cache_fits(c, len)) return NULL;
   pthread_mutex_lock(&c->lock);
   for (i = 0; i < c->n; i++)
-    if (c->blk[i].len >= len && (best < 0 || c->blk[i].len < c->blk[best].len)) best = i;
+    if (c->blk[i].len >= len && c->blk[i].len / 2 < len && (best < 0 || c->blk[i].len < c->blk[best].len)) best = i;
   if (best < 0) {
     pthread_mutex_unlock(&c->lock);
     return NULL;
@@ -91,7 +96,8 @@ int tdm__map_cache_put(tdm__map_cache *c, void *p, size_t len) {
   if (!tdm__map_cache_fits(c, len) || ((uintptr_t)p & (TDM__HUGE_PAGE - 1))) return 0;
   pthread_mutex_lock(&c->lock);
   if (len > c->largest) c->largest = len;
-  bound = c->largest > TDM__MAP_CACHE_MIN_BOUND / 2 ? 2 * c->largest : TDM__MAP_CACHE_MIN_BOUND;
+  bound = c->largest > TDM__MAP_CACHE_MIN_BOUND / TDM__MAP_CACHE_FACTOR ? TDM__MAP_CACHE_FACTOR * c->largest
+                                                                       : TDM__MAP_CACHE_MIN_BOUND;
   if (bound > c->cap) bound = c->cap;
   if (len > bound) {
     pthread_mutex_unlock(&c->lock);

@@ -210,13 +210,14 @@ TDM_API tdm_status tdm_ctx_sync(tdm_ctx *ctx);
  *  tables and tags of 2 MiB and more, B-tree node arrays of 8 MiB and more,
  *  scratch and batch copies of 4 MiB and more) that its structures and calls
  *  give back, and hands them out again, zeroed where the structure needs
- *  zeroed memory, to a later request of that size or smaller. It holds at
- *  most the larger of 64 MiB and twice the largest block given back since it
- *  was last emptied (a table grown by doubling gives back predecessors
- *  that add up to just under its own size), and never more than a quarter
- *  of physical memory; the oldest blocks are unmapped first. So after
- *  tdm_hash_destroy or tdm_btree_destroy the process keeps up to about twice
- *  that structure's memory resident until the context is trimmed or
+ *  zeroed memory, to a later request of that size or up to half smaller. It holds at
+ *  most the larger of 64 MiB and three times the largest block given back
+ *  since it was last emptied (a table grown by doubling gives back
+ *  predecessors and tag arrays that add up to a little more than its own
+ *  size), and never more than a quarter of physical memory; the oldest
+ *  blocks are unmapped first. So after tdm_hash_destroy or
+ *  tdm_btree_destroy the process may keep two to three times that
+ *  structure's memory resident until the context is trimmed or
  *  destroyed, or a later allocation reuses it. An allocation that the
  *  operating system refuses empties the kept mappings and is tried once
  *  more before the call fails with TDM_ERR_OUT_OF_MEMORY. Threads sharing a
