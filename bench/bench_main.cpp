@@ -52,10 +52,11 @@ uint64_t splitmix(uint64_t &x) {
   fprintf(stderr,
           "usage: tandem-bench {sort|hash|btree|ops|all} [--backend cpu|cuda|all] [--type T] [--n N]\n"
           "                    [--queries Q] [--threads K] [--reps R] [--peers] [--csv FILE] [--seed S]\n"
-          "                    [--clock wall|cpu]\n"
+          "                    [--clock wall|cpu] [--no-map-cache]\n"
           "                    [--design D1,D2,...]\n"
           "  N and Q accept 1e7-style numbers. Default backend: all usable; default threads: 1 and all cores.\n"
           "  --clock cpu: time by process CPU time (1-thread CPU rows on a busy machine); default wall.\n"
+          "  --no-map-cache: contexts keep no freed mappings (TDM_CTX_NO_MAP_CACHE).\n"
           "  --design: run the GPU rows once per named design, setting TANDEM_GPU_DESIGN=<design> before\n"
           "  each context is created; rows of designs other than \"default\" get impl tandem-<design>.\n"
           "  Every result is checked; a wrong one prints WRONG RESULT and the exit status is 4.\n");
@@ -127,9 +128,14 @@ std::vector<int> bench_thread_list(const bench_opts &o, const std::string &backe
   return {1, cores};
 }
 
+/* --no-map-cache: CPU contexts keep no freed mappings (every run then pays
+ * fresh pages, as the first run in a new context does). */
+static unsigned ctx_flags;
+
 tdm_ctx *bench_ctx(const std::string &backend, int threads) {
   tdm_ctx_opts opts;
   memset(&opts, 0, sizeof opts);
+  opts.flags = ctx_flags;
   opts.backend = backend == "cuda" ? TDM_BACKEND_CUDA : TDM_BACKEND_CPU;
   opts.cpu_threads = threads;
   tdm_ctx *c = nullptr;
@@ -291,6 +297,7 @@ int main(int argc, char **argv) {
     else if (a == "--reps") o.reps = (int)parse_count(val());
     else if (a == "--seed") o.seed = parse_count(val());
     else if (a == "--peers") o.peers = true;
+    else if (a == "--no-map-cache") ctx_flags |= TDM_CTX_NO_MAP_CACHE;
     else if (a == "--clock") {
       std::string c = val();
       if (c != "wall" && c != "cpu") usage("--clock must be wall or cpu");

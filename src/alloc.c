@@ -45,9 +45,10 @@ void *tdm__calloc(size_t count, size_t size) {
  * makes first touch fault once per 2 MiB instead of once per 4 KiB. */
 #define TDM_HUGE_MIN ((size_t)4 << 20)
 
-void *tdm__aligned_alloc(size_t bytes) {
+/* The allocations below without the failure hook: the context's paths ask
+ * it once per request and may retry after emptying the mapping cache. */
+static void *aligned_alloc_raw(size_t bytes) {
   void *p = NULL;
-  if (bytes == 0 || tdm__alloc_should_fail()) return NULL;
   if (bytes >= TDM_HUGE_MIN) {
     if (posix_memalign(&p, TDM__HUGE_PAGE, bytes) != 0) return NULL;
 #ifdef MADV_HUGEPAGE
@@ -59,6 +60,11 @@ void *tdm__aligned_alloc(size_t bytes) {
   return p;
 }
 
+void *tdm__aligned_alloc(size_t bytes) {
+  if (bytes == 0 || tdm__alloc_should_fail()) return NULL;
+  return aligned_alloc_raw(bytes);
+}
+
 void tdm__free(void *p) { free(p); }
 
 void *tdm__handle_alloc(size_t common_bytes, size_t state_bytes, void **state) {
@@ -68,11 +74,10 @@ void *tdm__handle_alloc(size_t common_bytes, size_t state_bytes, void **state) {
   return h;
 }
 
-void *tdm__map(size_t len, int huge, int lazy) {
+static void *map_raw(size_t len, int huge, int lazy) {
   size_t extra = huge ? TDM__HUGE_PAGE : 0, head;
   int flags = MAP_PRIVATE | MAP_ANONYMOUS | (lazy ? MAP_NORESERVE : 0);
   char *p, *a;
-  if (len == 0 || tdm__alloc_should_fail()) return NULL;
   p = (char *)mmap(NULL, len + extra, PROT_READ | PROT_WRITE, flags, -1, 0);
   if (p == (char *)MAP_FAILED) return NULL;
   if (!huge) return p;
@@ -85,6 +90,11 @@ void *tdm__map(size_t len, int huge, int lazy) {
   (void)madvise(a, len, MADV_HUGEPAGE); /* a hint: without THP the mapping still works */
 #endif
   return a;
+}
+
+void *tdm__map(size_t len, int huge, int lazy) {
+  if (len == 0 || tdm__alloc_should_fail()) return NULL;
+  return map_raw(len, huge, lazy);
 }
 
 void tdm__unmap(void *p, size_t len) {
@@ -107,11 +117,43 @@ static void *user_alloc(tdm_ctx *ctx, size_t bytes) {
   return p;
 }
 
+/* Large blocks of a context without an allocator are mappings of whole huge
+ * pages, so that the mapping cache can keep them and hand them out again
+ * for any large request; the size alone says which kind a block is. */
+static size_t huge_len(size_t bytes) { return (bytes + TDM__HUGE_PAGE - 1) & ~(TDM__HUGE_PAGE - 1); }
+
+/* A mapping of len bytes (a whole number of huge pages when huge): from the
+ * mapping cache when it holds one (zeroed when asked), else fresh; a failed
+ * mapping is retried once after the cache gave its memory back. The failure
+ * hook was asked already. */
+static void *ctx_map_raw(tdm_ctx *ctx, size_t len, int huge, int lazy, int zero) {
+  void *p = huge ? tdm__map_cache_take(&ctx->maps, len) : NULL;
+  if (p) {
+    /* Zeroed as a fresh mapping would be: the pages are resident, so this
+     * runs at memory speed, far below the cost of faulting fresh ones in. */
+    if (zero) memset(p, 0, len);
+    return p;
+  }
+  p = map_raw(len, huge, lazy);
+  if (!p && tdm__map_cache_release(&ctx->maps) > 0) p = map_raw(len, huge, lazy);
+  return p;
+}
+
+/* Gives a mapping back: into the cache when it keeps it, else to the OS. */
+static void ctx_unmap_raw(tdm_ctx *ctx, void *p, size_t len) {
+  if (!tdm__map_cache_put(&ctx->maps, p, len)) tdm__unmap(p, len);
+}
+
 void *tdm__ctx_alloc(tdm_ctx *ctx, size_t bytes) {
+  void *p;
   if (bytes == 0) return NULL;
   tdm__count_alloc(ctx);
   if (ctx->has_alloc) return user_alloc(ctx, bytes);
-  return tdm__aligned_alloc(bytes);
+  if (tdm__alloc_should_fail()) return NULL;
+  if (bytes >= TDM_HUGE_MIN) return ctx_map_raw(ctx, huge_len(bytes), 1, 0, 0);
+  p = aligned_alloc_raw(bytes);
+  if (!p && tdm__map_cache_release(&ctx->maps) > 0) p = aligned_alloc_raw(bytes);
+  return p;
 }
 
 void *tdm__ctx_calloc(tdm_ctx *ctx, size_t bytes) {
@@ -123,6 +165,7 @@ void *tdm__ctx_calloc(tdm_ctx *ctx, size_t bytes) {
 void tdm__ctx_free(tdm_ctx *ctx, void *p, size_t bytes) {
   if (!p) return;
   if (ctx->has_alloc) ctx->alloc.free(ctx->alloc.user, p, bytes, -1, NULL);
+  else if (bytes >= TDM_HUGE_MIN) ctx_unmap_raw(ctx, p, huge_len(bytes));
   else tdm__free(p);
 }
 
@@ -130,7 +173,8 @@ void *tdm__ctx_map(tdm_ctx *ctx, size_t len, int huge, int lazy) {
   if (len == 0) return NULL;
   if (!ctx->has_alloc) {
     tdm__count_alloc(ctx);
-    return tdm__map(len, huge, lazy);
+    if (tdm__alloc_should_fail()) return NULL;
+    return ctx_map_raw(ctx, len, huge, lazy, 1);
   }
   /* The caller's memory: committed as the allocator decides, zeroed here as
    * a fresh mapping would be. */
@@ -140,7 +184,7 @@ void *tdm__ctx_map(tdm_ctx *ctx, size_t len, int huge, int lazy) {
 void tdm__ctx_unmap(tdm_ctx *ctx, void *p, size_t len) {
   if (!p) return;
   if (ctx->has_alloc) ctx->alloc.free(ctx->alloc.user, p, len, -1, NULL);
-  else tdm__unmap(p, len);
+  else ctx_unmap_raw(ctx, p, len);
 }
 
 void *tdm__ctx_handle_alloc(tdm_ctx *ctx, size_t common_bytes, size_t state_bytes, void **state) {

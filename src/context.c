@@ -1,6 +1,6 @@
 /*
- * context.c: creating and destroying contexts, backend resolution, and the
- * context's host scratch cache.
+ * context.c: creating, trimming and destroying contexts, backend
+ * resolution, and the context's host scratch cache.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +31,7 @@ tdm_status tdm_ctx_create(const tdm_ctx_opts *opts, tdm_ctx **out) {
   if (o.cpu_threads < 0)
     return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "tdm_ctx_create: cpu_threads is %d; use 0 for all cores",
                      o.cpu_threads);
-  if (o.flags & ~(unsigned)TDM_CTX_STREAM_ORDERED)
+  if (o.flags & ~(unsigned)(TDM_CTX_STREAM_ORDERED | TDM_CTX_NO_MAP_CACHE))
     return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "tdm_ctx_create: flags 0x%x has bits that are no TDM_CTX_ flag",
                      o.flags);
   if (o.allocator && (!o.allocator->alloc || !o.allocator->free))
@@ -66,10 +66,16 @@ tdm_status tdm_ctx_create(const tdm_ctx_opts *opts, tdm_ctx **out) {
   ctx->device = o.cuda_device;
   ctx->stream = o.cuda_stream;
   pthread_mutex_init(&ctx->lock, NULL);
+  /* Kept mappings are for CPU contexts that allocate on their own: a
+   * caller's allocator does its own caching and must get every block back
+   * when the structure owning it is destroyed. */
+  tdm__map_cache_init(&ctx->maps, be->id == TDM_BACKEND_CPU && !ctx->has_alloc &&
+                                      !(o.flags & TDM_CTX_NO_MAP_CACHE));
 
   if (be->ctx_init) {
     st = be->ctx_init(ctx);
     if (st != TDM_OK) {
+      tdm__map_cache_fini(&ctx->maps);
       pthread_mutex_destroy(&ctx->lock);
       tdm__ctx_free(ctx, ctx, sizeof *ctx);
       return st;
@@ -84,6 +90,7 @@ void tdm_ctx_destroy(tdm_ctx *ctx) {
   if (!ctx) return;
   if (ctx->be->ctx_fini) ctx->be->ctx_fini(ctx);
   tdm__ctx_free(ctx, ctx->host_cache, ctx->host_cache_bytes);
+  tdm__map_cache_fini(&ctx->maps); /* after the scratch block, which it may keep */
   pthread_mutex_destroy(&ctx->lock);
   copy = *ctx; /* the allocator outlives the block it frees */
   tdm__ctx_free(&copy, ctx, sizeof *ctx);
@@ -93,6 +100,22 @@ tdm_status tdm_ctx_sync(tdm_ctx *ctx) {
   tdm_status st;
   if ((st = tdm__check_ctx(ctx, "tdm_ctx_sync")) != TDM_OK) return st;
   return ctx->be->ctx_sync ? ctx->be->ctx_sync(ctx) : TDM_OK;
+}
+
+tdm_status tdm_ctx_trim(tdm_ctx *ctx) {
+  tdm_status st;
+  if ((st = tdm__check_ctx(ctx, "tdm_ctx_trim")) != TDM_OK) return st;
+  pthread_mutex_lock(&ctx->lock);
+  if (!ctx->host_cache_busy && ctx->host_cache) {
+    /* Idle scratch goes too (into the mapping cache first when large, which
+     * is emptied next). A call holding it keeps it. */
+    tdm__ctx_free(ctx, ctx->host_cache, ctx->host_cache_bytes);
+    ctx->host_cache = NULL;
+    ctx->host_cache_bytes = 0;
+  }
+  pthread_mutex_unlock(&ctx->lock);
+  (void)tdm__map_cache_release(&ctx->maps);
+  return TDM_OK;
 }
 
 tdm_backend tdm_ctx_backend(const tdm_ctx *ctx) { return ctx ? ctx->backend : TDM_BACKEND_AUTO; }

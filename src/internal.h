@@ -120,6 +120,50 @@ typedef struct tdm__scratch {
   int cached; /* 1: the context's cached block, 0: private allocation */
 } tdm__scratch;
 
+/* ---- the cache of freed mappings (map_cache.c) ------------------------- */
+
+enum { TDM__MAP_CACHE_SLOTS = 32 }; /* most blocks one cache holds */
+/* The bound never drops below this many bytes. */
+#define TDM__MAP_CACHE_MIN_BOUND ((size_t)64 << 20)
+/* ... and is this many times the largest block given back (map_cache.c). */
+#define TDM__MAP_CACHE_FACTOR ((size_t)3)
+
+typedef struct tdm__map_block {
+  char *p;
+  size_t len;
+} tdm__map_block;
+
+/* Freed 2 MiB aligned mappings of whole huge pages, oldest first. */
+typedef struct tdm__map_cache {
+  int on;               /* fixed at context creation */
+  pthread_mutex_t lock; /* guards what follows (initialised only when on) */
+  int n;
+  size_t bytes;         /* held now */
+  size_t largest;       /* largest block given back since the cache was last emptied */
+  size_t cap;           /* a quarter of physical memory */
+  long hits;            /* requests served (test build reads it) */
+  tdm__map_block blk[TDM__MAP_CACHE_SLOTS];
+} tdm__map_cache;
+
+TDM_INTERNAL void tdm__map_cache_init(tdm__map_cache *c, int on);
+/* Unmaps every block and ends the cache (context destruction). */
+TDM_INTERNAL void tdm__map_cache_fini(tdm__map_cache *c);
+/* 1 when a request or block of len bytes is one the cache deals in: the
+ * cache is on and len is a whole number of huge pages. */
+TDM_INTERNAL int tdm__map_cache_fits(const tdm__map_cache *c, size_t len);
+/* A cached block of exactly len bytes, 2 MiB aligned, not zeroed (its pages
+ * were touched before), or NULL. */
+TDM_INTERNAL void *tdm__map_cache_take(tdm__map_cache *c, size_t len);
+/* Keeps a 2 MiB aligned mapping of len bytes, unmapping older blocks to stay
+ * within the bound; 0 when it is not kept (the caller unmaps it). */
+TDM_INTERNAL int tdm__map_cache_put(tdm__map_cache *c, void *p, size_t len);
+/* Unmaps every block and forgets the largest size seen; the bytes released. */
+TDM_INTERNAL size_t tdm__map_cache_release(tdm__map_cache *c);
+/* What the cache holds and how many requests it served (tests/hooks/). */
+TDM_INTERNAL void tdm__map_cache_stats(tdm__map_cache *c, size_t *bytes, int *blocks, long *hits);
+/* Bytes held by all caches of the process (tests/hooks/). */
+TDM_INTERNAL size_t tdm__map_cache_held_total(void);
+
 struct tdm_ctx {
   tdm_backend backend; /* resolved: CPU or CUDA */
   unsigned flags;      /* TDM_CTX_STREAM_ORDERED, ... */
@@ -141,6 +185,8 @@ struct tdm_ctx {
   void *host_cache;
   size_t host_cache_bytes;
   int host_cache_busy;
+
+  tdm__map_cache maps; /* freed large mappings kept for reuse (CPU contexts) */
 
   struct tdm__gpu_state *gpu; /* the CUDA backend's per-context state */
 };

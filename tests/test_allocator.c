@@ -175,6 +175,36 @@ Test(allocator, structures_free_their_blocks_before_the_context) {
   cr_assert_eq(a.bad_frees, 0);
 }
 
+/* Without an allocator a CPU context keeps freed large mappings for reuse
+ * (test_map_cache.c); with one it keeps none: the allocator sees every byte
+ * of every table, each time, and has it back when the table is destroyed. */
+Test(allocator, freed_mappings_are_not_kept_with_an_allocator) {
+  rec_alloc a;
+  tdm_allocator al = rec_allocator(&a);
+  tdm_ctx *c = rec_ctx(&al);
+  tdm_hash_opts ho = {TDM_U64, TDM_U64, 1 << 20, 0, 0, TDM_DUP_KEEP_LAST}; /* 32 MiB of slots */
+  tdm_hash *h = NULL;
+  size_t kept = 1, big;
+  int held = a.live, rep, i;
+  long allocs0;
+  for (rep = 0; rep < 3; rep++) {
+    allocs0 = a.allocs;
+    cr_assert_eq(tdm_hash_create(c, &ho, &h), TDM_OK);
+    for (big = 0, i = 0; i < a.live; i++)
+      if (a.bytes[i] > big) big = a.bytes[i];
+    cr_assert_gt(a.allocs, allocs0, "run %d: the table came from the allocator", rep);
+    cr_assert_geq(big, (size_t)32 << 20, "run %d: the slots were one allocator block (%zu bytes)", rep, big);
+    tdm_hash_destroy(h);
+    cr_assert_eq(a.live, held, "run %d: every block of the table is back", rep);
+    tdm_test_map_cache(c, &kept, NULL, NULL);
+    cr_assert_eq(kept, 0);
+  }
+  cr_assert_eq(tdm_ctx_trim(c), TDM_OK);
+  tdm_ctx_destroy(c);
+  cr_assert_eq(a.live, 0);
+  cr_assert_eq(a.bad_frees, 0);
+}
+
 /* ---- NULL at each allocation in turn ------------------------------------------ */
 
 /* For k = 1, 2, ...: setup, arm the allocator to return NULL at its k-th

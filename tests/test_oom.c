@@ -153,3 +153,53 @@ Test(oom, btree_mutations_change_nothing) {
   free(k); free(v);
 }
 
+
+/* Structures large enough for the context's cache of freed mappings (tables
+ * of 2 MiB and more, node arrays of 8 MiB and more, batch copies of 4 MiB
+ * and more): every run after the first takes some blocks from the cache, and
+ * a failure at any allocation, served from the cache or not, changes
+ * nothing. */
+Test(oom, growth_and_builds_with_kept_mappings) {
+  enum { M = 400000 };
+  tdm_ctx *c = prop_ctx(TDM_BACKEND_CPU, 2);
+  tdm_hash_opts ho;
+  tdm_btree_opts bo = {TDM_U64, TDM_U64, TDM_DUP_KEEP_LAST};
+  tdm_hash *h = NULL;
+  tdm_btree *t = NULL;
+  uint64_t *k = malloc(M * 8), *v = malloc(M * 8);
+  prop_snap before;
+  size_t i, kept = 0;
+  long served = 0;
+  memset(&ho, 0, sizeof ho);
+  ho.key_type = TDM_U64;
+  ho.value_type = TDM_U64;
+  for (i = 0; i < M; i++) {
+    k[i] = i * 0x9e3779b97f4a7c15ull;
+    v[i] = i;
+  }
+#define GROW_START                                                                                   \
+  {                                                                                                  \
+    tdm_hash_destroy(h);                                                                             \
+    h = NULL;                                                                                        \
+    cr_assert_eq(tdm_hash_create(c, &ho, &h), TDM_OK);                                              \
+    cr_assert_eq(tdm_hash_insert(h, k, v, M / 8), TDM_OK);                                          \
+  }
+  GROW_START;
+  before = prop_hash_snap(h);
+  OOM_LOOP("tdm_hash_insert (kept maps)", GROW_START, tdm_hash_insert(h, k, v, M), {
+    cr_assert_eq(tdm_hash_validate(h), TDM_OK, "%s", tdm_last_error());
+    prop_hash_same(h, &before, "insert");
+  });
+  prop_snap_free(&before);
+#undef GROW_START
+  tdm_hash_destroy(h);
+  OOM_LOOP("tdm_btree_build (kept maps)", (tdm_btree_destroy(t), t = NULL),
+           tdm_btree_build(c, &bo, k, v, M, &t), cr_assert_null(t));
+  cr_assert_eq(tdm_btree_validate(t), TDM_OK);
+  tdm_btree_destroy(t);
+  tdm_test_map_cache(c, &kept, NULL, &served);
+  cr_assert_gt(served, 0, "the runs took blocks from the cache");
+  cr_assert_gt(kept, 0);
+  tdm_ctx_destroy(c);
+  free(k); free(v);
+}

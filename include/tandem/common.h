@@ -112,7 +112,7 @@ typedef enum tdm_type {
  *  - The allocator (and what user points to) must outlive the context.
  *  Steady state: a repeated read-only call of the same size (sort, find,
  *  rank, range_count) on a warm context allocates nothing: the context keeps
- *  its scratch blocks until it is destroyed. */
+ *  its scratch blocks until it is destroyed or trimmed (tdm_ctx_trim). */
 struct tdm_allocator {
   /** A block of bytes (host: device -1, stream NULL; else device memory of that ordinal, on that stream), or NULL. */
   void *(*alloc)(void *user, size_t bytes, int device, void *stream);
@@ -154,7 +154,13 @@ enum {
    *  On a CPU context the flag is accepted and changes nothing.
    *  The GPU behaviour is compiled and tested on the CPU only until a GPU
    *  run of bench/device-check.sh checks it (0 host waits, graph capture). */
-  TDM_CTX_STREAM_ORDERED = 1u << 0
+  TDM_CTX_STREAM_ORDERED = 1u << 0,
+  /** CPU contexts: keep no freed mappings (see "Kept mappings" at
+   *  tdm_ctx_trim). Every large block a structure or a call gives back is
+   *  then returned to the operating system at once, and every new one is
+   *  fresh memory. Accepted, and changing nothing, on a CUDA context and
+   *  with a caller's allocator, where no mappings are kept anyway. */
+  TDM_CTX_NO_MAP_CACHE = 1u << 1
 };
 
 /** Options for tdm_ctx_create; zero-initialise for defaults. */
@@ -163,7 +169,7 @@ typedef struct tdm_ctx_opts {
   int cpu_threads;     /**< most threads a call uses (fewer while other processes keep cores busy); 0: all online cores; negative is invalid */
   int cuda_device;     /**< device ordinal */
   void *cuda_stream;   /**< a cudaStream_t to run on; NULL: the context's own stream */
-  unsigned flags;      /**< TDM_CTX_STREAM_ORDERED, ...; 0 = defaults; unknown bits are invalid */
+  unsigned flags;      /**< TDM_CTX_STREAM_ORDERED, TDM_CTX_NO_MAP_CACHE; 0 = defaults; unknown bits are invalid */
   const tdm_allocator *allocator; /**< NULL: tandem's own allocation; else both functions must be set */
 } tdm_ctx_opts;
 
@@ -180,7 +186,8 @@ typedef struct tdm_ctx tdm_ctx;
  *  on success. */
 TDM_API tdm_status tdm_ctx_create(const tdm_ctx_opts *opts, tdm_ctx **out);
 
-/** Destroys a context and its scratch memory. NULL is a no-op. */
+/** Destroys a context, its scratch memory and the mappings it keeps (see
+ *  tdm_ctx_trim). NULL is a no-op. */
 TDM_API void tdm_ctx_destroy(tdm_ctx *ctx);
 
 /** Waits until the context's queued work is done, and reports a device fault
@@ -189,6 +196,36 @@ TDM_API void tdm_ctx_destroy(tdm_ctx *ctx);
  *  reads results); harmless otherwise. On a CPU context it returns TDM_OK at
  *  once. TDM_ERR_INVALID_ARGUMENT for a NULL context. */
 TDM_API tdm_status tdm_ctx_sync(tdm_ctx *ctx);
+
+/** Gives back to the operating system the memory a context keeps for reuse:
+ *  its kept mappings and its idle host scratch block (a call running on
+ *  another thread keeps the block it holds). Later calls work as before and
+ *  take fresh memory. Returns TDM_OK, or TDM_ERR_INVALID_ARGUMENT for a NULL
+ *  context.
+ *
+ *  Kept mappings: fresh pages cost a page fault and the kernel's zeroing
+ *  when first touched, which made up 37-70 % of the time of growing a hash
+ *  table from empty and of building a B-tree. So a CPU context without a
+ *  caller's allocator keeps the large blocks (whole 2 MiB huge pages: hash
+ *  tables and tags of 2 MiB and more, B-tree node arrays of 8 MiB and more,
+ *  scratch and batch copies of 4 MiB and more) that its structures and calls
+ *  give back, and hands them out again, zeroed where the structure needs
+ *  zeroed memory, to a later request of that size or up to half smaller. It holds at
+ *  most the larger of 64 MiB and three times the largest block given back
+ *  since it was last emptied (a table grown by doubling gives back
+ *  predecessors and tag arrays that add up to a little more than its own
+ *  size), and never more than a quarter of physical memory; the oldest
+ *  blocks are unmapped first. So after tdm_hash_destroy or
+ *  tdm_btree_destroy the process may keep two to three times that
+ *  structure's memory resident until the context is trimmed or
+ *  destroyed, or a later allocation reuses it. An allocation that the
+ *  operating system refuses empties the kept mappings and is tried once
+ *  more before the call fails with TDM_ERR_OUT_OF_MEMORY. Threads sharing a
+ *  context share its kept mappings (under a lock). No mappings are kept
+ *  with a caller's allocator (it does its own caching, and gets every block
+ *  back when the structure owning it is destroyed), on CUDA contexts, or
+ *  with TDM_CTX_NO_MAP_CACHE. Tested on the CPU. */
+TDM_API tdm_status tdm_ctx_trim(tdm_ctx *ctx);
 
 /** The resolved backend: TDM_BACKEND_CPU or TDM_BACKEND_CUDA, never AUTO.
  *  TDM_BACKEND_AUTO for a NULL context. */

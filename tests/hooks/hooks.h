@@ -23,6 +23,13 @@ long tdm_test_alloc_count(void);
  * pointer may be NULL. */
 void tdm_test_ctx_counters(const tdm_ctx *ctx, long *allocs, long *waits);
 
+/* A context's cache of freed mappings: the bytes and blocks it holds now and
+ * the requests it has served. Any pointer may be NULL. All zero when the
+ * context keeps no mappings. */
+void tdm_test_map_cache(tdm_ctx *ctx, size_t *bytes, int *blocks, long *hits);
+/* Bytes the caches of all contexts of the process hold. */
+size_t tdm_test_map_cache_total(void);
+
 /* Breaks one invariant of a CPU tree so tests can check that
  * tdm_btree_validate names it. what: 1 key order (swap two leaf keys),
  * 2 separator bounds (raise a separator above its right child's keys),
