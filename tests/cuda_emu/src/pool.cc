@@ -29,6 +29,7 @@ struct pool {
   std::mutex m;
   std::condition_variable go, idle;
   uint64_t generation = 0;
+  bool open = false; /* the grid of this generation still takes helpers */
   int helpers = 0, busy = 0;
   pid_t pid = 0;
   size_t n = 0;
@@ -53,8 +54,9 @@ void helper_main(pool *p) {
   uint64_t seen = 0;
   std::unique_lock<std::mutex> l(p->m);
   for (;;) {
-    p->go.wait(l, [&] { return p->generation != seen; });
+    p->go.wait(l, [&] { return p->open && p->generation != seen; });
     seen = p->generation;
+    p->busy++;
     l.unlock();
     drain(p);
     l.lock();
@@ -102,12 +104,16 @@ void pool_run(size_t n, const std::function<bool(size_t)> &job) {
     p->job = &job;
     p->next.store(0, std::memory_order_relaxed);
     p->stop.store(false, std::memory_order_relaxed);
-    p->busy = p->helpers;
     p->generation++;
+    p->open = true;
   }
   p->go.notify_all();
   drain(p);
+  /* Wait only for the helpers that joined: one the OS has not woken yet
+   * (the common case for a small grid on a loaded machine) finds the grid
+   * closed and waits for the next. */
   std::unique_lock<std::mutex> l(p->m);
+  p->open = false;
   p->idle.wait(l, [&] { return p->busy == 0; });
   p->job = nullptr;
 }
