@@ -95,7 +95,14 @@ struct block_run {
 
 thread_local block_run *blk;
 thread_local fiber *self;
-thread_local std::vector<char *> stacks; /* fiber stacks of this worker, reused */
+/* Fiber stacks of this worker, reused by its blocks; freed when it exits. */
+struct stack_set {
+  std::vector<char *> v;
+  ~stack_set() {
+    for (char *p : v) free(p);
+  }
+};
+thread_local stack_set stacks;
 
 /* How often (per 256) an atomic / a volatile access switches fibers:
  * TANDEM_EMU_PREEMPT, TANDEM_EMU_PREEMPT_MEM (0 turns them off). */
@@ -196,11 +203,11 @@ bool run_block(const kernel &k, uint3 bid, uint64_t rng) {
   b.faulted = false;
   b.f.resize(b.n);
   b.warps.resize((b.n + 31) / 32);
-  while ((int)stacks.size() < b.n) stacks.push_back((char *)malloc(STACK));
+  while ((int)stacks.v.size() < b.n) stacks.v.push_back((char *)malloc(STACK));
   blk = &b;
   for (int i = 0; i < b.n; i++) {
     fiber &f = b.f[i];
-    f.stack = stacks[i];
+    f.stack = stacks.v[i];
     f.linear = i;
     f.lane = i % 32;
     f.warp = i / 32;
