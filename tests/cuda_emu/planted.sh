@@ -19,6 +19,11 @@ declare -A test_of=(
   [value-before-claim]="legacy tandem-selftest --minimal --only hash"
   [cub-temp-first-chunk]="v2 tandem-selftest --minimal --only sort"
   [scratch-freed-early]="legacy tandem-selftest --minimal --only sort"
+  [claim-without-cas]="legacy tandem-selftest --minimal --only hash"
+)
+# Bugs only one mechanism catches: the same program must PASS with it off.
+declare -A control_of=(
+  [claim-without-cas]="TANDEM_EMU_WORKERS=1 TANDEM_EMU_PREEMPT_MEM=0"
 )
 caught=0 total=0 prev=""
 for p in "$here"/planted/*.patch; do
@@ -43,6 +48,16 @@ for p in "$here"/planted/*.patch; do
       caught=$((caught + 1))
       why=$(echo "$out" | grep -m1 -E "cuda-emu:|ERROR: AddressSanitizer|FAIL|runtime error" | cut -c1-200)
       echo "caught $name by $prog $args (design $d): $why"
+      ctl=${control_of[$name]:-}
+      if [ -n "$ctl" ]; then
+        if env $ctl TANDEM_EMU_SEED=1 TANDEM_GPU_DESIGN=$d ASAN_OPTIONS=detect_leaks=0 timeout 600 \
+          "$b/build/$prog" $args >/dev/null 2>&1; then
+          echo "  and it passes with $ctl: only that mechanism catches it"
+        else
+          echo "  but it fails with $ctl too: the control does not isolate the mechanism"
+          caught=$((caught - 1))
+        fi
+      fi
     fi
   }
 done

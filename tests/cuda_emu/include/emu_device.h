@@ -51,6 +51,13 @@ void collective(coll_op op, unsigned mask, int width, const void *in, void *out,
 void syncthreads(void);
 /* A place where another thread of the block may run (atomics). */
 void switch_point(void);
+/* The same at a volatile load or store (rewrite.py puts it there). */
+void mem_switch_point(void);
+template <typename T>
+inline T *at_volatile(T *p) {
+  mem_switch_point();
+  return p;
+}
 /* Reports a violation in device code (sticky device error; never returns to
  * the kernel: the thread is stopped). */
 [[noreturn]] void device_fault(const char *fmt, ...);

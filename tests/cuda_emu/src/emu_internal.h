@@ -23,8 +23,15 @@ int run_kernel(const kernel &k);
 /* Whether p.. p+bytes is in one live allocation usable by device (-1: any);
  * 0 with *why set otherwise. */
 int check_range(const void *p, size_t bytes, int device, const char **why);
-/* Marks the device faulted (sticky error) with a message. */
+/* Marks the device faulted (sticky error) with a message: the current
+ * device of the calling host thread, or device (from any worker). */
 void device_error(cudaError_t e, const std::string &msg);
+void device_error_on(int device, cudaError_t e, const std::string &msg);
+/* The worker pool (pool.cc): TANDEM_EMU_WORKERS threads, the caller one of
+ * them; pool_run calls job(i) once for each i < n, taken in increasing order
+ * by whichever worker is free, until all ran or a job returned false. */
+int workers(void);
+void pool_run(size_t n, const std::function<bool(size_t)> &job);
 uint64_t seed(void);
 extern const char *running_op; /* what the engine runs now, for messages */
 

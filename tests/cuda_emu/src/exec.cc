@@ -1,12 +1,16 @@
 /*
- * exec.cc: the emulated device's execution engine. A kernel runs block by
- * block, in an order drawn from the seed; each CUDA thread of a block is a
- * fiber with its own stack (switch_x86_64.S), so __syncthreads and warp
- * collectives work: a fiber runs until it reaches a barrier, a collective or
- * (drawn by the seed) an atomic, then the scheduler picks another ready
- * fiber at random. Collectives run in lock step with CUDA's mask rules
- * checked; a violation stops the kernel with a sticky device error naming
- * kernel, block, thread and seed.
+ * exec.cc: the emulated device's execution engine. A kernel's blocks are
+ * dispatched in an order drawn from the seed to the worker pool (pool.cc),
+ * which runs several blocks at once; each CUDA thread of a block is a fiber
+ * with its own stack (switch_x86_64.S), all fibers of a block on one worker,
+ * so __syncthreads and warp collectives work: a fiber runs until it reaches a
+ * barrier, a collective or (drawn by the seed) an atomic or a volatile load
+ * or store, then the block's scheduler picks another ready fiber at random.
+ * Each block draws from its own random stream, derived from the seed and the
+ * block's index, so its switch points do not depend on which worker runs it
+ * or when. Collectives run in lock step with CUDA's mask rules checked; a
+ * violation stops the kernel with a sticky device error naming kernel,
+ * block, thread and seed.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,6 +18,7 @@
 #include <string.h>
 
 #include <algorithm>
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -82,6 +87,7 @@ struct block_run {
   std::vector<std::vector<pending>> warps;
   std::vector<shared_block> shared;
   bool faulted;
+  uint64_t rng; /* the block's random stream: scheduling and switch points */
   void *sched_sp;
   const void *sched_bottom;
   size_t sched_size;
@@ -89,8 +95,34 @@ struct block_run {
 
 thread_local block_run *blk;
 thread_local fiber *self;
-std::vector<char *> stacks;
-int preempt_per_256 = -1;
+/* Fiber stacks of this worker, reused by its blocks; freed when it exits. */
+struct stack_set {
+  std::vector<char *> v;
+  ~stack_set() {
+    for (char *p : v) free(p);
+  }
+};
+thread_local stack_set stacks;
+
+/* How often (per 256) an atomic / a volatile access switches fibers:
+ * TANDEM_EMU_PREEMPT, TANDEM_EMU_PREEMPT_MEM (0 turns them off). */
+struct knobs {
+  int atomic_per_256, mem_per_256;
+};
+const knobs &rates(void) {
+  static const knobs k = [] {
+    const char *a = getenv("TANDEM_EMU_PREEMPT"), *m = getenv("TANDEM_EMU_PREEMPT_MEM");
+    return knobs{a && *a ? atoi(a) : 32, m && *m ? atoi(m) : 32};
+  }();
+  return k;
+}
+
+uint64_t mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+uint64_t next_rand(uint64_t *state) { return mix64(*state += 0x9E3779B97F4A7C15ull); }
 
 void to_scheduler(bool final) {
   fiber *me = self;
@@ -156,24 +188,26 @@ std::string where_now() {
 
 void block_fault(const std::string &msg) {
   blk->faulted = true;
-  device_error(cudaErrorLaunchFailure, where_now() + ": " + msg);
+  device_error_on(blk->k->device, cudaErrorLaunchFailure, where_now() + ": " + msg);
 }
 
-/* Runs one block to its end; false after a fault. */
-bool run_block(const kernel &k, uint3 bid) {
+/* Runs one block to its end on the calling worker, its fibers scheduled from
+ * the random stream rng; false after a fault. */
+bool run_block(const kernel &k, uint3 bid, uint64_t rng) {
   block_run b;
   b.k = &k;
   b.bid = bid;
+  b.rng = rng;
   b.n = (int)(k.b.x * k.b.y * k.b.z);
   b.done = b.at_barrier = 0;
   b.faulted = false;
   b.f.resize(b.n);
   b.warps.resize((b.n + 31) / 32);
-  while ((int)stacks.size() < b.n) stacks.push_back((char *)malloc(STACK));
+  while ((int)stacks.v.size() < b.n) stacks.v.push_back((char *)malloc(STACK));
   blk = &b;
   for (int i = 0; i < b.n; i++) {
     fiber &f = b.f[i];
-    f.stack = stacks[i];
+    f.stack = stacks.v[i];
     f.linear = i;
     f.lane = i % 32;
     f.warp = i / 32;
@@ -209,7 +243,7 @@ bool run_block(const kernel &k, uint3 bid) {
       block_fault(m);
       break;
     }
-    size_t pick = (size_t)(rand64() % b.ready.size());
+    size_t pick = (size_t)(next_rand(&b.rng) % b.ready.size());
     int i = b.ready[pick];
     b.ready[pick] = b.ready.back();
     b.ready.pop_back();
@@ -292,15 +326,20 @@ void device_fault(const char *fmt, ...) {
   abort();
 }
 
-void switch_point(void) {
-  if (!self) return;
-  if (preempt_per_256 < 0) {
-    const char *e = getenv("TANDEM_EMU_PREEMPT");
-    preempt_per_256 = e ? atoi(e) : 32;
-  }
-  if ((int)(rand64() & 255u) >= preempt_per_256) return;
+/* Lets another ready fiber of the block run first, with probability
+ * per_256 / 256 drawn from the block's stream. */
+static void maybe_switch(int per_256) {
+  if ((int)(next_rand(&blk->rng) & 255u) >= per_256) return;
   make_ready(self->linear);
   to_scheduler(false);
+}
+
+void switch_point(void) {
+  if (self) maybe_switch(rates().atomic_per_256);
+}
+
+void mem_switch_point(void) {
+  if (self && rates().mem_per_256) maybe_switch(rates().mem_per_256);
 }
 
 void syncthreads(void) {
@@ -382,16 +421,23 @@ int run_kernel(const kernel &k) {
       return -1;
     }
   }
+  /* One draw of the process's stream per kernel: the dispatch order and
+   * each block's own stream follow from it. */
+  uint64_t kseed = rand64(), ord = kseed;
   size_t nb = (size_t)k.g.x * k.g.y * k.g.z;
   std::vector<uint32_t> order(nb);
   for (size_t i = 0; i < nb; i++) order[i] = (uint32_t)i;
-  for (size_t i = nb; i > 1; i--) std::swap(order[i - 1], order[rand64() % i]);
-  for (size_t i = 0; i < nb; i++) {
+  for (size_t i = nb; i > 1; i--) std::swap(order[i - 1], order[next_rand(&ord) % i]);
+  (void)rates(); /* read the environment once, before the workers do */
+  std::atomic<bool> faulted{false};
+  pool_run(nb, [&](size_t i) {
     uint32_t o = order[i];
     uint3 bid = mk_uint3(o % k.g.x, o / k.g.x % k.g.y, o / (k.g.x * k.g.y));
-    if (!run_block(k, bid)) return -1;
-  }
-  return 0;
+    if (run_block(k, bid, mix64(kseed ^ ((uint64_t)o + 1) * 0xD1B54A32D192ED03ull))) return true;
+    faulted.store(true, std::memory_order_relaxed);
+    return false;
+  });
+  return faulted.load() ? -1 : 0;
 }
 
 }  // namespace tdm_emu

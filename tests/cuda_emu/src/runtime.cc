@@ -373,12 +373,21 @@ uint64_t rand64(void) {
   return z ^ (z >> 31);
 }
 
-void device_error(cudaError_t e, const std::string &msg) {
-  fprintf(stderr, "cuda-emu: device error on device %d: %s [replay: TANDEM_EMU_SEED=%llu]\n", cur_dev, msg.c_str(),
-          (unsigned long long)g_seed);
-  if (sticky[cur_dev] == cudaSuccess) sticky[cur_dev] = e;
+/* Workers report faults while the host thread that runs their grid holds
+ * the host lock: a lock of its own. (Workers never touch the allocation
+ * table: a kernel's pointer arguments are checked before its blocks are
+ * dispatched, and every other access runs under the host lock.) */
+std::mutex err_mu;
+
+void device_error_on(int dev, cudaError_t e, const std::string &msg) {
+  std::lock_guard<std::mutex> lk(err_mu);
+  fprintf(stderr, "cuda-emu: device error on device %d: %s [replay: TANDEM_EMU_SEED=%llu, %d worker(s)]\n", dev,
+          msg.c_str(), (unsigned long long)g_seed, workers());
+  if (sticky[dev] == cudaSuccess) sticky[dev] = e;
   if (getenv("TANDEM_EMU_ABORT")) abort();
 }
+
+void device_error(cudaError_t e, const std::string &msg) { device_error_on(cur_dev, e, msg); }
 
 int check_range(const void *p, size_t bytes, int device, const char **why) {
   static thread_local std::string w;
