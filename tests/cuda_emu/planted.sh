@@ -5,6 +5,7 @@
 # Usage: tests/cuda_emu/planted.sh BUILD_DIR [SANITIZE]   (make cuda-emu-planted)
 # SANITIZE (default address,undefined) is the build for every bug but those
 # only the ThreadSanitizer build sees (san_of below), built apart in BUILD_DIR/build-tsan.
+# PLANTED_ONLY="name ..." runs only those patches.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
@@ -31,6 +32,7 @@ declare -A san_of=(
 caught=0 total=0 prev=""
 for p in "$here"/planted/*.patch; do
   name=$(basename "$p" .patch)
+  [ -n "${PLANTED_ONLY:-}" ] && [[ " $PLANTED_ONLY " != *" $name "* ]] && continue
   rm -rf "$copy" && mkdir -p "$copy"
   # mtimes kept, so only what a patch touches (now or last time) rebuilds
   (cd "$src" && cp -rp CMakeLists.txt include src cpu gpu tests examples "$copy"/)

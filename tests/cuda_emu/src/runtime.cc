@@ -286,13 +286,17 @@ cudaError_t enqueue_on(CUstream_st *s, const std::string &what, std::function<vo
 }
 
 /* ---- the allocation table ----------------------------------------------- */
-alloc_rec *find_rec(const void *p) {
+/* The allocation holding p; with end_ok also the one p is just past (an
+ * empty range there). A host block may start right where a device block
+ * ends (allocators without chunk headers, as ThreadSanitizer's): that
+ * address is not device memory. */
+alloc_rec *find_rec(const void *p, bool end_ok = false) {
   uintptr_t a = (uintptr_t)p;
   auto it = table.upper_bound(a);
   if (it == table.begin()) return nullptr;
   --it;
   alloc_rec &r = it->second;
-  if (a >= r.base && a <= r.base + r.size) return &r;
+  if (a >= r.base && (a < r.base + r.size || (end_ok && a == r.base + r.size))) return &r;
   return nullptr;
 }
 
@@ -344,7 +348,7 @@ std::string range_text(const void *p, size_t n) {
 /* Whether [p, p+n) lies in one live device-accessible allocation of device
  * (-1 any); for the copy checks, what is wrong otherwise. */
 bool device_range(const void *p, size_t n, int device, std::string *why) {
-  alloc_rec *r = find_rec(p);
+  alloc_rec *r = find_rec(p, n == 0);
   if (!r) {
     *why = range_text(p, n) + " is not device memory";
     return false;
