@@ -12,8 +12,8 @@
 
 #define API extern "C" __attribute__((visibility("default")))
 
-/* The runtime's atomic entry points (sanitizer/tsan_interface_atomic.h, which
- * not every compiler installs); memory order 0 is relaxed. */
+/* The runtime's atomic entry points (their header is not installed by
+ * every compiler); memory order 0 is relaxed. */
 extern "C" {
 typedef int __tsan_memory_order;
 uint8_t __tsan_atomic8_load(const volatile uint8_t *a, __tsan_memory_order mo);
