@@ -27,7 +27,7 @@ BENCH_ARGS ?= sort --peers --reps 5 --csv $(BUILD)/bench-sort.csv
 CMAKE_FLAGS = -DCMAKE_BUILD_TYPE=$(TYPE) -DTANDEM_CUDA=$(CUDA) -DTANDEM_MPI=$(MPI) -DTANDEM_HWY=$(HWY) -DTANDEM_WERROR=$(WERROR) \
               -DTANDEM_SANITIZE="$(SANITIZE)" $(if $(ARCHS),-DCMAKE_CUDA_ARCHITECTURES="$(ARCHS)")
 
-.PHONY: all deps configure build test python-test bench docs plots clean test-cuda-emu cuda-emu-planted cuda-emu-coverage
+.PHONY: all deps configure build test python-test bench docs plots clean test-cuda-emu test-cuda-emu-tsan cuda-emu-planted cuda-emu-coverage
 
 all: build
 
@@ -62,6 +62,20 @@ test-cuda-emu:
 	  -DEMU_SANITIZE="$(SANITIZE)" >/dev/null && \
 	cmake --build $(BUILD)/cuda-emu -j $(JOBS) && \
 	tests/cuda_emu/run.sh $(BUILD)/cuda-emu
+
+# The emulated device under ThreadSanitizer, with CUDA's happens-before edges
+# only (tests/cuda_emu/src/emu_tsan.h): the self-test under both designs
+# (--minimal, seed CUDA_EMU_SEEDS, default 1); a data race fails it. One
+# OpenMP thread: libgomp is not instrumented, so TSan would not see its
+# barriers in the CPU backend's parallel regions.
+test-cuda-emu-tsan:
+	@if [ ! -f $(CUDA_INCLUDE)/cuda_runtime_api.h ]; then \
+	  echo "test-cuda-emu-tsan: skipped: no CUDA headers in $(CUDA_INCLUDE)"; exit 0; fi; \
+	cmake -S tests/cuda_emu -B $(BUILD)/cuda-emu-tsan -DCMAKE_BUILD_TYPE=Release -DCUDA_INCLUDE=$(CUDA_INCLUDE) \
+	  -DEMU_SANITIZE=thread >/dev/null && \
+	cmake --build $(BUILD)/cuda-emu-tsan -j $(JOBS) --target tandem-selftest && \
+	OMP_NUM_THREADS=1 TSAN_OPTIONS=halt_on_error=1 CUDA_EMU_ONLY=selftest CUDA_EMU_QUICK=--minimal CUDA_EMU_SEEDS="$${CUDA_EMU_SEEDS:-1}" \
+	  tests/cuda_emu/run.sh $(BUILD)/cuda-emu-tsan
 
 # The planted kernel bugs of tests/cuda_emu/planted, each expected to be caught
 # (rebuilds a patched copy per bug under ASan: minutes; not part of make test).

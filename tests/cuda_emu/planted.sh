@@ -3,6 +3,9 @@
 # planted/ to a temporary copy of the sources, rebuilds the emulated build of
 # that copy, runs the test that should catch it and expects it to FAIL.
 # Usage: tests/cuda_emu/planted.sh BUILD_DIR [SANITIZE]   (make cuda-emu-planted)
+# SANITIZE (default address,undefined) is the build for every bug but those
+# only the ThreadSanitizer build sees (san_of below), built apart in BUILD_DIR/build-tsan.
+# PLANTED_ONLY="name ..." runs only those patches.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
@@ -20,14 +23,21 @@ declare -A test_of=(
   [cub-temp-first-chunk]="v2 tandem-selftest --minimal --only sort"
   [scratch-freed-early]="legacy tandem-selftest --minimal --only sort"
   [claim-without-cas]="legacy tandem-selftest --minimal --only hash"
+  [elect-clear-plain-store]="legacy tandem-selftest --minimal --only hash"
 )
 # Bugs only one mechanism catches: the same program must PASS with it off.
 declare -A control_of=(
   [claim-without-cas]="TANDEM_EMU_WORKERS=1 TANDEM_EMU_PREEMPT_MEM=0"
 )
+# The bugs only a race detector sees (a same-value store is a data race, not
+# a wrong result): the ThreadSanitizer build.
+declare -A san_of=(
+  [elect-clear-plain-store]=thread
+)
 caught=0 total=0 prev=""
 for p in "$here"/planted/*.patch; do
   name=$(basename "$p" .patch)
+  [ -n "${PLANTED_ONLY:-}" ] && [[ " $PLANTED_ONLY " != *" $name "* ]] && continue
   rm -rf "$copy" && mkdir -p "$copy"
   # mtimes kept, so only what a patch touches (now or last time) rebuilds
   (cd "$src" && cp -rp CMakeLists.txt include src cpu gpu tests examples "$copy"/)
@@ -35,23 +45,28 @@ for p in "$here"/planted/*.patch; do
   (cd "$copy" && patch -s -p1 < "$p") || { echo "planted $name: patch does not apply"; exit 1; }
   (cd "$copy" && touch $files $prev)
   prev=$files
-  cmake -S "$copy/tests/cuda_emu" -B "$b/build" -DTANDEM_SRC="$copy" -DEMU_SANITIZE="$san" \
+  s=${san_of[$name]:-$san}
+  bd=$b/build
+  [ "$s" = thread ] && bd=$b/build-tsan
+  cmake -S "$copy/tests/cuda_emu" -B "$bd" -DTANDEM_SRC="$copy" -DEMU_SANITIZE="$s" \
     -DCMAKE_BUILD_TYPE=Release >/dev/null || exit 1
-  cmake --build "$b/build" -j "${JOBS:-2}" --target tandem-selftest fused_lookup >/dev/null 2>&1 || {
+  cmake --build "$bd" -j "${JOBS:-2}" --target tandem-selftest fused_lookup >/dev/null 2>&1 || {
     echo "planted $name: does not build"; exit 1; }
   total=$((total + 1))
   read -r d prog args <<<"${test_of[$name]}"
   {
-    if out=$(TANDEM_EMU_SEED=1 TANDEM_GPU_DESIGN=$d ASAN_OPTIONS=detect_leaks=0 timeout 600 "$b/build/$prog" $args 2>&1); then
-      echo "MISSED $name: $prog $args passed"
+    if out=$(TANDEM_EMU_SEED=1 TANDEM_GPU_DESIGN=$d ASAN_OPTIONS=detect_leaks=0 TSAN_OPTIONS=halt_on_error=1 \
+      timeout 600 "$bd/$prog" $args 2>&1); then
+      echo "MISSED $name: $prog $args passed ($s build)"
     else
       caught=$((caught + 1))
-      why=$(echo "$out" | grep -m1 -E "cuda-emu:|ERROR: AddressSanitizer|FAIL|runtime error" | cut -c1-200)
-      echo "caught $name by $prog $args (design $d): $why"
+      why=$(echo "$out" | grep -m1 -A2 -E "cuda-emu:|ERROR: AddressSanitizer|WARNING: ThreadSanitizer|FAIL|runtime error" |
+        tr -s ' \n' ' ' | cut -c1-240)
+      echo "caught $name by $prog $args (design $d, $s build): $why"
       ctl=${control_of[$name]:-}
       if [ -n "$ctl" ]; then
-        if env $ctl TANDEM_EMU_SEED=1 TANDEM_GPU_DESIGN=$d ASAN_OPTIONS=detect_leaks=0 timeout 600 \
-          "$b/build/$prog" $args >/dev/null 2>&1; then
+        if env $ctl TANDEM_EMU_SEED=1 TANDEM_GPU_DESIGN=$d ASAN_OPTIONS=detect_leaks=0 TSAN_OPTIONS=halt_on_error=1 \
+          timeout 600 "$bd/$prog" $args >/dev/null 2>&1; then
           echo "  and it passes with $ctl: only that mechanism catches it"
         else
           echo "  but it fails with $ctl too: the control does not isolate the mechanism"

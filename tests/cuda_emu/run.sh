@@ -4,11 +4,15 @@
 # Criterion program with CUDA cases, the fused example, over several seeds.
 # Usage: tests/cuda_emu/run.sh BUILD_DIR   (built by make test-cuda-emu)
 # Environment: CUDA_EMU_SEEDS (default "1 2 3"), CUDA_EMU_CRITERION=0 to skip
-# the Criterion programs, CUDA_EMU_ONLY=selftest|pipeline|criterion|example|sweep.
+# the Criterion programs, CUDA_EMU_ONLY=selftest|pipeline|criterion|example|sweep,
+# CUDA_EMU_QUICK=--minimal for the smaller self-test on the first seed too
+# (the ThreadSanitizer build), CUDA_EMU_V2_PARTS (default "sort hash btree")
+# for the v2 structures the first seed runs.
 set -uo pipefail
 b=${1:?usage: run.sh BUILD_DIR}
 seeds=${CUDA_EMU_SEEDS:-1 2 3}
 first=${seeds%% *}
+quick=${CUDA_EMU_QUICK:---quick}
 only=${CUDA_EMU_ONLY:-}
 fails=0 runs=0
 start=$(date +%s)
@@ -34,10 +38,12 @@ want() { [ -z "$only" ] || [ "$only" = "$1" ]; }
 
 if want selftest; then
   # --quick on the first seed, --minimal (other sizes and data) on the rest.
-  run "tandem-selftest --quick" "$first" legacy "$b/tandem-selftest" --quick --seed "$first"
-  run "tandem-selftest --quick" "$first" v2 "$b/tandem-selftest" --quick --only sort --seed "$first"
-  run "tandem-selftest --quick" "$first" v2 "$b/tandem-selftest" --quick --only hash --seed "$first"
-  run "tandem-selftest --minimal" "$first" v2 "$b/tandem-selftest" --minimal --only btree --seed "$first"
+  run "tandem-selftest $quick" "$first" legacy "$b/tandem-selftest" $quick --seed "$first"
+  for part in ${CUDA_EMU_V2_PARTS:-sort hash btree}; do
+    # the v2 B-tree is the slowest to emulate: --minimal even on the first seed
+    q=$quick; [ "$part" = btree ] && q=--minimal
+    run "tandem-selftest $q" "$first" v2 "$b/tandem-selftest" $q --only "$part" --seed "$first"
+  done
   for s in $seeds; do
     [ "$s" = "$first" ] && continue
     run "tandem-selftest --minimal" "$s" legacy "$b/tandem-selftest" --minimal --seed "$s"

@@ -16,6 +16,7 @@ struct kernel {
   int device;
   std::vector<ptr_arg> ptrs;
   std::function<void()> body;
+  mutable void *tsan_start = nullptr, *tsan_end = nullptr; /* TSan: launch and end (exec.cc) */
 };
 
 /* Runs every block of k; returns 0, or -1 after a device fault (reported). */

@@ -19,10 +19,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "emu_internal.h"
+#include "emu_tsan.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
@@ -60,6 +62,8 @@ struct fiber {
   int linear, lane, warp;
   thread_state ts;
   void *fake; /* ASan's fake stack of the fiber while switched out */
+  void *tsan; /* its TSan context (emu_tsan.h) */
+  int quiet;  /* emulator scopes it is inside, for TSan (fiber_quiet) */
 };
 
 struct pending {
@@ -71,6 +75,7 @@ struct pending {
   uint64_t in[32][2];
   int operand[32];
   void *out[32];
+  void *sync; /* TSan: what the arrived lanes released */
 };
 
 struct shared_block {
@@ -91,6 +96,8 @@ struct block_run {
   void *sched_sp;
   const void *sched_bottom;
   size_t sched_size;
+  void *sched_tsan; /* the scheduler's TSan context */
+  void *bar_sync;   /* TSan: what the threads at the barrier released */
 };
 
 thread_local block_run *blk;
@@ -124,6 +131,109 @@ uint64_t mix64(uint64_t z) {
 }
 uint64_t next_rand(uint64_t *state) { return mix64(*state += 0x9E3779B97F4A7C15ull); }
 
+/* ---- TSan's view (emu_tsan.h; all of it empty in other builds) ----------- */
+
+/* The emulator's bookkeeping inside a CUDA thread: not seen by TSan, and
+ * counted, so a thread stopped inside it can be unwound at the block's end
+ * (TSan refuses to end a fiber that still ignores). */
+struct fiber_quiet {
+  fiber *f;
+  fiber_quiet() : f(self) {
+    tsan::ignore_begin();
+    if (f) f->quiet++;
+  }
+  ~fiber_quiet() {
+    if (f) f->quiet--;
+    tsan::ignore_end();
+  }
+};
+
+/* The end of a barrier or a collective: each member acquires what every one
+ * released when it arrived (TSan's context switched to the member, no stack
+ * switch); the token is dropped, so the next barrier starts fresh. */
+template <typename Each>
+void leave_together(void *&sync, Each members) {
+  if (!tsan::on || !sync) return;
+  void *back = tsan::current();
+  members([&](fiber &f) {
+    tsan::enter(f.tsan);
+    tsan::acquire(sync);
+  });
+  tsan::enter(back);
+  tsan::drop(sync);
+  sync = nullptr;
+}
+
+/* A TSan context costs about a millisecond to create, so CUDA threads take
+ * theirs from a pool, each with a stack of its own for good (TSan cannot be
+ * told to forget a range's history, so no two contexts share a stack). A
+ * reused context remembers its last CUDA thread: what that thread did counts
+ * as before the new one. The pick is random (seeded, apart from the
+ * scheduler's stream) among spare contexts, so which pairs of threads that
+ * hides changes with the seed. */
+struct tsan_ctx {
+  void *ctx;
+  char *stack;
+};
+std::vector<tsan_ctx> pool;
+std::mutex pool_mu;
+uint64_t pool_rng;
+const size_t POOL_SPARE = 512;
+
+void fibers_begin(block_run &b) {
+  b.sched_tsan = tsan::current();
+  b.bar_sync = nullptr;
+  for (fiber &f : b.f) f.quiet = 0;
+  if (!tsan::on) return;
+  std::lock_guard<std::mutex> lk(pool_mu);
+  if (!pool_rng) pool_rng = seed() * 0x9E3779B97F4A7C15ull | 1u;
+  while (pool.size() < b.f.size() + POOL_SPARE) pool.push_back(tsan_ctx{tsan::create(), (char *)malloc(STACK)});
+  for (fiber &f : b.f) {
+    pool_rng ^= pool_rng << 13;
+    pool_rng ^= pool_rng >> 7;
+    pool_rng ^= pool_rng << 17;
+    size_t i = (size_t)(pool_rng % pool.size());
+    f.tsan = pool[i].ctx;
+    f.stack = pool[i].stack;
+    pool[i] = pool.back();
+    pool.pop_back();
+  }
+}
+
+void fibers_end(block_run &b) {
+  if (!tsan::on) return;
+  std::lock_guard<std::mutex> lk(pool_mu);
+  for (fiber &f : b.f) {
+    if (f.quiet) {
+      tsan::enter(f.tsan);
+      for (; f.quiet > 0; f.quiet--) tsan::ignore_end();
+      tsan::enter(b.sched_tsan);
+    }
+    pool.push_back(tsan_ctx{f.tsan, f.stack});
+  }
+  tsan::drop(b.bar_sync);
+  for (auto &w : b.warps)
+    for (auto &p : w) tsan::drop(p.sync);
+}
+
+/* Launch and end of a grid, in the context that runs it (the host thread
+ * that forces it, runtime.cc): every CUDA thread acquires what that context
+ * did before and releases at its end; the context acquires all of that when
+ * the grid is done. */
+struct grid_edges {
+  const kernel &k;
+  explicit grid_edges(const kernel &k_) : k(k_) {
+    k.tsan_start = tsan::token();
+    k.tsan_end = tsan::token();
+    tsan::release(k.tsan_start);
+  }
+  ~grid_edges() {
+    tsan::acquire(k.tsan_end);
+    tsan::drop(k.tsan_start);
+    tsan::drop(k.tsan_end);
+  }
+};
+
 void to_scheduler(bool final) {
   fiber *me = self;
 #ifdef TDM_EMU_ASAN
@@ -131,6 +241,7 @@ void to_scheduler(bool final) {
 #else
   (void)final;
 #endif
+  tsan::enter(blk->sched_tsan);
   tdm_emu_switch(&me->sp, blk->sched_sp);
 #ifdef TDM_EMU_ASAN
   __sanitizer_finish_switch_fiber(me->fake, nullptr, nullptr);
@@ -141,7 +252,10 @@ void fiber_entry(void) {
 #ifdef TDM_EMU_ASAN
   __sanitizer_finish_switch_fiber(nullptr, &blk->sched_bottom, &blk->sched_size);
 #endif
+  tsan::acquire(blk->k->tsan_start); /* launch: the work before it */
   blk->k->body();
+  tsan::release(blk->k->tsan_end);
+  fiber_quiet q;
   fiber *me = self;
   me->st = DONE;
   blk->done++;
@@ -160,6 +274,7 @@ void run_fiber(fiber *f) {
   void *fake = nullptr;
   __sanitizer_start_switch_fiber(&fake, f->stack, STACK);
 #endif
+  tsan::enter(f->tsan);
   tdm_emu_switch(&blk->sched_sp, f->sp);
 #ifdef TDM_EMU_ASAN
   __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
@@ -194,6 +309,7 @@ void block_fault(const std::string &msg) {
 /* Runs one block to its end on the calling worker, its fibers scheduled from
  * the random stream rng; false after a fault. */
 bool run_block(const kernel &k, uint3 bid, uint64_t rng) {
+  tsan::quiet q;
   block_run b;
   b.k = &k;
   b.bid = bid;
@@ -203,11 +319,12 @@ bool run_block(const kernel &k, uint3 bid, uint64_t rng) {
   b.faulted = false;
   b.f.resize(b.n);
   b.warps.resize((b.n + 31) / 32);
-  while ((int)stacks.v.size() < b.n) stacks.v.push_back((char *)malloc(STACK));
+  while (!tsan::on && (int)stacks.v.size() < b.n) stacks.v.push_back((char *)malloc(STACK));
+  fibers_begin(b);
   blk = &b;
   for (int i = 0; i < b.n; i++) {
     fiber &f = b.f[i];
-    f.stack = stacks.v[i];
+    if (!tsan::on) f.stack = stacks.v[i];
     f.linear = i;
     f.lane = i % 32;
     f.warp = i / 32;
@@ -234,6 +351,9 @@ bool run_block(const kernel &k, uint3 bid, uint64_t rng) {
           break;
         }
         b.at_barrier = 0;
+        leave_together(b.bar_sync, [&b](auto acq) {
+          for (fiber &f : b.f) acq(f);
+        });
         for (int i = 0; i < b.n; i++) make_ready(i);
         continue;
       }
@@ -249,6 +369,7 @@ bool run_block(const kernel &k, uint3 bid, uint64_t rng) {
     b.ready.pop_back();
     run_fiber(&b.f[i]);
   }
+  fibers_end(b);
   for (auto &s : b.shared) free(s.p);
   blk = nullptr;
   return !b.faulted;
@@ -314,6 +435,7 @@ int lane_id(void) { return self ? self->lane : 0; }
 void device_fault(const char *fmt, ...) {
   char m[512];
   va_list ap;
+  fiber_quiet q;
   va_start(ap, fmt);
   vsnprintf(m, sizeof m, fmt, ap);
   va_end(ap);
@@ -329,6 +451,7 @@ void device_fault(const char *fmt, ...) {
 /* Lets another ready fiber of the block run first, with probability
  * per_256 / 256 drawn from the block's stream. */
 static void maybe_switch(int per_256) {
+  fiber_quiet q; /* no edge: an atomic or a volatile access is relaxed */
   if ((int)(next_rand(&blk->rng) & 255u) >= per_256) return;
   make_ready(self->linear);
   to_scheduler(false);
@@ -344,6 +467,9 @@ void mem_switch_point(void) {
 
 void syncthreads(void) {
   if (!self) return;
+  fiber_quiet q;
+  if (!blk->bar_sync) blk->bar_sync = tsan::token();
+  tsan::release(blk->bar_sync);
   self->st = AT_BARRIER;
   blk->at_barrier++;
   to_scheduler(false);
@@ -353,6 +479,7 @@ void collective(coll_op op, unsigned mask, int width, const void *in, void *out,
                 const char *what) {
   fiber *me = self;
   if (!me) device_fault("%s outside a kernel", what);
+  fiber_quiet q;
   if (!(mask >> me->lane & 1u)) device_fault("%s: calling lane %d is not in the mask %#x", what, me->lane, mask);
   if (width < 1 || width > 32 || (width & (width - 1))) device_fault("%s: width %d", what, width);
   for (int j = 0; j < 32; j++) {
@@ -377,6 +504,7 @@ void collective(coll_op op, unsigned mask, int width, const void *in, void *out,
     p->width = width;
     p->bytes = bytes;
     p->what = what;
+    p->sync = tsan::token();
   }
   if (bytes > sizeof p->in[0]) device_fault("%s of a %zu-byte value", what, bytes);
   memset(p->in[me->lane], 0, sizeof p->in[0]);
@@ -384,11 +512,16 @@ void collective(coll_op op, unsigned mask, int width, const void *in, void *out,
   p->operand[me->lane] = operand;
   p->out[me->lane] = out;
   p->arrived |= 1u << me->lane;
+  tsan::release(p->sync);
   if (p->arrived == mask) {
     pending done = *p;
     w.erase(w.begin() + (p - w.data()));
     compute(done, *blk, me->warp);
     if (blk->faulted) to_scheduler(true);
+    leave_together(done.sync, [me, mask](auto acq) {
+      for (int j = 0; j < 32; j++)
+        if (mask >> j & 1u) acq(blk->f[me->warp * 32 + j]);
+    });
     for (int j = 0; j < 32; j++)
       if ((mask >> j & 1u) && j != me->lane) make_ready(me->warp * 32 + j);
     make_ready(me->linear); /* the last lane also lets the others go first sometimes */
@@ -401,6 +534,7 @@ void collective(coll_op op, unsigned mask, int width, const void *in, void *out,
 
 void *shared_alloc(const void *site, size_t bytes, size_t align) {
   if (!blk) device_fault("__shared__ outside a kernel");
+  fiber_quiet q;
   for (auto &s : blk->shared)
     if (s.site == site) return s.p;
   void *p = aligned_alloc(align, (bytes + align - 1) / align * align);
@@ -410,6 +544,8 @@ void *shared_alloc(const void *site, size_t bytes, size_t align) {
 }
 
 int run_kernel(const kernel &k) {
+  tsan::quiet q;
+  grid_edges edges(k);
   for (const ptr_arg &a : k.ptrs) {
     const char *why = nullptr;
     if (!a.p) continue;

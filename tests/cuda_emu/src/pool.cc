@@ -79,6 +79,12 @@ pool *get_pool(int workers) {
 
 int workers(void) {
   static const int w = [] {
+#ifdef TDM_EMU_TSAN
+    /* TSan's fiber contexts belong to one OS thread, and its happens-before
+     * analysis needs no real overlap: the race build runs blocks on the
+     * calling thread only. */
+    return 1;
+#else
     const char *e = getenv("TANDEM_EMU_WORKERS");
     long v = e && *e ? strtol(e, nullptr, 0) : 0;
     if (v <= 0) {
@@ -86,6 +92,7 @@ int workers(void) {
       v = hc < 2 ? 2 : hc > 8 ? 8 : (long)hc;
     }
     return (int)(v > 64 ? 64 : v);
+#endif
   }();
   return w;
 }

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "emu_internal.h"
+#include "emu_tsan.h"
 
 #define API extern "C" __attribute__((visibility("default")))
 
@@ -34,7 +35,27 @@ namespace {
 
 const int NDEV = 2;
 std::recursive_mutex mu;
-#define LOCK std::lock_guard<std::recursive_mutex> lk_(mu)
+/* Every runtime call holds mu. For TSan the lock orders nothing (CUDA's
+ * runtime promises no edge between host threads) and the call's own
+ * bookkeeping is not seen (emu_tsan.h); the device work it runs is (force). */
+thread_local int host_quiet; /* nesting of host_lock on this thread */
+struct host_lock {
+  host_lock() {
+    tsan::sync_ignore_begin();
+    mu.lock();
+    tsan::sync_ignore_end();
+    tsan::ignore_begin();
+    host_quiet++;
+  }
+  ~host_lock() {
+    host_quiet--;
+    tsan::ignore_end();
+    tsan::sync_ignore_begin();
+    mu.unlock();
+    tsan::sync_ignore_end();
+  }
+};
+#define LOCK host_lock lk_
 
 uint64_t g_seed, g_rng;
 bool g_init;
@@ -204,7 +225,11 @@ void force(const op_p &o) {
     running_op = o->what.c_str();
     int saved = cur_dev;
     cur_dev = o->device;
+    /* The work itself (copies, memsets, CUB, kernels) is seen by TSan: it
+     * runs in the forcing host thread's context, ordered with the host. */
+    for (int i = 0; i < host_quiet; i++) tsan::ignore_end();
     o->fn();
+    for (int i = 0; i < host_quiet; i++) tsan::ignore_begin();
     cur_dev = saved;
     running_op = nullptr;
   }
@@ -268,13 +293,17 @@ cudaError_t enqueue_on(CUstream_st *s, const std::string &what, std::function<vo
 }
 
 /* ---- the allocation table ----------------------------------------------- */
-alloc_rec *find_rec(const void *p) {
+/* The allocation holding p; with end_ok also the one p is just past (an
+ * empty range there). A host block may start right where a device block
+ * ends (allocators without chunk headers, as ThreadSanitizer's): that
+ * address is not device memory. */
+alloc_rec *find_rec(const void *p, bool end_ok = false) {
   uintptr_t a = (uintptr_t)p;
   auto it = table.upper_bound(a);
   if (it == table.begin()) return nullptr;
   --it;
   alloc_rec &r = it->second;
-  if (a >= r.base && a <= r.base + r.size) return &r;
+  if (a >= r.base && (a < r.base + r.size || (end_ok && a == r.base + r.size))) return &r;
   return nullptr;
 }
 
@@ -326,7 +355,7 @@ std::string range_text(const void *p, size_t n) {
 /* Whether [p, p+n) lies in one live device-accessible allocation of device
  * (-1 any); for the copy checks, what is wrong otherwise. */
 bool device_range(const void *p, size_t n, int device, std::string *why) {
-  alloc_rec *r = find_rec(p);
+  alloc_rec *r = find_rec(p, n == 0);
   if (!r) {
     *why = range_text(p, n) + " is not device memory";
     return false;
