@@ -150,7 +150,11 @@ void *tdm__ctx_alloc(tdm_ctx *ctx, size_t bytes) {
   tdm__count_alloc(ctx);
   if (ctx->has_alloc) return user_alloc(ctx, bytes);
   if (tdm__alloc_should_fail()) return NULL;
-  if (bytes >= TDM_HUGE_MIN) return ctx_map_raw(ctx, huge_len(bytes), 1, 0, 0);
+  if (bytes >= TDM_HUGE_MIN) {
+    p = ctx_map_raw(ctx, huge_len(bytes), 1, 0, 0);
+    if (p) TDM__POISON((char *)p + bytes, huge_len(bytes) - bytes); /* past the end */
+    return p;
+  }
   p = aligned_alloc_raw(bytes);
   if (!p && tdm__map_cache_release(&ctx->maps) > 0) p = aligned_alloc_raw(bytes);
   return p;
@@ -165,7 +169,10 @@ void *tdm__ctx_calloc(tdm_ctx *ctx, size_t bytes) {
 void tdm__ctx_free(tdm_ctx *ctx, void *p, size_t bytes) {
   if (!p) return;
   if (ctx->has_alloc) ctx->alloc.free(ctx->alloc.user, p, bytes, -1, NULL);
-  else if (bytes >= TDM_HUGE_MIN) ctx_unmap_raw(ctx, p, huge_len(bytes));
+  else if (bytes >= TDM_HUGE_MIN) {
+    TDM__UNPOISON(p, huge_len(bytes));
+    ctx_unmap_raw(ctx, p, huge_len(bytes));
+  }
   else tdm__free(p);
 }
 

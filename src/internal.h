@@ -120,6 +120,26 @@ typedef struct tdm__scratch {
   int cached; /* 1: the context's cached block, 0: private allocation */
 } tdm__scratch;
 
+/* Mappings carry no AddressSanitizer redzones, so in a sanitized build the
+ * bytes of a mapping its owner may not touch are poisoned by hand: the
+ * rounding past a large block's end, and every block the mapping cache
+ * holds (a use after free then reports). Nothing in other builds. */
+#if defined(__SANITIZE_ADDRESS__)
+#define TDM__ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TDM__ASAN 1
+#endif
+#endif
+#ifdef TDM__ASAN
+#include <sanitizer/asan_interface.h>
+#define TDM__POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define TDM__UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define TDM__POISON(p, n) ((void)(p), (void)(n))
+#define TDM__UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
 /* ---- the cache of freed mappings (map_cache.c) ------------------------- */
 
 enum { TDM__MAP_CACHE_SLOTS = 32 }; /* most blocks one cache holds */

@@ -80,13 +80,17 @@ void *tdm__map_cache_take(tdm__map_cache *c, size_t len) {
   c->hits++;
   __atomic_sub_fetch(&held_total, len, __ATOMIC_SEQ_CST);
   pthread_mutex_unlock(&c->lock);
+  TDM__UNPOISON(p, len);
   return p;
 }
 
 /* Unmaps the blocks picked out of the cache, after its lock is released. */
 static void unmap_all(const tdm__map_block *v, int n) {
   int i;
-  for (i = 0; i < n; i++) munmap(v[i].p, v[i].len);
+  for (i = 0; i < n; i++) {
+    TDM__UNPOISON(v[i].p, v[i].len); /* the next mapping there starts clean */
+    munmap(v[i].p, v[i].len);
+  }
 }
 
 int tdm__map_cache_put(tdm__map_cache *c, void *p, size_t len) {
@@ -94,6 +98,8 @@ int tdm__map_cache_put(tdm__map_cache *c, void *p, size_t len) {
   size_t bound, freed = 0;
   int n_out = 0;
   if (!tdm__map_cache_fits(c, len) || ((uintptr_t)p & (TDM__HUGE_PAGE - 1))) return 0;
+  /* Poisoned before it is listed: once listed, another thread may take it. */
+  TDM__POISON(p, len);
   pthread_mutex_lock(&c->lock);
   if (len > c->largest) c->largest = len;
   bound = c->largest > TDM__MAP_CACHE_MIN_BOUND / TDM__MAP_CACHE_FACTOR ? TDM__MAP_CACHE_FACTOR * c->largest
@@ -101,6 +107,7 @@ int tdm__map_cache_put(tdm__map_cache *c, void *p, size_t len) {
   if (bound > c->cap) bound = c->cap;
   if (len > bound) {
     pthread_mutex_unlock(&c->lock);
+    TDM__UNPOISON(p, len);
     return 0;
   }
   /* Make room: oldest first (the array is kept in the order blocks came). */
