@@ -219,12 +219,20 @@ def group_reduce(keys, values, agg, *, sort=True, ctx=None):
     if agg == "sum" and dv in _SUM_DTYPE:
         narrow, v, dv = dv, kv.astype(v, _SUM_DTYPE[dv]), _SUM_DTYPE[dv]
     flags = _eq(dk) | (0 if sort else _core.ORDER_FIRST_SEEN)
-    if dv in _FLOATS and _may_hold_nan(kv, v):
+    gk, red = _reduce(kk, kv, c, k, None if agg == "count" else v, agg, dv, flags)
+    # NaN values: C propagates them, pandas skips them. For every reduction
+    # but count, a group's result that is not NaN is already pandas' one:
+    # a sum or mean with a NaN value is NaN; a first or last that is not NaN
+    # is the group's first or last non-NaN value; a min or max (totalOrder)
+    # that is not NaN is a value below (above) every NaN of the group, so
+    # skipping those changes nothing. So the groups are looked at, not the
+    # rows (no pass over the values unless a group is NaN); count, blind to
+    # values, looks at the values.
+    if dv in _FLOATS and _may_hold_nan(kv, v if agg == "count" else red):
         nan = kv.isnan(v)
         if bool(nan.any()):
-            gk, red = _drop_nan_key(kk, *_reduce_skipping(kk, kv, c, k, v, kv.invert_(nan), agg, dv, flags), dk)
-            return kk.finish(gk), kv.finish(red)
-    gk, red = _drop_nan_key(kk, *_reduce(kk, kv, c, k, None if agg == "count" else v, agg, dv, flags), dk)
+            red = _reduce_skipping(kk, kv, c, gk, k, v, kv.invert_(nan), agg, dv, flags)
+    gk, red = _drop_nan_key(kk, gk, red, dk)
     if narrow is not None:  # over the groups pandas lists
         red = _downcast(kv, red, narrow)
     return kk.finish(gk), kv.finish(red)
@@ -242,7 +250,7 @@ def _downcast(kind, red, dtype):
 
 
 def _may_hold_nan(kind, v):
-    """False when float values hold no NaN: their sum is not NaN (one pass,
+    """False when a float array holds no NaN: its sum is not NaN (one pass,
     no temporary array; inf - inf gives a false alarm, settled by isnan)."""
     import numpy as np
 
@@ -265,17 +273,17 @@ def _reduce(kk, kv, c, k, v, agg, dv, flags):
     return kk.shrink(gk, g), kv.shrink(red, g)
 
 
-def _reduce_skipping(kk, kv, c, k, v, keep, agg, dv, flags):
-    """pandas' skipna: every group of ``keys``, reduced over the rows whose
-    value is not NaN; a group with none gets 0 (count, sum) or NaN."""
-    gk, _ = _reduce(kk, kv, c, k, None, "count", dv, flags)
+def _reduce_skipping(kk, kv, c, gk, k, v, keep, agg, dv, flags):
+    """pandas' skipna: for every group gk of ``keys`` (the groups of the
+    reduction over all rows), the reduction over the rows whose value is not
+    NaN; a group with none gets 0 (count, sum) or NaN."""
     pk, pred = _reduce(kk, kv, c, k[keep], v[keep], agg, dv, flags)
     _, at = join(gk, pk, how="left", ctx=c)  # groups are distinct: one row each
     out = kv.empty(gk.shape[0], _arrays.dtype_name(pred.dtype))
     out[:] = 0 if agg in ("count", "sum") else float("nan")
     hit = at >= 0
     out[hit] = pred[at[hit]]
-    return gk, out
+    return out
 
 
 def _drop_nan_key(kk, gk, red, dk):

@@ -257,6 +257,38 @@ def test_group_reduce_nan_rules():
     assert red[0] == -(2**63)  # wraps, as pandas does
 
 
+
+@pytest.mark.parametrize("vd", FLOATS)
+@pytest.mark.parametrize("agg", AGGS)
+def test_group_reduce_nan_values_of_either_sign_anywhere(agg, vd):
+    """NaN values of either sign first, inside and last in a group, an
+    all-NaN group, inf - inf without a NaN: pandas' skipna results; and where
+    a group's result is taken from the reduction over all rows, the same bits
+    as the reduction over the group's non-NaN rows alone."""
+    pos, neg = np.nan, np.copysign(np.nan, -1.0)
+    k = np.array([0, 0, 0, 1, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 5], dtype=np.int64)
+    layouts = [
+        [pos, 2.0, 1.0, 3.0, neg, 5.0, pos, neg, np.inf, -np.inf, 1.0, 7.0, 4.0, -0.0, pos],
+        [2.0, pos, 1.0, 3.0, pos, 5.0, 6.0, pos, np.inf, 1.0, 1.0, pos, pos, -0.0, 4.0],  # +NaN never first
+        [2.0, neg, 1.0, 3.0, neg, 5.0, 6.0, neg, -np.inf, 1.0, 1.0, neg, neg, 0.0, 4.0],  # -NaN never last
+        [2.0, 9.0, 1.0, 3.0, 0.5, 5.0, 6.0, 8.0, np.inf, -np.inf, 1.0, 7.0, 4.0, -0.0, 4.0],  # no NaN
+    ]
+    for vals in layouts:
+        v = np.array(vals, dtype=vd)
+        for sort in (False, True):
+            gk, red = tandem.group_reduce(k, v, agg, sort=sort)
+            with np.errstate(invalid="ignore"):  # pandas' inf - inf
+                rk, rr = pandas_group(k, v, agg, sort)
+            same_bits(gk, rk)
+            same_reduction(red, rr, agg, vd)
+            if agg == "count":
+                continue
+            keep = ~np.isnan(v)
+            kk, kr = tandem.group_reduce(k[keep], v[keep], agg, sort=sort)
+            at = {int(g): i for i, g in enumerate(gk)}
+            for g, r in zip(kk, kr):
+                same_bits(red[at[int(g)]:at[int(g)] + 1], np.array([r]))
+
 # ---- join ------------------------------------------------------------------------------------
 
 
