@@ -49,7 +49,9 @@ class NumpyKind:
     device_id = 0
 
     def empty(self, n, dtype):
-        return np.empty(n, dtype=dtype)
+        # malloc'd, as a C caller's outputs are (not huge-page advised as
+        # numpy's own large buffers are; see host_empty in src/core.cpp).
+        return _core.host_empty(int(n), str(dtype))
 
     def copy(self, a):
         return np.array(a, order="C", copy=True)
