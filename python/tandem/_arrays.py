@@ -50,7 +50,7 @@ class NumpyKind:
 
     def empty(self, n, dtype):
         # malloc'd, as a C caller's outputs are (not huge-page advised as
-        # numpy's own large buffers are; see host_empty in src/core.cpp).
+        # numpy's own large buffers are; see host_empty in python/src/core.cpp).
         return _core.host_empty(int(n), str(dtype))
 
     def copy(self, a):
