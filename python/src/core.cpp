@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -240,10 +241,22 @@ void argsort(const py_ctx &pc, in_array keys, out_array perm, unsigned flags) {
   call_nogil([&] { return tdm_argsort(c->ctx, k.type, k.data, p.type, p.data, k.n, flags); });
 }
 
+// The benchmark's clocks, in seconds: wall (steady), or the process's CPU
+// time over all its threads (cpu), the one a loaded machine distorts least;
+// Python's time.process_time reads the same clock.
+double bench_now(bool cpu) {
+  if (cpu) {
+    timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 // Times the bare C call, for the benchmark's binding-overhead row: sorts a
 // fresh copy of `keys` (host memory) `reps` times and returns the seconds of
 // each tdm_sort call alone.
-std::vector<double> time_c_sort(const py_ctx &pc, in_array keys, int reps, unsigned flags) {
+std::vector<double> time_c_sort(const py_ctx &pc, in_array keys, int reps, unsigned flags, bool cpu) {
   auto c = pc.get();
   view k = check_array(keys, "keys", *c, (tdm_type)0);
   size_t bytes = k.n * tdm_type_size(k.type);
@@ -254,10 +267,9 @@ std::vector<double> time_c_sort(const py_ctx &pc, in_array keys, int reps, unsig
     nb::gil_scoped_release nogil;
     for (int r = 0; r < reps && s == TDM_OK; r++) {
       if (bytes) std::memcpy(work.data(), k.data, bytes);
-      auto t0 = std::chrono::steady_clock::now();
+      double t0 = bench_now(cpu);
       s = tdm_sort(c->ctx, k.type, work.data(), k.n, flags);
-      auto t1 = std::chrono::steady_clock::now();
-      out.push_back(std::chrono::duration<double>(t1 - t0).count());
+      out.push_back(bench_now(cpu) - t0);
     }
   }
   check(s);
@@ -416,7 +428,7 @@ void drop_code(out_array codes, int64_t p) {
 // binding-overhead rows: each rep allocates the outputs with malloc (as a C
 // caller would) and times the one call. Host arrays only.
 std::vector<double> time_c_op(const py_ctx &pc, const std::string &op, in_array a, in_array b, unsigned flags,
-                              int reps) {
+                              int reps, bool cpu) {
   auto c = pc.get();
   view x = check_array(a, "a", *c, (tdm_type)0);
   view y = check_array(b, "b", *c, (tdm_type)0);
@@ -436,7 +448,7 @@ std::vector<double> time_c_op(const py_ctx &pc, const std::string &op, in_array 
         return bufs.back();
       };
       size_t got = 0;
-      auto t0 = std::chrono::steady_clock::now();
+      double t0 = bench_now(cpu);
       if (op == "unique_counts") {
         s = tdm_unique(c->ctx, x.type, x.data, n, flags, buf(n * ks), nullptr, (uint64_t *)buf(n * 8), nullptr, &got);
       } else if (op == "factorize") {
@@ -450,9 +462,9 @@ std::vector<double> time_c_op(const py_ctx &pc, const std::string &op, in_array 
         s = tdm_join(c->ctx, TDM_JOIN_INNER, x.type, x.data, n, y.data, y.n, flags, (uint64_t *)buf(n * 8),
                      (uint64_t *)buf(n * 8), n, &got);
       }
-      auto t1 = std::chrono::steady_clock::now();
+      double t1 = bench_now(cpu);
       for (void *p : bufs) std::free(p);
-      out.push_back(std::chrono::duration<double>(t1 - t0).count());
+      out.push_back(t1 - t0);
     }
   }
   check(s);
@@ -717,7 +729,8 @@ NB_MODULE(_core, m) {
   m.def("sort", &sort);
   m.def("sort_pairs", &sort_pairs);
   m.def("argsort", &argsort);
-  m.def("time_c_sort", &time_c_sort);
+  m.def("time_c_sort", &time_c_sort, nb::arg("ctx"), nb::arg("keys"), nb::arg("reps"), nb::arg("flags"),
+        nb::arg("cpu") = false);
 
   m.attr("EQ_NUMERIC") = (unsigned)TDM_EQ_NUMERIC;
   m.attr("ORDER_FIRST_SEEN") = (unsigned)TDM_ORDER_FIRST_SEEN;
@@ -730,7 +743,8 @@ NB_MODULE(_core, m) {
         nb::arg("flags"), nb::arg("left_out").none(), nb::arg("right_out").none());
   m.def("drop_code", &drop_code);
   m.def("host_empty", &host_empty);
-  m.def("time_c_op", &time_c_op);
+  m.def("time_c_op", &time_c_op, nb::arg("ctx"), nb::arg("op"), nb::arg("a"), nb::arg("b"), nb::arg("flags"),
+        nb::arg("reps"), nb::arg("cpu") = false);
 
   bind_structure<py_hash>(m, "Hash")
       .def(nb::init<const py_ctx &, int, int, size_t, double, bool, int>())

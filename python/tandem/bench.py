@@ -19,6 +19,10 @@ prints a table. Rows:
                       would); on CUDA vs CuPy / PyTorch. A ratio table follows.
 Times are medians of --reps runs after one warm-up; inputs come from a fixed
 seed; each timed region holds the one call (inputs are prepared outside).
+--clock cpu times with the process's CPU time (all threads) instead of the
+wall clock, on both sides of the tandem-c rows; --no-peers leaves out the
+numpy / pandas / CuPy / PyTorch rows of ops (the binding against the bare C
+call alone, in minutes on a loaded machine).
 """
 
 import argparse
@@ -41,6 +45,8 @@ class Runner:
     def __init__(self, args):
         self.args, self.rows = args, []
         self.threads = args.threads
+        self.cpu_clock = args.clock == "cpu"
+        self.clock = time.process_time if self.cpu_clock else time.perf_counter
         self.cuda = args.backend == "cuda"
         self.ctx = tandem.Context(args.backend, threads=args.threads)
         self.xp, self.sync = np, (lambda: None)
@@ -58,11 +64,11 @@ class Runner:
         for i in range((reps or self.args.reps) + 1):
             state = setup()
             self.sync()
-            t0 = time.perf_counter()
+            t0 = self.clock()
             fn(state)
             self.sync()
             if i:
-                out.append(time.perf_counter() - t0)
+                out.append(self.clock() - t0)
         return out
 
     def row(self, structure, op, impl, key, value, n, queries, secs, elems=None):
@@ -105,7 +111,7 @@ def bench_sort(r, dtype, n):
     r.row("sort", "sort", "tandem", dtype, "", n, 0,
           r.time(lambda x: tandem.sort(x, inplace=True, ctx=r.ctx), copy))
     if not r.cuda:
-        r.row("sort", "sort", "tandem-c", dtype, "", n, 0, _core.time_c_sort(r.ctx._c, a, r.args.reps, 0))
+        r.row("sort", "sort", "tandem-c", dtype, "", n, 0, _core.time_c_sort(r.ctx._c, a, r.args.reps, 0, r.cpu_clock))
         r.row("sort", "sort", "np.sort", dtype, "", n, 0, r.time(lambda x: x.sort(), copy))
         r.row("sort", "argsort", "np.argsort(stable)", dtype, "", n, 0,
               r.time(lambda _: np.argsort(a, kind="stable")))
@@ -213,18 +219,18 @@ def bench_ops(r, dtype, n):
             # its outputs after its own clock.
             py, bare = [], []
             for i in range(reps + 1):  # the first round warms up
-                t0 = time.perf_counter()
+                t0 = r.clock()
                 result = tandem_fn()
-                t = time.perf_counter() - t0
+                t = r.clock() - t0
                 del result
-                b = _core.time_c_op(c._c, c_op, *c_args, 1)
+                b = _core.time_c_op(c._c, c_op, *c_args, 1, r.cpu_clock)
                 if i:
                     py, bare = py + [t], bare + b
             r.row("ops", op, "tandem", dtype, "", n, 0, py)
             r.row("ops", op, "tandem-c", dtype, "", n, 0, bare)
         else:
             r.row("ops", op, "tandem", dtype, "", n, 0, r.time(lambda _: tandem_fn()))
-        for name, fn in peers:
+        for name, fn in peers if r.args.peers else ():
             r.row("ops", op, name, dtype, "", n, 0, r.time(lambda _: fn()))
 
     eq = _core.EQ_NUMERIC if np.dtype(dtype).kind == "f" else 0
@@ -295,6 +301,9 @@ def main(argv=None):
     p.add_argument("--queries", type=float, default=None, help="queries (default: n)")
     p.add_argument("--threads", type=int, default=0, help="CPU threads for tandem (0: all cores)")
     p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--clock", default="wall", choices=["wall", "cpu"],
+                   help="wall clock, or the process's CPU time over all threads (for a loaded machine)")
+    p.add_argument("--no-peers", dest="peers", action="store_false", help="ops: leave out the numpy/pandas rows")
     p.add_argument("--csv", help="write the rows to this CSV file")
     args = p.parse_args(argv)
     n, q = int(args.n), int(args.queries or args.n)
@@ -304,7 +313,8 @@ def main(argv=None):
     except tandem.NoDevice as e:
         print(f"skipped: --backend {args.backend} needs a CUDA device ({e})")
         return 0
-    print(f"tandem {tandem.__version__}, backend {r.ctx.backend}, numpy {np.__version__}", flush=True)
+    print(f"tandem {tandem.__version__}, backend {r.ctx.backend}, numpy {np.__version__}, clock {args.clock}",
+          flush=True)
     if args.what in ("all", "sort"):
         bench_sort(r, dtype, n)
     if args.what in ("all", "hash") and np.dtype(dtype).kind in "iu":
