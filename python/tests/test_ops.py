@@ -289,6 +289,27 @@ def test_group_reduce_nan_values_of_either_sign_anywhere(agg, vd):
             for g, r in zip(kk, kr):
                 same_bits(red[at[int(g)]:at[int(g)] + 1], np.array([r]))
 
+
+def test_host_outputs_are_malloced_arrays_that_own_their_buffers():
+    """numpy outputs come from tandem's malloc allocator, not numpy's
+    huge-page advised one; they own their buffers (shrunk in place, not
+    views of a larger one), and the caller's allocator is left as it was."""
+    mm = (getattr(np, "_core", None) or np.core).multiarray
+    before = mm.get_handler_name()
+    keys = np.array([5, 3, 5, 9, 3, 3], dtype=np.uint64)
+    u, first, inverse, counts = tandem.unique(keys, return_index=True, return_inverse=True, return_counts=True)
+    codes, uniques = tandem.factorize(keys)
+    li, ri = tandem.join(keys, np.array([3, 9], dtype=np.uint64))
+    found = tandem.isin(keys, np.array([9], dtype=np.uint64))
+    for a in (u, first, inverse, counts, codes, uniques, li, ri, found):
+        assert mm.get_handler_name(a) == "tandem_malloc"
+        assert a.flags.owndata and a.base is None and a.flags.writeable
+    same_bits(u, np.array([3, 5, 9], dtype=np.uint64))
+    same_bits(counts, np.array([3, 2, 1], dtype=np.int64))
+    assert mm.get_handler_name() == before
+    u.resize(2, refcheck=False)  # numpy reallocates through the same handler
+    same_bits(u, np.array([3, 5], dtype=np.uint64))
+
 # ---- join ------------------------------------------------------------------------------------
 
 
