@@ -193,33 +193,26 @@ static uint64_t ops_fold_ref(tdm_type t, const void *scattered, const uint64_t *
  * folded chunk after chunk of random lengths from (g[0], g[0] as float64),
  * then written by tdm__ops_fold_put. */
 static uint64_t ops_fold_chunks(tdm_type t, const uint64_t *g, size_t n, int agg, uint64_t *seed) {
-  int vk = tdm__ops_value_kind(t), kind = tdm__key_kind(t);
-  uint64_t out = 0;
+  int vk = tdm__ops_value_kind(t), kind = tdm__key_kind(t), narrow = tdm_type_size(t) == 4;
+  uint64_t out = 0, acc = g[0];
+  double m = narrow ? tdm__ops_to_f64_32((uint32_t)acc, vk) : tdm__ops_to_f64_64(acc, vk);
   size_t c = 1;
-  if (tdm_type_size(t) == 4) {
-    uint32_t w[300], acc = (uint32_t)g[0];
-    double m = tdm__ops_to_f64_32(acc, vk);
-    for (size_t i = 0; i < n; i++) w[i] = (uint32_t)g[i];
-    while (c < n) {
-      *seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
-      size_t len = 1 + (*seed >> 33) % 40;
-      if (len > n - c) len = n - c;
-      tdm__ops_fold_on32(&acc, &m, w + c, len, agg, vk, kind);
-      c += len;
-    }
-    tdm__ops_fold_put32(acc, m, n, agg, vk, &out, 0);
-  } else {
-    uint64_t acc = g[0];
-    double m = tdm__ops_to_f64_64(acc, vk);
-    while (c < n) {
-      *seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
-      size_t len = 1 + (*seed >> 33) % 40;
-      if (len > n - c) len = n - c;
+  while (c < n) {
+    *seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
+    size_t len = 1 + (*seed >> 33) % 40;
+    if (len > n - c) len = n - c;
+    if (narrow) { /* the chunk as 4-byte words, as the kernel stages it */
+      uint32_t w[40], a32 = (uint32_t)acc;
+      for (size_t i = 0; i < len; i++) w[i] = (uint32_t)g[c + i];
+      tdm__ops_fold_on32(&a32, &m, w, len, agg, vk, kind);
+      acc = a32;
+    } else {
       tdm__ops_fold_on64(&acc, &m, g + c, len, agg, vk, kind);
-      c += len;
     }
-    tdm__ops_fold_put64(acc, m, n, agg, vk, &out, 0);
+    c += len;
   }
+  if (narrow) tdm__ops_fold_put32((uint32_t)acc, m, n, agg, vk, &out, 0);
+  else tdm__ops_fold_put64(acc, m, n, agg, vk, &out, 0);
   return out;
 }
 
