@@ -77,7 +77,7 @@ __host__ __device__ static inline void fold_put(uint64_t acc, double m, size_t c
 }
 
 /* Groups longer than this many rows are not folded by a thread of their
- * own (see group_reduce_t); it is also the chunk fold_long_kernel stages
+ * own (see reduce_t); it is also the chunk fold_long_kernel stages
  * in shared memory (2 x 2048 words: 32 KiB for 8-byte values). */
 #define TDM__OPS_LONG 2048u
 
