@@ -11,14 +11,16 @@
  * mem[off[r] .. off[r + 1]), in ascending key order, or by first index
  * (a second sort of (first index, run) pairs) for TDM_ORDER_FIRST_SEEN.
  * Every output is read from that description by one thread per output
- * element, so the bytes equal the CPU's. The hash method argument is
- * ignored: the sort method's bytes are the contract's either way.
+ * element, so the bytes equal the CPU's, except that tdm_group_reduce never
+ * leaves a long group to one thread (reduce_t says how). The hash method
+ * argument is ignored: the sort method's bytes are the contract's either way.
  *
  * Caller arrays may be host or device memory (staged through the call's
  * tdm__gpu_scope). Output sizes come to the host, so unique, group_reduce
  * and join wait for the device, in stream-ordered mode too. All scratch and
  * all output buffers are taken before anything of the caller's is written.
  */
+#include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 #include <string.h>
 
@@ -40,6 +42,44 @@ __host__ __device__ static inline size_t bound(const uint32_t *s, size_t m, uint
 __host__ __device__ static inline size_t bound(const uint64_t *s, size_t m, uint64_t b, int upper) {
   return tdm__ops_bound64(s, m, b, upper);
 }
+
+__host__ __device__ static inline void fold(const uint32_t *v, const uint64_t *mem, size_t s, size_t e, int agg,
+                                            int vk, int kind, void *out, size_t p) {
+  tdm__ops_fold32(v, mem, s, e, agg, vk, kind, out, p);
+}
+__host__ __device__ static inline void fold(const uint64_t *v, const uint64_t *mem, size_t s, size_t e, int agg,
+                                            int vk, int kind, void *out, size_t p) {
+  tdm__ops_fold64(v, mem, s, e, agg, vk, kind, out, p);
+}
+__host__ __device__ static inline uint32_t step(uint32_t a, uint32_t b, int agg, int vk, int kind) {
+  return tdm__ops_step32(a, b, agg, vk, kind);
+}
+__host__ __device__ static inline uint64_t step(uint64_t a, uint64_t b, int agg, int vk, int kind) {
+  return tdm__ops_step64(a, b, agg, vk, kind);
+}
+__host__ __device__ static inline double to_f64(uint32_t v, int vk) { return tdm__ops_to_f64_32(v, vk); }
+__host__ __device__ static inline double to_f64(uint64_t v, int vk) { return tdm__ops_to_f64_64(v, vk); }
+__host__ __device__ static inline void fold_on(uint32_t *acc, double *m, const uint32_t *c, size_t len, int agg,
+                                               int vk, int kind) {
+  tdm__ops_fold_on32(acc, m, c, len, agg, vk, kind);
+}
+__host__ __device__ static inline void fold_on(uint64_t *acc, double *m, const uint64_t *c, size_t len, int agg,
+                                               int vk, int kind) {
+  tdm__ops_fold_on64(acc, m, c, len, agg, vk, kind);
+}
+__host__ __device__ static inline void fold_put(uint32_t acc, double m, size_t count, int agg, int vk, void *out,
+                                                size_t p) {
+  tdm__ops_fold_put32(acc, m, count, agg, vk, out, p);
+}
+__host__ __device__ static inline void fold_put(uint64_t acc, double m, size_t count, int agg, int vk, void *out,
+                                                size_t p) {
+  tdm__ops_fold_put64(acc, m, count, agg, vk, out, p);
+}
+
+/* Groups longer than this many rows are not folded by a thread of their
+ * own (see reduce_t); it is also the chunk fold_long_kernel stages
+ * in shared memory (2 x 2048 words: 32 KiB for 8-byte values). */
+#define TDM__OPS_LONG 2048u
 
 /* ---- kernels ------------------------------------------------------------ */
 
@@ -105,18 +145,80 @@ __global__ void inverse_kernel(grp_view g, uint64_t *inverse_out, size_t n) {
   }
 }
 
-/* One thread per group folds the group's values in input order (the
- * members are ascending), so float sums are the CPU's left fold bit for
- * bit. A large group is one long serial loop: correctness over speed. */
-template <typename K>
-__global__ void reduce_kernel(grp_view g, const K *keys, const void *values, size_t vs, int agg, int vkind, int kind,
-                              K *keys_out, void *values_out, size_t G) {
+/* gv[k] = v[mem[k]]: the values in member order, each group's contiguous
+ * and in input order (the members are ascending), read at random once by
+ * the whole grid and written coalesced, so that no thread gathers a long
+ * group by itself. */
+template <typename V>
+__global__ void gather_kernel(const V *v, const uint64_t *mem, V *gv, size_t n) {
+  TDM_GRID_STRIDE(k, n) gv[k] = v[mem[k]];
+}
+
+/* One thread per output group: its key, and its value from
+ *  - by_run[r] when given (the order-free aggregations, reduced by run);
+ *  - else the fold of v over positions [s, e) through mem (mem NULL: v is
+ *    the gathered values): COUNT, FIRST and LAST read O(1) values (the
+ *    members are ascending, so a group's first and last rows are its first
+ *    and last members), float SUM and MEAN fold the group's values in
+ *    input order, bit for bit the CPU's left fold, here for groups of at
+ *    most long_from rows; longer ones are fold_long_kernel's. */
+template <typename K, typename V>
+__global__ void reduce_kernel(grp_view g, const K *keys, const V *v, const uint64_t *mem, const V *by_run, int agg,
+                              int vk, int kind, size_t long_from, K *keys_out, void *values_out, size_t G) {
   TDM_GRID_STRIDE(p, G) {
     size_t r = grp_at(g, p), s = g.off[r], e = g.off[r + 1];
     if (keys_out) keys_out[p] = keys[g.mem[s]];
     if (agg == TDM_AGG_COUNT) ((uint64_t *)values_out)[p] = e - s;
-    else if (vs == 4) tdm__ops_fold32((const uint32_t *)values, g.mem, s, e, agg, vkind, kind, values_out, p);
-    else tdm__ops_fold64((const uint64_t *)values, g.mem, s, e, agg, vkind, kind, values_out, p);
+    else if (by_run) ((V *)values_out)[p] = by_run[r];
+    else if (e - s <= long_from) fold(v, mem, s, e, agg, vk, kind, values_out, p);
+  }
+}
+
+/* The reduce-by-key operator of the order-free aggregations
+ * (tdm__ops_order_free), so CUB may combine in any grouping and order. */
+template <typename V>
+struct order_free_op {
+  int agg, vk, kind;
+  __device__ __forceinline__ V operator()(const V &a, const V &b) const { return step(a, b, agg, vk, kind); }
+};
+
+/* Float SUM and MEAN of the groups longer than TDM__OPS_LONG rows, one
+ * block per group: their bits are a left fold in input order, a chain of
+ * dependent adds no split can shorten, so thread 0 makes it, from shared
+ * memory, while warps 1.. stage the group's next chunk of gathered values
+ * there (coalesced loads, double buffered); thread 0 is left with one add
+ * per value and on-chip reads. Block b takes the group holding sorted
+ * position b * TDM__OPS_LONG if that is the group's first multiple of
+ * TDM__OPS_LONG: every long group holds exactly one such first multiple. */
+template <typename V>
+__global__ void __launch_bounds__(TDM_GPU_BLOCK)
+    fold_long_kernel(grp_view g, const V *gv, int agg, int vk, int kind, void *values_out, size_t n) {
+  __shared__ V chunk[2][TDM__OPS_LONG];
+  size_t nb = (n + TDM__OPS_LONG - 1) / TDM__OPS_LONG, t = threadIdx.x;
+  for (size_t b = blockIdx.x; b < nb; b += gridDim.x) {
+    size_t q = b * TDM__OPS_LONG, r = g.rid[q + 1] - 1, s = g.off[r], e = g.off[r + 1], c, i;
+    V acc = 0;
+    double m = 0;
+    /* The same for every thread of the block, so the block stays whole. */
+    if (e - s <= TDM__OPS_LONG || q - s >= TDM__OPS_LONG) continue;
+    for (i = t; i < TDM__OPS_LONG; i += blockDim.x) chunk[0][i] = gv[s + i];
+    __syncthreads();
+    for (c = s; c < e; c += TDM__OPS_LONG) {
+      size_t cur = (c - s) / TDM__OPS_LONG & 1, next = c + TDM__OPS_LONG;
+      if (t >= 32) {
+        for (i = t - 32; i < TDM__OPS_LONG && next + i < e; i += blockDim.x - 32) chunk[cur ^ 1][i] = gv[next + i];
+      } else if (t == 0) {
+        size_t len = e - c < TDM__OPS_LONG ? e - c : TDM__OPS_LONG, from = 0;
+        if (c == s) {
+          acc = chunk[cur][0];
+          m = to_f64(acc, vk);
+          from = 1;
+        }
+        fold_on(&acc, &m, chunk[cur] + from, len - from, agg, vk, kind);
+      }
+      __syncthreads();
+    }
+    if (t == 0) fold_put(acc, m, e - s, agg, vk, values_out, g.rank ? (size_t)g.rank[r] : r);
   }
 }
 
@@ -314,6 +416,69 @@ static tdm_status unique_t(tdm_ctx *ctx, const tdm__unique_args *a) {
   return TDM_OK;
 }
 
+/* CUB's reduce-by-key of the gathered values gv by run (keys: rid[k + 1],
+ * run r's number plus one at each of its positions) into by_run; with temp
+ * NULL only sizes temp_bytes, so the sizing and the call always name the
+ * same instantiation. */
+template <typename V>
+static cudaError_t reduce_by_run(void *temp, size_t &temp_bytes, const grp_view &g, const V *gv, uint64_t *runs_out,
+                                 V *by_run, uint64_t *d_runs, order_free_op<V> op, size_t n, cudaStream_t s) {
+  return cub::DeviceReduce::ReduceByKey(temp, temp_bytes, g.rid + 1, runs_out, gv, by_run, d_runs, op, (int64_t)n, s);
+}
+
+/* The values of tdm_group_reduce, by what each aggregation needs so that no
+ * thread walks a long group alone:
+ *  - COUNT, FIRST, LAST: O(1) per group, read in place (reduce_kernel).
+ *  - the rest first gather the values in member order (gather_kernel); then
+ *  - order-free ones (integer SUM, MIN, MAX: tdm__ops_order_free) are a
+ *    reduce-by-key over the sorted positions' run numbers, which CUB splits
+ *    over the whole grid however long a run is, so a hot key is as fast as
+ *    any other;
+ *  - float SUM and MEAN, whose bits are the left fold in input order, fold
+ *    contiguous memory: a thread per group of at most TDM__OPS_LONG rows,
+ *    a block per longer group (fold_long_kernel). That fold is serial: a
+ *    group of c rows costs c dependent adds, the limit ops.h states. */
+template <typename K, typename V>
+static tdm_status reduce_t(tdm_ctx *ctx, tdm__gpu_scope &sc, const char *fn, const tdm__group_args *a,
+                           const grp_view &g, const K *keys, const V *v, K *keys_out, void *values_out, size_t n,
+                           size_t G) {
+  cudaStream_t s = tdm__stream(ctx);
+  int agg = a->agg, vk = tdm__ops_value_kind(a->value_type), kind = tdm__key_kind(a->value_type);
+  int gathered = n && agg != TDM_AGG_COUNT && agg != TDM_AGG_FIRST && agg != TDM_AGG_LAST;
+  int order_free = gathered && tdm__ops_order_free(agg, vk);
+  const uint64_t *mem = g.mem;
+  V *gv = NULL, *by_run = NULL;
+  uint64_t *runs_out = NULL, *d_runs = NULL;
+  void *temp = NULL;
+  size_t temp_bytes = 0, long_from = (size_t)-1;
+  order_free_op<V> op = {agg, vk, kind};
+  tdm_status st;
+  if (gathered) {
+    if ((st = sc.alloc(n * sizeof(V), &gv)) != TDM_OK) return st;
+    if (order_free &&
+        ((st = sc.alloc(G * 8, &runs_out)) != TDM_OK || (st = sc.alloc(G * sizeof(V), &by_run)) != TDM_OK ||
+         (st = sc.alloc(8, &d_runs)) != TDM_OK))
+      return st;
+    if (order_free)
+      TDM_CUDA_TRY(reduce_by_run<V>(NULL, temp_bytes, g, gv, runs_out, by_run, d_runs, op, n, s), (void)0);
+    if (order_free && (st = sc.alloc(temp_bytes, &temp)) != TDM_OK) return st;
+    gather_kernel<V><<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>(v, g.mem, gv, n);
+    if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
+    if (order_free) TDM_CUDA_TRY(reduce_by_run<V>(temp, temp_bytes, g, gv, runs_out, by_run, d_runs, op, n, s), (void)0);
+    else long_from = TDM__OPS_LONG;
+    mem = NULL;
+    v = gv;
+  }
+  reduce_kernel<K, V><<<tdm__grid(G), TDM_GPU_BLOCK, 0, s>>>(g, keys, v, mem, by_run, agg, vk, kind, long_from,
+                                                              keys_out, values_out, G);
+  if (long_from < n) {
+    size_t nb = (n + TDM__OPS_LONG - 1) / TDM__OPS_LONG, cap = 65535u * 16u;
+    fold_long_kernel<V><<<(unsigned)(nb < cap ? nb : cap), TDM_GPU_BLOCK, 0, s>>>(g, gv, agg, vk, kind, values_out,
+                                                                                  n);
+  }
+  return tdm__launch_check(fn);
+}
+
 template <typename K>
 static tdm_status group_reduce_t(tdm_ctx *ctx, const tdm__group_args *a) {
   static const char fn[] = "tdm_group_reduce";
@@ -332,10 +497,11 @@ static tdm_status group_reduce_t(tdm_ctx *ctx, const tdm__group_args *a) {
   if ((st = opt_out(sc, a->keys_out, G * sizeof(K), &outs[0])) != TDM_OK ||
       (st = opt_out(sc, a->values_out, G * os, &outs[1])) != TDM_OK)
     return st;
-  reduce_kernel<K><<<tdm__grid(G), TDM_GPU_BLOCK, 0, tdm__stream(ctx)>>>(
-      g, (const K *)keys.d, vals.d, vs, a->agg, tdm__ops_value_kind(a->value_type), tdm__key_kind(a->value_type),
-      (K *)outs[0].d, outs[1].d, G);
-  if ((st = tdm__launch_check(fn)) != TDM_OK || (st = finish_outs(ctx, outs, 2, fn)) != TDM_OK) return st;
+  st = vs == 4 ? reduce_t<K, uint32_t>(ctx, sc, fn, a, g, (const K *)keys.d, (const uint32_t *)vals.d,
+                                       (K *)outs[0].d, outs[1].d, n, G)
+               : reduce_t<K, uint64_t>(ctx, sc, fn, a, g, (const K *)keys.d, (const uint64_t *)vals.d,
+                                       (K *)outs[0].d, outs[1].d, n, G);
+  if (st != TDM_OK || (st = finish_outs(ctx, outs, 2, fn)) != TDM_OK) return st;
   *a->n_groups_out = G;
   return TDM_OK;
 }

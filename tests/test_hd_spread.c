@@ -9,12 +9,19 @@
  *  - the order-free form the CUDA reduce-by-key runs (tdm__dup_by_position,
  *    tdm__dup_pick): combined in any grouping and any operand order, since
  *    CUB's ReduceByKey documents no order, it still equals that fold.
+ *  - tdm_group_reduce's long groups on CUDA (ops_keys.h): the order-free
+ *    aggregations (tdm__ops_order_free) combined with tdm__ops_step in any
+ *    grouping and order, and the float sums folded chunk after chunk over
+ *    the gathered values (tdm__ops_fold_on, tdm__ops_fold_put), equal the
+ *    fold the CPU runs (tdm__ops_fold), bit for bit.
  */
 #include <criterion/criterion.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tandem/detail/btree_node.h"
+#include "tandem/detail/ops_keys.h"
 
 Test(hd_spread, csr_owner_matches_a_linear_walk) {
   enum { N = 300 };
@@ -139,4 +146,153 @@ Test(hd_spread, keep_policies_are_not_commutative_on_values_but_are_on_positions
     cr_assert_eq(tdm__dup_pick(3, 9, dup), dup == TDM__DUP_KEEP_FIRST ? 3u : 9u);
   }
   for (int dup = TDM__DUP_SUM; dup <= TDM__DUP_MAX; dup++) cr_assert(!tdm__dup_by_position(dup));
+}
+
+/* ---- tdm_group_reduce's long groups (ops_keys.h) ------------------------ */
+
+static const tdm_type ops_vtypes[6] = {TDM_U32, TDM_U64, TDM_I32, TDM_I64, TDM_F32, TDM_F64};
+
+/* n values of type t as raw words at positions mem[0..n) of v (4-byte
+ * types in the low half), with floats' specials (NaN payloads, both zeros,
+ * infinities) among them, and few distinct values on odd trials so that
+ * MIN / MAX see ties. */
+static void ops_values(tdm_type t, uint64_t *v, size_t n, int trial, uint64_t *seed) {
+  static const uint64_t f64s[] = {0x7ff8000000000001ull, 0x8000000000000000ull, 0, 0x7ff0000000000000ull,
+                                  0xfff0000000000000ull, 0xfff8000000000000ull};
+  static const uint32_t f32s[] = {0x7fc00001u, 0x80000000u, 0, 0x7f800000u, 0xff800000u, 0xffc00000u};
+  for (size_t i = 0; i < n; i++) {
+    *seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
+    uint64_t r = trial % 2 ? *seed % 5 : *seed ^ (*seed >> 29);
+    if (t == TDM_F64) {
+      double d = (double)(int64_t)(r % 2000001) / 7.0 - 1e5;
+      memcpy(&r, &d, 8);
+      if (*seed % 97 == 0) r = f64s[(*seed >> 40) % 6];
+    } else if (t == TDM_F32) {
+      float f = (float)(int64_t)(r % 2000001) / 7.0f - 1e5f;
+      uint32_t b;
+      memcpy(&b, &f, 4);
+      if (*seed % 97 == 0) b = f32s[(*seed >> 40) % 6];
+      r = b;
+    }
+    v[i] = tdm_type_size(t) == 4 ? (uint32_t)r : r;
+  }
+}
+
+/* The group's result as the CPU computes it: tdm__ops_fold over the members
+ * mem[0..n) of the scattered values (out: one 8-byte word). */
+static uint64_t ops_fold_ref(tdm_type t, const void *scattered, const uint64_t *mem, size_t n, int agg) {
+  uint64_t out = 0;
+  if (tdm_type_size(t) == 4)
+    tdm__ops_fold32((const uint32_t *)scattered, mem, 0, n, agg, tdm__ops_value_kind(t), tdm__key_kind(t), &out, 0);
+  else
+    tdm__ops_fold64((const uint64_t *)scattered, mem, 0, n, agg, tdm__ops_value_kind(t), tdm__key_kind(t), &out, 0);
+  return out;
+}
+
+/* The CUDA float SUM / MEAN of a long group: the gathered values g[0..n)
+ * folded chunk after chunk of random lengths from (g[0], g[0] as float64),
+ * then written by tdm__ops_fold_put. */
+static uint64_t ops_fold_chunks(tdm_type t, const uint64_t *g, size_t n, int agg, uint64_t *seed) {
+  int vk = tdm__ops_value_kind(t), kind = tdm__key_kind(t), narrow = tdm_type_size(t) == 4;
+  uint64_t out = 0, acc = g[0];
+  double m = narrow ? tdm__ops_to_f64_32((uint32_t)acc, vk) : tdm__ops_to_f64_64(acc, vk);
+  size_t c = 1;
+  while (c < n) {
+    *seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
+    size_t len = 1 + (*seed >> 33) % 40;
+    if (len > n - c) len = n - c;
+    if (narrow) { /* the chunk as 4-byte words, as the kernel stages it */
+      uint32_t w[40], a32 = (uint32_t)acc;
+      for (size_t i = 0; i < len; i++) w[i] = (uint32_t)g[c + i];
+      tdm__ops_fold_on32(&a32, &m, w, len, agg, vk, kind);
+      acc = a32;
+    } else {
+      tdm__ops_fold_on64(&acc, &m, g + c, len, agg, vk, kind);
+    }
+    c += len;
+  }
+  if (narrow) tdm__ops_fold_put32((uint32_t)acc, m, n, agg, vk, &out, 0);
+  else tdm__ops_fold_put64(acc, m, n, agg, vk, &out, 0);
+  return out;
+}
+
+/* g[s..e) combined with tdm__ops_step in a random binary tree, the operands
+ * of every node in a random order (what CUB's reduce-by-key may do). */
+static uint64_t ops_any_order(tdm_type t, const uint64_t *g, size_t s, size_t e, int agg, uint64_t *seed) {
+  int vk = tdm__ops_value_kind(t), kind = tdm__key_kind(t);
+  uint64_t a, b, mid;
+  *seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
+  if (e - s == 1) return g[s];
+  mid = s + 1 + (*seed >> 33) % (e - s - 1);
+  a = ops_any_order(t, g, s, mid, agg, seed);
+  b = ops_any_order(t, g, mid, e, agg, seed);
+  if (*seed >> 63) {
+    uint64_t x = a;
+    a = b;
+    b = x;
+  }
+  return tdm_type_size(t) == 4 ? tdm__ops_step32((uint32_t)a, (uint32_t)b, agg, vk, kind)
+                               : tdm__ops_step64(a, b, agg, vk, kind);
+}
+
+/* Scatters n values of type t at ascending random members of a larger
+ * array (as a group's rows lie in the input), gathers them back in member
+ * order (gather_kernel), and compares the CUDA forms with the CPU's fold. */
+Test(hd_spread, ops_long_group_folds_match_the_cpu_fold) {
+  enum { N = 300, SPREAD = 4 * N };
+  static uint64_t vals[N], mem[N], g[N], sc64[SPREAD];
+  static uint32_t sc32[SPREAD];
+  uint64_t seed = 2026;
+  for (int ti = 0; ti < 6; ti++) {
+    tdm_type t = ops_vtypes[ti];
+    int vk = tdm__ops_value_kind(t);
+    for (int agg = TDM_AGG_SUM; agg <= TDM_AGG_MEAN; agg++) {
+      if (agg == TDM_AGG_FIRST || agg == TDM_AGG_LAST) continue; /* O(1) reads, no fold */
+      for (int trial = 0; trial < 24; trial++) {
+        size_t n = 1 + (size_t)trial * 37 % N, at = 0;
+        uint64_t want, got;
+        ops_values(t, vals, n, trial, &seed);
+        for (size_t i = 0; i < n; i++) { /* ascending members, gaps of 0..3 */
+          seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+          at += (seed >> 40) % 4;
+          mem[i] = at++;
+          sc32[mem[i]] = (uint32_t)vals[i];
+          sc64[mem[i]] = vals[i];
+        }
+        for (size_t i = 0; i < n; i++) g[i] = tdm_type_size(t) == 4 ? sc32[mem[i]] : sc64[mem[i]];
+        want = ops_fold_ref(t, tdm_type_size(t) == 4 ? (const void *)sc32 : (const void *)sc64, mem, n, agg);
+        if (tdm__ops_order_free(agg, vk)) {
+          cr_assert(agg != TDM_AGG_MEAN);
+          got = ops_any_order(t, g, 0, n, agg, &seed);
+        } else {
+          cr_assert(agg == TDM_AGG_MEAN || vk == TDM__OPS_V_F32 || vk == TDM__OPS_V_F64, "type %s agg %d",
+                    tdm_type_name(t), agg);
+          got = ops_fold_chunks(t, g, n, agg, &seed);
+        }
+        cr_assert_eq(got, want, "%s agg %d, group of %zu (trial %d): CUDA form %llx, CPU fold %llx", tdm_type_name(t),
+                     agg, n, trial, (unsigned long long)got, (unsigned long long)want);
+      }
+    }
+  }
+}
+
+/* Why float SUM is not order-free: regrouping a float sum changes its bits
+ * ((1e16 + 1) + 1 rounds twice, 1e16 + (1 + 1) once), so CUB may not
+ * reduce it; integer SUM, MIN and MAX may. */
+Test(hd_spread, ops_float_sum_is_not_order_free) {
+  double big = 1e16, one = 1.0;
+  uint64_t b, o, left, right;
+  memcpy(&b, &big, 8);
+  memcpy(&o, &one, 8);
+  left = tdm__ops_step64(tdm__ops_step64(b, o, TDM_AGG_SUM, TDM__OPS_V_F64, TDM_KIND_FLOAT), o, TDM_AGG_SUM,
+                         TDM__OPS_V_F64, TDM_KIND_FLOAT);
+  right = tdm__ops_step64(b, tdm__ops_step64(o, o, TDM_AGG_SUM, TDM__OPS_V_F64, TDM_KIND_FLOAT), TDM_AGG_SUM,
+                          TDM__OPS_V_F64, TDM_KIND_FLOAT);
+  cr_assert_neq(left, right);
+  for (int ti = 0; ti < 6; ti++) {
+    int vk = tdm__ops_value_kind(ops_vtypes[ti]), flt = vk == TDM__OPS_V_F32 || vk == TDM__OPS_V_F64;
+    cr_assert_eq(tdm__ops_order_free(TDM_AGG_SUM, vk), !flt);
+    cr_assert(tdm__ops_order_free(TDM_AGG_MIN, vk) && tdm__ops_order_free(TDM_AGG_MAX, vk));
+    cr_assert(!tdm__ops_order_free(TDM_AGG_MEAN, vk) && !tdm__ops_order_free(TDM_AGG_COUNT, vk));
+  }
 }

@@ -5,7 +5,11 @@
  * float equalities and both orders, every reduction and join kind, the
  * capacity error, host and device arrays, and an allocation failure at every
  * point. Output buffers start as a sentinel on both sides, so writing past
- * the result (or anything on a failure) shows up too. Skipped with the reason
+ * the result (or anything on a failure) shows up too. Skewed keys (all
+ * equal, one hot key on 90 % of the rows, groups at the edges of the CUDA
+ * backend's long-group rule, Zipf) at sizes where a group spans many chunks
+ * and blocks: every reduction and value type, and unique with its inverse.
+ * Skipped with the reason
  * when no CUDA device is usable (the emulated device runs it in
  * make test-cuda-emu).
  */
@@ -250,6 +254,78 @@ Test(ops_cuda, i32) { run_type(all_types[2]); }
 Test(ops_cuda, i64) { run_type(all_types[3]); }
 Test(ops_cuda, f32) { run_type(all_types[4]); }
 Test(ops_cuda, f64) { run_type(all_types[5]); }
+
+/* ---- skewed keys -------------------------------------------------------- */
+
+enum { SKEW_N = 20000, SKEW_HOT, SKEW_EDGES };
+
+/* n keys of type t, shuffled: SKEW_HOT puts one key on 90 % of the rows;
+ * SKEW_EDGES gives groups of 2047, 2048, 2049, 4097 and 6000 rows (the CUDA
+ * backend reduces groups of more than 2048 rows with many threads; these
+ * straddle that and its chunks); the rest of the rows draw at random. */
+static void fill_skew(prop_rng *r, tdm_type t, void *keys, size_t n, int d) {
+  static const size_t edges[5] = {2047, 2048, 2049, 4097, 6000};
+  size_t ks = tdm_type_size(t), i, at = 0, g, c;
+  char pool[5 * 8], tmp[8];
+  prop_fill(r, t, keys, n, PROP_UNIFORM);
+  memcpy(pool, keys, 5 * ks); /* the long groups' keys (distinct or not: the CPU decides) */
+  for (g = 0; g < (d == SKEW_HOT ? 1u : 5u); g++)
+    for (c = d == SKEW_HOT ? n * 9 / 10 : edges[g], i = 0; i < c && at < n; i++, at++)
+      memcpy((char *)keys + at * ks, pool + g * ks, ks);
+  for (i = n - 1; i > 0; i--) { /* Fisher-Yates */
+    size_t j = (size_t)prop_below(r, i + 1);
+    memcpy(tmp, (char *)keys + i * ks, ks);
+    memcpy((char *)keys + i * ks, (char *)keys + j * ks, ks);
+    memcpy((char *)keys + j * ks, tmp, ks);
+  }
+}
+
+/* Every reduction of every value type, and unique with all its outputs, on
+ * one skewed key array (d: a prop_dist or SKEW_HOT / SKEW_EDGES). */
+static void check_skew(env *e, int d, size_t n, uint64_t case_id) {
+  static const tdm_type vtypes[6] = {TDM_U32, TDM_U64, TDM_I32, TDM_I64, TDM_F32, TDM_F64};
+  char *keys = malloc(n * e->ks), *vals = malloc(n * 8), what[160];
+  unsigned flags;
+  int agg, vi;
+  prop_rng r;
+  prop_rng_init(&r, case_id);
+  if (d == SKEW_HOT || d == SKEW_EDGES) fill_skew(&r, e->t, keys, n, d);
+  else prop_fill(&r, e->t, keys, n, (prop_dist)d);
+  snprintf(what, sizeof what, "%s %s n %zu %s", tdm_type_name(e->t),
+           d == SKEW_HOT ? "hot key (90 %)" : d == SKEW_EDGES ? "long-group edges" : prop_dist_name((prop_dist)d), n,
+           e->mode);
+  e->what = what;
+  for (flags = 0; flags < 4; flags++) check_unique(e, keys, n, flags, 1);
+  for (vi = 0; vi < 6; vi++) {
+    prop_fill(&r, vtypes[vi], vals, n, vi & 1 ? PROP_BOUNDARY : PROP_UNIFORM);
+    for (agg = TDM_AGG_COUNT; agg <= TDM_AGG_MEAN; agg++)
+      check_group(e, keys, vals, vtypes[vi], n, (tdm_agg)agg, (unsigned)(agg + vi) & 3u);
+  }
+  free(keys);
+  free(vals);
+}
+
+/* One key type per distribution (all six over the four), host arrays for
+ * two and device arrays for the other two. */
+Test(ops_cuda, skewed_keys_span_many_blocks) {
+  static const int skew_dists[4] = {PROP_ALL_EQUAL, SKEW_HOT, SKEW_EDGES, PROP_ZIPF};
+  static const tdm_type skew_types[4] = {TDM_I32, TDM_U64, TDM_F64, TDM_F32};
+  const char *why;
+  env e;
+  int di;
+  if (!prop_cuda_usable(&why)) cr_skip_test("no usable CUDA device: %s", why);
+  e.cpu = prop_ctx(TDM_BACKEND_CPU, 0);
+  e.gpu = prop_ctx(TDM_BACKEND_CUDA, 0);
+  for (di = 0; di < 4; di++) {
+    e.t = skew_types[di];
+    e.ks = tdm_type_size(e.t);
+    e.dev = di & 1;
+    e.mode = e.dev ? "device arrays" : "host arrays";
+    check_skew(&e, skew_dists[di], SKEW_N, 0x5CE3000u + (uint64_t)di);
+  }
+  tdm_ctx_destroy(e.cpu);
+  tdm_ctx_destroy(e.gpu);
+}
 
 /* The arrays of the allocation-failure test. */
 enum { OOM_N = 3000, OOM_JOIN_CAP = 64 * OOM_N };

@@ -102,6 +102,14 @@ typedef enum tdm_agg {
  *  NaN values propagate (no skipping); a NaN sum or mean is written as the
  *  canonical quiet NaN (0x7fc00000, 0x7ff8000000000000), since which NaN
  *  payload an add keeps is not the same on every processor.
+ *  Skew: on CUDA, COUNT, FIRST and LAST cost O(1) per group and integer SUM,
+ *  MIN and MAX are a reduce-by-key over the whole device, so a hot key's
+ *  rows are split over many threads like any others. Float SUM and MEAN are defined as the left fold above,
+ *  a chain of dependent adds: a group of c rows takes c sequential adds on
+ *  every backend (on CUDA one thread makes them, over the group's values
+ *  gathered into contiguous memory and staged on chip by the rest of its
+ *  block), so a hot key bounds their time by its row count. Compared bit
+ *  for bit with the CPU on the emulated device; not yet timed on a GPU.
  *  *n_groups_out (required, host memory) receives the number of groups.
  *  Stream-ordered context: waits. */
 TDM_API tdm_status tdm_group_reduce(tdm_ctx *ctx, tdm_type key_type, const void *keys, tdm_type value_type,

@@ -465,6 +465,20 @@ static tdm_status group_min_op(env *e) {
   return tdm_group_reduce(e->ctx, TDM_U64, e->a[0].p, TDM_F64, e->a[1].p, N, TDM_AGG_MIN, 0, e->a[2].p, e->a[3].p,
                           &e->count);
 }
+/* Two keys over 5000 rows: both groups are longer than the 2048 rows the
+ * CUDA backend folds on one thread, so float SUM takes fold_long_kernel. */
+enum { HOT_N = 5000 };
+static void group_hot_setup(env *e) {
+  e->kt = TDM_U64;
+  keys_new(e, 8, HOT_N, 2, 1);
+  keys_new(e, 8, HOT_N, 1000, 1);
+  arr_new(e, HOT_N * 8, NULL, 0, 8);
+  arr_new(e, HOT_N * 8, NULL, 0, 8);
+}
+static tdm_status group_hot_op(env *e) {
+  return tdm_group_reduce(e->ctx, TDM_U64, e->a[0].p, TDM_F64, e->a[1].p, HOT_N, TDM_AGG_SUM, 0, e->a[2].p,
+                          e->a[3].p, &e->count);
+}
 static void join_setup(env *e) {
   ops_setup(e);
   arr_new(e, 8 * N * 8, NULL, 0, 8);
@@ -574,6 +588,7 @@ static const sweep_case cases[] = {
     {"group_reduce sum", 0, group_setup, group_sum_op},
     {"group_reduce mean first-seen (device)", 1, group_setup, group_mean_op},
     {"group_reduce min f64", 0, group_setup, group_min_op},
+    {"group_reduce sum f64, long groups (device)", 1, group_hot_setup, group_hot_op},
     {"join inner", 0, join_setup, join_inner_op},
     {"join left (device)", 1, join_setup, join_left_op},
     {"join anti", 0, join_setup, join_anti_op},

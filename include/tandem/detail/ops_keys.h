@@ -155,6 +155,58 @@ TDM__OPS_FOLD(32)
 TDM__OPS_FOLD(64)
 #undef TDM__OPS_FOLD
 
+/* ---- folds split over many threads (the CUDA backend's long groups) ----- */
+
+/* The aggregations whose result does not depend on how a group's values are
+ * grouped or ordered: SUM of integers (wrapping adds), MIN and MAX (a total
+ * order of the bits, so two different values never tie and the kept operand
+ * is the same either way). A parallel reduce-by-key may combine their values
+ * in any grouping and operand order and still give the left fold's bits.
+ * Float SUM and MEAN are not among them: a float add does not associate. */
+TDM_HD int tdm__ops_order_free(int agg, int vk) {
+  if (agg == TDM_AGG_MIN || agg == TDM_AGG_MAX) return 1;
+  return agg == TDM_AGG_SUM && vk != TDM__OPS_V_F32 && vk != TDM__OPS_V_F64;
+}
+
+/* One step of the SUM, MIN or MAX fold: acc combined with the next value x. */
+TDM_HD uint32_t tdm__ops_step32(uint32_t acc, uint32_t x, int agg, int vk, int kind) {
+  if (agg == TDM_AGG_SUM) return tdm__ops_add32(acc, x, vk);
+  return agg == TDM_AGG_MIN ? tdm__ops_min32(acc, x, kind) : tdm__ops_max32(acc, x, kind);
+}
+TDM_HD uint64_t tdm__ops_step64(uint64_t acc, uint64_t x, int agg, int vk, int kind) {
+  if (agg == TDM_AGG_SUM) return tdm__ops_add64(acc, x, vk);
+  return agg == TDM_AGG_MIN ? tdm__ops_min64(acc, x, kind) : tdm__ops_max64(acc, x, kind);
+}
+
+/* A group's fold continued over its next contiguous values c[0..len): the
+ * fold state is acc (SUM, MIN, MAX: the value so far) and m (MEAN: the
+ * float64 sum so far). A group's values gathered in member order and folded
+ * chunk after chunk from (acc, m) = (v0, v0 as float64) over v1, v2, ...
+ * make the same operations in the same order as tdm__ops_fold, so the same
+ * bits; tdm__ops_fold_put then writes the result as tdm__ops_fold does. */
+#define TDM__OPS_FOLD_ON(W)                                                                                      \
+  TDM_HD void tdm__ops_fold_on##W(uint##W##_t *acc, double *m, const uint##W##_t *c, size_t len, int agg, int vk, \
+                                  int kind) {                                                                    \
+    size_t i;                                                                                                    \
+    if (agg == TDM_AGG_MEAN) {                                                                                   \
+      double t = *m;                                                                                             \
+      for (i = 0; i < len; i++) t += tdm__ops_to_f64_##W(c[i], vk);                                              \
+      *m = t;                                                                                                    \
+    } else {                                                                                                     \
+      uint##W##_t a = *acc;                                                                                      \
+      for (i = 0; i < len; i++) a = tdm__ops_step##W(a, c[i], agg, vk, kind);                                    \
+      *acc = a;                                                                                                  \
+    }                                                                                                            \
+  }                                                                                                              \
+  TDM_HD void tdm__ops_fold_put##W(uint##W##_t acc, double m, size_t count, int agg, int vk, void *out,          \
+                                   size_t p) {                                                                   \
+    if (agg == TDM_AGG_MEAN) ((double *)out)[p] = tdm__ops_canon_f64(m / (double)count);                         \
+    else ((uint##W##_t *)out)[p] = agg == TDM_AGG_SUM ? tdm__ops_sum_out##W(acc, vk) : acc;                      \
+  }
+TDM__OPS_FOLD_ON(32)
+TDM__OPS_FOLD_ON(64)
+#undef TDM__OPS_FOLD_ON
+
 /* Output rows of a left row with mc right matches, per tdm_join_kind. */
 TDM_HD uint64_t tdm__ops_join_rows(int kind, uint64_t mc) {
   switch (kind) {
