@@ -21,16 +21,21 @@
  *     write-combining buffers flushed a cache line at a time with
  *     non-temporal stores, so the pass streams to memory instead of paying a
  *     read-for-ownership miss per element.
- *  3. Each bucket is sorted on its remaining low bits by local_sort, an LSD
- *     radix sort of up to 8-bit digits that runs in cache; buckets are spread
- *     over threads. local_sort uses a thread-private buffer as a third array,
- *     so its last pass always lands in the final place without a copy, and
- *     counts the next digit while scattering the current one. Keys-only
+ *  3. Each bucket is sorted on its remaining low bits by local_sort, in cache,
+ *     into a thread-private buffer (the bucket's own region is the second
+ *     array), then streamed to its final place; buckets are spread over
+ *     threads. cache_sort makes one MSD counting pass and one stable scatter
+ *     on a digit of up to 12 bits, after which the sub-buckets hold a few
+ *     elements each and are finished by rank_sort (branch-free) or, when
+ *     larger, the same way one level down; ranges of at most 24 bits and
+ *     deeper levels use LSD passes of up to 8-bit digits instead, each
+ *     counting the next digit while scattering the current one. Keys-only
  *     sorts built with Highway finish each bucket with vqsort instead
  *     (sort_vq.h): without values, stability is invisible.
  *  4. Constant digits are skipped: the top level works only on the bit range
- *     where keys differ, and every level checks its histogram for a digit
- *     that holds all elements. A bucket more than twice the cache target
+ *     where keys differ, every partition level checks its histogram for a
+ *     digit that holds all elements, and cache_sort narrows each bucket's
+ *     range to the bits where its keys differ (OR ^ AND again). A bucket more than twice the cache target
  *     (skewed keys) recurses into sort_rec with all threads; one between the
  *     target and twice it is still sorted by one thread, so that buckets just
  *     over the target keep every thread busy.
@@ -216,9 +221,11 @@ static void RS_FN(count_range)(const RS_K *a, size_t n, int shift, RS_K mask, ui
  * is insertion-sorted or, when larger, sorted the same way one level down.
  * Random keys need one scatter per bucket where LSD needs one per 8 bits of
  * the range (7 for 64-bit keys): the bits below the digit only order elements
- * within a sub-bucket, which insertion sort does for a few of them. From
- * depth RS_CACHE_MSD_DEPTH on (skewed keys) the LSD passes take over, so no
- * input costs more than a few passes more than LSD would. */
+ * within a sub-bucket, which rank_sort does for a few of them. A range of at
+ * most RS_LSD_MAX_BITS bits (32-bit keys, mostly) takes the LSD passes: up to
+ * three scatters cost less than one scatter and the rank sorts. From depth
+ * RS_CACHE_MSD_DEPTH on (skewed keys) the LSD passes take over too, so no
+ * input costs more than a few passes more than LSD alone would. */
 static void RS_FN(cache_sort)(RS_K *cur, RS_V *curv, RS_K *oth, RS_V *othv, size_t n, int bit_hi, int bit_lo,
                               int in_oth, int depth) {
   uint32_t h[1u << RS_CACHE_MSD_BITS];
@@ -233,7 +240,7 @@ static void RS_FN(cache_sort)(RS_K *cur, RS_V *curv, RS_K *oth, RS_V *othv, size
     }
     return;
   }
-  if (depth >= RS_CACHE_MSD_DEPTH) {
+  if (depth >= RS_CACHE_MSD_DEPTH || bit_hi - bit_lo <= RS_LSD_MAX_BITS) {
     RS_FN(lsd_passes)(cur, curv, oth, othv, n, bit_hi, bit_lo, in_oth);
     return;
   }
@@ -250,6 +257,10 @@ static void RS_FN(cache_sort)(RS_K *cur, RS_V *curv, RS_K *oth, RS_V *othv, size
   bit_lo = sizeof(RS_K) == 8 ? __builtin_ctzll((unsigned long long)diff) : __builtin_ctz((unsigned)diff);
   if ((diff >> shift) == 0) { /* the digit is constant: count the top varying one */
     bit_hi = RS_KBITS - (sizeof(RS_K) == 8 ? __builtin_clzll((unsigned long long)diff) : __builtin_clz((unsigned)diff));
+    if (bit_hi - bit_lo <= RS_LSD_MAX_BITS) {
+      RS_FN(lsd_passes)(cur, curv, oth, othv, n, bit_hi, bit_lo, in_oth);
+      return;
+    }
     w = RS_FN(cache_width)(n);
     if (w > bit_hi - bit_lo) w = bit_hi - bit_lo;
     shift = bit_hi - w;

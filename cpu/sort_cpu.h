@@ -34,6 +34,7 @@ enum {
   RS_CACHE_MSD_BITS = 12,     /* widest digit of the in-cache MSD pass */
   RS_CACHE_LEAF = 8,          /* sub-bucket size the in-cache MSD digit aims for */
   RS_CACHE_MSD_DEPTH = 2,     /* in-cache MSD levels before the LSD passes take over */
+  RS_LSD_MAX_BITS = 24,       /* bit ranges this narrow are sorted by (<= 3) LSD passes */
   RS_MIN_PER_TASK = 1 << 15,  /* elements per thread worth a fork */
 };
 /* Bytes of the three arrays (bucket, destination, private buffer) a bucket
