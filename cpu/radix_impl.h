@@ -255,17 +255,10 @@ static void RS_FN(cache_sort)(RS_K *cur, RS_V *curv, RS_K *oth, RS_V *othv, size
     return;
   }
   bit_lo = sizeof(RS_K) == 8 ? __builtin_ctzll((unsigned long long)diff) : __builtin_ctz((unsigned)diff);
-  if ((diff >> shift) == 0) { /* the digit is constant: count the top varying one */
+  if ((diff >> shift) == 0) { /* the digit is constant: again, on the range where the keys differ */
     bit_hi = RS_KBITS - (sizeof(RS_K) == 8 ? __builtin_clzll((unsigned long long)diff) : __builtin_clz((unsigned)diff));
-    if (bit_hi - bit_lo <= RS_LSD_MAX_BITS) {
-      RS_FN(lsd_passes)(cur, curv, oth, othv, n, bit_hi, bit_lo, in_oth);
-      return;
-    }
-    w = RS_FN(cache_width)(n);
-    if (w > bit_hi - bit_lo) w = bit_hi - bit_lo;
-    shift = bit_hi - w;
-    mask = (RS_K)((1u << w) - 1);
-    RS_FN(count_range)(cur, n, shift, mask, h, &x, &y);
+    RS_FN(cache_sort)(cur, curv, oth, othv, n, bit_hi, bit_lo, in_oth, depth);
+    return;
   }
   for (b = 0, s = 0; b <= mask; b++) {
     e = s + h[b];
