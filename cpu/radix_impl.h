@@ -21,16 +21,21 @@
  *     write-combining buffers flushed a cache line at a time with
  *     non-temporal stores, so the pass streams to memory instead of paying a
  *     read-for-ownership miss per element.
- *  3. Each bucket is sorted on its remaining low bits by local_sort, an LSD
- *     radix sort of up to 8-bit digits that runs in cache; buckets are spread
- *     over threads. local_sort uses a thread-private buffer as a third array,
- *     so its last pass always lands in the final place without a copy, and
- *     counts the next digit while scattering the current one. Keys-only
+ *  3. Each bucket is sorted on its remaining low bits by local_sort, in cache,
+ *     into a thread-private buffer (the bucket's own region is the second
+ *     array), then streamed to its final place; buckets are spread over
+ *     threads. cache_sort makes one MSD counting pass and one stable scatter
+ *     on a digit of up to 12 bits, after which the sub-buckets hold a few
+ *     elements each and are finished by rank_sort (branch-free) or, when
+ *     larger, the same way one level down; ranges of at most 24 bits and
+ *     deeper levels use LSD passes of up to 8-bit digits instead, each
+ *     counting the next digit while scattering the current one. Keys-only
  *     sorts built with Highway finish each bucket with vqsort instead
  *     (sort_vq.h): without values, stability is invisible.
  *  4. Constant digits are skipped: the top level works only on the bit range
- *     where keys differ, and every level checks its histogram for a digit
- *     that holds all elements. A bucket more than twice the cache target
+ *     where keys differ, every partition level checks its histogram for a
+ *     digit that holds all elements, and cache_sort narrows each bucket's
+ *     range to the bits where its keys differ (OR ^ AND again). A bucket more than twice the cache target
  *     (skewed keys) recurses into sort_rec with all threads; one between the
  *     target and twice it is still sorted by one thread, so that buckets just
  *     over the target keep every thread busy.
@@ -80,6 +85,27 @@ static void RS_FN(insertion)(RS_K *a, RS_V *av, size_t n) {
   }
 }
 
+/* Stable sort of m <= RS_RANK_MAX elements by rank: element i goes to the
+ * number of elements before it in the stable order (smaller keys, and equal
+ * keys earlier in the input). The compares are data-independent, so unlike
+ * insertion sort this mispredicts no branch per element, which is what an
+ * insertion sort of a few random keys mostly spends its time on. */
+static void RS_FN(rank_sort)(RS_K *a, RS_V *av, size_t m) {
+  RS_K k[RS_RANK_MAX];
+  RS_V v[RS_RANK_MAX];
+  size_t i, j;
+  memcpy(k, a, m * sizeof(RS_K));
+  if (RS_HAS_V) memcpy(v, av, m * sizeof(RS_V));
+  for (i = 0; i < m; i++) {
+    RS_K ki = k[i];
+    size_t r = 0;
+    for (j = 0; j < i; j++) r += k[j] <= ki;
+    for (j = i + 1; j < m; j++) r += k[j] < ki;
+    a[r] = ki;
+    if (RS_HAS_V) av[r] = v[i];
+  }
+}
+
 /* One stable counting-sort pass on the digit at shift, src -> dst, with the
  * inverse transform when o is non-NULL. off holds the exclusive prefix sums of
  * the digit's histogram and is consumed. When next is non-NULL it receives the
@@ -112,19 +138,165 @@ static void RS_FN(scatter)(const RS_K *src, const RS_V *srcv, RS_K *dst, RS_V *d
   }
 }
 
-/* Sorts n (<= local_max) elements on bits [bit_lo, bit_hi), the bits above
- * being equal, serially and in cache. Data starts in A; the result,
- * untransformed, ends in D (D == A allowed). X is a free region of n elements
- * (its content is dead) and T the calling thread's private buffer.
- * All passes run between cache-resident buffers; the result then goes to D
- * with streaming stores, because D's lines are usually not in cache and a
- * scatter into them would read each line from memory first. */
-static void RS_FN(local_sort)(RS_K *A, RS_V *Av, RS_K *D, RS_V *Dv, RS_K *X, RS_V *Xv, RS_K *T, RS_V *Tv,
-                              size_t n, int bit_hi, int bit_lo, const rs_out *o) {
+/* LSD passes on bits [bit_lo, bit_hi) between cur and oth (n elements each,
+ * both in cache), digits of up to RS_LOCAL_DIGIT_BITS bits, each pass counting
+ * the next digit while it scatters and constant digits skipped. The result
+ * ends in oth when in_oth, else in cur. */
+static void RS_FN(lsd_passes)(RS_K *cur, RS_V *curv, RS_K *oth, RS_V *othv, size_t n, int bit_hi, int bit_lo,
+                              int in_oth) {
   uint32_t hist[2][1u << RS_LOCAL_DIGIT_BITS];
-  int p, dw, d, cur_h = 0;
-  RS_K mask, *cur = A, *spare = (D != A) ? A : X;
-  RS_V *curv = Av, *sparev = (D != A) ? Av : Xv;
+  int p = (bit_hi - bit_lo + RS_LOCAL_DIGIT_BITS - 1) / RS_LOCAL_DIGIT_BITS, dw, d, cur_h = 0, at_oth = 0;
+  RS_K mask;
+  size_t i;
+  dw = (bit_hi - bit_lo + p - 1) / p;
+  mask = (RS_K)((1u << dw) - 1);
+  memset(hist[0], 0, ((size_t)mask + 1) * sizeof(uint32_t));
+  for (i = 0; i < n; i++) hist[0][(cur[i] >> bit_lo) & mask]++;
+  for (d = 0; d < p; d++) {
+    uint32_t *h = hist[cur_h], *nh = NULL, sum = 0, c;
+    int shift = bit_lo + d * dw, last = (d == p - 1);
+    RS_K *tmp;
+    RS_V *tmpv;
+    size_t b;
+    if (h[(cur[0] >> shift) & mask] == (uint32_t)n) { /* constant digit: skip */
+      if (!last) {
+        memset(hist[cur_h ^ 1], 0, ((size_t)mask + 1) * sizeof(uint32_t));
+        for (i = 0; i < n; i++) hist[cur_h ^ 1][(cur[i] >> (shift + dw)) & mask]++;
+        cur_h ^= 1;
+      }
+      continue;
+    }
+    for (b = 0; b <= mask; b++) {
+      c = h[b];
+      h[b] = sum;
+      sum += c;
+    }
+    if (!last) {
+      nh = hist[cur_h ^ 1];
+      memset(nh, 0, ((size_t)mask + 1) * sizeof(uint32_t));
+    }
+    RS_FN(scatter)(cur, curv, oth, othv, n, shift, mask, h, nh, shift + dw, NULL);
+    tmp = cur, cur = oth, oth = tmp;
+    tmpv = curv, curv = othv, othv = tmpv;
+    at_oth ^= 1;
+    cur_h ^= 1;
+  }
+  if (at_oth != in_oth) { /* cur holds the result, oth is where it belongs */
+    memcpy(oth, cur, n * sizeof(RS_K));
+    if (RS_HAS_V) memcpy(othv, curv, n * sizeof(RS_V));
+  }
+}
+
+/* Width of an in-cache MSD digit for n elements: the narrowest (up to
+ * RS_CACHE_MSD_BITS) whose sub-buckets average at most RS_CACHE_LEAF
+ * elements, so that after one pass nearly all of them are insertion-sorted. */
+static int RS_FN(cache_width)(size_t n) {
+  int w = 1;
+  while (w < RS_CACHE_MSD_BITS && (n >> w) > RS_CACHE_LEAF) w++;
+  return w;
+}
+
+/* Histogram of the digit (k >> shift) & mask of n keys into h, with the OR
+ * and AND of the keys. */
+static void RS_FN(count_range)(const RS_K *a, size_t n, int shift, RS_K mask, uint32_t *h, RS_K *or_out,
+                               RS_K *and_out) {
+  RS_K x = 0, y = (RS_K)~(RS_K)0;
+  size_t i;
+  memset(h, 0, ((size_t)mask + 1) * sizeof(uint32_t));
+  for (i = 0; i < n; i++) {
+    RS_K k = a[i];
+    x |= k;
+    y &= k;
+    h[(k >> shift) & mask]++;
+  }
+  *or_out = x;
+  *and_out = y;
+}
+
+/* Sorts n elements of cur on bits [bit_lo, bit_hi) (the bits above equal), in
+ * cache, with oth a free region of n elements; the result ends in oth when
+ * in_oth, else in cur. MSD: one counting pass (which also narrows the bit
+ * range to where these keys differ) and one stable scatter on a digit wide
+ * enough that the sub-buckets hold a few elements each, then each sub-bucket
+ * is insertion-sorted or, when larger, sorted the same way one level down.
+ * Random keys need one scatter per bucket where LSD needs one per 8 bits of
+ * the range (7 for 64-bit keys): the bits below the digit only order elements
+ * within a sub-bucket, which rank_sort does for a few of them. A range of at
+ * most RS_LSD_MAX_BITS bits (32-bit keys, mostly) takes the LSD passes: up to
+ * three scatters cost less than one scatter and the rank sorts. From depth
+ * RS_CACHE_MSD_DEPTH on (skewed keys) the LSD passes take over too, so no
+ * input costs more than a few passes more than LSD alone would. */
+static void RS_FN(cache_sort)(RS_K *cur, RS_V *curv, RS_K *oth, RS_V *othv, size_t n, int bit_hi, int bit_lo,
+                              int in_oth, int depth) {
+  uint32_t h[1u << RS_CACHE_MSD_BITS];
+  RS_K x, y, diff, mask;
+  int w, shift;
+  size_t b, s, e;
+  if (n <= RS_INSERTION_MAX || bit_hi <= bit_lo) {
+    if (bit_hi > bit_lo) RS_FN(insertion)(cur, curv, n);
+    if (in_oth) {
+      memcpy(oth, cur, n * sizeof(RS_K));
+      if (RS_HAS_V) memcpy(othv, curv, n * sizeof(RS_V));
+    }
+    return;
+  }
+  if (depth >= RS_CACHE_MSD_DEPTH || bit_hi - bit_lo <= RS_LSD_MAX_BITS) {
+    RS_FN(lsd_passes)(cur, curv, oth, othv, n, bit_hi, bit_lo, in_oth);
+    return;
+  }
+  w = RS_FN(cache_width)(n);
+  if (w > bit_hi - bit_lo) w = bit_hi - bit_lo;
+  shift = bit_hi - w;
+  mask = (RS_K)((1u << w) - 1);
+  RS_FN(count_range)(cur, n, shift, mask, h, &x, &y);
+  diff = x ^ y; /* only bits in [bit_lo, bit_hi) can differ */
+  if (!diff) {  /* all keys equal: already in order */
+    RS_FN(cache_sort)(cur, curv, oth, othv, n, bit_lo, bit_lo, in_oth, depth);
+    return;
+  }
+  bit_lo = sizeof(RS_K) == 8 ? __builtin_ctzll((unsigned long long)diff) : __builtin_ctz((unsigned)diff);
+  if ((diff >> shift) == 0) { /* the digit is constant: again, on the range where the keys differ */
+    bit_hi = RS_KBITS - (sizeof(RS_K) == 8 ? __builtin_clzll((unsigned long long)diff) : __builtin_clz((unsigned)diff));
+    RS_FN(cache_sort)(cur, curv, oth, othv, n, bit_hi, bit_lo, in_oth, depth);
+    return;
+  }
+  for (b = 0, s = 0; b <= mask; b++) {
+    e = s + h[b];
+    h[b] = (uint32_t)s;
+    s = e;
+  }
+  RS_FN(scatter)(cur, curv, oth, othv, n, shift, mask, h, NULL, 0, NULL);
+  /* h[b] is now the end of sub-bucket b in oth; each goes back to cur unless
+   * the result belongs in oth. */
+  for (b = 0, s = 0; b <= mask; b++, s = e) {
+    size_t m;
+    e = h[b];
+    m = e - s;
+    if (m == 0) continue;
+    if (m <= RS_INSERTION_MAX) {
+      if (m > 1 && shift > bit_lo) {
+        if (m <= RS_RANK_MAX) RS_FN(rank_sort)(oth + s, RS_HAS_V ? othv + s : NULL, m);
+        else RS_FN(insertion)(oth + s, RS_HAS_V ? othv + s : NULL, m);
+      }
+      if (!in_oth) {
+        memcpy(cur + s, oth + s, m * sizeof(RS_K));
+        if (RS_HAS_V) memcpy(curv + s, othv + s, m * sizeof(RS_V));
+      }
+    } else
+      RS_FN(cache_sort)(oth + s, RS_HAS_V ? othv + s : NULL, cur + s, RS_HAS_V ? curv + s : NULL, m, shift, bit_lo,
+                        !in_oth, depth + 1);
+  }
+}
+
+/* Sorts n (<= bucket_max) elements on bits [bit_lo, bit_hi), the bits above
+ * being equal, serially and in cache. Data starts in A; the result,
+ * untransformed, ends in D (D == A allowed); A's content is dead afterwards.
+ * T is the calling thread's private buffer. The elements are sorted into T
+ * (A serving as the second array), then go to D with streaming stores,
+ * because D's lines are usually not in cache and a scatter into them would
+ * read each line from memory first. */
+static void RS_FN(local_sort)(RS_K *A, RS_V *Av, RS_K *D, RS_V *Dv, RS_K *T, RS_V *Tv, size_t n, int bit_hi,
+                              int bit_lo, const rs_out *o) {
   size_t i;
 
 #if TANDEM_HAVE_HWY
@@ -148,52 +320,11 @@ static void RS_FN(local_sort)(RS_K *A, RS_V *Av, RS_K *D, RS_V *Dv, RS_K *X, RS_
     RS_FN(final_copy)(A, Av, D, Dv, n, o);
     return;
   }
-  p = (bit_hi - bit_lo + RS_LOCAL_DIGIT_BITS - 1) / RS_LOCAL_DIGIT_BITS;
-  dw = (bit_hi - bit_lo + p - 1) / p;
-  mask = (RS_K)((1u << dw) - 1);
-  memset(hist[0], 0, ((size_t)mask + 1) * sizeof(uint32_t));
-  for (i = 0; i < n; i++) hist[0][(A[i] >> bit_lo) & mask]++;
-
-  for (d = 0; d < p; d++) {
-    uint32_t *h = hist[cur_h], *nh = NULL, sum = 0, c;
-    int shift = bit_lo + d * dw, last = (d == p - 1);
-    RS_K *tgt;
-    RS_V *tgtv;
-    size_t b;
-    if (h[(cur[0] >> shift) & mask] == (uint32_t)n) { /* constant digit: skip */
-      if (!last) {
-        memset(hist[cur_h ^ 1], 0, ((size_t)mask + 1) * sizeof(uint32_t));
-        for (i = 0; i < n; i++) hist[cur_h ^ 1][(cur[i] >> (shift + dw)) & mask]++;
-        cur_h ^= 1;
-      }
-      continue;
-    }
-    for (b = 0; b <= mask; b++) {
-      c = h[b];
-      h[b] = sum;
-      sum += c;
-    }
-    if (!last) {
-      nh = hist[cur_h ^ 1];
-      memset(nh, 0, ((size_t)mask + 1) * sizeof(uint32_t));
-    }
-    /* Ping-pong between the private buffer and the spare region; with
-     * D == A the spare is X, so D is never overwritten while it is read. */
-    tgt = (cur == T) ? spare : T;
-    tgtv = (cur == T) ? sparev : Tv;
-    RS_FN(scatter)(cur, curv, tgt, tgtv, n, shift, mask, h, nh, shift + dw, NULL);
-    cur = tgt;
-    curv = tgtv;
-    cur_h ^= 1;
-  }
-  if (cur == D) {
-    RS_FN(final_copy)(cur, curv, D, Dv, n, o);
-    return;
-  }
+  RS_FN(cache_sort)(A, Av, T, Tv, n, bit_hi, bit_lo, 1, 0);
   if (!o->identity)
-    for (i = 0; i < n; i++) cur[i] = RS_UNSORT(cur[i], o);
-  rs_stream_copy(D, cur, n * sizeof(RS_K));
-  if (RS_HAS_V) rs_stream_copy(Dv, curv, n * sizeof(RS_V));
+    for (i = 0; i < n; i++) T[i] = RS_UNSORT(T[i], o);
+  rs_stream_copy(D, T, n * sizeof(RS_K));
+  if (RS_HAS_V) rs_stream_copy(Dv, Tv, n * sizeof(RS_V));
   rs_stream_fence();
 }
 
@@ -287,8 +418,8 @@ static void RS_FN(sort_rec)(rs_work *w, RS_K *src, RS_V *srcv, RS_K *alt, RS_V *
     if (n <= w->local_max || bit_hi <= bit_lo) {
       RS_K *T = (RS_K *)w->priv;
       RS_V *Tv = (RS_V *)(w->priv + RS_PRIV_VOFF(w));
-      if (final_in_alt) RS_FN(local_sort)(src, srcv, alt, altv, NULL, NULL, T, Tv, n, bit_hi, bit_lo, o);
-      else RS_FN(local_sort)(src, srcv, src, srcv, alt, altv, T, Tv, n, bit_hi, bit_lo, o);
+      RS_FN(local_sort)(src, srcv, final_in_alt ? alt : src, final_in_alt ? altv : srcv, T, Tv, n, bit_hi, bit_lo,
+                        o);
       return;
     }
     width = RS_FN(msd_width)(n, w->local_max);
@@ -336,8 +467,8 @@ static void RS_FN(sort_rec)(rs_work *w, RS_K *src, RS_V *srcv, RS_K *alt, RS_V *
       RS_V *av = RS_HAS_V ? altv + s : NULL, *xv = RS_HAS_V ? srcv + s : NULL;
       if (m == 0 || m > w->bucket_max) continue;
       /* The bucket is in alt; the result belongs in alt or in src. */
-      if (final_in_alt) RS_FN(local_sort)(a, av, a, av, x, xv, T, Tv, m, shift, bit_lo, o);
-      else RS_FN(local_sort)(a, av, x, xv, NULL, NULL, T, Tv, m, shift, bit_lo, o);
+      if (final_in_alt) RS_FN(local_sort)(a, av, a, av, T, Tv, m, shift, bit_lo, o);
+      else RS_FN(local_sort)(a, av, x, xv, T, Tv, m, shift, bit_lo, o);
     });
     return;
   }

@@ -29,7 +29,12 @@ enum {
   RS_MSD_MAX_B = 1 << 11,     /* buckets of the widest partition digit */
   RS_MAX_DEPTH = 9,           /* partition levels: each takes >= 8 of 64 bits */
   RS_INSERTION_MAX = 24,      /* buckets this small use insertion sort */
+  RS_RANK_MAX = 16,           /* in-cache sub-buckets this small use rank_sort */
   RS_LOCAL_DIGIT_BITS = 8,     /* widest digit of the in-cache LSD passes */
+  RS_CACHE_MSD_BITS = 12,     /* widest digit of the in-cache MSD pass */
+  RS_CACHE_LEAF = 8,          /* sub-bucket size the in-cache MSD digit aims for */
+  RS_CACHE_MSD_DEPTH = 2,     /* in-cache MSD levels before the LSD passes take over */
+  RS_LSD_MAX_BITS = 24,       /* bit ranges this narrow are sorted by (<= 3) LSD passes */
   RS_MIN_PER_TASK = 1 << 15,  /* elements per thread worth a fork */
 };
 /* Bytes of the three arrays (bucket, destination, private buffer) a bucket

@@ -237,6 +237,54 @@ Test(sort_props, constant_digits) {
   tdm_ctx_destroy(ctx);
 }
 
+/* Shapes of the in-cache bucket sort (cache_sort in cpu/radix_impl.h):
+ * groups of 20 keys sharing their top 32 bits (sub-buckets between the rank
+ * sort's limit and the insertion sort's, and pairs of groups that take a
+ * second MSD level), one varying bit per byte (each MSD digit splits a bucket
+ * in a few, so the third level falls back to LSD passes), runs of 1000 equal
+ * keys (buckets whose keys are all equal) and 32-bit-wide ranges in 64-bit
+ * keys (the LSD passes for narrow ranges), and spread-out keys drawn about
+ * three times each (equal keys inside the rank-sorted sub-buckets). Pairs
+ * and argsort, on 1 and 2 threads, against the stable reference. */
+Test(sort_props, cache_sort_shapes) {
+  size_t n = 120000, i;
+  uint64_t *k = (uint64_t *)malloc(n * 8), g = 0;
+  int pattern, th, b;
+  prop_rng r;
+  prop_rng_init(&r, 0xCA5E);
+  for (th = 1; th <= 2; th++) {
+    tdm_ctx *ctx = prop_ctx(TDM_BACKEND_CPU, th);
+    for (pattern = 0; pattern < 5; pattern++) {
+      sort_env e = {ctx, TDM_U64, TDM_U64, pattern == 3, 1};
+      for (i = 0; i < n; i++) {
+        uint64_t x = prop_next(&r), y = 0;
+        switch (pattern) {
+        case 0:
+          if (i % 20 == 0) g = prop_next(&r) & 0xffffffff00000000ull;
+          k[i] = g | (x & 0xffffffffull);
+          break;
+        case 1:
+          for (b = 0; b < 8; b++) y |= (x >> b & 1) << (8 * b + 7);
+          k[i] = y;
+          break;
+        case 2:
+          if (i % 1000 == 0) g = prop_next(&r);
+          k[i] = g;
+          break;
+        case 3: k[i] = 0x0123000000000000ull | (x & 0xffffffffull) << 8; break;
+        default: k[i] = (x % (n / 3)) * 0x9e3779b97f4a7c15ull; break;
+        }
+      }
+      prop_check("cache_sort shapes", 0xCA5E + (uint64_t)(pattern + 8 * th), TDM_U64, 8, k, n, sort_property, &e);
+      e.op = 2;
+      prop_check("cache_sort shapes (argsort)", 0xCA5E + (uint64_t)(pattern + 8 * th), TDM_U64, 8, k, n,
+                 sort_property, &e);
+    }
+    tdm_ctx_destroy(ctx);
+  }
+  free(k);
+}
+
 /* Results must not depend on the thread count. */
 Test(sort_props, thread_counts_agree) {
   size_t n = 400000, i;
