@@ -2,8 +2,9 @@
  * sort_vq.h: Highway's vqsort for keys-only sorts and small stable ones.
  *
  * When the library is built with Highway (TANDEM_HAVE_HWY), keys-only sorts
- * take Highway's vqsort, over the whole array or for the cache-sized buckets
- * of the radix partition (the rule is sort_cpu.c's rs_keys_rules); it picks the
+ * take Highway's vqsort, over the whole array, over each side of the
+ * two-thread split (sort_split_cpu.c) or for the cache-sized buckets of the
+ * radix partition (the rule is sort_cpu.c's rs_keys_rules); it picks the
  * widest instruction set of the running CPU (AVX-512, AVX2, SSE4 or scalar)
  * at run time. Keys-only output does not depend on how equal keys are ordered
  * (equal sort bits are equal keys), so every path gives the same bytes as the
