@@ -123,11 +123,10 @@ typedef struct tdm__rs_fns {
  * bits. */
 TDM_INTERNAL void tdm__split_sort2(void *keys, size_t ks, size_t n, const rs_out *o);
 #endif
-/* Test hooks (tests/hooks/keys_split.c): non-zero tdm__keys_force_split
- * sends every keys-only sort of a context with two or more threads to the
- * split sort, whatever n and the load; tdm__split_avx512_cap 0 keeps the split
- * sort's partition on its scalar loop. Both are process-wide. */
-TDM_INTERNAL extern int tdm__keys_force_split, tdm__split_avx512_cap;
+/* Test hook (tests/hooks/keys_split.c): non-zero sends every keys-only sort
+ * of a context with two or more threads to the split sort, whatever n and
+ * the load. Process-wide. */
+TDM_INTERNAL extern int tdm__keys_force_split;
 
 TDM_INTERNAL extern const tdm__rs_fns tdm__rs_k32, tdm__rs_k32v32, tdm__rs_k32v64, tdm__rs_k64, tdm__rs_k64v32,
     tdm__rs_k64v64;

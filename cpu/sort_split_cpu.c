@@ -11,23 +11,23 @@
  *     one above it when the median repeats and that splits the sample more
  *     evenly).
  *  2. Each thread partitions its half in place around the bound (AVX-512
- *     compress stores where the CPU has them, else a branch-free swap loop).
+ *     compress stores where Highway's dispatch uses AVX-512, else a
+ *     branch-free swap loop).
  *  3. The high keys of the first half and the low keys of the second swap
  *     places; as order within a side does not matter, only the smaller of
  *     the two groups moves, split between the threads.
  *  4. Each thread vqsorts one side in place and maps it back.
- * Every pass runs on both threads but the sample (a few thousand keys): the
- * radix partition this replaces on two threads spent, besides its bucket
- * sorts, as much CPU time in its 256-way scatter and its count pass as a
- * third of a whole-array vqsort. Main memory sees one read and write of every
- * key (2.) and of about a quarter of them (3.) besides the two sorts. It takes
- * no memory, so it cannot fail. When more than 7/8 of the sample is one key
+ * Every pass runs on both threads but the sample (a few thousand keys). The
+ * radix partition this replaces on two threads spent 0.68 of a whole-array
+ * vqsort's CPU time in its 256-way scatter and count pass on top of its
+ * bucket sorts; the split's partition and swap cost about 0.15 of it
+ * (docs/design.md). Besides the two sorts, main memory sees one read and
+ * write of every key (2.) and of about half of them (3.). It takes no memory
+ * of its own, so it cannot fail. When more than 7/8 of the sample is one key
  * (few distinct keys), one thread sorts the whole array instead, as it would
  * on one thread.
  */
 #include "sort_cpu.h"
-
-int tdm__split_avx512_cap = 1;
 
 #if TANDEM_HAVE_HWY
 
@@ -110,24 +110,8 @@ static void sk_swap(void *x, void *y, size_t bytes) {
 #define SK_V_PREFIX(c) ((__mmask8)((1u << (c)) - 1u))
 #include "split_impl.h"
 
-/* Whether the CPU runs the AVX-512 partition: asked once per process. */
-static int sk_avx512(void) {
-#if SK_X86
-  static int known = -1; /* -1: not asked yet */
-  int v = __atomic_load_n(&known, __ATOMIC_RELAXED);
-  if (v < 0) {
-    __builtin_cpu_init();
-    v = __builtin_cpu_supports("avx512f") ? 1 : 0;
-    __atomic_store_n(&known, v, __ATOMIC_RELAXED);
-  }
-  return v;
-#else
-  return 0;
-#endif
-}
-
 void tdm__split_sort2(void *keys, size_t ks, size_t n, const rs_out *o) {
-  int avx512 = sk_avx512() && __atomic_load_n(&tdm__split_avx512_cap, __ATOMIC_RELAXED);
+  int avx512 = SK_X86 && tdm__vq_avx512();
   if (n < 2) return;
   if (ks == 4) split2_k32((uint32_t *)keys, n, o, avx512);
   else split2_k64((uint64_t *)keys, n, o, avx512);

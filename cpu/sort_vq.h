@@ -30,6 +30,11 @@ TDM_INTERNAL void tdm__vq_sort_u64(uint64_t *a, size_t n);
 /* n 128-bit keys stored as (low word, high word) pairs, 16-byte aligned,
  * ordered by high word then low word: small_sort in sort_cpu.c. */
 TDM_INTERNAL void tdm__vq_sort_u128(uint64_t *a, size_t n);
+/* 1 when Highway's dispatch may use AVX-512 now. The two-thread split sort
+ * (sort_split_cpu.c) partitions with AVX-512 only then, so the instruction
+ * set is probed in one place and a limit on Highway's targets (the tests'
+ * tdm_test_hwy_limit) limits the partition too. */
+TDM_INTERNAL int tdm__vq_avx512(void);
 
 #ifdef __cplusplus
 }
