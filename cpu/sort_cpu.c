@@ -8,8 +8,9 @@
  * nothing after that point can fail. When Highway is built in, pairs and
  * argsorts of up to RS_SMALL_MAX elements take small_sort instead (one
  * vqsort of (bits, index) keys), and keys-only sorts follow the per-width
- * rule of rs_keys_rules (one vqsort of the whole array, which takes no
- * memory, or the radix partition).
+ * rule of rs_keys_rules (one vqsort of the whole array or the two-thread
+ * split sort of sort_split_cpu.c, which take no memory, or the radix
+ * partition).
  */
 #include "sort_cpu.h"
 
@@ -140,30 +141,39 @@ static void small_sort(const void *keys, void *keys_out, size_t ks, int kind, in
 
 /* ---- keys only: which algorithm serves which call ------------------------ */
 
+int tdm__keys_force_split; /* test hook: sort_cpu.h */
+
 /* A keys-only sort's output does not depend on how equal keys are ordered
  * (equal sort bits are equal keys), so any sort may serve it. The rule, per
  * key width, is this table and nothing else asks again: on one thread, one
- * vqsort of the whole array (by CPU time it needs 0.70x (u32) and 0.91x
- * (u64) of the radix partition plus in-cache buckets at 10^7 keys); on several
- * threads, the parallel radix partition from part_min elements on, which
- * splits the work among the threads, and one vqsort below that, where the
- * fork and the partition's fixed tables (some 300 KiB) weigh more. 2^18 is
- * an estimate, not yet timed on a machine with both cores free. Built
- * without Highway, every keys-only sort takes the radix path. */
+ * vqsort of the whole array (the peer itself: nothing sorts keys alone
+ * faster here); from part_min keys on, on two threads the algorithm `two`
+ * (the in-place split sort of sort_split_cpu.c, or the radix partition with
+ * vqsorted buckets) and on three or more the radix partition (the split is
+ * two-way); below part_min one vqsort, where the forks weigh more than the
+ * second thread wins. The figures behind the table are in docs/design.md's
+ * sort section. Built without Highway, every keys-only sort takes the radix
+ * path. */
 #if TANDEM_HAVE_HWY
+typedef enum rs_keys_alg { RS_KEYS_WHOLE, RS_KEYS_SPLIT, RS_KEYS_RADIX } rs_keys_alg;
+
 typedef struct rs_keys_rule {
-  size_t part_min; /* several threads: the radix partition from this n on */
+  size_t part_min; /* several threads: one of the parallel sorts from this n on */
+  rs_keys_alg two; /* on two threads: RS_KEYS_SPLIT or RS_KEYS_RADIX */
 } rs_keys_rule;
 
 static const rs_keys_rule rs_keys_rules[2] = {
-    {(size_t)1 << 18}, /* 32-bit keys */
-    {(size_t)1 << 18}, /* 64-bit keys */
+    {(size_t)1 << 18, RS_KEYS_SPLIT}, /* 32-bit keys */
+    {(size_t)1 << 18, RS_KEYS_SPLIT}, /* 64-bit keys */
 };
 
-/* 1 if a keys-only sort of n ks-byte keys on threads threads takes one
- * vqsort of the whole array. */
-static int rs_keys_whole(size_t ks, int threads, size_t n) {
-  return threads <= 1 || n < rs_keys_rules[ks == 8].part_min;
+/* The algorithm of a keys-only sort of n ks-byte keys on threads threads,
+ * on a context of ctx_threads. */
+static rs_keys_alg rs_keys_pick(size_t ks, int threads, int ctx_threads, size_t n) {
+  const rs_keys_rule *r = &rs_keys_rules[ks == 8];
+  if (__atomic_load_n(&tdm__keys_force_split, __ATOMIC_RELAXED) && ctx_threads >= 2) return RS_KEYS_SPLIT;
+  if (threads <= 1 || n < r->part_min) return RS_KEYS_WHOLE;
+  return threads == 2 ? r->two : RS_KEYS_RADIX;
 }
 
 /* One vqsort of the whole array, in place, through the key map (keybits.h)
@@ -215,9 +225,16 @@ tdm_status tdm__cpu_sort(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type v
 #endif
   threads = rs_threads(ctx, n);
 #if TANDEM_HAVE_HWY
-  if (!vs && rs_keys_whole(ks, threads, n)) {
-    rs_keys_vq(keys, ks, n, &o);
-    return TDM_OK;
+  if (!vs) {
+    rs_keys_alg alg = rs_keys_pick(ks, threads, ctx->threads, n);
+    if (alg == RS_KEYS_WHOLE) {
+      rs_keys_vq(keys, ks, n, &o);
+      return TDM_OK;
+    }
+    if (alg == RS_KEYS_SPLIT) {
+      tdm__split_sort2(keys, ks, n, &o);
+      return TDM_OK;
+    }
   }
 #endif
   l = rs_plan(threads, n, ks, vs, 0);

@@ -122,6 +122,17 @@ typedef struct tdm__rs_fns {
   void (*sort_bits)(rs_work *w, void *keys, void *values, void *tmp, void *tmpv, size_t n, const rs_out *o);
 } tdm__rs_fns;
 
+#if TANDEM_HAVE_HWY
+/* The keys-only sort on two threads (sort_split_cpu.c): in place, takes no
+ * memory and cannot fail. keys are the caller's; o says how they map to
+ * bits. */
+TDM_INTERNAL void tdm__split_sort2(void *keys, size_t ks, size_t n, const rs_out *o);
+#endif
+/* Test hook (tests/hooks/keys_split.c): non-zero sends every keys-only sort
+ * of a context with two or more threads to the split sort, whatever n and
+ * the load. Process-wide. */
+TDM_INTERNAL extern int tdm__keys_force_split;
+
 TDM_INTERNAL extern const tdm__rs_fns tdm__rs_k32, tdm__rs_k32v32, tdm__rs_k32v64, tdm__rs_k64, tdm__rs_k64v32,
     tdm__rs_k64v64;
 

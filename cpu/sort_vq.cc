@@ -8,6 +8,7 @@
 #include "sort_vq.h"
 
 #include <hwy/contrib/sort/vqsort.h>
+#include <hwy/targets.h>
 
 void tdm__vq_sort_u32(uint32_t *a, size_t n) { hwy::Sorter()(a, n, hwy::SortAscending()); }
 
@@ -16,3 +17,5 @@ void tdm__vq_sort_u64(uint64_t *a, size_t n) { hwy::Sorter()(a, n, hwy::SortAsce
 void tdm__vq_sort_u128(uint64_t *a, size_t n) {
   hwy::Sorter()(reinterpret_cast<hwy::uint128_t *>(a), n, hwy::SortAscending());
 }
+
+int tdm__vq_avx512(void) { return (hwy::SupportedTargets() & HWY_AVX3) != 0; }

@@ -2,8 +2,9 @@
  * sort_vq.h: Highway's vqsort for keys-only sorts and small stable ones.
  *
  * When the library is built with Highway (TANDEM_HAVE_HWY), keys-only sorts
- * take Highway's vqsort, over the whole array or for the cache-sized buckets
- * of the radix partition (the rule is sort_cpu.c's rs_keys_rules); it picks the
+ * take Highway's vqsort, over the whole array, over each side of the
+ * two-thread split (sort_split_cpu.c) or for the cache-sized buckets of the
+ * radix partition (the rule is sort_cpu.c's rs_keys_rules); it picks the
  * widest instruction set of the running CPU (AVX-512, AVX2, SSE4 or scalar)
  * at run time. Keys-only output does not depend on how equal keys are ordered
  * (equal sort bits are equal keys), so every path gives the same bytes as the
@@ -29,6 +30,11 @@ TDM_INTERNAL void tdm__vq_sort_u64(uint64_t *a, size_t n);
 /* n 128-bit keys stored as (low word, high word) pairs, 16-byte aligned,
  * ordered by high word then low word: small_sort in sort_cpu.c. */
 TDM_INTERNAL void tdm__vq_sort_u128(uint64_t *a, size_t n);
+/* 1 when Highway's dispatch may use AVX-512 now. The two-thread split sort
+ * (sort_split_cpu.c) partitions with AVX-512 only then, so the instruction
+ * set is probed in one place and a limit on Highway's targets (the tests'
+ * tdm_test_hwy_limit) limits the partition too. */
+TDM_INTERNAL int tdm__vq_avx512(void);
 
 #ifdef __cplusplus
 }

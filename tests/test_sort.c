@@ -387,6 +387,64 @@ Test(sort_props, keys_only_every_isa) {
 #endif
 }
 
+/* The two-thread keys-only split sort (cpu/sort_split_cpu.c), forced onto
+ * every size so that a loaded machine, where the call would take one
+ * thread, still runs it: every key type, both directions, every
+ * distribution (all-equal and few distinct keys take its one-thread
+ * fallback or put a repeated median on one side; NaNs and -0.0 are in the
+ * boundary one), sizes around the AVX-512 partition's cutoffs (under three
+ * vectors: the scalar loop; tails of one vector) and the sample size, with
+ * the AVX-512 partition and with the scalar one. */
+Test(sort_props, keys_split_two_threads) {
+  static const size_t sizes[] = {1, 2, 3, 47, 48, 49, 95, 97, 1000, 4095, 4097, 65537, 200003};
+  int mode;
+  tdm_ctx *ctx = prop_ctx(TDM_BACKEND_CPU, 2);
+  tdm_test_keys_split(1);
+  for (mode = 1; mode <= 2; mode++) {
+    size_t ti, si;
+#if TANDEM_TEST_HAVE_HWY
+    /* mode 2: Highway without AVX-512, so the partition's scalar loop. */
+    tdm_test_hwy_limit(mode - 1);
+#else
+    if (mode > 1) break;
+#endif
+    for (ti = 0; ti < 6; ti++) {
+      tdm_type t = all_types[ti];
+      size_t ks = tdm_type_size(t);
+      for (si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+        size_t n = sizes[si];
+        void *in = malloc(n * ks + 8);
+        prop_dist d;
+        cr_assert(in != NULL);
+        for (d = 0; d < PROP_DIST_COUNT; d++) {
+          int desc;
+          uint64_t id = 0x5B117000000ull + (uint64_t)mode * 0x1000000 + ti * 100000 + si * 100 + (uint64_t)d * 10;
+          prop_rng r;
+          /* The large sizes on a few distributions only: the reference
+           * sort dominates the time. */
+          if (n > 10000 && d != PROP_UNIFORM && d != PROP_FEW_DISTINCT && d != PROP_BOUNDARY) continue;
+          if (n > 100000 && d == PROP_BOUNDARY) continue;
+          prop_rng_init(&r, id);
+          prop_fill(&r, t, in, n, d);
+          for (desc = 0; desc < 2; desc++) {
+            sort_env e = {ctx, t, TDM_U32, desc, 0};
+            char name[160];
+            snprintf(name, sizeof name, "keys-only split sort %s %s %s n=%zu partition=%s", tdm_type_name(t),
+                     desc ? "desc" : "asc", prop_dist_name(d), n, mode == 1 ? "best" : "no AVX-512");
+            prop_check(name, id + (uint64_t)desc, t, ks, in, n, sort_property, &e);
+          }
+        }
+        free(in);
+      }
+    }
+  }
+#if TANDEM_TEST_HAVE_HWY
+  tdm_test_hwy_limit(0);
+#endif
+  tdm_test_keys_split(0);
+  tdm_ctx_destroy(ctx);
+}
+
 /* The float order of the contract, spelled out. */
 Test(sort_unit, float_total_order) {
   tdm_ctx *ctx = prop_ctx(TDM_BACKEND_CPU, 1);

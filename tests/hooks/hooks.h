@@ -56,6 +56,14 @@ void tdm_test_ops_method(int method);
  * Process-wide: call with 0 to undo; trees built before keep their level. */
 int tdm_test_btree_isa_limit(int level);
 
+/* Keys-only sorts on contexts of two or more threads: 0 follows the
+ * library's rule, 1 sends every one to the two-thread split sort
+ * (cpu/sort_split_cpu.c) whatever its size and the load of the machine. Its
+ * partition uses AVX-512 only while Highway may (tdm_test_hwy_limit(1) and
+ * above select its scalar loop). Process-wide. Built without Highway there is
+ * no split sort, and the hook changes nothing. */
+void tdm_test_keys_split(int on);
+
 #ifdef __cplusplus
 }
 #endif

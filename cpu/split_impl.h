@@ -1,0 +1,170 @@
+/*
+ * split_impl.h: the keys-only split sort on two threads, written once and
+ * instantiated for 32- and 64-bit keys by cpu/sort_split_cpu.c. Not a public
+ * header and not self-contained: the includer includes sort_cpu.h and
+ * defines
+ *   SK_K          unsigned key-bits type (uint32_t or uint64_t)
+ *   SK_SFX        suffix for the generated function names
+ *   SK_MAP(k, o)  forward key map (keybits.h), SK_UNMAP(b, o) its inverse
+ *   SK_VQ(a, n)   vqsort of SK_K bits (sort_vq.h)
+ *   SK_V_*        the AVX-512 operations of this width (when SK_X86)
+ * The steps are described in sort_split_cpu.c.
+ */
+
+#define SK_CAT2(a, b) a##_##b
+#define SK_CAT(a, b) SK_CAT2(a, b)
+#define SK_FN(name) SK_CAT(name, SK_SFX)
+
+/* Maps a[lo, hi) to sort bits in place (fwd) or back (!fwd). */
+static void SK_FN(map_range)(SK_K *a, size_t lo, size_t hi, const rs_out *o, int fwd) {
+  size_t i;
+  if (fwd)
+    for (i = lo; i < hi; i++) a[i] = SK_MAP(a[i], o);
+  else
+    for (i = lo; i < hi; i++) a[i] = SK_UNMAP(a[i], o);
+}
+
+/* Fills smp[0, S) with S keys of a[0, n), one at a pseudo-random place of
+ * each of S equal strata, and sorts them. Stratified, so a sorted or
+ * patterned input yields an even sample; deterministic, so a call's split
+ * does not change from run to run. */
+static void SK_FN(sample)(const SK_K *a, size_t n, SK_K *smp, size_t S) {
+  size_t i;
+  for (i = 0; i < S; i++) {
+    size_t lo = sk_stratum(n, S, i), hi = sk_stratum(n, S, i + 1);
+    smp[i] = a[lo + (size_t)(sk_mix(i) % (hi - lo))];
+  }
+  SK_VQ(smp, S);
+}
+
+/* The bound s of the split, from the sorted sample: keys below s go left.
+ * s is the sample's median m or m + 1 (keys up to m left), whichever leaves
+ * the sample nearer to halves, so a repeated median lands whole on one side.
+ * Returns 0 (nothing goes left) when either choice leaves more than 7/8 of
+ * the sample on one side. */
+static SK_K SK_FN(pick)(const SK_K *smp, size_t S) {
+  SK_K m = smp[S / 2];
+  size_t below = S / 2, upto = S / 2, best, d0, d1;
+  while (below > 0 && smp[below - 1] == m) below--;
+  while (upto < S && smp[upto] == m) upto++;
+  d0 = below > S / 2 ? below - S / 2 : S / 2 - below;
+  d1 = upto > S / 2 ? upto - S / 2 : S / 2 - upto;
+  if (m == (SK_K)~(SK_K)0) d1 = (size_t)-1; /* m + 1 would wrap */
+  best = d0 <= d1 ? below : upto;
+  if (best < S / 8 || best > S - S / 8) return 0;
+  return d0 <= d1 ? m : (SK_K)(m + 1);
+}
+
+/* In-place partition of a[0, n): keys below s first. Returns their count.
+ * Branch-free (a swap per key whose target advances only for a key below s):
+ * random keys would mispredict half the branches of a two-pointer scheme. */
+static size_t SK_FN(part_scalar)(SK_K *a, size_t n, SK_K s) {
+  size_t i, w = 0;
+  for (i = 0; i < n; i++) {
+    SK_K k = a[i];
+    a[i] = a[w];
+    a[w] = k;
+    w += k < s;
+  }
+  return w;
+}
+
+#if SK_X86
+/* The same partition in AVX-512 compares. The first and last vector are
+ * held in registers, which leaves two vectors of free slots; each step reads
+ * a vector from the side with less free room, and compress-stores its low
+ * keys at the left write end and its high keys at the right one, each with a
+ * mask of exactly their count. Free room stays two vectors in all, and the
+ * side just read has at least one, so a store never reaches unread keys.
+ * The keys left over (under three vectors) go through a small buffer. */
+SK_AVX512 static size_t SK_FN(part_avx512)(SK_K *a, size_t n, SK_K s) {
+  const __m512i sv = SK_V_SET1(s);
+  SK_K buf[3 * SK_V_LANES];
+  size_t rl, rr, wl = 0, wr = n, m, i;
+  __m512i first, last;
+  if (n < 3 * SK_V_LANES) return SK_FN(part_scalar)(a, n, s);
+  first = _mm512_loadu_si512((const void *)a);
+  last = _mm512_loadu_si512((const void *)(a + n - SK_V_LANES));
+  rl = SK_V_LANES;
+  rr = n - SK_V_LANES;
+  while (rr - rl >= SK_V_LANES) {
+    __m512i v;
+    unsigned ml;
+    int cl;
+    if (rl - wl <= wr - rr) {
+      v = _mm512_loadu_si512((const void *)(a + rl));
+      rl += SK_V_LANES;
+    } else {
+      rr -= SK_V_LANES;
+      v = _mm512_loadu_si512((const void *)(a + rr));
+    }
+    ml = (unsigned)SK_V_LT(v, sv);
+    cl = __builtin_popcount(ml);
+    SK_V_STORE(a + wl, SK_V_PREFIX(cl), SK_V_COMPRESS(ml, v));
+    wl += (size_t)cl;
+    wr -= (size_t)(SK_V_LANES - cl);
+    SK_V_STORE(a + wr, SK_V_PREFIX(SK_V_LANES - cl), SK_V_COMPRESS(~ml & SK_V_ALL, v));
+  }
+  /* Left over: the unread middle and the two held vectors, exactly as many
+   * keys as the free slots [wl, wr). */
+  m = rr - rl;
+  memcpy(buf, a + rl, m * sizeof(SK_K));
+  _mm512_storeu_si512((void *)(buf + m), first);
+  _mm512_storeu_si512((void *)(buf + m + SK_V_LANES), last);
+  m += 2 * SK_V_LANES;
+  for (i = 0; i < m; i++) {
+    SK_K k = buf[i];
+    if (k < s) a[wl++] = k;
+    else a[--wr] = k;
+  }
+  return wl;
+}
+#endif
+
+static size_t SK_FN(part)(SK_K *a, size_t n, SK_K s, int avx512) {
+#if SK_X86
+  if (avx512) return SK_FN(part_avx512)(a, n, s);
+#endif
+  (void)avx512;
+  return SK_FN(part_scalar)(a, n, s);
+}
+
+/* The whole sort of n keys on two threads; see sort_split_cpu.c. */
+static void SK_FN(split2)(SK_K *a, size_t n, const rs_out *o, int avx512) {
+  SK_K smp[SK_SAMPLE_BYTES / sizeof(SK_K)], s;
+  size_t h = n / 2, cut[2], L, lo, hi, moved, S;
+  int t;
+  if (!o->identity) TDM__PAR_FOR(2, t, 2, SK_FN(map_range)(a, sk_part(n, 2, t), sk_part(n, 2, t + 1), o, 1));
+  S = sizeof smp / sizeof smp[0] < n ? sizeof smp / sizeof smp[0] : n;
+  SK_FN(sample)(a, n, smp, S);
+  s = SK_FN(pick)(smp, S);
+  if (s == 0) {
+    /* More than 7/8 of the sample holds one key: a split would load one
+     * thread with nearly all keys, so one thread sorts them all. */
+    SK_VQ(a, n);
+    if (!o->identity) SK_FN(map_range)(a, 0, n, o, 0);
+    return;
+  }
+  /* 1. Each thread partitions its half in place: [lo0 | hi0 | lo1 | hi1]. */
+  TDM__PAR_FOR(2, t, 2, cut[t] = (t ? h : 0) + SK_FN(part)(a + (t ? h : 0), t ? n - h : h, s, avx512));
+  /* 2. Swap hi0 with lo1 where they overlap the other side's target: only
+   * min(|hi0|, |lo1|) keys move, since order within a side does not matter. */
+  L = cut[0] + (cut[1] - h);
+  moved = h - cut[0] < cut[1] - h ? h - cut[0] : cut[1] - h;
+  lo = cut[0];            /* high keys at [lo, lo + moved) move right */
+  hi = cut[1] - moved;    /* low keys at [hi, hi + moved) move left */
+  TDM__PAR_FOR(moved >= 2 * RS_MIN_PER_TASK ? 2 : 1, t, 2, {
+    size_t b = sk_part(moved, 2, t), e = sk_part(moved, 2, t + 1);
+    sk_swap(a + lo + b, a + hi + b, (e - b) * sizeof(SK_K));
+  });
+  /* 3. Each thread sorts one side in place and maps it back. */
+  TDM__PAR_FOR(2, t, 2, {
+    size_t b = t ? L : 0, e = t ? n : L;
+    SK_VQ(a + b, e - b);
+    if (!o->identity) SK_FN(map_range)(a, b, e, o, 0);
+  });
+}
+
+#undef SK_CAT2
+#undef SK_CAT
+#undef SK_FN
