@@ -137,8 +137,8 @@ static void batch_free(batch *b) {
   b->block = NULL;
 }
 
-/* Copies n keys (and values when non-NULL) and sorts them stably; equal keys
- * stay in input order. */
+/* Copies n keys (and values when non-NULL) sorted stably into a block of
+ * the batch; equal keys stay in input order. */
 static tdm_status batch_sort(const tdm_btree *t, const void *keys, const void *values, size_t n, batch *b,
                              const char *fn) {
   size_t ks = t->ks, vs = values ? t->vs : 0, off = 0, o_k, o_v, o_kb, o_vb;
@@ -162,23 +162,16 @@ static tdm_status batch_sort(const tdm_btree *t, const void *keys, const void *v
   b->vraw = vs ? base + o_v : NULL;
   b->kb = (uint64_t *)(base + o_kb);
   b->vb = vs ? (uint64_t *)(base + o_vb) : NULL;
-  { /* In parallel: the copy is the first touch of fresh pages, and the
-     * kernel zeroes each page in the thread that touches it. */
-    long c, parts = tdm__threads_for(t->ctx, n, (size_t)1 << 18);
-    TDM__PAR_FOR(parts, c, parts, {
-      size_t s0 = n / (size_t)parts * (size_t)c, s1 = c + 1 == parts ? n : n / (size_t)parts * (size_t)(c + 1);
-      memcpy((char *)b->kraw + s0 * ks, (const char *)keys + s0 * ks, (s1 - s0) * ks);
-      if (vs) memcpy((char *)b->vraw + s0 * vs, (const char *)values + s0 * vs, (s1 - s0) * vs);
-    });
+  if (n <= 1) {
+    memcpy(b->kraw, keys, n * ks);
+    if (vs) memcpy(b->vraw, values, n * vs);
+    return TDM_OK;
   }
-  if (n > 1) {
-    st = tdm__cpu_sort(t->ctx, t->key_type, b->kraw, t->value_type, b->vraw, n, 0);
-    if (st != TDM_OK) {
-      batch_free(b);
-      return st;
-    }
-  }
-  return TDM_OK;
+  /* The sort reads the caller's arrays and leaves its result in the copy
+   * (for unsigned keys without a separate copy pass: tdm__cpu_sort_from). */
+  st = tdm__cpu_sort_from(t->ctx, t->key_type, keys, b->kraw, t->value_type, values, b->vraw, n, 0);
+  if (st != TDM_OK) batch_free(b);
+  return st;
 }
 
 /* Widens a sorted batch to 64-bit key bits and values and reduces each run of
@@ -430,6 +423,7 @@ ALWAYS_INLINE void count_group(const tdm_btree *t, const void *lo, const void *h
   uint64_t q[GROUP], h[GROUP], acc[GROUP];
   const uint64_t *pa[GROUP], *pb[GROUP];
   uint32_t a[GROUP], b[GROUP];
+  uint8_t adj[GROUP];
   size_t at = (size_t)gi * GROUP;
   unsigned lvl;
   int j, g = (int)(n - at < GROUP ? n - at : GROUP);
@@ -439,6 +433,7 @@ ALWAYS_INLINE void count_group(const tdm_btree *t, const void *lo, const void *h
     a[j] = b[j] = t->root;
     acc[j] = 0;
     pa[j] = pb[j] = &zero;
+    adj[j] = 0;
   }
   for (lvl = t->height - 1; lvl > 0; lvl--) {
     int lines = lvl > 1 ? 3 : 2;
@@ -448,8 +443,11 @@ ALWAYS_INLINE void count_group(const tdm_btree *t, const void *lo, const void *h
        * are upper bounds of their left child. */
       uint32_t ca = lower(x->key, q[j]), cb = lower(y->key, h[j]);
       acc[j] += *pb[j] - *pa[j];
-      if (a[j] == b[j] && ca == cb) {
+      if (a[j] == b[j] && (ca == cb || (lvl == 1 && cb == ca + 1))) {
+        /* One path, or two neighbouring leaves of one parent: the leaves'
+         * own key lines give the count, no prefix count is needed. */
         pa[j] = pb[j] = &zero;
+        adj[j] = ca != cb;
       } else {
         pa[j] = ca ? &x->u.in.cum[ca - 1] : &zero;
         pb[j] = cb ? &y->u.in.cum[cb - 1] : &zero;
@@ -463,12 +461,16 @@ ALWAYS_INLINE void count_group(const tdm_btree *t, const void *lo, const void *h
     }
   }
   for (j = 0; j < g; j++) {
-    const tdm__bt_node *y = &nodes[b[j]];
-    uint64_t below_lo = lower(nodes[a[j]].key, q[j]);
+    const tdm__bt_node *x = &nodes[a[j]], *y = &nodes[b[j]];
+    uint64_t below_lo = lower(x->key, q[j]);
     /* Keys <= hi in its leaf; padding is all ones, so for hi all ones the
      * leaf's count says how many slots are keys. */
     uint64_t upto_hi = h[j] == TDM_BT_PAD ? y->count : lower(y->key, h[j] + 1);
-    uint64_t c = acc[j] + *pb[j] - *pa[j] + upto_hi - below_lo;
+    /* For neighbouring leaves, lo's leaf contributes its keys >= lo: its
+     * keys are the slots below padding, since only the last leaf of the
+     * tree can hold the all-ones key and lo's leaf has a right neighbour. */
+    uint64_t left = adj[j] ? lower(x->key, TDM_BT_PAD) : *pb[j] - *pa[j];
+    uint64_t c = acc[j] + left + upto_hi - below_lo;
     out[at + (size_t)j] = q[j] > h[j] ? 0 : c;
   }
 }
