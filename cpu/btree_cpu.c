@@ -2,8 +2,9 @@
  * btree_cpu.c: the CPU backend of the B+ tree (layout and invariants in
  * include/tandem/detail/btree_node.h).
  *
- *  - build: copy the input, stable radix sort (tdm__cpu_sort), one parallel
- *    pass that fills the leaves (14 of 16 slots, see tdm__bt_bulk_parts)
+ *  - build: stable radix sort of the input into a copy (tdm__cpu_sort_from,
+ *    which needs no separate copy pass for unsigned keys), one parallel
+ *    pass that streams the leaves (14 of 16 slots, see tdm__bt_bulk_parts)
  *    straight from the sorted copy and checks for duplicates on the way; only
  *    input with duplicates pays a reduction pass (policy per run) and a
  *    second fill. Sort-bound.
@@ -13,7 +14,8 @@
  *    in cache and GROUP memory accesses are in flight at once. The in-node
  *    search is compiled for AVX-512, AVX2 and plain x86-64, picked at run time.
  *    range_count takes both bounds down together (one descent while they
- *    share a path) and subtracts their ranks below the split.
+ *    share a path) and subtracts their ranks below the split, or, for two
+ *    neighbouring leaves of one parent, counts in the two leaves alone.
  *  - insert / erase: the batch is sorted and deduplicated like a build, then
  *    applied key by key with the classic algorithm: descend recording the
  *    path, split full nodes 9 / 8 bottom-up (root split adds a level); on
@@ -415,7 +417,10 @@ ALWAYS_INLINE void rank_group(const tdm_btree *t, const void *keys, uint64_t *ra
  * bound follows its own path and adds its prefix count, prefetched one pass
  * before it is read, so the count takes the same number of dependent memory
  * rounds as a find: only the second leaf's key lines and one or two prefix
- * count lines per level below the split are extra. */
+ * count lines per level below the split are extra. When the split is at the
+ * leaves' parent and the two leaves are neighbours (most ranges of a few
+ * keys), even the prefix counts are left out: the two leaves' key lines
+ * give the count. */
 ALWAYS_INLINE void count_group(const tdm_btree *t, const void *lo, const void *hi, uint64_t *out, size_t n, long gi,
                                lower_fn lower) {
   static const uint64_t zero = 0;
