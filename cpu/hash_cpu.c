@@ -59,7 +59,7 @@ static void *table_alloc(tdm_ctx *ctx, size_t bytes, int *mapped, size_t *alloc_
   void *p;
   if (bytes >= TDM__HUGE_PAGE) {
     size_t len = (bytes + TDM__HUGE_PAGE - 1) & ~(TDM__HUGE_PAGE - 1);
-    p = tdm__ctx_map(ctx, len, 1, 0);
+    p = tdm__ctx_map(ctx, len, 1, 0, 1);
     if (!p) return NULL;
     *mapped = 1;
     *alloc_bytes = len;

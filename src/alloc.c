@@ -176,16 +176,16 @@ void tdm__ctx_free(tdm_ctx *ctx, void *p, size_t bytes) {
   else tdm__free(p);
 }
 
-void *tdm__ctx_map(tdm_ctx *ctx, size_t len, int huge, int lazy) {
+void *tdm__ctx_map(tdm_ctx *ctx, size_t len, int huge, int lazy, int zero) {
   if (len == 0) return NULL;
   if (!ctx->has_alloc) {
     tdm__count_alloc(ctx);
     if (tdm__alloc_should_fail()) return NULL;
-    return ctx_map_raw(ctx, len, huge, lazy, 1);
+    return ctx_map_raw(ctx, len, huge, lazy, zero);
   }
-  /* The caller's memory: committed as the allocator decides, zeroed here as
-   * a fresh mapping would be. */
-  return tdm__ctx_calloc(ctx, len);
+  /* The caller's memory: committed as the allocator decides, zeroed here
+   * (when asked) as a fresh mapping would be. */
+  return zero ? tdm__ctx_calloc(ctx, len) : tdm__ctx_alloc(ctx, len);
 }
 
 void tdm__ctx_unmap(tdm_ctx *ctx, void *p, size_t len) {

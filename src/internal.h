@@ -86,10 +86,13 @@ struct tdm_ctx;
 TDM_INTERNAL void *tdm__ctx_alloc(struct tdm_ctx *ctx, size_t bytes);
 TDM_INTERNAL void *tdm__ctx_calloc(struct tdm_ctx *ctx, size_t bytes);
 TDM_INTERNAL void tdm__ctx_free(struct tdm_ctx *ctx, void *p, size_t bytes);
-/* Zeroed storage of len bytes for a structure: tdm__map without an allocator
- * (huge and lazy as there), else a zeroed allocator block. *mapped tells
- * tdm__ctx_unmap which one it was. */
-TDM_INTERNAL void *tdm__ctx_map(struct tdm_ctx *ctx, size_t len, int huge, int lazy);
+/* Storage of len bytes for a structure: tdm__map without an allocator
+ * (huge and lazy as there; from the context's mapping cache when it holds a
+ * block), else an allocator block. Zeroed when zero is set; otherwise the
+ * contents are unspecified (a fresh mapping is zero, a cached block holds
+ * what its last user left), for a structure that writes every byte it reads
+ * before reading it and would otherwise pay a pass over the whole block. */
+TDM_INTERNAL void *tdm__ctx_map(struct tdm_ctx *ctx, size_t len, int huge, int lazy, int zero);
 TDM_INTERNAL void tdm__ctx_unmap(struct tdm_ctx *ctx, void *p, size_t len);
 /* A structure handle as tdm__handle_alloc, from the context's allocator;
  * free with tdm__ctx_handle_free and the same sizes. */

@@ -166,6 +166,59 @@ Test(map_cache, b_tree_nodes_are_reused) {
   free(k); free(v); free(out); free(f);
 }
 
+/* Node storage from the cache is not zeroed (the build streams every node
+ * it makes, node_new clears every slot it hands out): a tree built where a
+ * larger one lived, then grown and shrunk by inserts and erases, holds only
+ * its own keys. */
+Test(map_cache, b_tree_on_reused_unzeroed_nodes_holds_only_its_keys) {
+  tdm_ctx *c = prop_ctx(TDM_BACKEND_CPU, 2);
+  tdm_btree_opts o = {TDM_U64, TDM_U64, TDM_DUP_KEEP_LAST};
+  enum { N = 400000, M = N / 4 };
+  uint64_t *k = malloc(N * 8), *v = malloc(N * 8), *out = malloc(N * 8), *lo = malloc(N * 8), *hi = malloc(N * 8);
+  uint8_t *f = malloc(N);
+  tdm_btree *t = NULL;
+  size_t i, erased = 0;
+  long h0;
+  for (i = 0; i < N; i++) {
+    k[i] = (i + 1) * 0x9E3779B97F4A7C15ull;
+    v[i] = ~k[i];
+  }
+  cr_assert_eq(tdm_btree_build(c, &o, k, v, N, &t), TDM_OK);
+  tdm_btree_destroy(t);
+  h0 = hits(c);
+  /* Odd positions only, other values; then the even ones of the first half. */
+  for (i = 0; i < N / 2; i++) {
+    lo[i] = k[2 * i + 1];
+    out[i] = 2 * i + 1;
+  }
+  cr_assert_eq(tdm_btree_build(c, &o, lo, out, N / 2, &t), TDM_OK);
+  cr_assert_gt(hits(c), h0, "the second tree lies on kept memory");
+  cr_assert_eq(tdm_btree_validate(t), TDM_OK, "%s", tdm_last_error());
+  for (i = 0; i < M; i++) {
+    lo[i] = k[2 * i];
+    out[i] = 2 * i;
+  }
+  cr_assert_eq(tdm_btree_insert(t, lo, out, M), TDM_OK);
+  cr_assert_eq(tdm_btree_validate(t), TDM_OK, "%s", tdm_last_error());
+  cr_assert_eq(tdm_btree_size(t), N / 2 + M);
+  cr_assert_eq(tdm_btree_erase(t, k + N / 2, N / 2, &erased), TDM_OK);
+  cr_assert_eq(erased, N / 4, "the odd keys of the second half");
+  cr_assert_eq(tdm_btree_validate(t), TDM_OK, "%s", tdm_last_error());
+  cr_assert_eq(tdm_btree_find(t, k, out, f, N), TDM_OK);
+  for (i = 0; i < N; i++) {
+    int want = i < N / 2; /* odd ones built, even ones inserted; the second half erased or never there */
+    cr_assert_eq(f[i], want, "key %zu", i);
+    if (want) cr_assert_eq(out[i], i, "value of key %zu", i);
+  }
+  /* Every key of the tree, in order, and nothing else. */
+  cr_assert_eq(tdm_btree_export(t, lo, hi, N, NULL), TDM_OK);
+  for (i = 1; i < tdm_btree_size(t); i++) cr_assert_lt(lo[i - 1], lo[i]);
+  for (i = 0; i < tdm_btree_size(t); i++) cr_assert_eq(k[hi[i]], lo[i]);
+  tdm_btree_destroy(t);
+  tdm_ctx_destroy(c);
+  free(k); free(v); free(out); free(lo); free(hi); free(f);
+}
+
 Test(map_cache, the_bound_holds_and_what_falls_out_is_unmapped) {
   tdm_ctx *c = prop_ctx(TDM_BACKEND_CPU, 1);
   enum { T = 40 };
