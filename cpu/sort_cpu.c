@@ -199,16 +199,17 @@ static void rs_keys_vq(void *keys, size_t ks, size_t n, const rs_out *o) {
 #endif
 
 /* 1 if a sort of n elements (ks-byte keys, vs-byte values, 0 for none) on
- * threads threads takes the radix path (sort_bits) rather than small_sort
- * or a whole-array vqsort. */
-static int rs_radix_path(size_t ks, size_t vs, int threads, size_t n) {
+ * threads threads of a context of ctx_threads takes the radix path
+ * (sort_bits) rather than small_sort, a whole-array vqsort or the split sort. */
+static int rs_radix_path(size_t ks, size_t vs, int threads, int ctx_threads, size_t n) {
 #if TANDEM_HAVE_HWY
   if (vs && n <= RS_SMALL_MAX) return 0;
-  if (!vs && rs_keys_whole(ks, threads, n)) return 0;
+  if (!vs && rs_keys_pick(ks, threads, ctx_threads, n) != RS_KEYS_RADIX) return 0;
 #else
   (void)ks;
   (void)vs;
   (void)threads;
+  (void)ctx_threads;
   (void)n;
 #endif
   return 1;
@@ -247,7 +248,7 @@ tdm_status tdm__cpu_sort_from(tdm_ctx *ctx, tdm_type key_type, const void *src_k
   /* n * (ks + vs) cannot overflow: the caller checked both arrays exist. */
   threads = rs_threads(ctx, n);
   l = rs_plan(threads, n, ks, vs, 0);
-  if (src_keys && !(o.identity && n > l.local_max && rs_radix_path(ks, vs, threads, n))) {
+  if (src_keys && !(o.identity && n > l.local_max && rs_radix_path(ks, vs, threads, ctx->threads, n))) {
     /* Only the radix path of unmapped keys reads its input before writing
      * it (sort_bits); every other path sorts a copy in place. */
     rs_copy_in(threads, keys, src_keys, n, ks);
