@@ -188,6 +188,16 @@ void *tdm__ctx_map(tdm_ctx *ctx, size_t len, int huge, int lazy) {
   return tdm__ctx_calloc(ctx, len);
 }
 
+void *tdm__ctx_map_uninit(tdm_ctx *ctx, size_t len, int huge, int lazy) {
+  if (len == 0) return NULL;
+  if (!ctx->has_alloc) {
+    tdm__count_alloc(ctx);
+    if (tdm__alloc_should_fail()) return NULL;
+    return ctx_map_raw(ctx, len, huge, lazy, 0);
+  }
+  return tdm__ctx_alloc(ctx, len);
+}
+
 void tdm__ctx_unmap(tdm_ctx *ctx, void *p, size_t len) {
   if (!p) return;
   if (ctx->has_alloc) ctx->alloc.free(ctx->alloc.user, p, len, -1, NULL);

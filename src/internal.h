@@ -90,6 +90,10 @@ TDM_INTERNAL void tdm__ctx_free(struct tdm_ctx *ctx, void *p, size_t bytes);
  * (huge and lazy as there), else a zeroed allocator block. *mapped tells
  * tdm__ctx_unmap which one it was. */
 TDM_INTERNAL void *tdm__ctx_map(struct tdm_ctx *ctx, size_t len, int huge, int lazy);
+/* As tdm__ctx_map, for a caller that writes every byte before reading it: a
+ * mapping recycled from the cache and the allocator's block are not cleared
+ * (a fresh mapping still comes zeroed from the OS). */
+TDM_INTERNAL void *tdm__ctx_map_uninit(struct tdm_ctx *ctx, size_t len, int huge, int lazy);
 TDM_INTERNAL void tdm__ctx_unmap(struct tdm_ctx *ctx, void *p, size_t len);
 /* A structure handle as tdm__handle_alloc, from the context's allocator;
  * free with tdm__ctx_handle_free and the same sizes. */
