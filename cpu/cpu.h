@@ -110,6 +110,7 @@ typedef struct tdm__hash_cpu_fns {
                       uint8_t *dfr, tdm__hc_counts *c);
   void (*part_deferred)(tdm_hash *h, const void *rec, const uint8_t *dfr, size_t n, tdm__hc_counts *c);
   void (*rehash_range)(const void *src, size_t lo, size_t hi, void *dst, uint8_t *dtg, unsigned dl, int atomic);
+  void (*rehash_stream)(const void *src, unsigned sl, void *dst, uint8_t *dtg, unsigned dl);
   void (*find_range)(const tdm_hash *h, const void *keys, void *vo, uint8_t *fo, size_t lo, size_t hi);
   void (*erase_range)(tdm_hash *h, const void *keys, size_t lo, size_t hi, int atomic, tdm__hc_counts *c);
   size_t (*count_range)(const void *s, size_t lo, size_t hi);

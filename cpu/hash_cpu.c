@@ -53,19 +53,21 @@ static size_t chunk(size_t n, unsigned nt, unsigned t) {
 
 /* ---- table memory ---------------------------------------------------------- */
 
-/* A zeroed table of `bytes`; *mapped / *alloc_bytes say how to free it. NULL
- * when out of memory (the allocation-failure hook counts it as one). */
-static void *table_alloc(tdm_ctx *ctx, size_t bytes, int *mapped, size_t *alloc_bytes) {
+/* A table of `bytes`, zeroed when zero is set (else its contents are
+ * unspecified: the caller writes all of it); *mapped / *alloc_bytes say how
+ * to free it. NULL when out of memory (the allocation-failure hook counts it
+ * as one). */
+static void *table_alloc(tdm_ctx *ctx, size_t bytes, int zero, int *mapped, size_t *alloc_bytes) {
   void *p;
   if (bytes >= TDM__HUGE_PAGE) {
     size_t len = (bytes + TDM__HUGE_PAGE - 1) & ~(TDM__HUGE_PAGE - 1);
-    p = tdm__ctx_map(ctx, len, 1, 0, 1);
+    p = tdm__ctx_map(ctx, len, 1, 0, zero);
     if (!p) return NULL;
     *mapped = 1;
     *alloc_bytes = len;
     return p;
   }
-  p = tdm__ctx_calloc(ctx, bytes);
+  p = zero ? tdm__ctx_calloc(ctx, bytes) : tdm__ctx_alloc(ctx, bytes);
   if (!p) return NULL;
   *mapped = 0;
   *alloc_bytes = bytes;
@@ -85,10 +87,10 @@ static const tdm__hash_cpu_fns *const inst_fns[4] = {&tdm__hash_cpu_k32v32, &tdm
 static tdm_status hc_create(tdm_hash *h) {
   size_t bytes = tdm__hash_table_bytes(h, h->log2cap);
   HC(h)->fn = inst_fns[tdm__hash_inst(h->ks, h->vs)];
-  HC(h)->slots = table_alloc(h->ctx, bytes, &HC(h)->mapped, &HC(h)->slots_bytes);
+  HC(h)->slots = table_alloc(h->ctx, bytes, 1, &HC(h)->mapped, &HC(h)->slots_bytes);
   if (!HC(h)->slots)
     return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "tdm_hash_create: out of host memory for a table of %zu bytes", bytes);
-  HC(h)->tags = (uint8_t *)table_alloc(h->ctx, h->cap, &HC(h)->tags_mapped, &HC(h)->tags_bytes);
+  HC(h)->tags = (uint8_t *)table_alloc(h->ctx, h->cap, 1, &HC(h)->tags_mapped, &HC(h)->tags_bytes);
   if (!HC(h)->tags) {
     table_free(h->ctx, HC(h)->slots, HC(h)->mapped, HC(h)->slots_bytes);
     HC(h)->slots = NULL;
@@ -108,14 +110,19 @@ static void hc_destroy(tdm_hash *h) {
 /* ---- rehash -------------------------------------------------------------- */
 
 /* Moves the table into a new one of 2^dl slots (dropping tombstones). Fails
- * only for lack of memory, before anything changed. */
+ * only for lack of memory, before anything changed. One thread streams the
+ * keys into a table it clears as it fills it (rehash_stream in
+ * hash_cpu_impl.h), so the new memory is not cleared first; several threads
+ * claim slots of a cleared table with CAS, each from its own run of old
+ * slots. */
 static tdm_status rehash(tdm_hash *h, unsigned dl) {
   size_t bytes = tdm__hash_table_bytes(h, dl), nbytes = 0, tbytes = 0, sb = h->slot_bytes;
   uint64_t dcap = (uint64_t)1 << dl;
   int nmapped = 0, tmapped = 0;
   unsigned nt = threads_for(h, h->cap), t;
-  char *dst = (char *)table_alloc(h->ctx, bytes, &nmapped, &nbytes);
-  uint8_t *dtg = dst ? (uint8_t *)table_alloc(h->ctx, (size_t)dcap, &tmapped, &tbytes) : NULL;
+  int zero = nt > 1;
+  char *dst = (char *)table_alloc(h->ctx, bytes, zero, &nmapped, &nbytes);
+  uint8_t *dtg = dst ? (uint8_t *)table_alloc(h->ctx, (size_t)dcap, zero, &tmapped, &tbytes) : NULL;
   const char *src = (const char *)HC(h)->slots;
   if (!dtg) {
     if (dst) table_free(h->ctx, dst, nmapped, nbytes);
@@ -123,11 +130,12 @@ static tdm_status rehash(tdm_hash *h, unsigned dl) {
                      "tdm_hash_insert: out of host memory growing the table to %zu bytes; the table is unchanged",
                      bytes + (size_t)dcap);
   }
-  TDM__PAR_FOR(nt, t, nt, {
-    size_t lo = chunk(h->cap, nt, t), hi = chunk(h->cap, nt, t + 1);
-    int atomic = nt > 1;
-    HC(h)->fn->rehash_range(src, lo, hi, dst, dtg, dl, atomic);
-  });
+  if (nt == 1) HC(h)->fn->rehash_stream(src, h->log2cap, dst, dtg, dl);
+  else
+    TDM__PAR_FOR(nt, t, nt, {
+      size_t lo = chunk(h->cap, nt, t), hi = chunk(h->cap, nt, t + 1);
+      HC(h)->fn->rehash_range(src, lo, hi, dst, dtg, dl, 1);
+    });
   /* The side slots move as they are. */
   memcpy(dst + dcap * sb, src + h->cap * sb, 2u * sb);
   table_free(h->ctx, HC(h)->slots, HC(h)->mapped, HC(h)->slots_bytes);

@@ -15,6 +15,8 @@
 #ifndef TANDEM_HASH_CPU_IMPL_H
 #define TANDEM_HASH_CPU_IMPL_H
 
+#include <string.h>
+
 #include "cpu.h"
 
 enum {
@@ -33,14 +35,61 @@ enum {
 /* The tag byte of a table key (cpu.h). */
 static inline uint8_t HC_FN(tag_of)(HS_K key) { return tdm__hc_tag(tdm__hash_mix(key)); }
 
+/* tdm__hs_claim of a table key (start < cap) without atomics, read through
+ * the tags: the same probe, bucket by bucket, the same decision (the key's
+ * slot, else the first tombstone before the first empty slot, else that
+ * empty slot; TDM_HASH_DEFER at stop), but the buckets are read from the tag
+ * bytes, and a slot's key word only where its tag matches the key's. Tags
+ * are exact, so the outcome is tdm__hs_claim's; the probe costs a line of
+ * the tags (64 slots) and the line of the slot taken instead of every slot
+ * line it passes, which at the loads a growing table runs at (up to
+ * max_load) is several. */
+static inline uint64_t HC_FN(claim_tags)(HC_SLOT *s, const uint8_t *tg, unsigned l, HS_K key, uint8_t t,
+                                         uint64_t start, uint64_t stop, int *outcome) {
+  enum { G = (unsigned)(64u / sizeof(HC_SLOT)) };
+  uint64_t mask = ((uint64_t)1 << l) - 1u, pos = start, tomb = TDM_HASH_NONE, target, g;
+  *outcome = TDM_HASH_FOUND;
+  for (g = 0; g <= mask / G; g++) {
+    unsigned j, eq = 0, em = 0, tm = 0, before;
+    for (j = 0; j < G; j++) {
+      eq |= (unsigned)(tg[pos + j] == t) << j;
+      em |= (unsigned)(tg[pos + j] == TDM__HC_TAG_EMPTY) << j;
+      tm |= (unsigned)(tg[pos + j] == TDM__HC_TAG_TOMB) << j;
+    }
+    before = HC_FN(tdm__hs_before_empty)(em);
+    for (eq &= before; eq; eq &= eq - 1u)
+      if (s[pos + tdm__hash_ctz(eq)].k == key) return pos + tdm__hash_ctz(eq);
+    if (tomb == TDM_HASH_NONE && (tm & before)) tomb = pos + tdm__hash_ctz(tm & before);
+    if (em) {
+      target = tomb != TDM_HASH_NONE ? tomb : pos + tdm__hash_ctz(em);
+      *outcome = tomb != TDM_HASH_NONE ? TDM_HASH_NEW_TOMB : TDM_HASH_NEW_EMPTY;
+      s[target].k = key;
+      return target;
+    }
+    if (pos + G == stop) {
+      *outcome = TDM_HASH_DEFER;
+      return TDM_HASH_NONE;
+    }
+    pos = (pos + G) & mask;
+  }
+  if (tomb == TDM_HASH_NONE) return TDM_HASH_NONE; /* no free slot: a corrupt table */
+  *outcome = TDM_HASH_NEW_TOMB;
+  s[tomb].k = key;
+  return tomb;
+}
+
 /* Inserts one key at its start slot under the table's policy; a probe that
  * would pass stop (see tdm__hs_claim) sets *deferred and changes nothing. A
  * key that takes a table slot writes its tag (threads claim distinct slots,
- * so tag bytes are never written by two threads at once). */
+ * so tag bytes are never written by two threads at once). Without atomics a
+ * table key's probe reads the tags (claim_tags); with them, where other
+ * threads may be claiming, the key words (whose CAS decides a race). */
 static inline void HC_FN(put)(HC_SLOT *s, uint8_t *tg, unsigned l, HS_K key, HS_V val, uint64_t start, int atomic,
                               uint64_t stop, int dup, int vkind, tdm__hc_counts *c, uint8_t *deferred) {
   int o;
-  uint64_t pos = HC_FN(tdm__hs_claim)(s, l, key, start, atomic, stop, &o);
+  uint64_t pos = !atomic && start < ((uint64_t)1 << l)
+                     ? HC_FN(claim_tags)(s, tg, l, key, HC_FN(tag_of)(key), start, stop, &o)
+                     : HC_FN(tdm__hs_claim)(s, l, key, start, atomic, stop, &o);
   if (pos == TDM_HASH_NONE) {
     if (o == TDM_HASH_DEFER) *deferred = 1;
     else c->n[TDM_HASH_FOUND]++; /* no free slot: only in a corrupt table */
@@ -213,6 +262,84 @@ static void HC_FN(rehash_range)(const HC_SLOT *src, size_t lo, size_t hi, HC_SLO
       dst[pos].v = src[i].v;
       dtg[pos] = HC_FN(tag_of)(k);
     }
+  }
+}
+
+/* ---- streaming rehash (one thread) -------------------------------------------
+ * Growth moves every key into a table of 2^dl slots (dl >= sl) whose memory
+ * is not cleared: a mapping recycled from the context's cache holds an old
+ * table. The keys are read in old slot order; a key in old slot i that did
+ * not wrap has its old home h <= i and its new home at or above h * 2^(dl -
+ * sl) (homes are the top hash bits), so the keys arrive in nearly ascending
+ * order of new home and the new table fills from the front. Its slots and
+ * tags are cleared just ahead of the highest slot a probe has reached (RC
+ * slots at a time, which stay in cache until the keys land there), so the
+ * new table is written once, front to back, instead of being cleared in a
+ * pass of its own and then written again. Keys are distinct and the new
+ * table has no tombstones, so a key takes the first empty slot from its home
+ * (the slot tdm__hs_claim would give it) and no key compare is needed; the
+ * tags, which say empty as 0, are scanned instead of the key words. Keys that
+ * wrapped in the old table (home above their slot: all sit in the run of
+ * non-empty slots at its start) would land near the end of the new table
+ * before its front is written, so they go last, once the whole table is
+ * cleared. */
+enum { RC = 1024 /* slots cleared ahead at a time: 16 KiB of slots and 1 KiB of tags at most */ };
+
+/* Clears slots and tags [*clr, upto) of the new table (rounded up to RC,
+ * capped at dcap) when upto passes *clr. */
+static inline void HC_FN(rh_clear)(HC_SLOT *dst, uint8_t *dtg, uint64_t dcap, uint64_t *clr, uint64_t upto) {
+  uint64_t at = *clr, end;
+  if (upto <= at) return;
+  end = (upto + RC - 1u) & ~(uint64_t)(RC - 1u);
+  if (end > dcap) end = dcap;
+  memset(dst + at, 0, (size_t)(end - at) * sizeof(HC_SLOT));
+  memset(dtg + at, 0, (size_t)(end - at));
+  *clr = end;
+}
+
+/* Puts a key into the first empty slot of its probe from home in the new
+ * table, clearing ahead as the probe goes. Returns 0 only when no slot is
+ * free (a corrupt old table holding more keys than the new one can). */
+static inline int HC_FN(rh_put)(HC_SLOT *dst, uint8_t *dtg, uint64_t dcap, uint64_t *clr, HS_K k, HS_V v,
+                                uint64_t mx, uint64_t home) {
+  enum { G = (unsigned)(64u / sizeof(HC_SLOT)) };
+  uint64_t pos = home, g;
+  for (g = 0; g < dcap / G; g++) {
+    unsigned j, em = 0;
+    HC_FN(rh_clear)(dst, dtg, dcap, clr, pos + G);
+    for (j = 0; j < G; j++) em |= (unsigned)(dtg[pos + j] == TDM__HC_TAG_EMPTY) << j;
+    if (em) {
+      pos += tdm__hash_ctz(em);
+      dst[pos].k = k;
+      dst[pos].v = v;
+      dtg[pos] = tdm__hc_tag(mx);
+      return 1;
+    }
+    pos = (pos + G) & (dcap - 1u);
+  }
+  return 0;
+}
+
+/* Moves the live table keys of src (2^sl slots) into dst (2^dl slots, its
+ * contents unspecified) and its tags dtg, which it clears as it goes; on
+ * return every slot and tag of dst is written. Side slots are the caller's. */
+static void HC_FN(rehash_stream)(const HC_SLOT *src, unsigned sl, HC_SLOT *dst, uint8_t *dtg, unsigned dl) {
+  enum { G = (unsigned)(64u / sizeof(HC_SLOT)) };
+  uint64_t scap = (uint64_t)1 << sl, dcap = (uint64_t)1 << dl, clr = 0, i;
+  for (i = 0; i < scap; i++) {
+    HS_K k = src[i].k;
+    uint64_t mx;
+    if (k == (HS_K)TDM_HASH_EMPTY || k == HC_TOMB) continue;
+    mx = tdm__hash_mix(k);
+    if (tdm__hash_home(mx, sl, G) > i) continue; /* wrapped: placed below */
+    (void)HC_FN(rh_put)(dst, dtg, dcap, &clr, k, src[i].v, mx, tdm__hash_home(mx, dl, G));
+  }
+  HC_FN(rh_clear)(dst, dtg, dcap, &clr, dcap);
+  for (i = 0; i < scap && src[i].k != (HS_K)TDM_HASH_EMPTY; i++) {
+    HS_K k = src[i].k;
+    uint64_t mx = tdm__hash_mix(k);
+    if (k == HC_TOMB || tdm__hash_home(mx, sl, G) <= i) continue;
+    (void)HC_FN(rh_put)(dst, dtg, dcap, &clr, k, src[i].v, mx, tdm__hash_home(mx, dl, G));
   }
 }
 
@@ -407,6 +534,9 @@ static void hc_part_deferred(tdm_hash *h, const void *rec, const uint8_t *dfr, s
 static void hc_rehash_range(const void *src, size_t lo, size_t hi, void *dst, uint8_t *dtg, unsigned dl, int atomic) {
   HC_FN(rehash_range)((const HC_SLOT *)src, lo, hi, (HC_SLOT *)dst, dtg, dl, atomic);
 }
+static void hc_rehash_stream(const void *src, unsigned sl, void *dst, uint8_t *dtg, unsigned dl) {
+  HC_FN(rehash_stream)((const HC_SLOT *)src, sl, (HC_SLOT *)dst, dtg, dl);
+}
 static void hc_find_range(const tdm_hash *h, const void *keys, void *vo, uint8_t *fo, size_t lo, size_t hi) {
   HC_FN(find_range)(h, (const HS_K *)keys, (HS_V *)vo, fo, lo, hi);
 }
@@ -434,6 +564,7 @@ const tdm__hash_cpu_fns HC_CAT(tdm__hash_cpu, HS_SFX) = {
     .part_insert = hc_part_insert,
     .part_deferred = hc_part_deferred,
     .rehash_range = hc_rehash_range,
+    .rehash_stream = hc_rehash_stream,
     .find_range = hc_find_range,
     .erase_range = hc_erase_range,
     .count_range = hc_count_range,

@@ -307,6 +307,75 @@ Test(hash_unit, growth_across_many_doublings) {
   tdm_ctx_destroy(c);
 }
 
+/* Growth on one thread writes the new table without clearing it first
+ * (hash_cpu_impl.h, rehash_stream): the memory may be a recycled mapping
+ * holding an old table. Fill the context's mapping cache with the blocks of
+ * a full table, then grow a second table by small batches into them. Among
+ * the keys are runs whose hashes have the top bits all ones, so their homes
+ * are the last buckets and their probes wrap to the front of the old table
+ * (the rehash places those last), and keys equal to the markers (side
+ * slots). */
+Test(hash_unit, cpu_growth_into_recycled_memory) {
+  tdm_ctx *c = cpu1();
+  tdm_hash *junk = make(c, TDM_U64, TDM_U64, 0, TDM_DUP_KEEP_LAST, 0), *h;
+  size_t n = 600000, cap = n + n / 2000 + 3, i, nb = 0;
+  uint64_t *k = malloc(cap * 8), *v = malloc(cap * 8), *out = malloc(cap * 8);
+  uint8_t *f = malloc(cap);
+  uint64_t x = 11, held0, held1;
+  size_t held;
+  int blocks;
+  long hits0, hits1;
+  cr_assert(k && v && out && f);
+  for (i = 0; i < n; i++) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    k[nb] = x ^ (x >> 31);
+    v[nb] = ~(uint64_t)i;
+    nb++;
+    if (i % 2000 == 0) { /* a hash just below 2^64: home in the last bucket */
+      k[nb] = tdm__hash_unmix(~(uint64_t)0 - i * 7919u);
+      v[nb] = i;
+      nb++;
+    }
+  }
+  k[nb] = TDM_HASH_EMPTY, v[nb++] = 5;
+  k[nb] = TDM_HASH_TOMB64, v[nb++] = 6;
+  /* Junk: a full table of other keys, then destroyed into the cache. */
+  for (i = 0; i < nb; i += 65536) {
+    size_t m = nb - i < 65536 ? nb - i : 65536, q;
+    for (q = 0; q < m; q++) out[q] = k[i + q] * 3 + 1;
+    OK(tdm_hash_insert(junk, out, out, m));
+  }
+  tdm_hash_destroy(junk);
+  tdm__map_cache_stats(&c->maps, &held, &blocks, &hits0);
+  cr_assert_gt(held, 0, "the destroyed table's mappings were kept");
+  held0 = held;
+  h = make(c, TDM_U64, TDM_U64, 0, TDM_DUP_KEEP_LAST, 0);
+  for (i = 0; i < nb; i += 4096) {
+    size_t m = nb - i < 4096 ? nb - i : 4096;
+    OK(tdm_hash_insert(h, k + i, v + i, m));
+    if (i % (16 * 4096) == 0) VALID(h);
+  }
+  VALID(h);
+  tdm__map_cache_stats(&c->maps, &held, &blocks, &hits1);
+  held1 = held;
+  cr_assert_gt(hits1, hits0, "growth took recycled mappings (held %" PRIu64 " then %" PRIu64 ")", held0, held1);
+  cr_assert_eq(tdm_hash_size(h), nb);
+  OK(tdm_hash_find(h, k, out, f, nb));
+  for (i = 0; i < nb; i++) {
+    cr_assert_eq(f[i], 1, "key %zu (%" PRIx64 ") lost in growth", i, k[i]);
+    cr_assert_eq(out[i], v[i], "key %zu: value", i);
+  }
+  for (i = 0; i < nb; i++) out[i] = k[i] * 3 + 1; /* the junk keys are not there */
+  OK(tdm_hash_find(h, out, NULL, f, nb));
+  for (i = 0; i < nb; i++) cr_assert_eq(f[i], 0, "junk key %zu (%" PRIx64 ") found", i, out[i]);
+  tdm_hash_destroy(h);
+  free(k);
+  free(v);
+  free(out);
+  free(f);
+  tdm_ctx_destroy(c);
+}
+
 /* Sorted export of a u64 -> u64 table, for before/after comparisons. */
 static int cmp_pair(const void *a, const void *b) {
   const uint64_t *x = (const uint64_t *)a, *y = (const uint64_t *)b;
