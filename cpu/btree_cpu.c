@@ -2,9 +2,8 @@
  * btree_cpu.c: the CPU backend of the B+ tree (layout and invariants in
  * include/tandem/detail/btree_node.h).
  *
- *  - build: stable radix sort of the input into a copy (tdm__cpu_sort_from,
- *    which needs no separate copy pass for unsigned keys), one parallel
- *    pass that streams the leaves (14 of 16 slots, see tdm__bt_bulk_parts)
+ *  - build: copy the input, stable radix sort (tdm__cpu_sort), one parallel
+ *    pass that fills the leaves (14 of 16 slots, see tdm__bt_bulk_parts)
  *    straight from the sorted copy and checks for duplicates on the way; only
  *    input with duplicates pays a reduction pass (policy per run) and a
  *    second fill. Sort-bound.
@@ -14,8 +13,7 @@
  *    in cache and GROUP memory accesses are in flight at once. The in-node
  *    search is compiled for AVX-512, AVX2 and plain x86-64, picked at run time.
  *    range_count takes both bounds down together (one descent while they
- *    share a path) and subtracts their ranks below the split, or, for two
- *    neighbouring leaves of one parent, counts in the two leaves alone.
+ *    share a path) and subtracts their ranks below the split.
  *  - insert / erase: the batch is sorted and deduplicated like a build, then
  *    applied key by key with the classic algorithm: descend recording the
  *    path, split full nodes 9 / 8 bottom-up (root split adds a level); on
@@ -46,12 +44,7 @@ _Static_assert(sizeof(tdm__bt_node) == 384, "a node is six cache lines");
  * touched, so capacity reserved ahead costs address space, not memory, and
  * growing moves the pages (mremap) instead of copying them. Mappings of 8 MiB
  * and more are 2 MiB aligned and advised as huge pages: lookups touch random
- * nodes, and with 4 KiB pages nearly every one would also miss the TLB.
- * The storage is not zeroed: every slot is written whole before it is read
- * (a build streams its nodes, node_new clears a slot it hands out, and
- * nothing reads slots at or past `used`), and zeroing a block from the
- * context's mapping cache was a serial pass over the whole capacity, 8 % of
- * a build of 10^7 keys. */
+ * nodes, and with 4 KiB pages nearly every one would also miss the TLB. */
 #define BIG_MAP ((size_t)8 << 20)
 
 static size_t map_len(uint64_t cap) {
@@ -71,7 +64,7 @@ static tdm_status nodes_reserve(tdm_btree *t, uint64_t need, const char *fn) {
   if (cap >= TDM_BT_NIL) cap = TDM_BT_NIL - 1;
   if (need > cap) return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "%s: the tree would need more than 2^32 - 1 nodes", fn);
   len = map_len(cap);
-  nn = tdm__ctx_map(t->ctx, len, len >= BIG_MAP, 1, 0);
+  nn = tdm__ctx_map(t->ctx, len, len >= BIG_MAP, 1, 1);
   if (!nn)
     return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "%s: out of memory for %llu tree nodes", fn, (unsigned long long)cap);
   if (BT(t)->nodes_raw && t->ctx->has_alloc) {
@@ -139,8 +132,8 @@ static void batch_free(batch *b) {
   b->block = NULL;
 }
 
-/* Copies n keys (and values when non-NULL) sorted stably into a block of
- * the batch; equal keys stay in input order. */
+/* Copies n keys (and values when non-NULL) and sorts them stably; equal keys
+ * stay in input order. */
 static tdm_status batch_sort(const tdm_btree *t, const void *keys, const void *values, size_t n, batch *b,
                              const char *fn) {
   size_t ks = t->ks, vs = values ? t->vs : 0, off = 0, o_k, o_v, o_kb, o_vb;
@@ -164,16 +157,23 @@ static tdm_status batch_sort(const tdm_btree *t, const void *keys, const void *v
   b->vraw = vs ? base + o_v : NULL;
   b->kb = (uint64_t *)(base + o_kb);
   b->vb = vs ? (uint64_t *)(base + o_vb) : NULL;
-  if (n <= 1) {
-    memcpy(b->kraw, keys, n * ks);
-    if (vs) memcpy(b->vraw, values, n * vs);
-    return TDM_OK;
+  { /* In parallel: the copy is the first touch of fresh pages, and the
+     * kernel zeroes each page in the thread that touches it. */
+    long c, parts = tdm__threads_for(t->ctx, n, (size_t)1 << 18);
+    TDM__PAR_FOR(parts, c, parts, {
+      size_t s0 = n / (size_t)parts * (size_t)c, s1 = c + 1 == parts ? n : n / (size_t)parts * (size_t)(c + 1);
+      memcpy((char *)b->kraw + s0 * ks, (const char *)keys + s0 * ks, (s1 - s0) * ks);
+      if (vs) memcpy((char *)b->vraw + s0 * vs, (const char *)values + s0 * vs, (s1 - s0) * vs);
+    });
   }
-  /* The sort reads the caller's arrays and leaves its result in the copy
-   * (for unsigned keys without a separate copy pass: tdm__cpu_sort_from). */
-  st = tdm__cpu_sort_from(t->ctx, t->key_type, keys, b->kraw, t->value_type, values, b->vraw, n, 0);
-  if (st != TDM_OK) batch_free(b);
-  return st;
+  if (n > 1) {
+    st = tdm__cpu_sort(t->ctx, t->key_type, b->kraw, t->value_type, b->vraw, n, 0);
+    if (st != TDM_OK) {
+      batch_free(b);
+      return st;
+    }
+  }
+  return TDM_OK;
 }
 
 /* Widens a sorted batch to 64-bit key bits and values and reduces each run of
@@ -203,45 +203,19 @@ static tdm_status batch_make(const tdm_btree *t, const void *keys, const void *v
 
 /* ---- build ---------------------------------------------------------------- */
 
-/* Leaves of a bulk load are written once and not read again during the
- * build, so each is composed in a staging node in L1 (by the shared
- * tdm__bt_fill_leaf_into) and streamed to its slot with non-temporal stores:
- * the slot's lines are written whole without first being read for
- * ownership, which for a node array fresh from the mapping cache (not
- * zeroed, see nodes_reserve) saves a memory read per line. The staging
- * node's inner-only line stays zero, so every byte of a leaf is defined. */
-static int fill_leaves(tdm__bt_node *nodes, const tdm__bt_geom *g, const void *keys, const void *vals, uint32_t ks,
-                       uint32_t vs, int kind, uint64_t lo, uint64_t hi) {
-  tdm__bt_node stage __attribute__((aligned(64)));
-  uint64_t i;
-  int ok = 1, j;
-  memset(&stage, 0, sizeof stage);
-  for (i = lo; i < hi; i++) {
-    __m128i *dst = (__m128i *)&nodes[g->base[0] + i];
-    const __m128i *src = (const __m128i *)&stage;
-    ok &= tdm__bt_fill_leaf_into(&stage, g, keys, vals, ks, vs, kind, i);
-    for (j = 0; j < (int)(sizeof stage / sizeof *src); j++) _mm_stream_si128(dst + j, _mm_load_si128(src + j));
-  }
-  _mm_sfence(); /* the streamed lines are visible before the build returns */
-  return ok;
-}
-
 /* Fills a tree's nodes in bulk-load layout from sorted keys (raw as
  * tdm__bt_fill_leaf takes them). Returns 0 when the keys hold duplicates; the
  * nodes are then garbage and the caller refills from a reduced batch. */
 static int bulk_fill(tdm_btree *t, const tdm__bt_geom *g, const void *keys, const void *vals, uint32_t ks,
                      uint32_t vs, int kind) {
-  long p, parts = tdm__threads_for(t->ctx, g->cnt[0], 4096);
+  long i;
   uint32_t l;
-  uint64_t i;
   int ok = 1;
-  TDM__PAR_FOR_REDUCE(parts, &, ok, p, parts,
-                      ok &= fill_leaves(BT(t)->nodes, g, keys, vals, ks, vs, kind,
-                                        tdm__bt_even_start(g->cnt[0], (uint64_t)parts, (uint64_t)p),
-                                        tdm__bt_even_start(g->cnt[0], (uint64_t)parts, (uint64_t)p + 1)));
+  TDM__PAR_FOR_REDUCE(tdm__threads_for(t->ctx, g->cnt[0], 4096), &, ok, i, (long)g->cnt[0],
+                      ok &= tdm__bt_fill_leaf(BT(t)->nodes, g, keys, vals, ks, vs, kind, (uint64_t)i));
   if (!ok) return 0;
   for (l = 1; l < g->h; l++)
-    for (i = 0; i < g->cnt[l]; i++) tdm__bt_fill_inner(BT(t)->nodes, g, keys, ks, kind, l, i);
+    for (i = 0; i < (long)g->cnt[l]; i++) tdm__bt_fill_inner(BT(t)->nodes, g, keys, ks, kind, l, (uint64_t)i);
   t->size = g->m;
   t->height = g->h;
   t->root = (uint32_t)(g->nodes - 1);
@@ -417,10 +391,7 @@ ALWAYS_INLINE void rank_group(const tdm_btree *t, const void *keys, uint64_t *ra
  * bound follows its own path and adds its prefix count, prefetched one pass
  * before it is read, so the count takes the same number of dependent memory
  * rounds as a find: only the second leaf's key lines and one or two prefix
- * count lines per level below the split are extra. When the split is at the
- * leaves' parent and the two leaves are neighbours (most ranges of a few
- * keys), even the prefix counts are left out: the two leaves' key lines
- * give the count. */
+ * count lines per level below the split are extra. */
 ALWAYS_INLINE void count_group(const tdm_btree *t, const void *lo, const void *hi, uint64_t *out, size_t n, long gi,
                                lower_fn lower) {
   static const uint64_t zero = 0;
@@ -428,7 +399,6 @@ ALWAYS_INLINE void count_group(const tdm_btree *t, const void *lo, const void *h
   uint64_t q[GROUP], h[GROUP], acc[GROUP];
   const uint64_t *pa[GROUP], *pb[GROUP];
   uint32_t a[GROUP], b[GROUP];
-  uint8_t adj[GROUP];
   size_t at = (size_t)gi * GROUP;
   unsigned lvl;
   int j, g = (int)(n - at < GROUP ? n - at : GROUP);
@@ -438,7 +408,6 @@ ALWAYS_INLINE void count_group(const tdm_btree *t, const void *lo, const void *h
     a[j] = b[j] = t->root;
     acc[j] = 0;
     pa[j] = pb[j] = &zero;
-    adj[j] = 0;
   }
   for (lvl = t->height - 1; lvl > 0; lvl--) {
     int lines = lvl > 1 ? 3 : 2;
@@ -448,11 +417,8 @@ ALWAYS_INLINE void count_group(const tdm_btree *t, const void *lo, const void *h
        * are upper bounds of their left child. */
       uint32_t ca = lower(x->key, q[j]), cb = lower(y->key, h[j]);
       acc[j] += *pb[j] - *pa[j];
-      if (a[j] == b[j] && (ca == cb || (lvl == 1 && cb == ca + 1))) {
-        /* One path, or two neighbouring leaves of one parent: the leaves'
-         * own key lines give the count, no prefix count is needed. */
+      if (a[j] == b[j] && ca == cb) {
         pa[j] = pb[j] = &zero;
-        adj[j] = ca != cb;
       } else {
         pa[j] = ca ? &x->u.in.cum[ca - 1] : &zero;
         pb[j] = cb ? &y->u.in.cum[cb - 1] : &zero;
@@ -466,16 +432,12 @@ ALWAYS_INLINE void count_group(const tdm_btree *t, const void *lo, const void *h
     }
   }
   for (j = 0; j < g; j++) {
-    const tdm__bt_node *x = &nodes[a[j]], *y = &nodes[b[j]];
-    uint64_t below_lo = lower(x->key, q[j]);
+    const tdm__bt_node *y = &nodes[b[j]];
+    uint64_t below_lo = lower(nodes[a[j]].key, q[j]);
     /* Keys <= hi in its leaf; padding is all ones, so for hi all ones the
      * leaf's count says how many slots are keys. */
     uint64_t upto_hi = h[j] == TDM_BT_PAD ? y->count : lower(y->key, h[j] + 1);
-    /* For neighbouring leaves, lo's leaf contributes its keys >= lo: its
-     * keys are the slots below padding, since only the last leaf of the
-     * tree can hold the all-ones key and lo's leaf has a right neighbour. */
-    uint64_t left = adj[j] ? lower(x->key, TDM_BT_PAD) : *pb[j] - *pa[j];
-    uint64_t c = acc[j] + left + upto_hi - below_lo;
+    uint64_t c = acc[j] + *pb[j] - *pa[j] + upto_hi - below_lo;
     out[at + (size_t)j] = q[j] > h[j] ? 0 : c;
   }
 }
