@@ -57,13 +57,6 @@ TDM_INTERNAL extern const tdm__ops_ops tdm__ops_cpu_ops;
 /* The sort operations (sort_cpu.c), also used by the B+ tree to sort batches. */
 TDM_INTERNAL tdm_status tdm__cpu_sort(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type value_type, void *values,
                                       size_t n, int desc);
-/* The same sort of src_keys / src_values (only read) into keys / values: for
- * large unsigned ascending sorts the first partition reads the source
- * directly, so the copy into the output costs nothing extra; otherwise the
- * source is copied first and sorted in place. */
-TDM_INTERNAL tdm_status tdm__cpu_sort_from(tdm_ctx *ctx, tdm_type key_type, const void *src_keys, void *keys,
-                                           tdm_type value_type, const void *src_values, void *values, size_t n,
-                                           int desc);
 TDM_INTERNAL tdm_status tdm__cpu_argsort(tdm_ctx *ctx, tdm_type key_type, const void *keys, tdm_type index_type,
                                          void *perm_out, size_t n, int desc);
 

@@ -407,14 +407,8 @@ static void RS_FN(partition)(const rs_work *w, const RS_K *src, const RS_V *srcv
  * ends in alt when final_in_alt, else in src. depth indexes the per-level
  * bucket-boundary array of the workspace; counted means w->cnt already holds
  * the per-task counts of the digit this level will use (from the first pass). */
-/* dst / dstv: where src's role passes after the first partition. The same
- * as src for an in-place sort; for a sort from a read-only input (sort_bits
- * with from != keys) src is only read: every pass before the first
- * partition reads it, the partition moves everything into alt, and from
- * then on the output array serves where src did. */
 static void RS_FN(sort_rec)(rs_work *w, RS_K *src, RS_V *srcv, RS_K *alt, RS_V *altv, size_t n, int bit_hi,
-                            int bit_lo, int final_in_alt, const rs_out *o, int depth, int counted, RS_K *dst,
-                            RS_V *dstv) {
+                            int bit_lo, int final_in_alt, const rs_out *o, int depth, int counted) {
   for (;;) {
     int width, shift, P, t;
     size_t B, b, *cnt = w->cnt, *bstart, run;
@@ -424,10 +418,6 @@ static void RS_FN(sort_rec)(rs_work *w, RS_K *src, RS_V *srcv, RS_K *alt, RS_V *
     if (n <= w->local_max || bit_hi <= bit_lo) {
       RS_K *T = (RS_K *)w->priv;
       RS_V *Tv = (RS_V *)(w->priv + RS_PRIV_VOFF(w));
-      if (src != dst) { /* no bits left to sort (sort_bits sends no small input here): only a copy */
-        RS_FN(final_copy)(src, srcv, dst, dstv, n, o);
-        return;
-      }
       RS_FN(local_sort)(src, srcv, final_in_alt ? alt : src, final_in_alt ? altv : srcv, T, Tv, n, bit_hi, bit_lo,
                         o);
       return;
@@ -460,15 +450,13 @@ static void RS_FN(sort_rec)(rs_work *w, RS_K *src, RS_V *srcv, RS_K *alt, RS_V *
       continue;
     }
     RS_FN(partition)(w, src, srcv, alt, altv, n, P, shift, B);
-    src = dst;
-    srcv = dstv;
 
     /* Oversized buckets (skewed keys) get all threads, one after another. */
     for (b = 0; b < B; b++) {
       size_t s = bstart[b], m = bstart[b + 1] - s;
       if (m > w->bucket_max)
         RS_FN(sort_rec)(w, alt + s, RS_HAS_V ? altv + s : NULL, src + s, RS_HAS_V ? srcv + s : NULL, m, shift,
-                        bit_lo, !final_in_alt, o, depth + 1, 0, alt + s, RS_HAS_V ? altv + s : NULL);
+                        bit_lo, !final_in_alt, o, depth + 1, 0);
     }
     TDM__PAR_FOR_DYN(P > 1 ? w->threads : 1, 1, bb, (long)B, {
       size_t s = bstart[bb], m = bstart[bb + 1] - s;
@@ -547,34 +535,28 @@ static void RS_FN(first_pass)(const rs_work *w, RS_K *a, size_t n, int W, RS_K *
 
 /* Sorts keys (caller's raw keys, or sort bits when o is the identity) with
  * values alongside; tmp/tmpv are scratch of n elements. The result is
- * untransformed into keys/values. With from != keys the input is
- * from / fromv and is only read (the caller guarantees o is the identity and
- * n > w->local_max, so the first pass writes nothing and a partition comes
- * before any write); the copy a sort of a read-only input would otherwise
- * start with is the first partition itself. */
+ * untransformed into keys/values. */
 static void RS_FN(sort_bits)(rs_work *w, RS_K *keys, RS_V *values, RS_K *tmp, RS_V *tmpv, size_t n,
-                             const rs_out *o, RS_K *from, RS_V *fromv) {
+                             const rs_out *o) {
   RS_K ors, ands, diff;
   int hi, lo, W = RS_FN(msd_width)(n, w->local_max);
-  RS_FN(first_pass)(w, from, n, n > w->local_max ? W : 0, &ors, &ands, o);
+  RS_FN(first_pass)(w, keys, n, n > w->local_max ? W : 0, &ors, &ands, o);
   diff = ors ^ ands;
   if (diff == 0) { /* all keys equal: already sorted */
-    RS_FN(final_copy)(from, fromv, keys, values, n, o);
+    RS_FN(final_copy)(keys, values, keys, values, n, o);
     return;
   }
   hi = RS_KBITS - (sizeof(RS_K) == 8 ? __builtin_clzll((unsigned long long)diff) : __builtin_clz((unsigned)diff));
   lo = sizeof(RS_K) == 8 ? __builtin_ctzll((unsigned long long)diff) : __builtin_ctz((unsigned)diff);
   /* The speculative count is the first level's when the top bit varies and
    * the digit lies within the varying range. */
-  RS_FN(sort_rec)(w, from, fromv, tmp, tmpv, n, hi, lo, 0, o, 0,
-                  hi == RS_KBITS && n > w->local_max && W <= hi - lo, keys, values);
+  RS_FN(sort_rec)(w, keys, values, tmp, tmpv, n, hi, lo, 0, o, 0,
+                  hi == RS_KBITS && n > w->local_max && W <= hi - lo);
 }
 
 static void RS_FN(sort_bits_untyped)(rs_work *w, void *keys, void *values, void *tmp, void *tmpv, size_t n,
-                                     const rs_out *o, const void *from, const void *fromv) {
-  /* The casts drop const: with from != keys the sort only reads it (above). */
-  RS_FN(sort_bits)(w, (RS_K *)keys, (RS_V *)values, (RS_K *)tmp, (RS_V *)tmpv, n, o,
-                   from ? (RS_K *)(uintptr_t)from : (RS_K *)keys, from ? (RS_V *)(uintptr_t)fromv : (RS_V *)values);
+                                     const rs_out *o) {
+  RS_FN(sort_bits)(w, (RS_K *)keys, (RS_V *)values, (RS_K *)tmp, (RS_V *)tmpv, n, o);
 }
 
 const tdm__rs_fns RS_CAT(tdm__rs, RS_SFX) = {.sort_bits = RS_FN(sort_bits_untyped)};

@@ -198,41 +198,8 @@ static void rs_keys_vq(void *keys, size_t ks, size_t n, const rs_out *o) {
 }
 #endif
 
-/* 1 if a sort of n elements (ks-byte keys, vs-byte values, 0 for none) on
- * threads threads of a context of ctx_threads takes the radix path
- * (sort_bits) rather than small_sort, a whole-array vqsort or the split sort. */
-static int rs_radix_path(size_t ks, size_t vs, int threads, int ctx_threads, size_t n) {
-#if TANDEM_HAVE_HWY
-  if (vs && n <= RS_SMALL_MAX) return 0;
-  if (!vs && rs_keys_pick(ks, threads, ctx_threads, n) != RS_KEYS_RADIX) return 0;
-#else
-  (void)ks;
-  (void)vs;
-  (void)threads;
-  (void)ctx_threads;
-  (void)n;
-#endif
-  return 1;
-}
-
-/* Copies n elements of es bytes from src to dst on the sort's threads (the
- * copy may be the first touch of fresh pages, which the kernel zeroes in the
- * thread that touches them). */
-static void rs_copy_in(int threads, void *dst, const void *src, size_t n, size_t es) {
-  int parts = threads, c;
-  TDM__PAR_FOR(parts, c, parts, {
-    size_t s0 = rs_chunk(n, parts, c), s1 = rs_chunk(n, parts, c + 1);
-    memcpy((char *)dst + s0 * es, (const char *)src + s0 * es, (s1 - s0) * es);
-  });
-}
-
 tdm_status tdm__cpu_sort(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type value_type, void *values,
                          size_t n, int desc) {
-  return tdm__cpu_sort_from(ctx, key_type, NULL, keys, value_type, NULL, values, n, desc);
-}
-
-tdm_status tdm__cpu_sort_from(tdm_ctx *ctx, tdm_type key_type, const void *src_keys, void *keys,
-                              tdm_type value_type, const void *src_values, void *values, size_t n, int desc) {
   size_t ks = tdm_type_size(key_type), vs = values ? tdm_type_size(value_type) : 0;
   rs_out o;
   rs_layout l;
@@ -246,15 +213,6 @@ tdm_status tdm__cpu_sort_from(tdm_ctx *ctx, tdm_type key_type, const void *src_k
   o.desc = desc;
   o.identity = (o.kind == TDM_KIND_UNSIGNED && !desc);
   /* n * (ks + vs) cannot overflow: the caller checked both arrays exist. */
-  threads = rs_threads(ctx, n);
-  l = rs_plan(threads, n, ks, vs, 0);
-  if (src_keys && !(o.identity && n > l.local_max && rs_radix_path(ks, vs, threads, ctx->threads, n))) {
-    /* Only the radix path of unmapped keys reads its input before writing
-     * it (sort_bits); every other path sorts a copy in place. */
-    rs_copy_in(threads, keys, src_keys, n, ks);
-    if (vs) rs_copy_in(threads, values, src_values, n, vs);
-    src_keys = src_values = NULL;
-  }
 #if TANDEM_HAVE_HWY
   if (vs && n <= RS_SMALL_MAX) {
     size_t vcopy_at;
@@ -265,6 +223,7 @@ tdm_status tdm__cpu_sort_from(tdm_ctx *ctx, tdm_type key_type, const void *src_k
     return TDM_OK;
   }
 #endif
+  threads = rs_threads(ctx, n);
 #if TANDEM_HAVE_HWY
   if (!vs) {
     rs_keys_alg alg = rs_keys_pick(ks, threads, ctx->threads, n);
@@ -278,12 +237,12 @@ tdm_status tdm__cpu_sort_from(tdm_ctx *ctx, tdm_type key_type, const void *src_k
     }
   }
 #endif
+  l = rs_plan(threads, n, ks, vs, 0);
   st = tdm__host_scratch(ctx, l.total, &s);
   if (st != TDM_OK) return st;
   base = (char *)s.ptr;
   rs_work_init(&w, &l, base);
-  rs_fns(ks, vs)->sort_bits(&w, keys, vs ? values : NULL, base + l.tmp, vs ? base + l.tmpv : NULL, n, &o, src_keys,
-                            vs ? src_values : NULL);
+  rs_fns(ks, vs)->sort_bits(&w, keys, vs ? values : NULL, base + l.tmp, vs ? base + l.tmpv : NULL, n, &o);
   tdm__host_scratch_release(ctx, &s);
   return TDM_OK;
 }
@@ -335,7 +294,7 @@ tdm_status tdm__cpu_argsort(tdm_ctx *ctx, tdm_type key_type, const void *keys, t
   rs_work_init(&w, &l, base);
 
   arg_fill(&w, keys, base + l.bits, perm_out, ks, is, n, kind, desc);
-  rs_fns(ks, is)->sort_bits(&w, base + l.bits, perm_out, base + l.tmp, base + l.tmpv, n, &o, NULL, NULL);
+  rs_fns(ks, is)->sort_bits(&w, base + l.bits, perm_out, base + l.tmp, base + l.tmpv, n, &o);
   tdm__host_scratch_release(ctx, &s);
   return TDM_OK;
 }

@@ -118,11 +118,8 @@ static inline void rs_stream_fence(void) {
 typedef struct tdm__rs_fns {
   /* Sorts keys (caller's raw keys, or sort bits when o is the identity) with
    * values alongside (NULL for keys only); tmp / tmpv are scratch of n
-   * elements. The result is untransformed into keys / values. from / fromv
-   * NULL: the input is keys / values; else the input is from / fromv, only
-   * read, which needs o the identity and n > w->local_max. */
-  void (*sort_bits)(rs_work *w, void *keys, void *values, void *tmp, void *tmpv, size_t n, const rs_out *o,
-                    const void *from, const void *fromv);
+   * elements. The result is untransformed into keys / values. */
+  void (*sort_bits)(rs_work *w, void *keys, void *values, void *tmp, void *tmpv, size_t n, const rs_out *o);
 } tdm__rs_fns;
 
 #if TANDEM_HAVE_HWY

@@ -42,19 +42,8 @@
 /* Bytes of the sample (on the stack). */
 #define SK_SAMPLE_BYTES 16384
 
-/* Start of part t of n elements split into P parts. */
-static inline size_t sk_part(size_t n, int P, int t) { return rs_chunk(n, P, t); }
-
 /* Start of stratum i of n elements split into S strata (i <= S <= n). */
 static inline size_t sk_stratum(size_t n, size_t S, size_t i) { return n / S * i + n % S * i / S; }
-
-/* A fixed pseudo-random mix of i (splitmix64's finaliser). */
-static inline uint64_t sk_mix(size_t i) {
-  uint64_t z = (uint64_t)i * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
 
 /* Swaps two disjoint ranges of bytes through a small buffer. */
 static void sk_swap(void *x, void *y, size_t bytes) {

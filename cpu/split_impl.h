@@ -32,7 +32,7 @@ static void SK_FN(sample)(const SK_K *a, size_t n, SK_K *smp, size_t S) {
   size_t i;
   for (i = 0; i < S; i++) {
     size_t lo = sk_stratum(n, S, i), hi = sk_stratum(n, S, i + 1);
-    smp[i] = a[lo + (size_t)(sk_mix(i) % (hi - lo))];
+    smp[i] = a[lo + (size_t)(tdm__hash_mix((uint64_t)i) % (hi - lo))];
   }
   SK_VQ(smp, S);
 }
@@ -134,7 +134,7 @@ static void SK_FN(split2)(SK_K *a, size_t n, const rs_out *o, int avx512) {
   SK_K smp[SK_SAMPLE_BYTES / sizeof(SK_K)], s;
   size_t h = n / 2, cut[2], L, lo, hi, moved, S;
   int t;
-  if (!o->identity) TDM__PAR_FOR(2, t, 2, SK_FN(map_range)(a, sk_part(n, 2, t), sk_part(n, 2, t + 1), o, 1));
+  if (!o->identity) TDM__PAR_FOR(2, t, 2, SK_FN(map_range)(a, rs_chunk(n, 2, t), rs_chunk(n, 2, t + 1), o, 1));
   S = sizeof smp / sizeof smp[0] < n ? sizeof smp / sizeof smp[0] : n;
   SK_FN(sample)(a, n, smp, S);
   s = SK_FN(pick)(smp, S);
@@ -154,7 +154,7 @@ static void SK_FN(split2)(SK_K *a, size_t n, const rs_out *o, int avx512) {
   lo = cut[0];            /* high keys at [lo, lo + moved) move right */
   hi = cut[1] - moved;    /* low keys at [hi, hi + moved) move left */
   TDM__PAR_FOR(moved >= 2 * RS_MIN_PER_TASK ? 2 : 1, t, 2, {
-    size_t b = sk_part(moved, 2, t), e = sk_part(moved, 2, t + 1);
+    size_t b = rs_chunk(moved, 2, t), e = rs_chunk(moved, 2, t + 1);
     sk_swap(a + lo + b, a + hi + b, (e - b) * sizeof(SK_K));
   });
   /* 3. Each thread sorts one side in place and maps it back. */

@@ -906,8 +906,7 @@ Test(btree_stress, large_random_batches) {
   free(ref); free(tmp); free(batch); free(sb); free(out); free(outv);
 }
 
-/* A large build sorts straight from the caller's arrays (the first partition
- * of the radix sort reads them: tdm__cpu_sort_from). The input must come
+/* A large build sorts a copy of the caller's arrays. The input must come
  * back untouched and the result equal the model, for keys spread over the
  * whole range, keys whose top digits are all equal (constant digits skipped
  * before the first partition), and heavy duplicates (buckets over the
