@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # Checks the library's boundaries (run by ctest as the "boundary" test):
 #  1. the shared library exports exactly the functions declared TDM_API in
-#     include/tandem/*.h and in the installed detail header of the core's
-#     services for layered libraries, include/tandem/detail/services.h
-#     (nm -D): no test hook, no internal; tandem/mpi.h (mpi/include) is
+#     include/tandem/*.h (the core's services for layered libraries among
+#     them: include/tandem/services.h) (nm -D): no test hook, no internal; tandem/mpi.h (mpi/include) is
 #     tandem_mpi's and must not be under include/tandem;
 #  2. no symbol defined in an object of one backend (cpu/, gpu/) is referenced
 #     by an object of the other (nm over the library's object files);
@@ -16,16 +15,15 @@ lib=$1 objdir=$2 src=$3
 status=0
 
 # ---- 1. exports ----------------------------------------------------------------
-# Only services.h of detail/ may declare exports; a TDM_API elsewhere in
-# detail/ is an error (its functions would be exported unannounced).
-stray=$(grep -l '^TDM_API' "$src"/include/tandem/detail/*.h | grep -v '/services\.h$' || true)
+# detail/ declares no exports: a TDM_API there is an error (its functions
+# would be exported without a public header declaring them).
+stray=$(grep -l '^TDM_API' "$src"/include/tandem/detail/*.h || true)
 if [ -n "$stray" ] || [ -e "$src"/include/tandem/mpi.h ]; then
-  echo "boundary: exports declared outside include/tandem/*.h and detail/services.h: $stray" \
+  echo "boundary: exports declared outside include/tandem/*.h: $stray" \
        "$( [ -e "$src"/include/tandem/mpi.h ] && echo "include/tandem/mpi.h (belongs in mpi/include)")" >&2
   status=1
 fi
-want=$(sed -n 's/^TDM_API[^(]*[ *]\(tdm_[a-z0-9_]*\)(.*/\1/p' "$src"/include/tandem/*.h \
-         "$src"/include/tandem/detail/services.h | sort -u)
+want=$(sed -n 's/^TDM_API[^(]*[ *]\(tdm_[a-z0-9_]*\)(.*/\1/p' "$src"/include/tandem/*.h | sort -u)
 have=$(nm -D --defined-only "$lib" | awk 'NF >= 3 {print $3}' | sort -u)
 if [ -z "$want" ]; then
   echo "boundary: found no TDM_API declarations in $src/include/tandem" >&2
@@ -34,7 +32,7 @@ fi
 extra=$(comm -13 <(echo "$want") <(echo "$have"))
 missing=$(comm -23 <(echo "$want") <(echo "$have"))
 if [ -n "$extra" ]; then
-  echo "boundary: $lib exports symbols not declared in include/tandem/*.h or detail/services.h:" >&2
+  echo "boundary: $lib exports symbols not declared in include/tandem/*.h:" >&2
   echo "$extra" | sed 's/^/  /' >&2
   status=1
 fi
@@ -76,5 +74,5 @@ if [ -n "$bad" ]; then
   status=1
 fi
 
-[ $status -eq 0 ] && echo "boundary: exports match include/tandem/*.h and detail/services.h ($(echo "$want" | wc -l) functions); cpu/ and gpu/ are independent"
+[ $status -eq 0 ] && echo "boundary: exports match include/tandem/*.h ($(echo "$want" | wc -l) functions); cpu/ and gpu/ are independent"
 exit $status

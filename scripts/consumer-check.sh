@@ -17,7 +17,7 @@ LIBDIR=$(dirname "$(find "$PREFIX" -name 'tandem.pc' | head -1)")/..
 # tandem/mpi.h is tandem_mpi's: installed with it, and only with it; the
 # core's services for layered libraries are installed with the core.
 INC=$(find "$PREFIX" -path '*/include/tandem' -type d | head -1)
-[ -f "$INC/detail/services.h" ] || { echo "consumer: tandem/detail/services.h not installed"; exit 1; }
+[ -f "$INC/services.h" ] || { echo "consumer: tandem/services.h not installed"; exit 1; }
 if [ -f "$LIBDIR/pkgconfig/tandem-mpi.pc" ] && [ ! -f "$INC/mpi.h" ]; then
   echo "consumer: tandem_mpi installed without tandem/mpi.h"; exit 1
 elif [ ! -f "$LIBDIR/pkgconfig/tandem-mpi.pc" ] && [ -e "$INC/mpi.h" ]; then

@@ -1,12 +1,12 @@
 /*
- * services.c: the services layered libraries use (tandem/detail/services.h):
+ * services.c: the services layered libraries use (tandem/services.h):
  * allocation through a context's allocator, the array check and host staging
  * of device arrays. Built on the core's own allocation layer (alloc.c) and
  * pointer classification (devptr.c), which never initialises CUDA.
  */
 #include <string.h>
 
-#include "tandem/detail/services.h"
+#include "tandem/services.h"
 #include "backend.h"
 
 /* Each block starts with this header, padded to 64 bytes so the caller's

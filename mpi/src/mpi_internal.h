@@ -1,7 +1,7 @@
 /* mpi_internal.h: what the distributed structures share: the communicator
  * wrapper, collective status agreement, the all-to-all exchange and routing
  * of batches to owner ranks. Built only on tandem's installed headers: the
- * core's services (tandem/detail/services.h) allocate through the context's
+ * core's services (tandem/services.h) allocate through the context's
  * allocator, check and stage caller arrays and give the keys' bits. */
 #ifndef TANDEM_MPI_INTERNAL_H
 #define TANDEM_MPI_INTERNAL_H
@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include <tandem/detail/services.h>
+#include <tandem/services.h>
 #include <tandem/mpi.h>
 
 /* Sets the message and yields the status (visibly to static analysis, which
