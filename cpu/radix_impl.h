@@ -94,8 +94,10 @@ static void RS_FN(rank_sort)(RS_K *a, RS_V *av, size_t m) {
   RS_K k[RS_RANK_MAX];
   RS_V v[RS_RANK_MAX];
   size_t i, j;
-  memcpy(k, a, m * sizeof(RS_K));
-  if (RS_HAS_V) memcpy(v, av, m * sizeof(RS_V));
+  for (i = 0; i < m; i++) {
+    k[i] = a[i];
+    v[i] = RS_HAS_V ? av[i] : 0;
+  }
   for (i = 0; i < m; i++) {
     RS_K ki = k[i];
     size_t r = 0;

@@ -82,7 +82,7 @@ SK_AVX512 static size_t SK_FN(part_avx512)(SK_K *a, size_t n, SK_K s) {
   SK_K buf[3 * SK_V_LANES];
   size_t rl, rr, wl = 0, wr = n, m, i;
   __m512i first, last;
-  if (n < 3 * SK_V_LANES) return SK_FN(part_scalar)(a, n, s);
+  if (n < (size_t)3 * SK_V_LANES) return SK_FN(part_scalar)(a, n, s);
   first = _mm512_loadu_si512((const void *)a);
   last = _mm512_loadu_si512((const void *)(a + n - SK_V_LANES));
   rl = SK_V_LANES;
@@ -111,7 +111,7 @@ SK_AVX512 static size_t SK_FN(part_avx512)(SK_K *a, size_t n, SK_K s) {
   memcpy(buf, a + rl, m * sizeof(SK_K));
   _mm512_storeu_si512((void *)(buf + m), first);
   _mm512_storeu_si512((void *)(buf + m + SK_V_LANES), last);
-  m += 2 * SK_V_LANES;
+  m += (size_t)2 * SK_V_LANES;
   for (i = 0; i < m; i++) {
     SK_K k = buf[i];
     if (k < s) a[wl++] = k;
@@ -153,7 +153,7 @@ static void SK_FN(split2)(SK_K *a, size_t n, const rs_out *o, int avx512) {
   moved = h - cut[0] < cut[1] - h ? h - cut[0] : cut[1] - h;
   lo = cut[0];            /* high keys at [lo, lo + moved) move right */
   hi = cut[1] - moved;    /* low keys at [hi, hi + moved) move left */
-  TDM__PAR_FOR(moved >= 2 * RS_MIN_PER_TASK ? 2 : 1, t, 2, {
+  TDM__PAR_FOR(moved >= (size_t)2 * RS_MIN_PER_TASK ? 2 : 1, t, 2, {
     size_t b = rs_chunk(moved, 2, t), e = rs_chunk(moved, 2, t + 1);
     sk_swap(a + lo + b, a + hi + b, (e - b) * sizeof(SK_K));
   });
