@@ -35,7 +35,10 @@
  *  4. Constant digits are skipped: the top level works only on the bit range
  *     where keys differ, every partition level checks its histogram for a
  *     digit that holds all elements, and cache_sort narrows each bucket's
- *     range to the bits where its keys differ (OR ^ AND again). A bucket more than twice the cache target
+ *     range to the bits where its keys differ (OR ^ AND again). One key
+ *     holding most of an input or of an oversized bucket (a hot key) is split
+ *     off by one stable three-way pass (hot_split) instead of being
+ *     partitioned again on every digit. A bucket more than twice the cache target
  *     (skewed keys) recurses into sort_rec with all threads; one between the
  *     target and twice it is still sorted by one thread, so that buckets just
  *     over the target keep every thread busy.
@@ -404,6 +407,105 @@ static void RS_FN(partition)(const rs_work *w, const RS_K *src, const RS_V *srcv
   });
 }
 
+/* ---- a dominant key ------------------------------------------------------ */
+
+/* One key holding most of the input (a hot key: 90 % of the rows) lands in
+ * one oversized bucket at every MSD level, so its elements would be
+ * partitioned again on every digit, each time out of cache. When a sample
+ * says one key holds most of the elements, one stable three-way split
+ * (less, equal, greater) puts the equal run in its final place and only the
+ * rest is sorted. The sample only decides whether to count; the count
+ * decides whether to split; the output is the one stable order either way. */
+#define RS_HOT_SAMPLE 64
+#define RS_HOT_VOTES 48 /* sampled elements equal to the candidate */
+
+/* The sample's majority candidate (Boyer-Moore vote) when it holds at least
+ * RS_HOT_VOTES of RS_HOT_SAMPLE elements evenly spread over a[0..n). */
+static int RS_FN(hot_key)(const RS_K *a, size_t n, RS_K *key) {
+  RS_K s[RS_HOT_SAMPLE], cand = 0;
+  size_t step = n / RS_HOT_SAMPLE;
+  int i, votes = 0, hits = 0;
+  for (i = 0; i < RS_HOT_SAMPLE; i++) s[i] = a[(size_t)i * step];
+  for (i = 0; i < RS_HOT_SAMPLE; i++) {
+    if (votes == 0) cand = s[i];
+    votes += s[i] == cand ? 1 : -1;
+  }
+  for (i = 0; i < RS_HOT_SAMPLE; i++) hits += s[i] == cand;
+  *key = cand;
+  return hits >= RS_HOT_VOTES;
+}
+
+/* Elements of a[lo..hi) below k and equal to k. */
+static void RS_FN(hot_count)(const RS_K *a, size_t lo, size_t hi, RS_K k, size_t *lt, size_t *eq) {
+  size_t i, l = 0, e = 0;
+  for (i = lo; i < hi; i++) {
+    l += a[i] < k;
+    e += a[i] == k;
+  }
+  *lt = l;
+  *eq = e;
+}
+
+/* Stable three-way scatter of src[lo..hi) into dst: elements below k from
+ * dst[at_lt], equal from dst[at_eq], above from dst[at_gt]. */
+static void RS_FN(hot_scatter)(const RS_K *src, const RS_V *srcv, RS_K *dst, RS_V *dstv, size_t lo, size_t hi,
+                               RS_K k, size_t at_lt, size_t at_eq, size_t at_gt) {
+  size_t i;
+  for (i = lo; i < hi; i++) {
+    RS_K x = src[i];
+    size_t at = x < k ? at_lt++ : x == k ? at_eq++ : at_gt++;
+    dst[at] = x;
+    if (RS_HAS_V) dstv[at] = srcv[i];
+  }
+}
+
+static void RS_FN(sort_rec)(rs_work *w, RS_K *src, RS_V *srcv, RS_K *alt, RS_V *altv, size_t n, int bit_hi,
+                            int bit_lo, int final_in_alt, const rs_out *o, int depth, int counted);
+
+/* Sorts src[0..n) as sort_rec would (same arguments; the parts below and
+ * above the key recurse at depth) when one key holds at least half of it,
+ * and returns 1; returns 0, having changed nothing, otherwise. */
+static int RS_FN(hot_split)(rs_work *w, RS_K *src, RS_V *srcv, RS_K *alt, RS_V *altv, size_t n, int bit_hi,
+                            int bit_lo, int final_in_alt, const rs_out *o, int depth) {
+  size_t lt[RS_MAX_TASKS], eq[RS_MAX_TASKS], at_lt[RS_MAX_TASKS], at_eq[RS_MAX_TASKS], at_gt[RS_MAX_TASKS];
+  size_t nlt = 0, neq = 0, a, b, c, rest;
+  RS_K k;
+  int P, t;
+  if (n < RS_HOT_SAMPLE || !RS_FN(hot_key)(src, n, &k)) return 0;
+  P = rs_tasks(w, n);
+  TDM__PAR_FOR(P, t, P, RS_FN(hot_count)(src, rs_chunk(n, P, t), rs_chunk(n, P, t + 1), k, &lt[t], &eq[t]));
+  for (t = 0; t < P; t++) {
+    nlt += lt[t];
+    neq += eq[t];
+  }
+  if (neq < n / 2) return 0; /* the sample misled: one read pass lost */
+  for (a = 0, b = nlt, c = nlt + neq, t = 0; t < P; t++) {
+    at_lt[t] = a;
+    at_eq[t] = b;
+    at_gt[t] = c;
+    a += lt[t];
+    b += eq[t];
+    c += rs_chunk(n, P, t + 1) - rs_chunk(n, P, t) - lt[t] - eq[t];
+  }
+  TDM__PAR_FOR(P, t, P,
+               RS_FN(hot_scatter)(src, srcv, alt, altv, rs_chunk(n, P, t), rs_chunk(n, P, t + 1), k, at_lt[t],
+                                  at_eq[t], at_gt[t]));
+  /* Everything is in alt now. The equal run is sorted: to its final place. */
+  TDM__PAR_FOR(P, t, P, {
+    size_t s = nlt + rs_chunk(neq, P, t), m = rs_chunk(neq, P, t + 1) - rs_chunk(neq, P, t);
+    RS_FN(final_copy)(alt + s, RS_HAS_V ? altv + s : NULL, final_in_alt ? alt + s : src + s,
+                      RS_HAS_V ? (final_in_alt ? altv + s : srcv + s) : NULL, m, o);
+  });
+  /* The other two parts sort from alt; their result belongs where ours does. */
+  rest = nlt + neq;
+  if (nlt)
+    RS_FN(sort_rec)(w, alt, altv, src, srcv, nlt, bit_hi, bit_lo, !final_in_alt, o, depth, 0);
+  if (n > rest)
+    RS_FN(sort_rec)(w, alt + rest, RS_HAS_V ? altv + rest : NULL, src + rest, RS_HAS_V ? srcv + rest : NULL,
+                    n - rest, bit_hi, bit_lo, !final_in_alt, o, depth, 0);
+  return 1;
+}
+
 /* Sorts n elements on bits [bit_lo, bit_hi) (higher bits equal) using all
  * threads for the partition. Data starts in src; the result, untransformed,
  * ends in alt when final_in_alt, else in src. depth indexes the per-level
@@ -456,7 +558,9 @@ static void RS_FN(sort_rec)(rs_work *w, RS_K *src, RS_V *srcv, RS_K *alt, RS_V *
     /* Oversized buckets (skewed keys) get all threads, one after another. */
     for (b = 0; b < B; b++) {
       size_t s = bstart[b], m = bstart[b + 1] - s;
-      if (m > w->bucket_max)
+      if (m > w->bucket_max &&
+          !RS_FN(hot_split)(w, alt + s, RS_HAS_V ? altv + s : NULL, src + s, RS_HAS_V ? srcv + s : NULL, m, shift,
+                            bit_lo, !final_in_alt, o, depth + 1))
         RS_FN(sort_rec)(w, alt + s, RS_HAS_V ? altv + s : NULL, src + s, RS_HAS_V ? srcv + s : NULL, m, shift,
                         bit_lo, !final_in_alt, o, depth + 1, 0);
     }
@@ -550,6 +654,7 @@ static void RS_FN(sort_bits)(rs_work *w, RS_K *keys, RS_V *values, RS_K *tmp, RS
   }
   hi = RS_KBITS - (sizeof(RS_K) == 8 ? __builtin_clzll((unsigned long long)diff) : __builtin_clz((unsigned)diff));
   lo = sizeof(RS_K) == 8 ? __builtin_ctzll((unsigned long long)diff) : __builtin_ctz((unsigned)diff);
+  if (n > w->bucket_max && RS_FN(hot_split)(w, keys, values, tmp, tmpv, n, hi, lo, 0, o, 0)) return;
   /* The speculative count is the first level's when the top bit varies and
    * the digit lies within the varying range. */
   RS_FN(sort_rec)(w, keys, values, tmp, tmpv, n, hi, lo, 0, o, 0,

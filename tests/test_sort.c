@@ -285,6 +285,59 @@ Test(sort_props, cache_sort_shapes) {
   free(k);
 }
 
+/* One key holding most of the input (hot_split in cpu/radix_impl.h): 90 %
+ * of the rows on one key at the middle, the smallest or the largest key
+ * value; 60 % (a split inside the first level's bucket, not at the top);
+ * two keys of 45 % each; one key on exactly every sampled position but
+ * little else (the sample says hot, the count says no: the normal path);
+ * a key on 51 % of the rows. Pairs and argsort, every key width and kind,
+ * both directions, on 1 and 2 threads, against the stable reference. */
+Test(sort_props, hot_keys) {
+  static const tdm_type types[] = {TDM_U64, TDM_I32, TDM_F64, TDM_U32};
+  size_t n = 300000, i;
+  uint64_t *k = (uint64_t *)malloc(n * 8);
+  int pattern, th, ti;
+  prop_rng r;
+  prop_rng_init(&r, 0x407E7);
+  for (th = 1; th <= 2; th++) {
+    tdm_ctx *ctx = prop_ctx(TDM_BACKEND_CPU, th);
+    for (ti = 0; ti < 4; ti++) {
+      tdm_type t = types[ti];
+      size_t ks = tdm_type_size(t);
+      for (pattern = 0; pattern < 7; pattern++) {
+        sort_env e = {ctx, t, ti & 1 ? TDM_U32 : TDM_U64, (pattern + ti) & 1, 1};
+        uint32_t *k32 = (uint32_t *)k;
+        prop_fill(&r, t, k, n, PROP_UNIFORM);
+        for (i = 0; i < n; i++) {
+          uint64_t x = prop_next(&r) % 100, hot = 0;
+          int set = 0;
+          switch (pattern) {
+          case 0: set = x < 90; hot = ks == 4 ? k32[n / 2] : k[n / 2]; break;
+          case 1: set = x < 90; hot = 0; break; /* the smallest unsigned bits of U64 / U32; 0 for I32 and F64 */
+          case 2: set = x < 90; hot = ks == 4 ? 0x7fffffffu : 0x7fefffffffffffffull; break;
+          case 3: set = x < 60; hot = ks == 4 ? k32[1] : k[1]; break;
+          case 4:
+            set = x < 90;
+            hot = x < 45 ? (ks == 4 ? k32[3] : k[3]) : (ks == 4 ? k32[5] : k[5]);
+            break;
+          case 5: set = i % (n / 64) == 0; hot = 12345; break;
+          default: set = x < 51; hot = ks == 4 ? k32[7] : k[7]; break;
+          }
+          if (!set) continue;
+          if (ks == 4) k32[i] = (uint32_t)hot;
+          else k[i] = hot;
+        }
+        prop_check("hot keys", 0x407E7 + (uint64_t)(pattern + 8 * ti + 64 * th), t, ks, k, n, sort_property, &e);
+        e.op = 2;
+        prop_check("hot keys (argsort)", 0x407E7 + (uint64_t)(pattern + 8 * ti + 64 * th), t, ks, k, n,
+                   sort_property, &e);
+      }
+    }
+    tdm_ctx_destroy(ctx);
+  }
+  free(k);
+}
+
 /* Results must not depend on the thread count. */
 Test(sort_props, thread_counts_agree) {
   size_t n = 400000, i;
