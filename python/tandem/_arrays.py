@@ -68,6 +68,10 @@ class NumpyKind:
     def astype(self, a, dtype):
         return a.astype(dtype)
 
+    def view(self, a, dtype):
+        """The same bytes as another dtype of the same width."""
+        return a.view(dtype)
+
     def shrink(self, a, n):
         """The first n elements of an array tandem allocated for up to
         len(a): shrunk in place (realloc, no copy) when it owns its buffer."""
@@ -121,6 +125,9 @@ class CupyKind:
         with self.cupy.cuda.Device(self.device_id):
             return a.astype(dtype)
 
+    def view(self, a, dtype):
+        return a.view(dtype)
+
     def shrink(self, a, n):
         return a[:n]
 
@@ -169,6 +176,9 @@ class TorchKind:
 
     def astype(self, a, dtype):
         return a.to(getattr(self.torch, dtype))
+
+    def view(self, a, dtype):
+        return a.view(getattr(self.torch, dtype))
 
     def shrink(self, a, n):
         return a[:n]
@@ -225,7 +235,7 @@ class RawDeviceKind:
         raise invalid("this CUDA array comes from a library tandem cannot allocate results in; "
                       "install CuPy or PyTorch, or pass a CuPy or PyTorch array")
 
-    empty = copy = astype = shrink = isnan = invert_ = drop_code = _no_alloc
+    empty = copy = astype = view = shrink = isnan = invert_ = drop_code = _no_alloc
 
     def writable(self, a):
         return False
