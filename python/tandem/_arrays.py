@@ -308,6 +308,12 @@ def adopt(x, want=None):
         if isinstance(kind, NumpyKind):
             a = _host_numpy(x)
             return a, kind, a is not x, a is not x
+        if isinstance(kind, TorchKind) and x.is_neg():
+            # A lazily negated view (the .imag of a conjugated complex
+            # tensor): DLPack hands out the stored values, not the negated
+            # ones, so they are negated into a copy first.
+            a = x.resolve_neg()
+            return a, kind, True, True
         return x, kind, False, False
     back = None
     ns = getattr(x, "__array_namespace__", None)
