@@ -154,6 +154,9 @@ class TorchKind:
         self.on_device = a.device.type == "cuda"
         if not self.on_device and a.device.type != "cpu":
             raise invalid(f"torch tensors on {a.device} are not supported; use CPU or CUDA tensors")
+        if a.is_nested or a.layout != torch.strided:
+            what = "nested torch tensors" if a.is_nested else f"torch tensors of layout {a.layout}"
+            raise invalid(f"{what} are not supported; use dense (torch.strided) tensors")
         self.device_id = a.device.index if self.on_device else 0
 
     def empty(self, n, dtype):
