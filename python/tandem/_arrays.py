@@ -59,6 +59,9 @@ class NumpyKind:
     def writable(self, a):
         return a.flags.writeable
 
+    def wrote(self, a):
+        """Called after tandem wrote into the caller's array a (in place)."""
+
     def export(self, a, ctx):
         return a
 
@@ -115,6 +118,9 @@ class CupyKind:
     def writable(self, a):
         return True
 
+    def wrote(self, a):
+        pass
+
     def export(self, a, ctx):
         return a.__dlpack__(stream=ctx.dlpack_stream)
 
@@ -167,6 +173,12 @@ class TorchKind:
 
     def writable(self, a):
         return not a.requires_grad
+
+    def wrote(self, a):
+        # Written through DLPack, which autograd does not see: bumping the
+        # version makes a backward pass that saved this tensor fail, as after
+        # torch's own in-place operations, instead of using the sorted data.
+        self.torch.autograd.graph.increment_version(a)
 
     def export(self, a, ctx):
         a = a.detach()
