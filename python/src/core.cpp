@@ -119,13 +119,16 @@ tdm_type type_of(const nb::dlpack::dtype &dt) {
   return (tdm_type)0;
 }
 
+// numpy's name of a dtype tandem does not take (torch names its dtypes alike).
 std::string dtype_text(const nb::dlpack::dtype &dt) {
   using code = nb::dlpack::dtype_code;
-  const char *k = dt.code == (uint8_t)code::UInt    ? "uint"
-                  : dt.code == (uint8_t)code::Int   ? "int"
-                  : dt.code == (uint8_t)code::Float ? "float"
-                  : dt.code == (uint8_t)code::Bool  ? "bool"
-                                                    : "other";
+  if (dt.code == (uint8_t)code::Bool) return "bool";
+  const char *k = dt.code == (uint8_t)code::UInt      ? "uint"
+                  : dt.code == (uint8_t)code::Int     ? "int"
+                  : dt.code == (uint8_t)code::Float   ? "float"
+                  : dt.code == (uint8_t)code::Bfloat  ? "bfloat"
+                  : dt.code == (uint8_t)code::Complex ? "complex"
+                                                      : "other";
   return std::string(k) + std::to_string(dt.bits);
 }
 
