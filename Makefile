@@ -7,7 +7,9 @@
 # Variables: BUILD=dir, CUDA=AUTO|ON|OFF, MPI=AUTO|ON|OFF, HWY=AUTO|ON|OFF (Highway's vqsort
 #            for keys-only sorts), WERROR=ON|OFF, TYPE=Release|Debug,
 #            SANITIZE=address,undefined, ARCHS="80-real;90", BENCH_ARGS=...,
-#            PYTHON_TESTS=ON|OFF (off by itself under SANITIZE), PY_CUDA=AUTO|ON|OFF
+#            PYTHON_TESTS=ON|OFF (off by itself under SANITIZE), PY_CUDA=AUTO|ON|OFF,
+#            PY_TORCH=ON|OFF (default OFF: ON installs PyTorch into the venv, about 1 GB,
+#            and its CPU tensors are tested; needs the CUDA toolkit's libraries)
 
 BUILD    ?= build
 CUDA     ?= AUTO
@@ -22,6 +24,7 @@ JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 # builds test the C library only.
 PYTHON_TESTS ?= $(if $(SANITIZE),OFF,ON)
 PY_CUDA  ?= $(CUDA)
+PY_TORCH ?= OFF
 BENCH_ARGS ?= sort --peers --reps 5 --csv $(BUILD)/bench-sort.csv
 
 CMAKE_FLAGS = -DCMAKE_BUILD_TYPE=$(TYPE) -DTANDEM_CUDA=$(CUDA) -DTANDEM_MPI=$(MPI) -DTANDEM_HWY=$(HWY) -DTANDEM_WERROR=$(WERROR) \
@@ -46,7 +49,7 @@ ifneq ($(CUDA),OFF)
 	$(MAKE) test-cuda-emu BUILD=$(BUILD) SANITIZE=$(SANITIZE)
 endif
 ifeq ($(PYTHON_TESTS),ON)
-	JOBS=$(JOBS) ARCHS="$(ARCHS)" WERROR=$(WERROR) scripts/python-test.sh $(BUILD) $(PY_CUDA)
+	JOBS=$(JOBS) ARCHS="$(ARCHS)" WERROR=$(WERROR) TORCH=$(PY_TORCH) scripts/python-test.sh $(BUILD) $(PY_CUDA)
 endif
 
 # The CUDA backend on the emulated device (tests/cuda_emu; test-only, never
@@ -98,7 +101,7 @@ cuda-emu-coverage: $(COV_VENV)/bin/gcovr
 
 # The Python package alone: pip-installed into $(BUILD)/venv, then its tests.
 python-test: deps
-	JOBS=$(JOBS) ARCHS="$(ARCHS)" WERROR=$(WERROR) scripts/python-test.sh $(BUILD) $(PY_CUDA)
+	JOBS=$(JOBS) ARCHS="$(ARCHS)" WERROR=$(WERROR) TORCH=$(PY_TORCH) scripts/python-test.sh $(BUILD) $(PY_CUDA)
 
 bench: build
 	$(BUILD)/bench/tandem-bench $(BENCH_ARGS)

@@ -119,13 +119,16 @@ tdm_type type_of(const nb::dlpack::dtype &dt) {
   return (tdm_type)0;
 }
 
+// numpy's name of a dtype tandem does not take (torch names its dtypes alike).
 std::string dtype_text(const nb::dlpack::dtype &dt) {
   using code = nb::dlpack::dtype_code;
-  const char *k = dt.code == (uint8_t)code::UInt    ? "uint"
-                  : dt.code == (uint8_t)code::Int   ? "int"
-                  : dt.code == (uint8_t)code::Float ? "float"
-                  : dt.code == (uint8_t)code::Bool  ? "bool"
-                                                    : "other";
+  if (dt.code == (uint8_t)code::Bool) return "bool";
+  const char *k = dt.code == (uint8_t)code::UInt      ? "uint"
+                  : dt.code == (uint8_t)code::Int     ? "int"
+                  : dt.code == (uint8_t)code::Float   ? "float"
+                  : dt.code == (uint8_t)code::Bfloat  ? "bfloat"
+                  : dt.code == (uint8_t)code::Complex ? "complex"
+                                                      : "other";
   return std::string(k) + std::to_string(dt.bits);
 }
 
@@ -654,7 +657,8 @@ struct py_structure {
     if (o.n != l.n + 1) fail(TDM_ERR_INVALID_ARGUMENT, "offsets_out must have len(lo) + 1 elements");
     void *kd = nullptr, *vd = nullptr;
     size_t cap = 0;
-    if (keys_out && values_out) {
+    const bool written = keys_out && values_out;
+    if (written) {
       view k = check_array(*keys_out, "keys_out", *ctx, key_type);
       view v = check_along(*values_out, "values_out", *ctx, value_type, k, "keys_out");
       kd = k.data;
@@ -666,7 +670,9 @@ struct py_structure {
     });
     if (s == TDM_ERR_CAPACITY) return false;
     check(s);
-    return kd != nullptr || l.n == 0;
+    // Whether the outputs were passed, not whether their data is non-NULL:
+    // an empty torch or CuPy array (no hits at all) has a NULL data pointer.
+    return written || l.n == 0;
   }
 };
 

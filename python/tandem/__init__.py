@@ -164,7 +164,10 @@ def sort(keys, *, descending=False, ctx=None, inplace=False):
     else:
         out = a if owned else kind.copy(a)
     _core.sort(c._c, kind.export(out, c), _flags(descending))
-    return keys if inplace else kind.finish(out)
+    if inplace:
+        kind.wrote(out)
+        return keys
+    return kind.finish(out)
 
 
 def sort_pairs(keys, values, *, descending=False, ctx=None, inplace=False):
@@ -180,6 +183,8 @@ def sort_pairs(keys, values, *, descending=False, ctx=None, inplace=False):
         kb_out = b if ob else kb.copy(b)
     _core.sort_pairs(c._c, ka.export(ka_out, c), kb.export(kb_out, c), _flags(descending))
     if inplace:
+        ka.wrote(ka_out)
+        kb.wrote(kb_out)
         return keys, values
     return ka.finish(ka_out), kb.finish(kb_out)
 

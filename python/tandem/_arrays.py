@@ -59,6 +59,9 @@ class NumpyKind:
     def writable(self, a):
         return a.flags.writeable
 
+    def wrote(self, a):
+        """Called after tandem wrote into the caller's array a (in place)."""
+
     def export(self, a, ctx):
         return a
 
@@ -67,6 +70,10 @@ class NumpyKind:
 
     def astype(self, a, dtype):
         return a.astype(dtype)
+
+    def view(self, a, dtype):
+        """The same bytes as another dtype of the same width."""
+        return a.view(dtype)
 
     def shrink(self, a, n):
         """The first n elements of an array tandem allocated for up to
@@ -111,6 +118,9 @@ class CupyKind:
     def writable(self, a):
         return True
 
+    def wrote(self, a):
+        pass
+
     def export(self, a, ctx):
         return a.__dlpack__(stream=ctx.dlpack_stream)
 
@@ -120,6 +130,9 @@ class CupyKind:
     def astype(self, a, dtype):
         with self.cupy.cuda.Device(self.device_id):
             return a.astype(dtype)
+
+    def view(self, a, dtype):
+        return a.view(dtype)
 
     def shrink(self, a, n):
         return a[:n]
@@ -147,6 +160,9 @@ class TorchKind:
         self.on_device = a.device.type == "cuda"
         if not self.on_device and a.device.type != "cpu":
             raise invalid(f"torch tensors on {a.device} are not supported; use CPU or CUDA tensors")
+        if a.is_nested or a.layout != torch.strided:
+            what = "nested torch tensors" if a.is_nested else f"torch tensors of layout {a.layout}"
+            raise invalid(f"{what} are not supported; use dense (torch.strided) tensors")
         self.device_id = a.device.index if self.on_device else 0
 
     def empty(self, n, dtype):
@@ -157,6 +173,12 @@ class TorchKind:
 
     def writable(self, a):
         return not a.requires_grad
+
+    def wrote(self, a):
+        # Written through DLPack, which autograd does not see: bumping the
+        # version makes a backward pass that saved this tensor fail, as after
+        # torch's own in-place operations, instead of using the sorted data.
+        self.torch.autograd.graph.increment_version(a)
 
     def export(self, a, ctx):
         a = a.detach()
@@ -169,6 +191,9 @@ class TorchKind:
 
     def astype(self, a, dtype):
         return a.to(getattr(self.torch, dtype))
+
+    def view(self, a, dtype):
+        return a.view(getattr(self.torch, dtype))
 
     def shrink(self, a, n):
         return a[:n]
@@ -225,7 +250,7 @@ class RawDeviceKind:
         raise invalid("this CUDA array comes from a library tandem cannot allocate results in; "
                       "install CuPy or PyTorch, or pass a CuPy or PyTorch array")
 
-    empty = copy = astype = shrink = isnan = invert_ = drop_code = _no_alloc
+    empty = copy = astype = view = shrink = isnan = invert_ = drop_code = _no_alloc
 
     def writable(self, a):
         return False
@@ -298,6 +323,12 @@ def adopt(x, want=None):
         if isinstance(kind, NumpyKind):
             a = _host_numpy(x)
             return a, kind, a is not x, a is not x
+        if isinstance(kind, TorchKind) and x.is_neg():
+            # A lazily negated view (the .imag of a conjugated complex
+            # tensor): DLPack hands out the stored values, not the negated
+            # ones, so they are negated into a copy first.
+            a = x.resolve_neg()
+            return a, kind, True, True
         return x, kind, False, False
     back = None
     ns = getattr(x, "__array_namespace__", None)

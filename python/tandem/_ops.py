@@ -244,7 +244,13 @@ def _downcast(kind, red, dtype):
     import numpy as np
 
     info = np.iinfo(dtype)
-    if red.shape[0] == 0 or (info.min <= int(red.min()) and int(red.max()) <= info.max):
+    if red.shape[0] == 0:
+        return kind.astype(red, dtype)
+    # uint64 sums are bounded as int64 (the same bits; a sum of 2**63 or more
+    # is negative there, so out of uint32's range all the same): PyTorch has
+    # no min or max of uint64 tensors on the CPU.
+    s = kind.view(red, "int64") if dtype == "uint32" else red
+    if info.min <= int(s.min()) and int(s.max()) <= info.max:
         return kind.astype(red, dtype)
     return red
 

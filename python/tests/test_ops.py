@@ -10,57 +10,10 @@ pytest.importorskip("hypothesis", reason="hypothesis is not installed")
 pd = pytest.importorskip("pandas", reason="pandas is not installed")
 
 from hypothesis import given, strategies as st
-from hypothesis.extra import numpy as hnp
 
 import tandem
-from refs import DTYPES, arrays, bits, bits_dtype, elements_bits
-
-FLOATS = ("float32", "float64")
-AGGS = ["count", "sum", "min", "max", "first", "last", "mean"]
-
-
-def same_bits(got, expect):
-    """Same dtype, same length, same bit patterns."""
-    assert isinstance(got, np.ndarray)
-    assert got.dtype == expect.dtype, (got.dtype, expect.dtype)
-    np.testing.assert_array_equal(bits(got), bits(np.asarray(expect)))
-
-
-def same_values(got, expect, dtype=None):
-    """Same dtype (``dtype`` when given) and length; numerically equal
-    (-0.0 == +0.0, NaN == NaN)."""
-    assert isinstance(got, np.ndarray)
-    assert got.dtype == (dtype or expect.dtype), (got.dtype, expect.dtype)
-    np.testing.assert_array_equal(got, np.asarray(expect))
-
-
-def same_reduction(red, rr, agg, vdtype):
-    """group_reduce against pandas: float sums, means, minima and maxima
-    numerically (the sign of a zero result is not pinned down), the rest bit
-    for bit. A mean is float64: for float32 values pandas 3 picks float32 or
-    float64 depending on the data, so only the values are compared then."""
-    if agg == "mean":
-        assert red.dtype == np.float64
-        np.testing.assert_array_equal(red.astype(rr.dtype) if vdtype == "float32" else red, rr)
-    elif vdtype in FLOATS and agg in ("sum", "min", "max"):
-        same_values(red, rr)
-    else:
-        same_bits(red, rr)
-
-
-def pair_arrays(data, dtype, pool=16, max_size=200):
-    """Two arrays of one dtype, drawn from a shared small pool often enough
-    that they share keys."""
-    return data.draw(arrays(dtype, max_size, pool)), data.draw(arrays(dtype, max_size, pool))
-
-
-def skewed(dtype, n=5000, seed=0):
-    """A hot key (90 % of the rows) among random ones."""
-    rng = np.random.default_rng(seed)
-    b = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(bits_dtype(dtype))
-    a = b.view(dtype).copy()
-    a[rng.random(n) < 0.9] = a[0]
-    return a
+from refs import (AGGS, DTYPES, FLOATS, arrays, bits, pair_arrays, pandas_group, pandas_join, plain_join,
+                  same_bits, same_reduction, same_values, skewed, values_for)
 
 
 # ---- unique ----------------------------------------------------------------------------------
@@ -192,27 +145,6 @@ def test_factorize_edges():
 
 # ---- group_reduce ----------------------------------------------------------------------------
 
-_SMALL = st.integers(-1000, 1000)
-
-
-def values_for(data, dtype, agg, n):
-    """Values drawn so that pandas' compensated float sums and tandem's sums
-    are exact (small integers, inf, NaN, -0.0) where the order of additions
-    could show; every bit pattern elsewhere."""
-    dt = np.dtype(dtype)
-    if agg in ("sum", "mean") and dt.kind == "f":
-        el = st.one_of(_SMALL.map(float), st.sampled_from([np.nan, -np.nan, np.inf, -np.inf, -0.0]))
-        return data.draw(hnp.arrays(dt, n, elements=el))
-    if agg == "mean":  # integers: exact in float64
-        lo = 0 if dt.kind == "u" else -1000
-        return data.draw(hnp.arrays(dt, n, elements=st.integers(lo, 1000)))
-    return data.draw(hnp.arrays(bits_dtype(dtype), n, elements=elements_bits(dtype, 1000))).view(dtype)
-
-
-def pandas_group(keys, values, agg, sort):
-    r = getattr(pd.Series(values).groupby(keys, sort=sort), agg)()
-    return r.index.to_numpy(), r.to_numpy()
-
 
 @pytest.mark.parametrize("kdtype", DTYPES)
 @given(data=st.data(), vdtype=st.sampled_from(DTYPES), agg=st.sampled_from(AGGS), sort=st.booleans())
@@ -310,36 +242,8 @@ def test_host_outputs_are_malloced_arrays_that_own_their_buffers():
     u.resize(2, refcheck=False)  # numpy reallocates through the same handler
     same_bits(u, np.array([3, 5], dtype=np.uint64))
 
+
 # ---- join ------------------------------------------------------------------------------------
-
-
-def pandas_join(lk, rk, how):
-    left = pd.DataFrame({"k": lk, "i": np.arange(len(lk), dtype=np.int64)})
-    right = pd.DataFrame({"k": rk, "j": np.arange(len(rk), dtype=np.int64)})
-    m = pd.merge(left, right, on="k", how="inner" if how in ("semi", "anti") else how)
-    li = m["i"].to_numpy(np.int64)
-    if how == "semi":
-        return np.unique(li), None
-    if how == "anti":
-        return np.setdiff1d(np.arange(len(lk), dtype=np.int64), li), None
-    return li, m["j"].fillna(-1).to_numpy(np.int64)
-
-
-def plain_join(lk, rk, how):
-    """(i, j) for every equal pair, by i then j; numpy's == is pandas' key
-    equality except for NaN, which pandas matches to NaN."""
-    li, ri = [], []
-    for i, x in enumerate(lk):
-        js = [j for j, y in enumerate(rk) if x == y or (x != x and y != y)]
-        if how == "left" and not js:
-            js = [-1]
-        if how in ("semi", "anti"):
-            if bool(js) == (how == "semi"):
-                li.append(i)
-            continue
-        li += [i] * len(js)
-        ri += js
-    return np.array(li, dtype=np.int64), (None if how in ("semi", "anti") else np.array(ri, dtype=np.int64))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
