@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "cpu.h"
+#include "tandem/detail/csr.h"
 #include "tandem/detail/ops_keys.h"
 
 /* Elements per thread worth a fork. */
@@ -115,18 +116,6 @@ static void iota(const tdm_ctx *ctx, uint64_t *d, size_t n) {
   TDM__PAR_FOR(P, t, P, iota_range(d, chunk(n, P, t), chunk(n, P, t + 1)));
 }
 
-/* The run (index into off, off[0] = 0 < off[1] < ... < off[runs] = n) that
- * holds position k. */
-static size_t run_of(const uint64_t *off, size_t runs, size_t k) {
-  size_t lo = 0, hi = runs; /* off[lo] <= k < off[hi] */
-  while (hi - lo > 1) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (off[mid] <= k) lo = mid;
-    else hi = mid;
-  }
-  return lo;
-}
-
 /* ---- grouping ----------------------------------------------------------- */
 
 /* Equal keys found, see the top of the file. */
@@ -199,7 +188,7 @@ static tdm_status sorted_runs(tdm_ctx *ctx, const char *fn, const void *kc, size
 static void scatter_gid_range(const grp *g, const uint64_t *rank, uint64_t *gid, size_t lo, size_t hi) {
   size_t k, r;
   if (lo >= hi) return;
-  r = run_of(g->off, g->G, lo);
+  r = (size_t)tdm__csr_owner(g->off, g->G, lo); /* the run holding lo */
   for (k = lo; k < hi; k++) {
     while (g->off[r + 1] <= k) r++;
     gid[g->mem[k]] = rank ? rank[r] : r;
@@ -667,7 +656,7 @@ static void join_match_range(const join_work *w, size_t lo, size_t hi) {
   const grp *g = w->g;
   size_t k, r, rc = 0, rs = 0, have = 0;
   if (lo >= hi) return;
-  r = run_of(g->off, g->G, lo);
+  r = (size_t)tdm__csr_owner(g->off, g->G, lo); /* the run holding lo */
   for (k = lo; k < hi; k++) {
     uint64_t i = g->mem[k];
     while (g->off[r + 1] <= k) r++, have = 0;

@@ -2,8 +2,10 @@
  * test_hd_spread.c: the per-element functions that let the CUDA kernels
  * spread work one thread would otherwise do alone over unbounded input,
  * run on the CPU against a direct computation.
- *  - tdm__bt_csr_owner: the query owning an output position of a range
- *    result (one thread per output instead of one per query).
+ *  - tdm__csr_owner: the owner of an output position of a CSR result (a
+ *    B-tree range's query, a join's left row: work by output position
+ *    instead of by owner), and tdm__csr_next, the walk from an earlier
+ *    position's owner, over long stretches of empty owners too.
  *  - tdm__dup_combine grouped in any way (what a parallel reduce-by-key over
  *    a run of equal keys does) equals the sequential fold tdm__bt_reduce_run.
  *  - the order-free form the CUDA reduce-by-key runs (tdm__dup_by_position,
@@ -21,6 +23,7 @@
 #include <string.h>
 
 #include "tandem/detail/btree_node.h"
+#include "tandem/detail/csr.h"
 #include "tandem/detail/ops_keys.h"
 
 Test(hd_spread, csr_owner_matches_a_linear_walk) {
@@ -38,7 +41,7 @@ Test(hd_spread, csr_owner_matches_a_linear_walk) {
     }
     for (j = 0; j < off[n]; j++) {
       while (!(off[i] <= j && j < off[i + 1])) i++; /* the owner, walking */
-      cr_assert_eq(tdm__bt_csr_owner(off, n, j), i, "trial %d, n %llu, position %llu", trial, (unsigned long long)n,
+      cr_assert_eq(tdm__csr_owner(off, n, j), i, "trial %d, n %llu, position %llu", trial, (unsigned long long)n,
                    (unsigned long long)j);
     }
   }
@@ -46,8 +49,47 @@ Test(hd_spread, csr_owner_matches_a_linear_walk) {
 
 Test(hd_spread, csr_owner_single_query_takes_everything) {
   uint64_t off[2] = {0, (uint64_t)1 << 40};
-  cr_assert_eq(tdm__bt_csr_owner(off, 1, 0), 0u);
-  cr_assert_eq(tdm__bt_csr_owner(off, 1, ((uint64_t)1 << 40) - 1), 0u);
+  cr_assert_eq(tdm__csr_owner(off, 1, 0), 0u);
+  cr_assert_eq(tdm__csr_owner(off, 1, ((uint64_t)1 << 40) - 1), 0u);
+}
+
+static uint64_t lcg(uint64_t *seed) {
+  *seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
+  return *seed >> 33;
+}
+
+/* The walk equals the search at every position: from the previous
+ * position's owner (consecutive positions, as the workers walk) and from
+ * the owner of a random earlier position, over offsets with single empty
+ * owners, long stretches of them (the galloping step), and a hot owner. */
+Test(hd_spread, csr_next_matches_the_owner_search) {
+  enum { N = 30000 };
+  static uint64_t off[N + 1];
+  uint64_t seed = 11;
+  for (int trial = 0; trial < 12; trial++) {
+    uint64_t n = 1 + lcg(&seed) % N, j, i = 0;
+    off[0] = 0;
+    for (uint64_t q = 0; q < n; q++) {
+      uint64_t r = lcg(&seed), len = r % 3 == 0 ? 0 : r % 4;
+      /* a stretch of up to 5000 empty owners, now and then */
+      if (trial % 3 == 1 && r % 200 == 0) {
+        uint64_t e = q + 1 + r % 5000;
+        for (; q < e && q < n; q++) off[q + 1] = off[q];
+        if (q >= n) break;
+      }
+      if (q == n / 3 && trial % 2) len = 20000;
+      off[q + 1] = off[q] + len;
+    }
+    if (off[n] == 0) continue;
+    for (j = 0; j < off[n]; j++) {
+      uint64_t want = tdm__csr_owner(off, n, j), back = j - lcg(&seed) % (j + 1);
+      i = tdm__csr_next(off, n, i, j);
+      cr_assert_eq(i, want, "trial %d, n %llu, position %llu: walk %llu, search %llu", trial, (unsigned long long)n,
+                   (unsigned long long)j, (unsigned long long)i, (unsigned long long)want);
+      cr_assert_eq(tdm__csr_next(off, n, tdm__csr_owner(off, n, back), j), want, "trial %d, position %llu from %llu",
+                   trial, (unsigned long long)j, (unsigned long long)back);
+    }
+  }
 }
 
 /* Folds vals[s, e) as a parallel reduction would: chunks of random length
