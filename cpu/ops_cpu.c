@@ -20,6 +20,13 @@
  * description, so the two methods give the same bytes, and every loop after
  * it writes each output from one place, whatever the number of threads.
  *
+ * tdm_join reads each left row's match range from it, sums the output rows
+ * per left row into offsets (the exact size, before anything is written),
+ * then fills the output by output position: fixed chunks of output rows,
+ * each finding its first left row by one search of the offsets and walking
+ * on (tdm__ops_join_fill, ops_keys.h, the logic the CUDA kernel runs), so a
+ * left row with most of the matches is split over all threads.
+ *
  * All scratch comes from the context's allocator and is freed before the
  * call returns; outputs are written only after the last allocation.
  */
@@ -27,12 +34,16 @@
 #include <string.h>
 
 #include "cpu.h"
+#include "tandem/detail/csr.h"
 #include "tandem/detail/ops_keys.h"
 
 /* Elements per thread worth a fork. */
 #define OPS_PER_THREAD ((size_t)1 << 15)
 /* At most this many chunks per parallel loop (stack arrays of counts). */
 #define OPS_MAX_CHUNKS 256
+/* Output rows per chunk of the join's fill (each chunk one search of the
+ * offsets, then a walk). */
+#define JOIN_FILL_ROWS OPS_PER_THREAD
 
 enum { ORDER_ASC = 0, ORDER_FIRST_SEEN = 1, ORDER_ANY = 2 };
 
@@ -115,18 +126,6 @@ static void iota(const tdm_ctx *ctx, uint64_t *d, size_t n) {
   TDM__PAR_FOR(P, t, P, iota_range(d, chunk(n, P, t), chunk(n, P, t + 1)));
 }
 
-/* The run (index into off, off[0] = 0 < off[1] < ... < off[runs] = n) that
- * holds position k. */
-static size_t run_of(const uint64_t *off, size_t runs, size_t k) {
-  size_t lo = 0, hi = runs; /* off[lo] <= k < off[hi] */
-  while (hi - lo > 1) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (off[mid] <= k) lo = mid;
-    else hi = mid;
-  }
-  return lo;
-}
-
 /* ---- grouping ----------------------------------------------------------- */
 
 /* Equal keys found, see the top of the file. */
@@ -199,7 +198,7 @@ static tdm_status sorted_runs(tdm_ctx *ctx, const char *fn, const void *kc, size
 static void scatter_gid_range(const grp *g, const uint64_t *rank, uint64_t *gid, size_t lo, size_t hi) {
   size_t k, r;
   if (lo >= hi) return;
-  r = run_of(g->off, g->G, lo);
+  r = (size_t)tdm__csr_owner(g->off, g->G, lo); /* the run holding lo */
   for (k = lo; k < hi; k++) {
     while (g->off[r + 1] <= k) r++;
     gid[g->mem[k]] = rank ? rank[r] : r;
@@ -656,7 +655,7 @@ done:
 /* Per left row i: its right matches are mem[ms[i] .. ms[i] + mc[i]). */
 typedef struct join_work {
   const grp *g;
-  size_t nr;
+  size_t nr, nl;
   uint64_t *ms, *mc;
   uint64_t *o; /* n_left + 1 output offsets */
 } join_work;
@@ -667,7 +666,7 @@ static void join_match_range(const join_work *w, size_t lo, size_t hi) {
   const grp *g = w->g;
   size_t k, r, rc = 0, rs = 0, have = 0;
   if (lo >= hi) return;
-  r = run_of(g->off, g->G, lo);
+  r = (size_t)tdm__csr_owner(g->off, g->G, lo); /* the run holding lo */
   for (k = lo; k < hi; k++) {
     uint64_t i = g->mem[k];
     while (g->off[r + 1] <= k) r++, have = 0;
@@ -703,23 +702,12 @@ static void join_offsets_range(const join_work *w, int kind, uint64_t base, size
   }
 }
 
-static void join_fill_range(const join_work *w, const tdm__join_args *a, size_t lo, size_t hi) {
-  size_t i, t;
-  for (i = lo; i < hi; i++) {
-    uint64_t at = w->o[i], mc = w->mc[i];
-    if (a->kind == TDM_JOIN_SEMI || a->kind == TDM_JOIN_ANTI) {
-      if (tdm__ops_join_rows(a->kind, mc)) a->left_out[at] = i;
-      continue;
-    }
-    for (t = 0; t < mc; t++) {
-      a->left_out[at + t] = i;
-      if (a->right_out) a->right_out[at + t] = w->g->mem[w->ms[i] + t];
-    }
-    if (!mc && a->kind == TDM_JOIN_LEFT) {
-      a->left_out[at] = i;
-      if (a->right_out) a->right_out[at] = TDM_NO_MATCH;
-    }
-  }
+/* Output rows of chunk c of JOIN_FILL_ROWS (the last one shorter), by
+ * output position (ops_keys.h), so a hot key's rows are split like any
+ * others. */
+static void join_fill_chunk(const join_work *w, const tdm__join_args *a, size_t total, size_t c) {
+  size_t lo = c * JOIN_FILL_ROWS, hi = total - lo > JOIN_FILL_ROWS ? lo + JOIN_FILL_ROWS : total;
+  tdm__ops_join_fill(a->kind, w->o, w->nl, w->ms, w->mc, w->g->mem, a->left_out, a->right_out, lo, hi);
 }
 
 static tdm_status ops_join(tdm_ctx *ctx, const tdm__join_args *a, int method) {
@@ -729,13 +717,15 @@ static tdm_status ops_join(tdm_ctx *ctx, const tdm__join_args *a, int method) {
   join_work w;
   size_t nl = a->n_left, cnt[OPS_MAX_CHUNKS + 1];
   uint64_t total = 0;
-  int P = chunks_for(ctx, nl + a->n_right), Q = chunks_for(ctx, nl), t;
+  int P = chunks_for(ctx, nl + a->n_right), Q = chunks_for(ctx, nl), R, t;
+  long nf, f;
   tdm_status st;
 
   memset(&w, 0, sizeof w);
   if ((st = grp_build(ctx, fn, &in, ORDER_ANY, method, NULL, &g)) != TDM_OK) return st;
   w.g = &g;
   w.nr = a->n_right;
+  w.nl = nl;
   if ((st = take(ctx, fn, nl, 8, (void **)&w.ms)) != TDM_OK) goto done;
   if ((st = take(ctx, fn, nl, 8, (void **)&w.mc)) != TDM_OK) goto done;
   if ((st = take(ctx, fn, nl + 1, 8, (void **)&w.o)) != TDM_OK) goto done;
@@ -754,7 +744,12 @@ static tdm_status ops_join(tdm_ctx *ctx, const tdm__join_args *a, int method) {
   }
   TDM__PAR_FOR(Q, t, Q, join_offsets_range(&w, a->kind, cnt[t], chunk(nl, Q, t), chunk(nl, Q, t + 1)));
   w.o[nl] = total;
-  TDM__PAR_FOR(Q, t, Q, join_fill_range(&w, a, chunk(nl, Q, t), chunk(nl, Q, t + 1)));
+  /* The output in chunks of JOIN_FILL_ROWS rows, however many threads run
+   * them: where the chunk boundaries fall (inside a hot key's rows, say)
+   * does not depend on the machine's load. */
+  nf = (long)((total + JOIN_FILL_ROWS - 1) / JOIN_FILL_ROWS);
+  R = chunks_for(ctx, (size_t)total);
+  TDM__PAR_FOR(R, f, nf, join_fill_chunk(&w, a, (size_t)total, (size_t)f));
 done:
   give(ctx, w.ms, nl, 8);
   give(ctx, w.mc, nl, 8);

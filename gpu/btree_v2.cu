@@ -23,6 +23,7 @@
 #include <thrust/iterator/counting_iterator.h>
 
 #include "btree_gpu.cuh"
+#include "tandem/detail/csr.h"
 
 namespace cg = cooperative_groups;
 
@@ -35,13 +36,13 @@ __global__ void k_range_lo_rank(const tdm__bt_node *nodes, uint32_t root, uint32
   }
 }
 
-/* One thread per output element: its query (tdm__bt_csr_owner), then the
+/* One thread per output element: its query (tdm__csr_owner), then the
  * key index rank(lo) + position within the query's range. */
 __global__ void k_range_fill_out(const tdm__bt_node *nodes, tdm__bt_geom g, uint64_t n, const uint64_t *off,
                                  const uint64_t *rank, uint64_t total, void *keys, void *vals, uint32_t ks,
                                  uint32_t vs, int kind) {
   TDM_GRID_STRIDE(j, total) {
-    uint64_t i = tdm__bt_csr_owner(off, n, j);
+    uint64_t i = tdm__csr_owner(off, n, j);
     uint32_t s;
     const tdm__bt_node *x = tdm__bg_locate(nodes, g, rank[i] + (j - off[i]), &s);
     if (keys) tdm__bt_store_key(keys, j, x->key[s], ks, kind);

@@ -12,7 +12,11 @@
  * (a second sort of (first index, run) pairs) for TDM_ORDER_FIRST_SEEN.
  * Every output is read from that description by one thread per output
  * element, so the bytes equal the CPU's, except that tdm_group_reduce never
- * leaves a long group to one thread (reduce_t says how). The hash method
+ * leaves a long group to one thread (reduce_t says how). tdm_join finds
+ * each left row's matches by binary search in the sorted right keys, and
+ * writes its rows by output position (join_fill_kernel: a tile of rows per
+ * block, one search per tile), so a hot key is spread over the grid, with
+ * the per-row logic the CPU runs (ops_keys.h). The hash method
  * argument is ignored: the sort method's bytes are the contract's either way.
  *
  * Caller arrays may be host or device memory (staged through the call's
@@ -250,25 +254,44 @@ __global__ void join_match_kernel(const K *left, const K *sorted_right, size_t n
   }
 }
 
-/* Writes left row i's rows from o[i]: its matches' right indices ascending
- * (the stable sort kept equal keys in index order). One thread per left
- * row: a hot key is a serial loop, correctness over speed. */
-__global__ void join_fill_kernel(const uint64_t *ms, const uint64_t *mc, const uint64_t *o, const uint64_t *ridx,
-                                 int jkind, uint64_t *left_out, uint64_t *right_out, size_t nl) {
-  TDM_GRID_STRIDE(i, nl) {
-    uint64_t at = o[i], c = mc[i];
-    if (jkind == TDM_JOIN_SEMI || jkind == TDM_JOIN_ANTI) {
-      if (tdm__ops_join_rows(jkind, c)) left_out[at] = i;
-      continue;
+/* The join's fill works by output position (ops_keys.h): a block takes a
+ * tile of TDM__JOIN_TILE consecutive output rows, TDM__JOIN_ITEMS of them
+ * per thread of its TDM_GPU_BLOCK (the launch's block size). */
+#define TDM__JOIN_ITEMS 8u
+#define TDM__JOIN_TILE (TDM_GPU_BLOCK * TDM__JOIN_ITEMS)
+
+/* Output rows [0, total) of a join, tile after tile per block: thread 0
+ * finds the tile's first left row (one search of o), each thread walks its
+ * TDM__JOIN_ITEMS consecutive rows from there (tdm__csr_next: a galloping
+ * step from the tile's first row, then one compare per row) and puts each
+ * row's left row in shared memory; then the block writes the tile, one row
+ * per thread and pass, so that the stores (and a hot key's reads of ridx)
+ * are coalesced. The rows' bytes are tdm__ops_join_fill's, which the CPU
+ * writes. A left row matching millions of right rows is spread over the
+ * whole grid, like any other rows. */
+__global__ void __launch_bounds__(TDM_GPU_BLOCK)
+    join_fill_kernel(const uint64_t *ms, const uint64_t *mc, const uint64_t *o, const uint64_t *ridx, int jkind,
+                     uint64_t *left_out, uint64_t *right_out, uint64_t nl, uint64_t total) {
+  __shared__ uint64_t owner[TDM__JOIN_TILE];
+  __shared__ uint64_t first;
+  uint64_t tiles = (total + TDM__JOIN_TILE - 1) / TDM__JOIN_TILE, t = threadIdx.x;
+  int pairs = tdm__ops_join_pairs(jkind, right_out);
+  for (uint64_t b = blockIdx.x; b < tiles; b += gridDim.x) {
+    uint64_t t0 = b * TDM__JOIN_TILE, len = total - t0 < TDM__JOIN_TILE ? total - t0 : TDM__JOIN_TILE;
+    uint64_t k = t * TDM__JOIN_ITEMS;
+    if (t == 0) first = tdm__csr_owner(o, nl, t0);
+    __syncthreads();
+    if (k < len) {
+      uint64_t e = k + TDM__JOIN_ITEMS < len ? k + TDM__JOIN_ITEMS : len, i = first;
+      for (; k < e; k++) owner[k] = i = tdm__csr_next(o, nl, i, t0 + k);
     }
-    for (uint64_t t = 0; t < c; t++) {
-      left_out[at + t] = i;
-      if (right_out) right_out[at + t] = ridx[ms[i] + t];
+    __syncthreads();
+    for (k = t; k < len; k += TDM_GPU_BLOCK) {
+      uint64_t r = t0 + k, i = owner[k];
+      left_out[r] = i;
+      if (pairs) right_out[r] = tdm__ops_join_right(o, ms, mc, ridx, i, r);
     }
-    if (!c && jkind == TDM_JOIN_LEFT) {
-      left_out[at] = i;
-      if (right_out) right_out[at] = TDM_NO_MATCH;
-    }
+    __syncthreads(); /* first and owner are the next tile's */
   }
 }
 
@@ -567,8 +590,8 @@ static tdm_status join_t(tdm_ctx *ctx, const tdm__join_args *a) {
       (st = opt_out(sc, total ? a->right_out : NULL, total * 8, &outs[1])) != TDM_OK)
     return st;
   if (total) {
-    join_fill_kernel<<<tdm__grid(nl), TDM_GPU_BLOCK, 0, s>>>(ms, mc, o, ridx, a->kind, (uint64_t *)outs[0].d,
-                                                             (uint64_t *)outs[1].d, nl);
+    join_fill_kernel<<<tdm__grid((total + TDM__JOIN_ITEMS - 1) / TDM__JOIN_ITEMS), TDM_GPU_BLOCK, 0, s>>>(
+        ms, mc, o, ridx, a->kind, (uint64_t *)outs[0].d, (uint64_t *)outs[1].d, nl, total);
     if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
   }
   return finish_outs(ctx, outs, 2, fn);

@@ -356,3 +356,60 @@ void prop_d2h(void *h, const void *d, size_t bytes) {
   cr_assert_fail("prop_d2h: tandem was built without CUDA");
 }
 #endif
+
+/* ---- skewed joins --------------------------------------------------------- */
+
+const char *prop_join_shape_name(prop_join_shape s) {
+  static const char *const names[PROP_JOIN_SHAPES] = {"one hot left row", "hot block of one key",
+                                                      "unmatched stretches"};
+  return s < PROP_JOIN_SHAPES ? names[s] : "?";
+}
+
+static void shuffle_u64(prop_rng *r, uint64_t *a, size_t n) {
+  size_t i;
+  for (i = n; i > 1; i--) {
+    size_t j = (size_t)prop_below(r, i);
+    uint64_t t = a[i - 1];
+    a[i - 1] = a[j];
+    a[j] = t;
+  }
+}
+
+/* Keys: 1 is the hot key, even keys the left side's own (matched or not),
+ * odd keys above 1 the right side's keys no left row has. */
+void prop_join_skew(prop_rng *r, prop_join_shape s, size_t hot, uint64_t **left, size_t *n_left, uint64_t **right,
+                    size_t *n_right) {
+  enum { OWN = 3000, STRETCH = 50000, EXTRA = 500 };
+  size_t nl = 0, nr = 0, i, c;
+  uint64_t *l, *rk;
+  size_t lcap = hot + OWN + 4 * STRETCH + 8, rcap = hot + 2 * OWN + EXTRA + 8;
+  l = malloc(lcap * 8);
+  rk = malloc(rcap * 8);
+  cr_assert(l && rk, "prop_join_skew: out of memory");
+  for (c = 0; c < hot; c++) rk[nr++] = 1;
+  if (s == PROP_JOIN_STRETCHES) {
+    for (c = 0; c < 4; c++) {
+      for (i = 0; i < STRETCH; i++) l[nl++] = 2 + 2 * (uint64_t)(c * STRETCH + i) + 1000000;
+      if (c < 3) l[nl++] = c == 1 ? 2 : 1;
+    }
+    rk[nr++] = 2;
+  } else {
+    size_t own = s == PROP_JOIN_HOT_ROW ? 1000 : OWN;
+    for (i = 0; i < own; i++) {
+      uint64_t k = 2 + 2 * (uint64_t)i;
+      l[nl++] = k;
+      if (i % 2 == 0)
+        for (c = prop_below(r, 2); c < 2; c++) rk[nr++] = k; /* one or two matches */
+    }
+    if (s == PROP_JOIN_HOT_ROW) l[nl++] = 1;
+    else
+      for (c = 0; c < hot; c++) l[nl++] = 1;
+    shuffle_u64(r, l, nl);
+  }
+  for (i = 0; i < EXTRA; i++) rk[nr++] = 3 + 2 * (uint64_t)i;
+  shuffle_u64(r, rk, nr);
+  *left = l;
+  *n_left = nl;
+  *right = rk;
+  *n_right = nr;
+}

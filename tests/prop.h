@@ -60,6 +60,29 @@ void prop_fill(prop_rng *r, tdm_type t, void *out, size_t n, prop_dist d);
  * 2^k + 1, then random sizes); returns how many. */
 size_t prop_sizes(prop_rng *r, size_t *out, size_t cap, size_t max);
 
+/* Skewed join inputs, uint64 keys (bit equality), each side shuffled:
+ *  - PROP_JOIN_HOT_ROW: 1000 left rows of distinct keys, half of them with
+ *    one or two right matches, and one more whose key has hot right rows.
+ *  - PROP_JOIN_HOT_BLOCK: hot left and hot right rows of one key among 3000
+ *    left rows of other keys, half of them unmatched (so LEFT's
+ *    TDM_NO_MATCH rows fall between the hot rows).
+ *  - PROP_JOIN_STRETCHES: left rows in this order: 50000 unmatched, a hot
+ *    one, 50000 unmatched, one with a single match, 50000 unmatched, a hot
+ *    one, 50000 unmatched; hot right rows (long runs of left rows without
+ *    output rows between the ones with many: INNER, SEMI).
+ * The right side also holds 500 keys no left row has. hot is the number of
+ * hot right rows (and of hot left rows in PROP_JOIN_HOT_BLOCK). *left and
+ * *right are malloc'ed (the caller frees them). */
+typedef enum prop_join_shape {
+  PROP_JOIN_HOT_ROW = 0,
+  PROP_JOIN_HOT_BLOCK,
+  PROP_JOIN_STRETCHES,
+  PROP_JOIN_SHAPES
+} prop_join_shape;
+const char *prop_join_shape_name(prop_join_shape s);
+void prop_join_skew(prop_rng *r, prop_join_shape s, size_t hot, uint64_t **left, size_t *n_left, uint64_t **right,
+                    size_t *n_right);
+
 /* Backends available for property runs: CPU always, CUDA when usable (else a
  * one-time "skipping CUDA: <reason>" line on stderr). Returns the count. */
 int prop_backends(tdm_backend out[2]);

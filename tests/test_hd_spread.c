@@ -2,8 +2,14 @@
  * test_hd_spread.c: the per-element functions that let the CUDA kernels
  * spread work one thread would otherwise do alone over unbounded input,
  * run on the CPU against a direct computation.
- *  - tdm__bt_csr_owner: the query owning an output position of a range
- *    result (one thread per output instead of one per query).
+ *  - tdm__csr_owner: the owner of an output position of a CSR result (a
+ *    B-tree range's query, a join's left row: work by output position
+ *    instead of by owner), and tdm__csr_next, the walk from an earlier
+ *    position's owner, over long stretches of empty owners too.
+ *  - tdm_join's fill by output position (tdm__ops_join_fill, the walk and
+ *    tdm__ops_join_right the CUDA kernel runs): every kind, a hot left row,
+ *    unmatched rows between matched ones, the output split into ranges at
+ *    random points, equals the plain per-left-row loop.
  *  - tdm__dup_combine grouped in any way (what a parallel reduce-by-key over
  *    a run of equal keys does) equals the sequential fold tdm__bt_reduce_run.
  *  - the order-free form the CUDA reduce-by-key runs (tdm__dup_by_position,
@@ -21,6 +27,7 @@
 #include <string.h>
 
 #include "tandem/detail/btree_node.h"
+#include "tandem/detail/csr.h"
 #include "tandem/detail/ops_keys.h"
 
 Test(hd_spread, csr_owner_matches_a_linear_walk) {
@@ -38,7 +45,7 @@ Test(hd_spread, csr_owner_matches_a_linear_walk) {
     }
     for (j = 0; j < off[n]; j++) {
       while (!(off[i] <= j && j < off[i + 1])) i++; /* the owner, walking */
-      cr_assert_eq(tdm__bt_csr_owner(off, n, j), i, "trial %d, n %llu, position %llu", trial, (unsigned long long)n,
+      cr_assert_eq(tdm__csr_owner(off, n, j), i, "trial %d, n %llu, position %llu", trial, (unsigned long long)n,
                    (unsigned long long)j);
     }
   }
@@ -46,8 +53,120 @@ Test(hd_spread, csr_owner_matches_a_linear_walk) {
 
 Test(hd_spread, csr_owner_single_query_takes_everything) {
   uint64_t off[2] = {0, (uint64_t)1 << 40};
-  cr_assert_eq(tdm__bt_csr_owner(off, 1, 0), 0u);
-  cr_assert_eq(tdm__bt_csr_owner(off, 1, ((uint64_t)1 << 40) - 1), 0u);
+  cr_assert_eq(tdm__csr_owner(off, 1, 0), 0u);
+  cr_assert_eq(tdm__csr_owner(off, 1, ((uint64_t)1 << 40) - 1), 0u);
+}
+
+static uint64_t lcg(uint64_t *seed) {
+  *seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
+  return *seed >> 33;
+}
+
+/* The walk equals the search at every position: from the previous
+ * position's owner (consecutive positions, as the workers walk) and from
+ * the owner of a random earlier position, over offsets with single empty
+ * owners, long stretches of them (the galloping step), and a hot owner. */
+Test(hd_spread, csr_next_matches_the_owner_search) {
+  enum { N = 30000 };
+  static uint64_t off[N + 1];
+  uint64_t seed = 11;
+  for (int trial = 0; trial < 12; trial++) {
+    uint64_t n = 1 + lcg(&seed) % N, j, i = 0;
+    off[0] = 0;
+    for (uint64_t q = 0; q < n; q++) {
+      uint64_t r = lcg(&seed), len = r % 3 == 0 ? 0 : r % 4;
+      /* a stretch of up to 5000 empty owners, now and then */
+      if (trial % 3 == 1 && r % 200 == 0) {
+        uint64_t e = q + 1 + r % 5000;
+        for (; q < e && q < n; q++) off[q + 1] = off[q];
+        if (q >= n) break;
+      }
+      if (q == n / 3 && trial % 2) len = 20000;
+      off[q + 1] = off[q] + len;
+    }
+    if (off[n] == 0) continue;
+    for (j = 0; j < off[n]; j++) {
+      uint64_t want = tdm__csr_owner(off, n, j), back = j - lcg(&seed) % (j + 1);
+      i = tdm__csr_next(off, n, i, j);
+      cr_assert_eq(i, want, "trial %d, n %llu, position %llu: walk %llu, search %llu", trial, (unsigned long long)n,
+                   (unsigned long long)j, (unsigned long long)i, (unsigned long long)want);
+      cr_assert_eq(tdm__csr_next(off, n, tdm__csr_owner(off, n, back), j), want, "trial %d, position %llu from %llu",
+                   trial, (unsigned long long)j, (unsigned long long)back);
+    }
+  }
+}
+
+/* The per-left-row loop tdm_join's fill was before it went by output
+ * position: the reference bytes. */
+static void join_rows_ref(int kind, const uint64_t *o, uint64_t nl, const uint64_t *ms, const uint64_t *mc,
+                          const uint64_t *ridx, uint64_t *lo, uint64_t *ro) {
+  for (uint64_t i = 0; i < nl; i++) {
+    uint64_t at = o[i];
+    if (kind == TDM_JOIN_SEMI || kind == TDM_JOIN_ANTI) {
+      if (tdm__ops_join_rows(kind, mc[i])) lo[at] = i;
+      continue;
+    }
+    for (uint64_t t = 0; t < mc[i]; t++) lo[at + t] = i, ro[at + t] = ridx[ms[i] + t];
+    if (!mc[i] && kind == TDM_JOIN_LEFT) lo[at] = i, ro[at] = TDM_NO_MATCH;
+  }
+}
+
+/* Random joins: per left row a match count (none for many, a hot row of
+ * thousands on most trials, long stretches of unmatched rows on some) and
+ * a start in a pool of right indices; every kind, with right_out and (INNER,
+ * LEFT) without; the output filled range by range, the ranges cut at random
+ * points (1 to 700 rows, so many cuts fall inside the hot row) and filled in
+ * an order of their own, then once whole. Rows past the total stay untouched. */
+Test(hd_spread, join_fill_by_position_equals_the_per_row_loop) {
+  enum { NL = 3000, POOL = 20000, CAP = 40000 };
+  static uint64_t ms[NL], mc[NL], o[NL + 1], ridx[POOL], wl[CAP], wr[CAP], gl[CAP], gr[CAP], cut[CAP + 1];
+  uint64_t seed = 5;
+  for (uint64_t k = 0; k < POOL; k++) ridx[k] = lcg(&seed) * 977 + k;
+  for (int trial = 0; trial < 24; trial++) {
+    uint64_t nl = 1 + lcg(&seed) % NL, hot = lcg(&seed) % nl;
+    for (uint64_t i = 0; i < nl; i++) {
+      uint64_t r = lcg(&seed);
+      mc[i] = r % 2 ? 0 : r % 5;
+      if (trial % 4 == 1 && (i / 300) % 2) mc[i] = 0; /* 300 unmatched rows in a row */
+      if (trial % 4 != 3 && i == hot) mc[i] = 2000 + r % 9000;
+      if (trial % 8 == 6) mc[i] = i == hot ? 15000 : 0; /* one row has every match */
+      ms[i] = lcg(&seed) % (POOL - mc[i] + 1);
+    }
+    for (int kind = TDM_JOIN_INNER; kind <= TDM_JOIN_ANTI; kind++)
+      for (int with_right = 0; with_right < 2; with_right++) {
+        uint64_t total, nc = 0, *rout = with_right ? gr : NULL;
+        if (!with_right && kind > TDM_JOIN_LEFT) continue;
+        o[0] = 0;
+        for (uint64_t i = 0; i < nl; i++) o[i + 1] = o[i] + tdm__ops_join_rows(kind, mc[i]);
+        total = o[nl];
+        cr_assert_lt(total, (uint64_t)CAP);
+        memset(wl, 0xee, sizeof wl), memset(wr, 0xee, sizeof wr);
+        join_rows_ref(kind, o, nl, ms, mc, ridx, wl, wr);
+        for (int whole = 0; whole < 2; whole++) {
+          memset(gl, 0xee, sizeof gl), memset(gr, 0xee, sizeof gr);
+          if (whole) {
+            tdm__ops_join_fill(kind, o, nl, ms, mc, ridx, gl, rout, 0, total);
+          } else {
+            for (uint64_t at = 0; at < total; at += 1 + lcg(&seed) % 700) cut[nc++] = at;
+            cut[nc] = total;
+            for (uint64_t c = 0; c < nc; c++) { /* first, last, second, ...: the ranges out of order */
+              uint64_t k = c % 2 ? nc - 1 - c / 2 : c / 2;
+              tdm__ops_join_fill(kind, o, nl, ms, mc, ridx, gl, rout, cut[k], cut[k + 1]);
+            }
+          }
+          for (uint64_t r = 0; r <= total; r++) {
+            cr_assert_eq(gl[r], wl[r], "trial %d kind %d whole %d: row %llu of %llu: left %llx, want %llx", trial,
+                         kind, whole, (unsigned long long)r, (unsigned long long)total, (unsigned long long)gl[r],
+                         (unsigned long long)wl[r]);
+            if (with_right && kind <= TDM_JOIN_LEFT)
+              cr_assert_eq(gr[r], wr[r], "trial %d kind %d whole %d: row %llu of %llu: right %llx, want %llx", trial,
+                           kind, whole, (unsigned long long)r, (unsigned long long)total, (unsigned long long)gr[r],
+                           (unsigned long long)wr[r]);
+            else cr_assert_eq(gr[r], 0xeeeeeeeeeeeeeeeeull, "trial %d kind %d: right_out written", trial, kind);
+          }
+        }
+      }
+  }
 }
 
 /* Folds vals[s, e) as a parallel reduction would: chunks of random length

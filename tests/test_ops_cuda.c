@@ -9,6 +9,8 @@
  * equal, one hot key on 90 % of the rows, groups at the edges of the CUDA
  * backend's long-group rule, Zipf) at sizes where a group spans many chunks
  * and blocks: every reduction and value type, and unique with its inverse.
+ * Skewed joins (a hot left row, a hot key on both sides, unmatched rows
+ * between and around them) whose rows span many of the fill's tiles.
  * Skipped with the reason
  * when no CUDA device is usable (the emulated device runs it in
  * make test-cuda-emu).
@@ -322,6 +324,43 @@ Test(ops_cuda, skewed_keys_span_many_blocks) {
     e.dev = di & 1;
     e.mode = e.dev ? "device arrays" : "host arrays";
     check_skew(&e, skew_dists[di], SKEW_N, 0x5CE3000u + (uint64_t)di);
+  }
+  tdm_ctx_destroy(e.cpu);
+  tdm_ctx_destroy(e.gpu);
+}
+
+/* Skewed joins (prop_join_skew), every kind, CUDA's bytes against the
+ * CPU's: one left row with 200000 matches, 2000 x 2000 rows of one key
+ * among unmatched left rows, hot rows between stretches of 50000 unmatched
+ * left rows. The CUDA fill takes tiles of 2048 output rows per block, so a
+ * hot row's rows span about a hundred tiles (blocks), tiles start and end
+ * inside them, and a tile's first row can follow 50000 left rows without
+ * rows. Host arrays for two shapes, device arrays for the other. */
+Test(ops_cuda, join_skew_spans_many_blocks) {
+  static const size_t hots[PROP_JOIN_SHAPES] = {200000, 2000, 40000};
+  const char *why;
+  char what[160];
+  env e;
+  int shape, kind;
+  prop_rng r;
+  if (!prop_cuda_usable(&why)) cr_skip_test("no usable CUDA device: %s", why);
+  e.cpu = prop_ctx(TDM_BACKEND_CPU, 4);
+  e.gpu = prop_ctx(TDM_BACKEND_CUDA, 0);
+  e.t = TDM_U64;
+  e.ks = 8;
+  for (shape = 0; shape < PROP_JOIN_SHAPES; shape++) {
+    uint64_t *l, *rk;
+    size_t nl, nr;
+    prop_rng_init(&r, 0x501E7C00u + (uint64_t)shape);
+    prop_join_skew(&r, (prop_join_shape)shape, hots[shape], &l, &nl, &rk, &nr);
+    e.dev = shape == PROP_JOIN_HOT_BLOCK;
+    e.mode = e.dev ? "device arrays" : "host arrays";
+    snprintf(what, sizeof what, "u64 %s (%zu hot rows) %s", prop_join_shape_name((prop_join_shape)shape),
+             hots[shape], e.mode);
+    e.what = what;
+    for (kind = TDM_JOIN_INNER; kind <= TDM_JOIN_ANTI; kind++) check_join(&e, l, nl, rk, nr, (tdm_join_kind)kind, 0);
+    free(l);
+    free(rk);
   }
   tdm_ctx_destroy(e.cpu);
   tdm_ctx_destroy(e.gpu);

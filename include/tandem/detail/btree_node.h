@@ -281,20 +281,4 @@ TDM_HD uint64_t tdm__bt_reduce_run(const uint64_t *vals, uint64_t s, uint64_t e,
   return v;
 }
 
-/* Which query owns output position j of a CSR result: the i in [0, n) with
- * off[i] <= j < off[i + 1], for offsets off[0..n] (non-decreasing, off[n] >
- * j). The last i with off[i] <= j, found by binary search, so queries with
- * empty ranges (equal offsets) are skipped. The CUDA range writes its output
- * one element per thread with it, so one query's huge range is spread over
- * the whole grid instead of being copied by one thread. */
-TDM_HD uint64_t tdm__bt_csr_owner(const uint64_t *off, uint64_t n, uint64_t j) {
-  uint64_t lo = 0, hi = n; /* answer in [lo, hi) */
-  while (hi - lo > 1) {
-    uint64_t mid = lo + (hi - lo) / 2;
-    if (off[mid] <= j) lo = mid;
-    else hi = mid;
-  }
-  return lo;
-}
-
 #endif /* TANDEM_BTREE_NODE_H */

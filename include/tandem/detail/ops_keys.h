@@ -8,11 +8,16 @@
  * payload, so that equal keys become equal bits: hashing and sorting the
  * canonical bits then find the same groups, and the canonical NaN sorts after
  * +inf (where numpy puts NaN).
+ *
+ * tdm_join's output rows are written by output position on both backends
+ * (tdm__ops_join_fill and the pieces it is made of, at the end), so a left
+ * row with many matches is spread over every worker.
  */
 #ifndef TANDEM_OPS_KEYS_H
 #define TANDEM_OPS_KEYS_H
 
 #include "../ops.h"
+#include "csr.h"
 #include "hd.h"
 #include "keybits.h"
 
@@ -232,5 +237,50 @@ TDM_HD uint64_t tdm__ops_join_rows(int kind, uint64_t mc) {
 TDM__OPS_BOUND(32)
 TDM__OPS_BOUND(64)
 #undef TDM__OPS_BOUND
+
+/* ---- the join's output rows, by output position ------------------------- */
+
+/* Both backends describe a join the same way: left row i's right matches
+ * are ridx[ms[i] .. ms[i] + mc[i]) (right indices, ascending), and its
+ * output rows are [o[i], o[i + 1]), o the exclusive sum of
+ * tdm__ops_join_rows over the n_left rows (o[n_left] = the total). Output
+ * row r then belongs to the left row tdm__csr_owner(o, n_left, r) (left
+ * rows of no rows skipped), and is its (r - o[i])-th row. */
+
+/* The right index of output row r of left row i (o[i] <= r < o[i + 1]) of
+ * an INNER or LEFT join: i's (r - o[i])-th match, or TDM_NO_MATCH for the
+ * one row of a LEFT row without a match. (SEMI and ANTI write none.) */
+TDM_HD uint64_t tdm__ops_join_right(const uint64_t *o, const uint64_t *ms, const uint64_t *mc, const uint64_t *ridx,
+                                    uint64_t i, uint64_t r) {
+  return mc[i] ? ridx[ms[i] + (r - o[i])] : TDM_NO_MATCH;
+}
+
+/* Whether a join of this kind writes right indices (into a non-NULL
+ * right_out): INNER and LEFT do; SEMI and ANTI write left rows only. */
+TDM_HD int tdm__ops_join_pairs(int kind, const uint64_t *right_out) {
+  return right_out && (kind == TDM_JOIN_INNER || kind == TDM_JOIN_LEFT);
+}
+
+/* Writes output rows [lo, hi) (hi <= o[n_left]) of a join: left_out[r] is
+ * row r's left row and, when tdm__ops_join_pairs, right_out[r] its right
+ * index. One search for lo's left row, then a walk, so any split of
+ * [0, o[n_left]) into ranges writes the same bytes, a hot key's rows split
+ * as evenly as any others. SEMI and ANTI need no case of their own: a left
+ * row has one output row or none, and the search skips those of none. The
+ * CPU fills each chunk of the output with it; the CUDA kernel runs the same
+ * walk and tdm__ops_join_right, staged through shared memory. */
+TDM_HD void tdm__ops_join_fill(int kind, const uint64_t *o, uint64_t n_left, const uint64_t *ms, const uint64_t *mc,
+                               const uint64_t *ridx, uint64_t *left_out, uint64_t *right_out, uint64_t lo,
+                               uint64_t hi) {
+  uint64_t i, r;
+  int pairs = tdm__ops_join_pairs(kind, right_out);
+  if (lo >= hi) return;
+  i = tdm__csr_owner(o, n_left, lo);
+  for (r = lo; r < hi; r++) {
+    i = tdm__csr_next(o, n_left, i, r);
+    left_out[r] = i;
+    if (pairs) right_out[r] = tdm__ops_join_right(o, ms, mc, ridx, i, r);
+  }
+}
 
 #endif /* TANDEM_OPS_KEYS_H */
