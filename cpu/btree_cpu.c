@@ -64,7 +64,7 @@ static tdm_status nodes_reserve(tdm_btree *t, uint64_t need, const char *fn) {
   if (cap >= TDM_BT_NIL) cap = TDM_BT_NIL - 1;
   if (need > cap) return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "%s: the tree would need more than 2^32 - 1 nodes", fn);
   len = map_len(cap);
-  nn = tdm__ctx_map(t->ctx, len, len >= BIG_MAP, 1, 1);
+  nn = tdm__ctx_map(t->ctx, len, len >= BIG_MAP, 1, 0);
   if (!nn)
     return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "%s: out of memory for %llu tree nodes", fn, (unsigned long long)cap);
   if (BT(t)->nodes_raw && t->ctx->has_alloc) {
