@@ -64,6 +64,10 @@ static tdm_status nodes_reserve(tdm_btree *t, uint64_t need, const char *fn) {
   if (cap >= TDM_BT_NIL) cap = TDM_BT_NIL - 1;
   if (need > cap) return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "%s: the tree would need more than 2^32 - 1 nodes", fn);
   len = map_len(cap);
+  /* Not zeroed (a kept block holds its last user's bytes): a build writes
+   * every node it uses whole (tdm__bt_fill_leaf, tdm__bt_fill_inner),
+   * node_new clears each node it hands out, and no slot past `used` is read.
+   * Zeroing the reserve cost a build 21-29 % of its time. */
   nn = tdm__ctx_map(t->ctx, len, len >= BIG_MAP, 1, 0);
   if (!nn)
     return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "%s: out of memory for %llu tree nodes", fn, (unsigned long long)cap);
