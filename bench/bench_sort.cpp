@@ -195,6 +195,35 @@ void bench_keys_cpu(const bench_opts &o, tdm_type t, size_t n, const std::vector
 #endif
 }
 
+/* Skewed pairs (u64 keys only): keys below 10^6 (sort_pairs_1e6keys), and
+ * the same keys with one of them on 90 % of the rows (sort_pairs_hot90), the
+ * hot key a group-by or a join on real data meets. */
+void bench_pairs_skew_cpu(const bench_opts &o, size_t n, const std::vector<char> &input,
+                          const std::vector<int> &threads) {
+  std::vector<uint64_t> narrow(n), hot(n), work(n), vals(n), vwork(n);
+  const uint64_t *in = (const uint64_t *)input.data();
+  for (size_t i = 0; i < n; i++) {
+    narrow[i] = in[i] % 1000000;
+    hot[i] = (in[i] >> 40) % 10 ? 777 : narrow[i];
+    vals[i] = i;
+  }
+  for (int th : threads) {
+    tdm_ctx *c = bench_ctx("cpu", th);
+    for (int h = 0; h < 2; h++) {
+      const std::vector<uint64_t> &src = h ? hot : narrow;
+      const char *op = h ? "sort_pairs_hot90" : "sort_pairs_1e6keys";
+      bench_measure(o, base_row(op, "tandem", "cpu", TDM_U64, "u64", n, th), (double)n,
+                    [&] {
+                      memcpy(work.data(), src.data(), n * 8);
+                      memcpy(vwork.data(), vals.data(), n * 8);
+                    },
+                    [&] { bench_check(tdm_sort_pairs(c, TDM_U64, work.data(), TDM_U64, vwork.data(), n, 0), op); });
+      verify_perm(op, TDM_U64, (const char *)src.data(), vwork.data(), (const char *)work.data(), n);
+    }
+    tdm_ctx_destroy(c);
+  }
+}
+
 void bench_pairs_cpu(const bench_opts &o, tdm_type t, size_t n, const std::vector<char> &input,
                      const std::vector<int> &threads, const std::vector<double> &gbps) {
   size_t ks = tdm_type_size(t);
@@ -221,6 +250,7 @@ void bench_pairs_cpu(const bench_opts &o, tdm_type t, size_t n, const std::vecto
     verify_perm("tdm_argsort (cpu)", t, input.data(), perm.data(), nullptr, n);
     tdm_ctx_destroy(c);
   }
+  if (t == TDM_U64) bench_pairs_skew_cpu(o, n, input, threads);
   if (!o.peers) return;
 #ifdef TANDEM_BENCH_HAVE_HWY
   if (t == TDM_U64) {
