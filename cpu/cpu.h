@@ -7,6 +7,12 @@
 #ifndef TANDEM_CPU_H
 #define TANDEM_CPU_H
 
+#include <stdint.h>
+#include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "../src/backend.h"
 
 #ifdef __cplusplus
@@ -17,6 +23,50 @@ TDM_INTERNAL extern const tdm__sort_ops tdm__sort_cpu_ops;
 TDM_INTERNAL extern const tdm__hash_ops tdm__hash_cpu_ops;
 TDM_INTERNAL extern const tdm__btree_ops tdm__btree_cpu_ops;
 TDM_INTERNAL extern const tdm__ops_ops tdm__ops_cpu_ops;
+
+/* Non-temporal stores, for passes that write every line of a destination
+ * that is not in cache exactly once (a partition pass, a bulk load's nodes):
+ * fetching those lines first (read-for-ownership) would double the memory
+ * traffic. tdm__stream_fence orders them before the results are read. */
+/* Writes one 64-byte-aligned line (or half line) with non-temporal stores:
+ * a partition pass writes every line exactly once, so fetching the lines into
+ * the cache first (read-for-ownership) would only double the traffic. */
+static inline void tdm__stream_line(void *dst, const void *src, size_t bytes) {
+#if defined(__SSE2__)
+  size_t i;
+  for (i = 0; i < bytes; i += 16)
+    _mm_stream_si128((__m128i *)((char *)dst + i), _mm_load_si128((const __m128i *)((const char *)src + i)));
+#else
+  memcpy(dst, src, bytes);
+#endif
+}
+
+/* Copies bytes to a destination that is not in cache, streaming the aligned
+ * middle so no line is read for ownership first. */
+static inline void tdm__stream_copy(void *dst, const void *src, size_t bytes) {
+#if defined(__SSE2__)
+  char *d = (char *)dst;
+  const char *s = (const char *)src;
+  size_t head = (16 - ((uintptr_t)d & 15)) & 15, i;
+  if (bytes < 64) {
+    memcpy(d, s, bytes);
+    return;
+  }
+  memcpy(d, s, head);
+  for (i = head; i + 16 <= bytes; i += 16)
+    _mm_stream_si128((__m128i *)(d + i), _mm_loadu_si128((const __m128i *)(s + i)));
+  memcpy(d + i, s + i, bytes - i);
+#else
+  memcpy(dst, src, bytes);
+#endif
+}
+
+static inline void tdm__stream_fence(void) {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
+}
+
 
 /* The one way cpu/ runs a parallel loop (scripts/check-idioms.sh rejects
  * any other omp parallel construct in cpu/):
@@ -57,6 +107,13 @@ TDM_INTERNAL extern const tdm__ops_ops tdm__ops_cpu_ops;
 /* The sort operations (sort_cpu.c), also used by the B+ tree to sort batches. */
 TDM_INTERNAL tdm_status tdm__cpu_sort(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type value_type, void *values,
                                       size_t n, int desc);
+/* The same sort of a copy: reads in_keys / in_values (untouched) and writes
+ * the sorted copy to keys / values, which must not overlap them. Where the
+ * radix partition serves, its first pass reads the input where it lies, so
+ * no separate copy pass is made. */
+TDM_INTERNAL tdm_status tdm__cpu_sort_copy(tdm_ctx *ctx, tdm_type key_type, const void *in_keys, void *keys,
+                                           tdm_type value_type, const void *in_values, void *values, size_t n,
+                                           int desc);
 TDM_INTERNAL tdm_status tdm__cpu_argsort(tdm_ctx *ctx, tdm_type key_type, const void *keys, tdm_type index_type,
                                          void *perm_out, size_t n, int desc);
 

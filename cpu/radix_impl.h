@@ -315,8 +315,8 @@ static void RS_FN(local_sort)(RS_K *A, RS_V *Av, RS_K *D, RS_V *Dv, RS_K *T, RS_
     }
     if (!o->identity)
       for (i = 0; i < n; i++) A[i] = RS_UNSORT(A[i], o);
-    rs_stream_copy(D, A, n * sizeof(RS_K));
-    rs_stream_fence();
+    tdm__stream_copy(D, A, n * sizeof(RS_K));
+    tdm__stream_fence();
     return;
   }
 #endif
@@ -328,9 +328,21 @@ static void RS_FN(local_sort)(RS_K *A, RS_V *Av, RS_K *D, RS_V *Dv, RS_K *T, RS_
   RS_FN(cache_sort)(A, Av, T, Tv, n, bit_hi, bit_lo, 1, 0);
   if (!o->identity)
     for (i = 0; i < n; i++) T[i] = RS_UNSORT(T[i], o);
-  rs_stream_copy(D, T, n * sizeof(RS_K));
-  if (RS_HAS_V) rs_stream_copy(Dv, Tv, n * sizeof(RS_V));
-  rs_stream_fence();
+  tdm__stream_copy(D, T, n * sizeof(RS_K));
+  if (RS_HAS_V) tdm__stream_copy(Dv, Tv, n * sizeof(RS_V));
+  tdm__stream_fence();
+}
+
+/* Copies n elements of the caller's input into keys / values, in parallel
+ * (the copy is the first touch of fresh pages, and the kernel zeroes each
+ * page in the thread that touches it). */
+static void RS_FN(copy_in)(const rs_work *w, const RS_K *in, const RS_V *inv, RS_K *keys, RS_V *values, size_t n) {
+  int P = rs_tasks(w, n), t;
+  TDM__PAR_FOR(P, t, P, {
+    size_t lo = rs_chunk(n, P, t), hi = rs_chunk(n, P, t + 1);
+    memcpy(keys + lo, in + lo, (hi - lo) * sizeof(RS_K));
+    if (RS_HAS_V) memcpy(values + lo, inv + lo, (hi - lo) * sizeof(RS_V));
+  });
 }
 
 /* Width of the MSD digit for n elements: the smallest in [8, max] whose
@@ -359,8 +371,8 @@ static void RS_FN(count_digit)(const rs_work *w, const RS_K *src, size_t n, int 
 static inline void RS_FN(wc_flush)(RS_K *dst, RS_V *dstv, const RS_K *kb, const RS_V *vb, size_t line,
                                    uint32_t head, uint32_t fill, int nt) {
   if (head == 0 && fill == RS_E && nt) {
-    rs_stream_line(dst + line, kb, RS_E * sizeof(RS_K));
-    if (RS_HAS_V) rs_stream_line(dstv + line, vb, RS_E * sizeof(RS_V));
+    tdm__stream_line(dst + line, kb, RS_E * sizeof(RS_K));
+    if (RS_HAS_V) tdm__stream_line(dstv + line, vb, RS_E * sizeof(RS_V));
   } else {
     memcpy(dst + line + head, kb + head, (fill - head) * sizeof(RS_K));
     if (RS_HAS_V) memcpy(dstv + line + head, vb + head, (fill - head) * sizeof(RS_V));
@@ -403,7 +415,7 @@ static void RS_FN(partition)(const rs_work *w, const RS_K *src, const RS_V *srcv
     }
     for (b = 0; b < B; b++)
       if (fill[b] > head[b]) RS_FN(wc_flush)(alt, altv, kbuf + b * RS_E, vbuf + b * RS_E, line[b], head[b], fill[b], 0);
-    rs_stream_fence();
+    tdm__stream_fence();
   });
 }
 
@@ -459,21 +471,25 @@ static void RS_FN(hot_scatter)(const RS_K *src, const RS_V *srcv, RS_K *dst, RS_
   }
 }
 
-static void RS_FN(sort_rec)(rs_work *w, RS_K *src, RS_V *srcv, RS_K *alt, RS_V *altv, size_t n, int bit_hi,
-                            int bit_lo, int final_in_alt, const rs_out *o, int depth, int counted);
+static void RS_FN(sort_rec)(rs_work *w, const RS_K *in, const RS_V *inv, RS_K *src, RS_V *srcv, RS_K *alt,
+                            RS_V *altv, size_t n, int bit_hi, int bit_lo, int final_in_alt, const rs_out *o, int depth,
+                            int counted);
 
 /* Sorts src[0..n) as sort_rec would (same arguments; the parts below and
  * above the key recurse at depth) when one key holds at least half of it,
  * and returns 1; returns 0, having changed nothing, otherwise. */
-static int RS_FN(hot_split)(rs_work *w, RS_K *src, RS_V *srcv, RS_K *alt, RS_V *altv, size_t n, int bit_hi,
-                            int bit_lo, int final_in_alt, const rs_out *o, int depth) {
+static int RS_FN(hot_split)(rs_work *w, const RS_K *in, const RS_V *inv, RS_K *src, RS_V *srcv, RS_K *alt,
+                            RS_V *altv, size_t n, int bit_hi, int bit_lo, int final_in_alt, const rs_out *o,
+                            int depth) {
   size_t lt[RS_MAX_TASKS], eq[RS_MAX_TASKS], at_lt[RS_MAX_TASKS], at_eq[RS_MAX_TASKS], at_gt[RS_MAX_TASKS];
   size_t nlt = 0, neq = 0, a, b, c, rest;
   RS_K k;
   int P, t;
-  if (n < RS_HOT_SAMPLE || !RS_FN(hot_key)(src, n, &k)) return 0;
+  const RS_K *rd = in ? in : src;
+  const RS_V *rdv = in ? inv : srcv;
+  if (n < RS_HOT_SAMPLE || !RS_FN(hot_key)(rd, n, &k)) return 0;
   P = rs_tasks(w, n);
-  TDM__PAR_FOR(P, t, P, RS_FN(hot_count)(src, rs_chunk(n, P, t), rs_chunk(n, P, t + 1), k, &lt[t], &eq[t]));
+  TDM__PAR_FOR(P, t, P, RS_FN(hot_count)(rd, rs_chunk(n, P, t), rs_chunk(n, P, t + 1), k, &lt[t], &eq[t]));
   for (t = 0; t < P; t++) {
     nlt += lt[t];
     neq += eq[t];
@@ -488,7 +504,7 @@ static int RS_FN(hot_split)(rs_work *w, RS_K *src, RS_V *srcv, RS_K *alt, RS_V *
     c += rs_chunk(n, P, t + 1) - rs_chunk(n, P, t) - lt[t] - eq[t];
   }
   TDM__PAR_FOR(P, t, P,
-               RS_FN(hot_scatter)(src, srcv, alt, altv, rs_chunk(n, P, t), rs_chunk(n, P, t + 1), k, at_lt[t],
+               RS_FN(hot_scatter)(rd, rdv, alt, altv, rs_chunk(n, P, t), rs_chunk(n, P, t + 1), k, at_lt[t],
                                   at_eq[t], at_gt[t]));
   /* Everything is in alt now. The equal run is sorted: to its final place. */
   TDM__PAR_FOR(P, t, P, {
@@ -499,10 +515,10 @@ static int RS_FN(hot_split)(rs_work *w, RS_K *src, RS_V *srcv, RS_K *alt, RS_V *
   /* The other two parts sort from alt; their result belongs where ours does. */
   rest = nlt + neq;
   if (nlt)
-    RS_FN(sort_rec)(w, alt, altv, src, srcv, nlt, bit_hi, bit_lo, !final_in_alt, o, depth, 0);
+    RS_FN(sort_rec)(w, NULL, NULL, alt, altv, src, srcv, nlt, bit_hi, bit_lo, !final_in_alt, o, depth, 0);
   if (n > rest)
-    RS_FN(sort_rec)(w, alt + rest, RS_HAS_V ? altv + rest : NULL, src + rest, RS_HAS_V ? srcv + rest : NULL,
-                    n - rest, bit_hi, bit_lo, !final_in_alt, o, depth, 0);
+    RS_FN(sort_rec)(w, NULL, NULL, alt + rest, RS_HAS_V ? altv + rest : NULL, src + rest,
+                    RS_HAS_V ? srcv + rest : NULL, n - rest, bit_hi, bit_lo, !final_in_alt, o, depth, 0);
   return 1;
 }
 
@@ -511,8 +527,9 @@ static int RS_FN(hot_split)(rs_work *w, RS_K *src, RS_V *srcv, RS_K *alt, RS_V *
  * ends in alt when final_in_alt, else in src. depth indexes the per-level
  * bucket-boundary array of the workspace; counted means w->cnt already holds
  * the per-task counts of the digit this level will use (from the first pass). */
-static void RS_FN(sort_rec)(rs_work *w, RS_K *src, RS_V *srcv, RS_K *alt, RS_V *altv, size_t n, int bit_hi,
-                            int bit_lo, int final_in_alt, const rs_out *o, int depth, int counted) {
+static void RS_FN(sort_rec)(rs_work *w, const RS_K *in, const RS_V *inv, RS_K *src, RS_V *srcv, RS_K *alt,
+                            RS_V *altv, size_t n, int bit_hi, int bit_lo, int final_in_alt, const rs_out *o, int depth,
+                            int counted) {
   for (;;) {
     int width, shift, P, t;
     size_t B, b, *cnt = w->cnt, *bstart, run;
@@ -521,6 +538,7 @@ static void RS_FN(sort_rec)(rs_work *w, RS_K *src, RS_V *srcv, RS_K *alt, RS_V *
 
     if (n <= w->local_max || bit_hi <= bit_lo) {
       RS_K *T = (RS_K *)w->priv;
+      if (in) RS_FN(copy_in)(w, in, inv, src, srcv, n);
       RS_V *Tv = (RS_V *)(w->priv + RS_PRIV_VOFF(w));
       RS_FN(local_sort)(src, srcv, final_in_alt ? alt : src, final_in_alt ? altv : srcv, T, Tv, n, bit_hi, bit_lo,
                         o);
@@ -533,7 +551,7 @@ static void RS_FN(sort_rec)(rs_work *w, RS_K *src, RS_V *srcv, RS_K *alt, RS_V *
     P = rs_tasks(w, n);
     bstart = w->bstart + (size_t)depth * (RS_MSD_MAX_B + 1);
 
-    if (!counted) RS_FN(count_digit)(w, src, n, P, shift, B);
+    if (!counted) RS_FN(count_digit)(w, in ? in : src, n, P, shift, B);
     counted = 0;
     /* Bucket totals, each task's first slot per bucket, constant check. */
     run = 0;
@@ -553,16 +571,16 @@ static void RS_FN(sort_rec)(rs_work *w, RS_K *src, RS_V *srcv, RS_K *alt, RS_V *
       bit_hi = shift;
       continue;
     }
-    RS_FN(partition)(w, src, srcv, alt, altv, n, P, shift, B);
+    RS_FN(partition)(w, in ? in : src, in ? inv : srcv, alt, altv, n, P, shift, B);
 
     /* Oversized buckets (skewed keys) get all threads, one after another. */
     for (b = 0; b < B; b++) {
       size_t s = bstart[b], m = bstart[b + 1] - s;
       if (m > w->bucket_max &&
-          !RS_FN(hot_split)(w, alt + s, RS_HAS_V ? altv + s : NULL, src + s, RS_HAS_V ? srcv + s : NULL, m, shift,
-                            bit_lo, !final_in_alt, o, depth + 1))
-        RS_FN(sort_rec)(w, alt + s, RS_HAS_V ? altv + s : NULL, src + s, RS_HAS_V ? srcv + s : NULL, m, shift,
-                        bit_lo, !final_in_alt, o, depth + 1, 0);
+          !RS_FN(hot_split)(w, NULL, NULL, alt + s, RS_HAS_V ? altv + s : NULL, src + s, RS_HAS_V ? srcv + s : NULL,
+                            m, shift, bit_lo, !final_in_alt, o, depth + 1))
+        RS_FN(sort_rec)(w, NULL, NULL, alt + s, RS_HAS_V ? altv + s : NULL, src + s, RS_HAS_V ? srcv + s : NULL, m,
+                        shift, bit_lo, !final_in_alt, o, depth + 1, 0);
     }
     TDM__PAR_FOR_DYN(P > 1 ? w->threads : 1, 1, bb, (long)B, {
       size_t s = bstart[bb], m = bstart[bb + 1] - s;
@@ -641,29 +659,41 @@ static void RS_FN(first_pass)(const rs_work *w, RS_K *a, size_t n, int W, RS_K *
 
 /* Sorts keys (caller's raw keys, or sort bits when o is the identity) with
  * values alongside; tmp/tmpv are scratch of n elements. The result is
- * untransformed into keys/values. */
-static void RS_FN(sort_bits)(rs_work *w, RS_K *keys, RS_V *values, RS_K *tmp, RS_V *tmpv, size_t n,
-                             const rs_out *o) {
+ * untransformed into keys/values. With in non-NULL the data is read from
+ * in / inv (left untouched) instead, and keys / values receive the sorted
+ * copy: when the key map is the identity and the input is too large to sort
+ * in cache at once, the first partition (or hot-key split) reads the input
+ * where it lies, so the copy costs no pass of its own. */
+static void RS_FN(sort_bits)(rs_work *w, const RS_K *in, const RS_V *inv, RS_K *keys, RS_V *values, RS_K *tmp,
+                             RS_V *tmpv, size_t n, const rs_out *o) {
   RS_K ors, ands, diff;
   int hi, lo, W = RS_FN(msd_width)(n, w->local_max);
-  RS_FN(first_pass)(w, keys, n, n > w->local_max ? W : 0, &ors, &ands, o);
+  if (in && (!o->identity || n <= w->local_max)) {
+    RS_FN(copy_in)(w, in, inv, keys, values, n);
+    in = NULL;
+    inv = NULL;
+  }
+  /* With the identity map the first pass only reads its array. */
+  RS_FN(first_pass)(w, in ? (RS_K *)(uintptr_t)in : keys, n, n > w->local_max ? W : 0, &ors, &ands, o);
   diff = ors ^ ands;
   if (diff == 0) { /* all keys equal: already sorted */
+    if (in) RS_FN(copy_in)(w, in, inv, keys, values, n);
     RS_FN(final_copy)(keys, values, keys, values, n, o);
     return;
   }
   hi = RS_KBITS - (sizeof(RS_K) == 8 ? __builtin_clzll((unsigned long long)diff) : __builtin_clz((unsigned)diff));
   lo = sizeof(RS_K) == 8 ? __builtin_ctzll((unsigned long long)diff) : __builtin_ctz((unsigned)diff);
-  if (n > w->bucket_max && RS_FN(hot_split)(w, keys, values, tmp, tmpv, n, hi, lo, 0, o, 0)) return;
+  if (n > w->bucket_max && RS_FN(hot_split)(w, in, inv, keys, values, tmp, tmpv, n, hi, lo, 0, o, 0)) return;
   /* The speculative count is the first level's when the top bit varies and
    * the digit lies within the varying range. */
-  RS_FN(sort_rec)(w, keys, values, tmp, tmpv, n, hi, lo, 0, o, 0,
+  RS_FN(sort_rec)(w, in, inv, keys, values, tmp, tmpv, n, hi, lo, 0, o, 0,
                   hi == RS_KBITS && n > w->local_max && W <= hi - lo);
 }
 
-static void RS_FN(sort_bits_untyped)(rs_work *w, void *keys, void *values, void *tmp, void *tmpv, size_t n,
-                                     const rs_out *o) {
-  RS_FN(sort_bits)(w, (RS_K *)keys, (RS_V *)values, (RS_K *)tmp, (RS_V *)tmpv, n, o);
+static void RS_FN(sort_bits_untyped)(rs_work *w, const void *in, const void *inv, void *keys, void *values, void *tmp,
+                                     void *tmpv, size_t n, const rs_out *o) {
+  RS_FN(sort_bits)(w, (const RS_K *)in, (const RS_V *)inv, (RS_K *)keys, (RS_V *)values, (RS_K *)tmp, (RS_V *)tmpv,
+                   n, o);
 }
 
 const tdm__rs_fns RS_CAT(tdm__rs, RS_SFX) = {.sort_bits = RS_FN(sort_bits_untyped)};

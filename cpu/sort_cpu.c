@@ -198,8 +198,22 @@ static void rs_keys_vq(void *keys, size_t ks, size_t n, const rs_out *o) {
 }
 #endif
 
-tdm_status tdm__cpu_sort(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type value_type, void *values,
-                         size_t n, int desc) {
+/* Copies the input of a sort_copy into its output, in parallel (the copy is
+ * the first touch of fresh pages, and the kernel zeroes each page in the
+ * thread that touches it). */
+static void copy_input(tdm_ctx *ctx, const void *in_keys, void *keys, size_t ks, const void *in_values, void *values,
+                       size_t vs, size_t n) {
+  long c, parts = tdm__threads_for(ctx, n, (size_t)1 << 18);
+  TDM__PAR_FOR(parts, c, parts, {
+    size_t s0 = n / (size_t)parts * (size_t)c, s1 = c + 1 == parts ? n : n / (size_t)parts * (size_t)(c + 1);
+    memcpy((char *)keys + s0 * ks, (const char *)in_keys + s0 * ks, (s1 - s0) * ks);
+    if (vs) memcpy((char *)values + s0 * vs, (const char *)in_values + s0 * vs, (s1 - s0) * vs);
+  });
+}
+
+/* tdm__cpu_sort, and tdm__cpu_sort_copy when in_keys is non-NULL. */
+static tdm_status sort_any(tdm_ctx *ctx, tdm_type key_type, const void *in_keys, void *keys, tdm_type value_type,
+                           const void *in_values, void *values, size_t n, int desc) {
   size_t ks = tdm_type_size(key_type), vs = values ? tdm_type_size(value_type) : 0;
   rs_out o;
   rs_layout l;
@@ -214,6 +228,12 @@ tdm_status tdm__cpu_sort(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type v
   o.identity = (o.kind == TDM_KIND_UNSIGNED && !desc);
   /* n * (ks + vs) cannot overflow: the caller checked both arrays exist. */
 #if TANDEM_HAVE_HWY
+  /* Only the radix path reads a separate input itself; the others sort a
+   * copy in place. */
+  if (in_keys && (!vs || n <= RS_SMALL_MAX)) {
+    copy_input(ctx, in_keys, keys, ks, in_values, values, vs, n);
+    in_keys = in_values = NULL;
+  }
   if (vs && n <= RS_SMALL_MAX) {
     size_t vcopy_at;
     st = tdm__host_scratch(ctx, small_plan(n, ks, vs, &vcopy_at), &s);
@@ -242,9 +262,20 @@ tdm_status tdm__cpu_sort(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type v
   if (st != TDM_OK) return st;
   base = (char *)s.ptr;
   rs_work_init(&w, &l, base);
-  rs_fns(ks, vs)->sort_bits(&w, keys, vs ? values : NULL, base + l.tmp, vs ? base + l.tmpv : NULL, n, &o);
+  rs_fns(ks, vs)->sort_bits(&w, in_keys, vs ? in_values : NULL, keys, vs ? values : NULL, base + l.tmp,
+                            vs ? base + l.tmpv : NULL, n, &o);
   tdm__host_scratch_release(ctx, &s);
   return TDM_OK;
+}
+
+tdm_status tdm__cpu_sort(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type value_type, void *values,
+                         size_t n, int desc) {
+  return sort_any(ctx, key_type, NULL, keys, value_type, NULL, values, n, desc);
+}
+
+tdm_status tdm__cpu_sort_copy(tdm_ctx *ctx, tdm_type key_type, const void *in_keys, void *keys,
+                              tdm_type value_type, const void *in_values, void *values, size_t n, int desc) {
+  return sort_any(ctx, key_type, in_keys, keys, value_type, in_values, values, n, desc);
 }
 
 /* Elements [lo, hi) of arg_fill. */
@@ -294,7 +325,7 @@ tdm_status tdm__cpu_argsort(tdm_ctx *ctx, tdm_type key_type, const void *keys, t
   rs_work_init(&w, &l, base);
 
   arg_fill(&w, keys, base + l.bits, perm_out, ks, is, n, kind, desc);
-  rs_fns(ks, is)->sort_bits(&w, base + l.bits, perm_out, base + l.tmp, base + l.tmpv, n, &o);
+  rs_fns(ks, is)->sort_bits(&w, NULL, NULL, base + l.bits, perm_out, base + l.tmp, base + l.tmpv, n, &o);
   tdm__host_scratch_release(ctx, &s);
   return TDM_OK;
 }

@@ -71,45 +71,6 @@ static inline size_t rs_line_elems(size_t ks, size_t vs) { return 64 / (vs > ks 
 
 static inline int rs_thread_num(void) { return omp_get_thread_num(); }
 
-/* Writes one 64-byte-aligned line (or half line) with non-temporal stores:
- * a partition pass writes every line exactly once, so fetching the lines into
- * the cache first (read-for-ownership) would only double the traffic. */
-static inline void rs_stream_line(void *dst, const void *src, size_t bytes) {
-#if defined(__SSE2__)
-  size_t i;
-  for (i = 0; i < bytes; i += 16)
-    _mm_stream_si128((__m128i *)((char *)dst + i), _mm_load_si128((const __m128i *)((const char *)src + i)));
-#else
-  memcpy(dst, src, bytes);
-#endif
-}
-
-/* Copies bytes to a destination that is not in cache, streaming the aligned
- * middle so no line is read for ownership first. */
-static inline void rs_stream_copy(void *dst, const void *src, size_t bytes) {
-#if defined(__SSE2__)
-  char *d = (char *)dst;
-  const char *s = (const char *)src;
-  size_t head = (16 - ((uintptr_t)d & 15)) & 15, i;
-  if (bytes < 64) {
-    memcpy(d, s, bytes);
-    return;
-  }
-  memcpy(d, s, head);
-  for (i = head; i + 16 <= bytes; i += 16)
-    _mm_stream_si128((__m128i *)(d + i), _mm_loadu_si128((const __m128i *)(s + i)));
-  memcpy(d + i, s + i, bytes - i);
-#else
-  memcpy(dst, src, bytes);
-#endif
-}
-
-static inline void rs_stream_fence(void) {
-#if defined(__SSE2__)
-  _mm_sfence();
-#endif
-}
-
 #define RS_UNSORT32(b, o) tdm__unsortbits32((b), (o)->kind, (o)->desc)
 #define RS_UNSORT64(b, o) tdm__unsortbits64((b), (o)->kind, (o)->desc)
 
@@ -118,8 +79,11 @@ static inline void rs_stream_fence(void) {
 typedef struct tdm__rs_fns {
   /* Sorts keys (caller's raw keys, or sort bits when o is the identity) with
    * values alongside (NULL for keys only); tmp / tmpv are scratch of n
-   * elements. The result is untransformed into keys / values. */
-  void (*sort_bits)(rs_work *w, void *keys, void *values, void *tmp, void *tmpv, size_t n, const rs_out *o);
+   * elements. The result is untransformed into keys / values. With in
+   * non-NULL the input is read from in / inv (untouched) and its sorted copy
+   * written to keys / values. */
+  void (*sort_bits)(rs_work *w, const void *in, const void *inv, void *keys, void *values, void *tmp, void *tmpv,
+                    size_t n, const rs_out *o);
 } tdm__rs_fns;
 
 #if TANDEM_HAVE_HWY

@@ -56,6 +56,12 @@ void tdm_test_ops_method(int method);
  * Process-wide: call with 0 to undo; trees built before keep their level. */
 int tdm_test_btree_isa_limit(int level);
 
+/* The CPU sort of a copy (cpu/cpu.h tdm__cpu_sort_copy): sorts what in_keys
+ * / in_values hold into keys / values (values NULL: keys only), leaving the
+ * input as it was. ctx must be a CPU context. */
+tdm_status tdm_test_sort_copy(tdm_ctx *ctx, tdm_type key_type, const void *in_keys, void *keys, tdm_type value_type,
+                              const void *in_values, void *values, size_t n, int desc);
+
 /* Keys-only sorts on contexts of two or more threads: 0 follows the
  * library's rule, 1 sends every one to the two-thread split sort
  * (cpu/sort_split_cpu.c) whatever its size and the load of the machine. Its

@@ -211,14 +211,13 @@ TDM_HD uint64_t tdm__bt_geom_key_start(const tdm__bt_geom *g, uint32_t l, uint64
   return tdm__bt_even_start(g->m, g->cnt[0], i);
 }
 
-/* Fills leaf i from sorted keys (raw, ks bytes, keybits kind) and values (vs
+/* Fills x as leaf i from sorted keys (raw, ks bytes, keybits kind) and values (vs
  * bytes; NULL gives zero values); the CUDA build passes 64-bit bits with
  * kind UNSIGNED. Returns 1
  * when the leaf's keys strictly increase starting from the key before its
  * first, so 1 from every leaf proves the input free of duplicates. */
-TDM_HD int tdm__bt_fill_leaf(tdm__bt_node *nodes, const tdm__bt_geom *g, const void *keys, const void *vals,
-                            uint32_t ks, uint32_t vs, int kind, uint64_t i) {
-  tdm__bt_node *x = &nodes[g->base[0] + i];
+TDM_HD int tdm__bt_fill_leaf_into(tdm__bt_node *x, const tdm__bt_geom *g, const void *keys, const void *vals,
+                                 uint32_t ks, uint32_t vs, int kind, uint64_t i) {
   uint64_t s = tdm__bt_even_start(g->m, g->cnt[0], i), e = tdm__bt_even_start(g->m, g->cnt[0], i + 1);
   uint64_t prev = s > 0 ? tdm__bt_key_bits(keys, s - 1, ks, kind) : 0, k;
   uint32_t j, c = (uint32_t)(e - s);
@@ -241,6 +240,12 @@ TDM_HD int tdm__bt_fill_leaf(tdm__bt_node *nodes, const tdm__bt_geom *g, const v
   x->prev = i > 0 ? (uint32_t)(i - 1) : TDM_BT_NIL;
   for (j = 0; j < 48; j++) x->pad[j] = 0;
   return ok;
+}
+/* tdm__bt_fill_leaf into leaf i's place in the node array. (The CPU fills a
+ * copy in cache and streams it out: its node array is not in cache.) */
+TDM_HD int tdm__bt_fill_leaf(tdm__bt_node *nodes, const tdm__bt_geom *g, const void *keys, const void *vals,
+                            uint32_t ks, uint32_t vs, int kind, uint64_t i) {
+  return tdm__bt_fill_leaf_into(&nodes[g->base[0] + i], g, keys, vals, ks, vs, kind, i);
 }
 
 /* Fills inner node i of level l >= 1: separators are the last key under each
