@@ -600,8 +600,8 @@ static void RS_FN(sort_rec)(rs_work *w, const RS_K *in, const RS_V *inv, RS_K *s
 
 /* Task t's part of first_pass: its chunk of P, counted into its row of
  * w->cnt when B > 0, with the OR and AND of its bits. */
-static void RS_FN(first_chunk)(const rs_work *w, RS_K *a, size_t n, int P, int t, int shift, size_t B, RS_K *or_out,
-                               RS_K *and_out, const rs_out *o) {
+static void RS_FN(first_chunk)(const rs_work *w, const RS_K *a, RS_K *dst, size_t n, int P, int t, int shift,
+                               size_t B, RS_K *or_out, RS_K *and_out, const rs_out *o) {
   size_t lo = rs_chunk(n, P, t), hi = rs_chunk(n, P, t + 1), i;
   size_t *c = w->cnt + (size_t)t * B;
   RS_K x = 0, y = (RS_K)~(RS_K)0;
@@ -611,7 +611,7 @@ static void RS_FN(first_chunk)(const rs_work *w, RS_K *a, size_t n, int P, int t
       if (!o->identity) {
         b = (RS_K)(sizeof(RS_K) == 4 ? tdm__sortbits32((uint32_t)b, o->kind, o->desc)
                                      : tdm__sortbits64((uint64_t)b, o->kind, o->desc));
-        a[i] = b;
+        dst[i] = b;
       }
       x |= b;
       y &= b;
@@ -629,7 +629,7 @@ static void RS_FN(first_chunk)(const rs_work *w, RS_K *a, size_t n, int P, int t
     for (i = lo; i < hi; i++) {
       RS_K b = (RS_K)(sizeof(RS_K) == 4 ? tdm__sortbits32((uint32_t)a[i], o->kind, o->desc)
                                         : tdm__sortbits64((uint64_t)a[i], o->kind, o->desc));
-      a[i] = b;
+      dst[i] = b;
       x |= b;
       y &= b;
       c[b >> shift]++;
@@ -639,16 +639,18 @@ static void RS_FN(first_chunk)(const rs_work *w, RS_K *a, size_t n, int P, int t
   *and_out = y;
 }
 
-/* The first pass over the caller's keys: maps them to sort bits in place
- * (unless the map is the identity), reduces OR and AND of the bits, and counts
+/* The first pass over the caller's keys a: maps them to sort bits into dst
+ * (unless the map is the identity, when dst is never written; a and dst
+ * are the same array but for the sort of a copy), reduces OR and AND of the
+ * bits, and counts
  * the digit of width W at the top of the key per task into w->cnt (W = 0:
  * no count, for inputs that sort_rec sorts in cache at once). */
-static void RS_FN(first_pass)(const rs_work *w, RS_K *a, size_t n, int W, RS_K *or_out, RS_K *and_out,
-                              const rs_out *o) {
+static void RS_FN(first_pass)(const rs_work *w, const RS_K *a, RS_K *dst, size_t n, int W, RS_K *or_out,
+                              RS_K *and_out, const rs_out *o) {
   int P = rs_tasks(w, n), t, shift = RS_KBITS - W;
   size_t B = W ? (size_t)1 << W : 0;
   RS_K ors[RS_MAX_TASKS], ands[RS_MAX_TASKS], o_ = 0, a_ = (RS_K)~(RS_K)0;
-  TDM__PAR_FOR(P, t, P, RS_FN(first_chunk)(w, a, n, P, t, shift, B, &ors[t], &ands[t], o));
+  TDM__PAR_FOR(P, t, P, RS_FN(first_chunk)(w, a, dst, n, P, t, shift, B, &ors[t], &ands[t], o));
   for (t = 0; t < P; t++) {
     o_ |= ors[t];
     a_ &= ands[t];
@@ -673,8 +675,8 @@ static void RS_FN(sort_bits)(rs_work *w, const RS_K *in, const RS_V *inv, RS_K *
     in = NULL;
     inv = NULL;
   }
-  /* With the identity map the first pass only reads its array. */
-  RS_FN(first_pass)(w, in ? (RS_K *)(uintptr_t)in : keys, n, n > w->local_max ? W : 0, &ors, &ands, o);
+  /* With the identity map the first pass only reads (the input). */
+  RS_FN(first_pass)(w, in ? in : keys, keys, n, n > w->local_max ? W : 0, &ors, &ands, o);
   diff = ors ^ ands;
   if (diff == 0) { /* all keys equal: already sorted */
     if (in) RS_FN(copy_in)(w, in, inv, keys, values, n);
