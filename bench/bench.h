@@ -66,6 +66,15 @@ bench_row bench_make_row(const std::string &structure, const std::string &operat
  * row and emits it. setup may be empty. Returns the row. */
 bench_row bench_measure(const bench_opts &o, bench_row row, double elements, const std::function<void()> &setup,
                         const std::function<void()> &run);
+/* Two rows measured in alternation, for a ratio that the machine's drift
+ * (memory bandwidth here moves by a third within minutes) must not decide:
+ * one warm-up of each, then reps rounds that each time a and b once, a
+ * first in even rounds and b first in odd ones. Emits both rows, then a
+ * comment line with the median over the rounds of rate(a) / rate(b).
+ * Returns that median. */
+double bench_measure_pair(const bench_opts &o, bench_row a, double a_elements, const std::function<void()> &a_setup,
+                          const std::function<void()> &a_run, bench_row b, double b_elements,
+                          const std::function<void()> &b_setup, const std::function<void()> &b_run);
 /* Prints a row to the table and the CSV (when open). */
 void bench_emit(const bench_row &row);
 

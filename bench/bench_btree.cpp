@@ -10,7 +10,8 @@
  * Rows: build, find_hit, find_miss50, rank, range_count; with --peers also
  * build_sort_pairs+pass (our own tdm_sort_pairs of the same input plus one
  * sequential pass, the input copy included: the bound a sort-based build is
- * measured against) and the batched insert of n/10 new random keys into an
+ * measured against, timed in alternation with the build, with the median
+ * ratio of the rounds on a comment line) and the batched insert of n/10 new random keys into an
  * n-key tree against absl::btree_map inserting the same keys one by one (both
  * erase the previous run's keys before each run).
  */
@@ -167,9 +168,31 @@ void cpu_rows(const bench_opts &o, const inputs &in, size_t n, size_t q) {
   for (int th : bench_thread_list(o, "cpu")) {
     tdm_ctx *c = bench_ctx("cpu", th);
     tdm_btree *t = nullptr;
-    bench_measure(o, row_of("build", "tandem", "cpu", n, 0, th), (double)n,
-                  [&] { tdm_btree_destroy(t); t = nullptr; },
-                  [&] { t = build(c, in.keys.data(), in.vals.data(), n); });
+    auto setup_build = [&] {
+      tdm_btree_destroy(t);
+      t = nullptr;
+    };
+    auto run_build = [&] { t = build(c, in.keys.data(), in.vals.data(), n); };
+    if (o.peers) {
+      /* The bound for a sort-based build: sort the pairs, then one pass;
+       * measured in alternation with the build, so that the ratio is not
+       * the machine's drift between two rows. */
+      std::vector<uint64_t> k2(n), v2(n);
+      bench_measure_pair(o, row_of("build", "tandem", "cpu", n, 0, th), (double)n, setup_build, run_build,
+                         row_of("build", "tdm_sort_pairs+pass", "cpu", n, 0, th), (double)n, nullptr, [&] {
+                           /* The copy is part of the bound: sort_pairs works in place, and a
+                            * build leaves its (const) input untouched. */
+                           memcpy(k2.data(), in.keys.data(), n * 8);
+                           memcpy(v2.data(), in.vals.data(), n * 8);
+                           bench_check(tdm_sort_pairs(c, TDM_U64, k2.data(), TDM_U64, v2.data(), n, 0),
+                                       "sort_pairs");
+                           uint64_t s = 0;
+                           for (size_t i = 0; i < n; i++) s += k2[i] ^ v2[i];
+                           bench_sink(s);
+                         });
+    } else {
+      bench_measure(o, row_of("build", "tandem", "cpu", n, 0, th), (double)n, setup_build, run_build);
+    }
     bench_verify(tdm_btree_size(t) == n && tdm_btree_validate(t) == TDM_OK,
                  "tdm_btree_build (cpu): size %zu of %zu keys, validate: %s", tdm_btree_size(t), n, tdm_last_error());
     bench_measure(o, row_of("find_hit", "tandem", "cpu", n, q, th), (double)q, nullptr, [&] {
@@ -190,20 +213,6 @@ void cpu_rows(const bench_opts &o, const inputs &in, size_t n, size_t q) {
     });
     verify_counts("tdm_btree_range_count (cpu)", in, out.data(), true);
     if (o.peers) {
-      /* The bound for a sort-based build: sort the pairs, then one pass. */
-      std::vector<uint64_t> k2, v2;
-      k2.resize(n);
-      v2.resize(n);
-      bench_measure(o, row_of("build", "tdm_sort_pairs+pass", "cpu", n, 0, th), (double)n, nullptr, [&] {
-                      /* The copy is part of the bound: sort_pairs works in place, and a
-                       * build leaves its (const) input untouched. */
-                      memcpy(k2.data(), in.keys.data(), n * 8);
-                      memcpy(v2.data(), in.vals.data(), n * 8);
-                      bench_check(tdm_sort_pairs(c, TDM_U64, k2.data(), TDM_U64, v2.data(), n, 0), "sort_pairs");
-                      uint64_t s = 0;
-                      for (size_t i = 0; i < n; i++) s += k2[i] ^ v2[i];
-                      bench_sink(s);
-                    });
       /* Batched insert of n / 10 new keys into the n-key tree. */
       size_t m = n / 10;
       std::vector<uint64_t> extra = bench_unique_u64(2 * n, o.seed);

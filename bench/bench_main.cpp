@@ -221,6 +221,58 @@ bench_row bench_measure(const bench_opts &o, bench_row row, double elements, con
   return row;
 }
 
+/* Fills the rate fields of row from rates (sorted here). */
+static void fill_rates(bench_row &row, std::vector<double> rates, int reps) {
+  std::sort(rates.begin(), rates.end());
+  size_t m = rates.size();
+  row.reps = reps;
+  row.median = m % 2 ? rates[m / 2] : 0.5 * (rates[m / 2 - 1] + rates[m / 2]);
+  row.min = rates.front();
+  row.max = rates.back();
+}
+
+double bench_measure_pair(const bench_opts &o, bench_row a, double a_elements, const std::function<void()> &a_setup,
+                          const std::function<void()> &a_run, bench_row b, double b_elements,
+                          const std::function<void()> &b_setup, const std::function<void()> &b_run) {
+  std::vector<double> ra, rb, ratio;
+  int reps = o.reps > 0 ? o.reps : 1;
+  auto time_one = [&](const bench_row &row, const std::function<void()> &setup, const std::function<void()> &run,
+                      double elements, int i) {
+    bench_progress("%s %s %s %s %s t=%d: run %d/%d (paired)", row.structure.c_str(), row.operation.c_str(),
+                   row.impl.c_str(), row.backend.c_str(), row.key_type.c_str(), row.threads, i + 1, reps);
+    if (setup) setup();
+    double t0 = o.cpu_clock ? cpu_s() : now_s();
+    run();
+    double t = (o.cpu_clock ? cpu_s() : now_s()) - t0;
+    return elements / (t > 0 ? t : 1e-12) / 1e6;
+  };
+  for (int i = -1; i < reps; i++) { /* i = -1 is the warm-up of both */
+    double x, y;
+    if (i % 2 == 0) {
+      x = time_one(a, a_setup, a_run, a_elements, i);
+      y = time_one(b, b_setup, b_run, b_elements, i);
+    } else {
+      y = time_one(b, b_setup, b_run, b_elements, i);
+      x = time_one(a, a_setup, a_run, a_elements, i);
+    }
+    if (i < 0) continue;
+    ra.push_back(x);
+    rb.push_back(y);
+    ratio.push_back(x / y);
+  }
+  fill_rates(a, ra, reps);
+  fill_rates(b, rb, reps);
+  bench_emit(a);
+  bench_emit(b);
+  std::sort(ratio.begin(), ratio.end());
+  size_t m = ratio.size();
+  double med = m % 2 ? ratio[m / 2] : 0.5 * (ratio[m / 2 - 1] + ratio[m / 2]);
+  printf("# %s %s / %s %s, t=%d: %.3fx (median of %zu alternating rounds)\n", a.operation.c_str(), a.impl.c_str(),
+         b.operation.c_str(), b.impl.c_str(), a.threads, med, m);
+  fflush(stdout);
+  return med;
+}
+
 double bench_limit_memcpy_gbps(const bench_opts &o, int threads) {
   size_t bytes = (size_t)256 << 20;
   std::vector<char> a(bytes, 1), b(bytes, 2);
