@@ -198,29 +198,6 @@ void bench_emit(const bench_row &r) {
   }
 }
 
-bench_row bench_measure(const bench_opts &o, bench_row row, double elements, const std::function<void()> &setup,
-                        const std::function<void()> &run) {
-  std::vector<double> rates;
-  int reps = o.reps > 0 ? o.reps : 1;
-  for (int i = -1; i < reps; i++) { /* i = -1 is the warm-up */
-    bench_progress("%s %s %s %s %s t=%d: run %d/%d", row.structure.c_str(), row.operation.c_str(),
-                   row.impl.c_str(), row.backend.c_str(), row.key_type.c_str(), row.threads, i + 1, reps);
-    if (setup) setup();
-    double t0 = o.cpu_clock ? cpu_s() : now_s();
-    run();
-    double t = (o.cpu_clock ? cpu_s() : now_s()) - t0;
-    if (i >= 0) rates.push_back(elements / (t > 0 ? t : 1e-12) / 1e6);
-  }
-  std::sort(rates.begin(), rates.end());
-  size_t m = rates.size();
-  row.reps = reps;
-  row.median = m % 2 ? rates[m / 2] : 0.5 * (rates[m / 2 - 1] + rates[m / 2]);
-  row.min = rates.front();
-  row.max = rates.back();
-  bench_emit(row);
-  return row;
-}
-
 /* Fills the rate fields of row from rates (sorted here). */
 static void fill_rates(bench_row &row, std::vector<double> rates, int reps) {
   std::sort(rates.begin(), rates.end());
@@ -231,29 +208,45 @@ static void fill_rates(bench_row &row, std::vector<double> rates, int reps) {
   row.max = rates.back();
 }
 
+/* One timed run (run i of reps; -1 is the warm-up) after its setup: the
+ * rate in millions of elements per second. */
+static double time_run(const bench_opts &o, const bench_row &row, const std::function<void()> &setup,
+                       const std::function<void()> &run, double elements, int i, int reps) {
+  bench_progress("%s %s %s %s %s t=%d: run %d/%d", row.structure.c_str(), row.operation.c_str(), row.impl.c_str(),
+                 row.backend.c_str(), row.key_type.c_str(), row.threads, i + 1, reps);
+  if (setup) setup();
+  double t0 = o.cpu_clock ? cpu_s() : now_s();
+  run();
+  double t = (o.cpu_clock ? cpu_s() : now_s()) - t0;
+  return elements / (t > 0 ? t : 1e-12) / 1e6;
+}
+
+bench_row bench_measure(const bench_opts &o, bench_row row, double elements, const std::function<void()> &setup,
+                        const std::function<void()> &run) {
+  std::vector<double> rates;
+  int reps = o.reps > 0 ? o.reps : 1;
+  for (int i = -1; i < reps; i++) { /* i = -1 is the warm-up */
+    double r = time_run(o, row, setup, run, elements, i, reps);
+    if (i >= 0) rates.push_back(r);
+  }
+  fill_rates(row, rates, reps);
+  bench_emit(row);
+  return row;
+}
+
 double bench_measure_pair(const bench_opts &o, bench_row a, double a_elements, const std::function<void()> &a_setup,
                           const std::function<void()> &a_run, bench_row b, double b_elements,
                           const std::function<void()> &b_setup, const std::function<void()> &b_run) {
   std::vector<double> ra, rb, ratio;
   int reps = o.reps > 0 ? o.reps : 1;
-  auto time_one = [&](const bench_row &row, const std::function<void()> &setup, const std::function<void()> &run,
-                      double elements, int i) {
-    bench_progress("%s %s %s %s %s t=%d: run %d/%d (paired)", row.structure.c_str(), row.operation.c_str(),
-                   row.impl.c_str(), row.backend.c_str(), row.key_type.c_str(), row.threads, i + 1, reps);
-    if (setup) setup();
-    double t0 = o.cpu_clock ? cpu_s() : now_s();
-    run();
-    double t = (o.cpu_clock ? cpu_s() : now_s()) - t0;
-    return elements / (t > 0 ? t : 1e-12) / 1e6;
-  };
   for (int i = -1; i < reps; i++) { /* i = -1 is the warm-up of both */
     double x, y;
     if (i % 2 == 0) {
-      x = time_one(a, a_setup, a_run, a_elements, i);
-      y = time_one(b, b_setup, b_run, b_elements, i);
+      x = time_run(o, a, a_setup, a_run, a_elements, i, reps);
+      y = time_run(o, b, b_setup, b_run, b_elements, i, reps);
     } else {
-      y = time_one(b, b_setup, b_run, b_elements, i);
-      x = time_one(a, a_setup, a_run, a_elements, i);
+      y = time_run(o, b, b_setup, b_run, b_elements, i, reps);
+      x = time_run(o, a, a_setup, a_run, a_elements, i, reps);
     }
     if (i < 0) continue;
     ra.push_back(x);
