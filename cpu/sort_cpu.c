@@ -196,11 +196,9 @@ static void rs_keys_vq(void *keys, size_t ks, size_t n, const rs_out *o) {
       for (i = 0; i < n; i++) a[i] = tdm__unsortbits64(a[i], o->kind, o->desc);
   }
 }
-#endif
-
-/* Copies the input of a sort_copy into its output, in parallel (the copy is
- * the first touch of fresh pages, and the kernel zeroes each page in the
- * thread that touches it). */
+/* Copies the input of a sort_copy into its output, in parallel, for the
+ * paths that sort in place (without Highway every sort takes the radix path,
+ * which reads a separate input itself). */
 static void copy_input(tdm_ctx *ctx, const void *in_keys, void *keys, size_t ks, const void *in_values, void *values,
                        size_t vs, size_t n) {
   long c, parts = tdm__threads_for(ctx, n, (size_t)1 << 18);
@@ -210,6 +208,8 @@ static void copy_input(tdm_ctx *ctx, const void *in_keys, void *keys, size_t ks,
     if (vs) memcpy((char *)values + s0 * vs, (const char *)in_values + s0 * vs, (s1 - s0) * vs);
   });
 }
+
+#endif
 
 /* tdm__cpu_sort, and tdm__cpu_sort_copy when in_keys is non-NULL. */
 static tdm_status sort_any(tdm_ctx *ctx, tdm_type key_type, const void *in_keys, void *keys, tdm_type value_type,
