@@ -333,18 +333,6 @@ static void RS_FN(local_sort)(RS_K *A, RS_V *Av, RS_K *D, RS_V *Dv, RS_K *T, RS_
   tdm__stream_fence();
 }
 
-/* Copies n elements of the caller's input into keys / values, in parallel
- * (the copy is the first touch of fresh pages, and the kernel zeroes each
- * page in the thread that touches it). */
-static void RS_FN(copy_in)(const rs_work *w, const RS_K *in, const RS_V *inv, RS_K *keys, RS_V *values, size_t n) {
-  int P = rs_tasks(w, n), t;
-  TDM__PAR_FOR(P, t, P, {
-    size_t lo = rs_chunk(n, P, t), hi = rs_chunk(n, P, t + 1);
-    memcpy(keys + lo, in + lo, (hi - lo) * sizeof(RS_K));
-    if (RS_HAS_V) memcpy(values + lo, inv + lo, (hi - lo) * sizeof(RS_V));
-  });
-}
-
 /* Width of the MSD digit for n elements: the smallest in [8, max] whose
  * average bucket fits local_max. */
 static int RS_FN(msd_width)(size_t n, size_t local_max) {
@@ -538,7 +526,7 @@ static void RS_FN(sort_rec)(rs_work *w, const RS_K *in, const RS_V *inv, RS_K *s
 
     if (n <= w->local_max || bit_hi <= bit_lo) {
       RS_K *T = (RS_K *)w->priv;
-      if (in) RS_FN(copy_in)(w, in, inv, src, srcv, n);
+      if (in) RS_FN(final_copy)(in, inv, src, srcv, n, o); /* in is set only with the identity map */
       RS_V *Tv = (RS_V *)(w->priv + RS_PRIV_VOFF(w));
       RS_FN(local_sort)(src, srcv, final_in_alt ? alt : src, final_in_alt ? altv : srcv, T, Tv, n, bit_hi, bit_lo,
                         o);
@@ -661,26 +649,20 @@ static void RS_FN(first_pass)(const rs_work *w, const RS_K *a, RS_K *dst, size_t
 
 /* Sorts keys (caller's raw keys, or sort bits when o is the identity) with
  * values alongside; tmp/tmpv are scratch of n elements. The result is
- * untransformed into keys/values. With in non-NULL the data is read from
- * in / inv (left untouched) instead, and keys / values receive the sorted
- * copy: when the key map is the identity and the input is too large to sort
- * in cache at once, the first partition (or hot-key split) reads the input
+ * untransformed into keys/values. With in non-NULL (only with the identity
+ * map and n > local_max: sort_cpu.c copies other inputs first) the data is
+ * read from in / inv, left untouched, and keys / values receive the sorted
+ * copy: the first count and partition (or hot-key split) read the input
  * where it lies, so the copy costs no pass of its own. */
 static void RS_FN(sort_bits)(rs_work *w, const RS_K *in, const RS_V *inv, RS_K *keys, RS_V *values, RS_K *tmp,
                              RS_V *tmpv, size_t n, const rs_out *o) {
   RS_K ors, ands, diff;
   int hi, lo, W = RS_FN(msd_width)(n, w->local_max);
-  if (in && (!o->identity || n <= w->local_max)) {
-    RS_FN(copy_in)(w, in, inv, keys, values, n);
-    in = NULL;
-    inv = NULL;
-  }
   /* With the identity map the first pass only reads (the input). */
   RS_FN(first_pass)(w, in ? in : keys, keys, n, n > w->local_max ? W : 0, &ors, &ands, o);
   diff = ors ^ ands;
   if (diff == 0) { /* all keys equal: already sorted */
-    if (in) RS_FN(copy_in)(w, in, inv, keys, values, n);
-    RS_FN(final_copy)(keys, values, keys, values, n, o);
+    RS_FN(final_copy)(in ? in : keys, in ? inv : values, keys, values, n, o);
     return;
   }
   hi = RS_KBITS - (sizeof(RS_K) == 8 ? __builtin_clzll((unsigned long long)diff) : __builtin_clz((unsigned)diff));

@@ -196,9 +196,11 @@ static void rs_keys_vq(void *keys, size_t ks, size_t n, const rs_out *o) {
       for (i = 0; i < n; i++) a[i] = tdm__unsortbits64(a[i], o->kind, o->desc);
   }
 }
-/* Copies the input of a sort_copy into its output, in parallel, for the
- * paths that sort in place (without Highway every sort takes the radix path,
- * which reads a separate input itself). */
+#endif
+
+/* Copies the input of a sort_copy into its output, in parallel (the copy is
+ * the first touch of fresh pages, and the kernel zeroes each page in the
+ * thread that touches it), for the paths that sort in place. */
 static void copy_input(tdm_ctx *ctx, const void *in_keys, void *keys, size_t ks, const void *in_values, void *values,
                        size_t vs, size_t n) {
   long c, parts = tdm__threads_for(ctx, n, (size_t)1 << 18);
@@ -208,8 +210,6 @@ static void copy_input(tdm_ctx *ctx, const void *in_keys, void *keys, size_t ks,
     if (vs) memcpy((char *)values + s0 * vs, (const char *)in_values + s0 * vs, (s1 - s0) * vs);
   });
 }
-
-#endif
 
 /* tdm__cpu_sort, and tdm__cpu_sort_copy when in_keys is non-NULL. */
 static tdm_status sort_any(tdm_ctx *ctx, tdm_type key_type, const void *in_keys, void *keys, tdm_type value_type,
@@ -262,6 +262,13 @@ static tdm_status sort_any(tdm_ctx *ctx, tdm_type key_type, const void *in_keys,
   if (st != TDM_OK) return st;
   base = (char *)s.ptr;
   rs_work_init(&w, &l, base);
+  /* The radix sort reads a separate input itself only where that saves the
+   * copy: the identity map (no bits to write back) and more than it sorts in
+   * cache at once. */
+  if (in_keys && (!o.identity || n <= w.local_max)) {
+    copy_input(ctx, in_keys, keys, ks, in_values, values, vs, n);
+    in_keys = in_values = NULL;
+  }
   rs_fns(ks, vs)->sort_bits(&w, in_keys, vs ? in_values : NULL, keys, vs ? values : NULL, base + l.tmp,
                             vs ? base + l.tmpv : NULL, n, &o);
   tdm__host_scratch_release(ctx, &s);
