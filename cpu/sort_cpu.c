@@ -223,6 +223,10 @@ static tdm_status sort_any(tdm_ctx *ctx, tdm_type key_type, const void *in_keys,
   tdm_status st;
   int threads;
 
+  if (n < 2) { /* sorted already; the paths below assume elements to move */
+    if (in_keys && n == 1) copy_input(ctx, in_keys, keys, ks, in_values, values, vs, n);
+    return TDM_OK;
+  }
   o.kind = tdm__key_kind(key_type);
   o.desc = desc;
   o.identity = (o.kind == TDM_KIND_UNSIGNED && !desc);
