@@ -6,7 +6,8 @@
 #   make plots             throughput-vs-n plots in docs/img
 # Variables: BUILD=dir, CUDA=AUTO|ON|OFF, MPI=AUTO|ON|OFF, HWY=AUTO|ON|OFF (Highway's vqsort
 #            for keys-only sorts), WERROR=ON|OFF, TYPE=Release|Debug,
-#            SANITIZE=address,undefined, ARCHS="80-real;90", BENCH_ARGS=...,
+#            SANITIZE=address,undefined, ARCHS="80-real;90" (PY_ARCHS: the Python
+#            package's, default ARCHS), CTEST_JOBS (default JOBS), BENCH_ARGS=...,
 #            PYTHON_TESTS=ON|OFF (off by itself under SANITIZE), PY_CUDA=AUTO|ON|OFF,
 #            PY_TORCH=ON|OFF (default OFF: ON installs PyTorch into the venv, about 1 GB,
 #            and its CPU tensors are tested; needs the CUDA toolkit's libraries)
@@ -20,11 +21,15 @@ TYPE     ?= Release
 SANITIZE ?=
 ARCHS    ?=
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
+# Test programs run at once (ctest -j): most are one thread for most of
+# their time (the judge's runs, the Criterion programs' small cases).
+CTEST_JOBS ?= $(JOBS)
 # The sanitizer runtimes cannot be loaded into a Python process: sanitized
 # builds test the C library only.
 PYTHON_TESTS ?= $(if $(SANITIZE),OFF,ON)
 PY_CUDA  ?= $(CUDA)
 PY_TORCH ?= OFF
+PY_ARCHS ?= $(ARCHS)
 BENCH_ARGS ?= sort --peers --reps 5 --csv $(BUILD)/bench-sort.csv
 
 CMAKE_FLAGS = -DCMAKE_BUILD_TYPE=$(TYPE) -DTANDEM_CUDA=$(CUDA) -DTANDEM_MPI=$(MPI) -DTANDEM_HWY=$(HWY) -DTANDEM_WERROR=$(WERROR) \
@@ -44,12 +49,12 @@ build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
 test: build
-	ctest --test-dir $(BUILD) --output-on-failure
+	ctest --test-dir $(BUILD) --output-on-failure -j $(CTEST_JOBS)
 ifneq ($(CUDA),OFF)
 	$(MAKE) test-cuda-emu BUILD=$(BUILD) SANITIZE=$(SANITIZE)
 endif
 ifeq ($(PYTHON_TESTS),ON)
-	JOBS=$(JOBS) ARCHS="$(ARCHS)" WERROR=$(WERROR) TORCH=$(PY_TORCH) scripts/python-test.sh $(BUILD) $(PY_CUDA)
+	JOBS=$(JOBS) ARCHS="$(PY_ARCHS)" WERROR=$(WERROR) TORCH=$(PY_TORCH) scripts/python-test.sh $(BUILD) $(PY_CUDA)
 endif
 
 # The CUDA backend on the emulated device (tests/cuda_emu; test-only, never

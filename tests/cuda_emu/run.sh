@@ -7,7 +7,8 @@
 # the Criterion programs, CUDA_EMU_ONLY=selftest|pipeline|criterion|example|sweep,
 # CUDA_EMU_QUICK=--minimal for the smaller self-test on the first seed too
 # (the ThreadSanitizer build), CUDA_EMU_V2_PARTS (default "sort hash btree")
-# for the v2 structures the first seed runs.
+# for the v2 structures the first seed runs, CUDA_EMU_PIPELINE_REPS (default
+# 5) for the pipeline check's rounds.
 set -uo pipefail
 b=${1:?usage: run.sh BUILD_DIR}
 seeds=${CUDA_EMU_SEEDS:-1 2 3}
@@ -51,7 +52,9 @@ if want selftest; then
   done
 fi
 if want pipeline; then
-  for d in legacy v2; do run "tandem-pipeline-check" "$first" "$d" "$b/tandem-pipeline-check" --reps 5; done
+  for d in legacy v2; do
+    run "tandem-pipeline-check" "$first" "$d" "$b/tandem-pipeline-check" --reps "${CUDA_EMU_PIPELINE_REPS:-5}"
+  done
 fi
 if want example; then
   run "fused_lookup 12 2" "$first" legacy "$b/fused_lookup" 12 2
