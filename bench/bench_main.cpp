@@ -260,8 +260,12 @@ double bench_measure_pair(const bench_opts &o, bench_row a, double a_elements, c
   std::sort(ratio.begin(), ratio.end());
   size_t m = ratio.size();
   double med = m % 2 ? ratio[m / 2] : 0.5 * (ratio[m / 2 - 1] + ratio[m / 2]);
-  printf("# %s %s / %s %s, t=%d: %.3fx (median of %zu alternating rounds)\n", a.operation.c_str(), a.impl.c_str(),
-         b.operation.c_str(), b.impl.c_str(), a.threads, med, m);
+  if (a.threads == b.threads)
+    printf("# %s %s / %s %s, t=%d: %.3fx (median of %zu alternating rounds)\n", a.operation.c_str(), a.impl.c_str(),
+           b.operation.c_str(), b.impl.c_str(), a.threads, med, m);
+  else
+    printf("# %s %s t=%d / %s %s t=%d: %.3fx (median of %zu alternating rounds)\n", a.operation.c_str(),
+           a.impl.c_str(), a.threads, b.operation.c_str(), b.impl.c_str(), b.threads, med, m);
   fflush(stdout);
   return med;
 }

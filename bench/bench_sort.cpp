@@ -9,6 +9,8 @@
 #include <cstring>
 #include <sstream>
 
+#include <omp.h>
+
 #include "bench.h"
 #include "bench_gen.h"
 
@@ -170,6 +172,20 @@ void bench_keys_cpu(const bench_opts &o, tdm_type t, size_t n, const std::vector
     print_fraction(r, (double)ks, gbps[ti]);
     tdm_ctx_destroy(c);
   }
+  /* Thread scaling as one ratio: the rows above are minutes apart, and the
+   * machine's memory bandwidth drifts more than the goal's margin in that
+   * time, so the most threads and one thread are timed again in alternation. */
+  if (threads.size() > 1 && threads.front() == 1 && threads.back() > 1) {
+    tdm_ctx *c1 = bench_ctx("cpu", 1), *ck = bench_ctx("cpu", threads.back());
+    bench_measure_pair(
+        o, base_row("sort", "tandem", "cpu", t, nullptr, n, threads.back()), (double)n, reset,
+        [&] { bench_check(tdm_sort(ck, t, work.data(), n, 0), "tdm_sort"); },
+        base_row("sort", "tandem", "cpu", t, nullptr, n, 1), (double)n, reset,
+        [&] { bench_check(tdm_sort(c1, t, work.data(), n, 0), "tdm_sort"); });
+    verify_sorted("tdm_sort (cpu)", t, work.data(), n, fp);
+    tdm_ctx_destroy(c1);
+    tdm_ctx_destroy(ck);
+  }
   if (!o.peers) return;
   if (n <= 100000000) /* std::sort is ~15x slower; skip it where it would take minutes */
   {
@@ -191,6 +207,25 @@ void bench_keys_cpu(const bench_opts &o, tdm_type t, size_t n, const std::vector
                   [&] { vq_keys(sorter, t, work.data(), n); });
     verify_sorted("vqsort-avx2", t, work.data(), n, fp);
     hwy::DisableTargets(0);
+    /* The two-thread ceiling of any design that ends in one vqsort per
+     * thread: two threads each vqsort their own half at the same time (no
+     * partition, so the whole is not sorted), against one vqsort of the
+     * whole array, in alternation. Memory bandwidth and the shared cache
+     * decide how far this falls short of 2x plus the halves' shorter depth. */
+    if (threads.back() >= 2) {
+      size_t h = n / 2;
+      bench_measure_pair(
+          o, base_row("sort", "vqsort-halves", "cpu", t, nullptr, n, 2), (double)n, reset,
+          [&] {
+#pragma omp parallel num_threads(2)
+            {
+              int me = omp_get_thread_num();
+              vq_keys(sorter, t, work.data() + (me ? h * ks : 0), me ? n - h : h);
+            }
+          },
+          base_row("sort", "vqsort", "cpu", t, nullptr, n, 1), (double)n, reset,
+          [&] { vq_keys(sorter, t, work.data(), n); });
+    }
   }
 #endif
 }
