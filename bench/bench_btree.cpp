@@ -11,9 +11,11 @@
  * build_sort_pairs+pass (our own tdm_sort_pairs of the same input plus one
  * sequential pass, the input copy included: the bound a sort-based build is
  * measured against, timed in alternation with the build, with the median
- * ratio of the rounds on a comment line) and the batched insert of n/10 new random keys into an
- * n-key tree against absl::btree_map inserting the same keys one by one (both
- * erase the previous run's keys before each run).
+ * ratio of the rounds on a comment line), range_count timed in alternation
+ * with find_miss50 (its ratio on a comment line too), and the batched insert
+ * of n/10 new random keys into an n-key tree against absl::btree_map
+ * inserting the same keys one by one (both erase the previous run's keys
+ * before each run).
  */
 #include <algorithm>
 #include <cstdlib>
@@ -208,10 +210,22 @@ void cpu_rows(const bench_opts &o, const inputs &in, size_t n, size_t q) {
       bench_check(tdm_btree_rank(t, in.miss50.data(), out.data(), q), "rank");
     });
     verify_counts("tdm_btree_rank (cpu)", in, out.data(), false);
-    bench_measure(o, row_of("range_count", "tandem", "cpu", n, q, th), (double)q, nullptr, [&] {
-      bench_check(tdm_btree_range_count(t, in.miss50.data(), in.hi50.data(), out.data(), q), "range_count");
-    });
-    verify_counts("tdm_btree_range_count (cpu)", in, out.data(), true);
+    auto run_count = [&] {
+      bench_check(tdm_btree_range_count(t, in.miss50.data(), in.hi50.data(), out2.data(), q), "range_count");
+    };
+    if (o.peers) {
+      /* range_count against the find of its lower bounds, in alternation:
+       * the ratio is the goal, and the two rows are too close for drift. */
+      bench_measure_pair(o, row_of("range_count", "tandem", "cpu", n, q, th), (double)q, nullptr, run_count,
+                         row_of("find_miss50", "tandem", "cpu", n, q, th), (double)q, nullptr, [&] {
+                           bench_check(tdm_btree_find(t, in.miss50.data(), out.data(), found.data(), q), "find");
+                         });
+      verify_find("tdm_btree_find (cpu, miss50)", q, found.data(), out.data(), in.miss_found.data(),
+                  in.miss_val.data());
+    } else {
+      bench_measure(o, row_of("range_count", "tandem", "cpu", n, q, th), (double)q, nullptr, run_count);
+    }
+    verify_counts("tdm_btree_range_count (cpu)", in, out2.data(), true);
     if (o.peers) {
       /* Batched insert of n / 10 new keys into the n-key tree. */
       size_t m = n / 10;
