@@ -409,12 +409,17 @@ ALWAYS_INLINE void rank_group(const tdm_btree *t, const void *keys, uint64_t *ra
  * bound follows its own path and adds its prefix count, prefetched one pass
  * before it is read, so the count takes the same number of dependent memory
  * rounds as a find: only the second leaf's key lines and one or two prefix
- * count lines per level below the split are extra. */
+ * count lines per level below the split are extra. The common short range,
+ * whose bounds part at the leaves' parent into neighbouring leaves, reads
+ * no prefix counts at all: the difference of the two is the first leaf's
+ * size, which its key lines (read anyway) tell, as the slots below the
+ * padding (that leaf has a right neighbour, so it cannot hold the all-ones
+ * key that padding equals). */
 ALWAYS_INLINE void count_group(const tdm_btree *t, const void *lo, const void *hi, uint64_t *out, size_t n, long gi,
                                lower_fn lower) {
   static const uint64_t zero = 0;
   const tdm__bt_node *nodes = BT(t)->nodes;
-  uint64_t q[GROUP], h[GROUP], acc[GROUP];
+  uint64_t q[GROUP], h[GROUP], acc[GROUP], adj[GROUP];
   const uint64_t *pa[GROUP], *pb[GROUP];
   uint32_t a[GROUP], b[GROUP];
   size_t at = (size_t)gi * GROUP;
@@ -424,7 +429,7 @@ ALWAYS_INLINE void count_group(const tdm_btree *t, const void *lo, const void *h
   load_bits(t, hi, at, g, h);
   for (j = 0; j < g; j++) {
     a[j] = b[j] = t->root;
-    acc[j] = 0;
+    acc[j] = adj[j] = 0;
     pa[j] = pb[j] = &zero;
   }
   for (lvl = t->height - 1; lvl > 0; lvl--) {
@@ -435,7 +440,10 @@ ALWAYS_INLINE void count_group(const tdm_btree *t, const void *lo, const void *h
        * are upper bounds of their left child. */
       uint32_t ca = lower(x->key, q[j]), cb = lower(y->key, h[j]);
       acc[j] += *pb[j] - *pa[j];
-      if (a[j] == b[j] && ca == cb) {
+      if (a[j] == b[j] && (ca == cb || (lvl == 1 && cb == ca + 1))) {
+        /* One path on, or parted into neighbouring leaves (lvl 1): adj says
+         * the leaf step adds the first one's size. */
+        adj[j] = ca != cb;
         pa[j] = pb[j] = &zero;
       } else {
         pa[j] = ca ? &x->u.in.cum[ca - 1] : &zero;
@@ -455,7 +463,8 @@ ALWAYS_INLINE void count_group(const tdm_btree *t, const void *lo, const void *h
     /* Keys <= hi in its leaf; padding is all ones, so for hi all ones the
      * leaf's count says how many slots are keys. */
     uint64_t upto_hi = h[j] == TDM_BT_PAD ? y->count : lower(y->key, h[j] + 1);
-    uint64_t c = acc[j] + *pb[j] - *pa[j] + upto_hi - below_lo;
+    uint64_t left = (0 - adj[j]) & lower(nodes[a[j]].key, TDM_BT_PAD);
+    uint64_t c = acc[j] + *pb[j] - *pa[j] + left + upto_hi - below_lo;
     out[at + (size_t)j] = q[j] > h[j] ? 0 : c;
   }
 }
