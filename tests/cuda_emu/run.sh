@@ -6,9 +6,10 @@
 # Environment: CUDA_EMU_SEEDS (default "1 2 3"), CUDA_EMU_CRITERION=0 to skip
 # the Criterion programs, CUDA_EMU_ONLY=selftest|pipeline|criterion|example|sweep,
 # CUDA_EMU_QUICK=--minimal for the smaller self-test on the first seed too
-# (the ThreadSanitizer build), CUDA_EMU_V2_PARTS (default "sort hash btree")
+# (the sanitized builds), CUDA_EMU_V2_PARTS (default "sort hash btree")
 # for the v2 structures the first seed runs, CUDA_EMU_PIPELINE_REPS (default
-# 5) for the pipeline check's rounds.
+# 5) for the pipeline check's rounds, CUDA_EMU_PIPELINE_KEYS for its key
+# count (default the program's, 2^20).
 set -uo pipefail
 b=${1:?usage: run.sh BUILD_DIR}
 seeds=${CUDA_EMU_SEEDS:-1 2 3}
@@ -53,7 +54,8 @@ if want selftest; then
 fi
 if want pipeline; then
   for d in legacy v2; do
-    run "tandem-pipeline-check" "$first" "$d" "$b/tandem-pipeline-check" --reps "${CUDA_EMU_PIPELINE_REPS:-5}"
+    run "tandem-pipeline-check" "$first" "$d" "$b/tandem-pipeline-check" --reps "${CUDA_EMU_PIPELINE_REPS:-5}" \
+      ${CUDA_EMU_PIPELINE_KEYS:+--keys "$CUDA_EMU_PIPELINE_KEYS"}
   done
 fi
 if want example; then

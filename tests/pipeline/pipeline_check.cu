@@ -26,8 +26,10 @@
 //     caller left pending is reported as such, with the caller's keys
 //     untouched.
 // bench/device-check.sh and ctest run it once per GPU design. Usage:
-//   tandem-pipeline-check [--reps N]   (N timed calls in 5, default 2000; the
-//   emulated device passes a few, since 5 only prints a time)
+//   tandem-pipeline-check [--reps N] [--keys K]   (N timed calls in 5, default
+//   2000; the emulated device passes a few, since 5 only prints a time; K keys
+//   in the structures and sorts, default 2^20, at least 2^16: the sanitized
+//   emulated run passes 2^18)
 // Exit 0: all passed; 1: a check failed; 77: no usable CUDA device.
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -96,7 +98,8 @@ static tdm_ctx *make_ctx(cudaStream_t s, unsigned flags, const tdm_allocator *al
   return c;
 }
 
-enum { N = 1 << 20, Q = 1 << 16 };
+enum { Q = 1 << 16 };
+static size_t N = 1 << 20;  // --keys: the emulated device under ASan takes fewer
 
 // Inputs on the device, and one result area for every read-only operation.
 typedef struct world {
@@ -466,12 +469,14 @@ static void check_graphs_and_pending(const world *w, const uint64_t *ref, uint64
 int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     char *end = NULL;
-    long r = i + 1 < argc && !strcmp(argv[i], "--reps") ? strtol(argv[i + 1], &end, 10) : 0;
-    if (!end || *end || r < 1 || r > 1000000) {
-      fprintf(stderr, "usage: %s [--reps N]   (N from 1 to 1000000)\n", argv[0]);
+    int reps = !strcmp(argv[i], "--reps"), keys = !strcmp(argv[i], "--keys");
+    long r = i + 1 < argc && (reps || keys) ? strtol(argv[i + 1], &end, 10) : 0;
+    if (!end || *end || (reps && (r < 1 || r > 1000000)) || (keys && (r < Q || r > (1L << 26)))) {
+      fprintf(stderr, "usage: %s [--reps N] [--keys K]   (N from 1 to 1000000, K from 2^16 to 2^26)\n", argv[0]);
       return 2;
     }
-    timed_reps = (int)r;
+    if (reps) timed_reps = (int)r;
+    else N = (size_t)r;
     i++;
   }
   // 7 first: the fault poisons the CUDA context of its process, and a child
