@@ -12,7 +12,8 @@
  * sequential pass, the input copy included: the bound a sort-based build is
  * measured against, timed in alternation with the build, with the median
  * ratio of the rounds on a comment line), range_count timed in alternation
- * with find_miss50 (its ratio on a comment line too), and the batched insert
+ * with find_miss50 (its ratio on a comment line too), the same for ranges of
+ * about 0, 1 and 4 keys (range_count_w0, _w1, _w4), and the batched insert
  * of n/10 new random keys into an n-key tree against absl::btree_map
  * inserting the same keys one by one (both erase the previous run's keys
  * before each run).
@@ -142,16 +143,16 @@ void verify_find(const char *what, size_t q, const uint8_t *found, const uint64_
   bench_verify(bad == 0, "%s: %zu of %zu queries answered wrongly", what, bad, q);
 }
 
-/* rank (lo only) or range_count (lo and hi) against std::lower_bound /
- * std::upper_bound over the sorted keys. */
-void verify_counts(const char *what, const inputs &in, const uint64_t *got, bool range) {
+/* rank (lo only: his NULL) or range_count (lo and his[i]) against
+ * std::lower_bound / std::upper_bound over the sorted keys. */
+void verify_counts(const char *what, const inputs &in, const uint64_t *got, const uint64_t *his) {
   const std::vector<uint64_t> &s = in.sorted_k;
   size_t bad = 0, q = in.miss50.size();
 #pragma omp parallel for reduction(+ : bad) schedule(static)
   for (long i = 0; i < (long)q; i++) {
-    uint64_t lo = in.miss50[(size_t)i], hi = in.hi50[(size_t)i];
+    uint64_t lo = in.miss50[(size_t)i], hi = his ? his[i] : 0;
     uint64_t lb = (uint64_t)(std::lower_bound(s.begin(), s.end(), lo) - s.begin());
-    uint64_t want = range ? (lo > hi ? 0 : (uint64_t)(std::upper_bound(s.begin(), s.end(), hi) - s.begin()) - lb) : lb;
+    uint64_t want = his ? (lo > hi ? 0 : (uint64_t)(std::upper_bound(s.begin(), s.end(), hi) - s.begin()) - lb) : lb;
     if (got[i] != want) bad++;
   }
   bench_verify(bad == 0, "%s: %zu of %zu answers wrong", what, bad, q);
@@ -209,7 +210,7 @@ void cpu_rows(const bench_opts &o, const inputs &in, size_t n, size_t q) {
     bench_measure(o, row_of("rank", "tandem", "cpu", n, q, th), (double)q, nullptr, [&] {
       bench_check(tdm_btree_rank(t, in.miss50.data(), out.data(), q), "rank");
     });
-    verify_counts("tdm_btree_rank (cpu)", in, out.data(), false);
+    verify_counts("tdm_btree_rank (cpu)", in, out.data(), nullptr);
     auto run_count = [&] {
       bench_check(tdm_btree_range_count(t, in.miss50.data(), in.hi50.data(), out2.data(), q), "range_count");
     };
@@ -225,7 +226,29 @@ void cpu_rows(const bench_opts &o, const inputs &in, size_t n, size_t q) {
     } else {
       bench_measure(o, row_of("range_count", "tandem", "cpu", n, q, th), (double)q, nullptr, run_count);
     }
-    verify_counts("tdm_btree_range_count (cpu)", in, out2.data(), true);
+    verify_counts("tdm_btree_range_count (cpu)", in, out2.data(), in.hi50.data());
+    if (o.peers) {
+      /* Where range_count's time goes: narrower ranges, [lo, lo + w * 2^64
+       * / n] (about w keys; w = 0 is [lo, lo], always one leaf), each against
+       * find_miss50 in alternation. */
+      std::vector<uint64_t> his(q);
+      for (int w : {0, 1, 4}) {
+        uint64_t span = (UINT64_MAX / n) * (uint64_t)w;
+        for (size_t i = 0; i < q; i++)
+          his[i] = in.miss50[i] + span < in.miss50[i] ? UINT64_MAX : in.miss50[i] + span;
+        char op[32];
+        snprintf(op, sizeof op, "range_count_w%d", w);
+        bench_measure_pair(
+            o, row_of(op, "tandem", "cpu", n, q, th), (double)q, nullptr,
+            [&] {
+              bench_check(tdm_btree_range_count(t, in.miss50.data(), his.data(), out2.data(), q), "range_count");
+            },
+            row_of("find_miss50", "tandem", "cpu", n, q, th), (double)q, nullptr, [&] {
+              bench_check(tdm_btree_find(t, in.miss50.data(), out.data(), found.data(), q), "find");
+            });
+        verify_counts(op, in, out2.data(), his.data());
+      }
+    }
     if (o.peers) {
       /* Batched insert of n / 10 new keys into the n-key tree. */
       size_t m = n / 10;
