@@ -200,12 +200,12 @@ static inline tdm__hash_cpu *tdm__hash_cpu_of(const tdm_hash *h) { return (tdm__
 
 /* ---- B+ tree --------------------------------------------------------------- */
 
-/* Instruction-set levels of the B-tree queries (btree_cpu.c). */
+/* Instruction-set levels of the B-tree's queries and leaf fill (btree_cpu.c). */
 typedef enum tdm__bt_isa { TDM__BT_ISA_SCALAR, TDM__BT_ISA_AVX2, TDM__BT_ISA_AVX512, TDM__BT_ISA_LEVELS } tdm__bt_isa;
 /* Highest level a tree built from now on may use (default: the highest);
  * lowered only by a test hook (tests/hooks/btree_isa.c). */
 TDM_INTERNAL extern int tdm__bt_isa_cap;
-typedef struct tdm__bt_query_fns tdm__bt_query_fns;
+typedef struct tdm__bt_isa_fns tdm__bt_isa_fns;
 
 /* A CPU tree's private state (at t->be): a classic B+ tree over a node array
  * that splits, borrows and merges in place. */
@@ -216,8 +216,8 @@ typedef struct tdm__btree_cpu {
   uint32_t cap, used;  /* slots allocated / slots ever handed out */
   uint32_t live;       /* nodes in the tree (used minus free) */
   uint32_t free_head;  /* free list through next; TDM_BT_NIL when empty */
-  tdm__bt_isa isa;             /* the query loops' instruction-set level ... */
-  const tdm__bt_query_fns *q;  /* ... and their table, both fixed at build */
+  tdm__bt_isa isa;            /* the instruction-set level of its loops ... */
+  const tdm__bt_isa_fns *fn;  /* ... and their table, both fixed at build */
 } tdm__btree_cpu;
 
 static inline tdm__btree_cpu *tdm__btree_cpu_of(const tdm_btree *t) { return (tdm__btree_cpu *)t->be; }

@@ -288,6 +288,65 @@ Test(btree_model, queries_every_isa) {
   tdm_test_btree_isa_limit(0);
   cr_assert(seen & 1, "the scalar level never ran");
 }
+/* A bulk load makes the same bytes at every instruction-set level: the
+ * AVX-512 leaf fill against the shared per-leaf code (scalar level), for
+ * every key and value type, sizes around the leaf and parent boundaries, one
+ * and two threads (130001 keys make two parts where two cores are free, and
+ * a parent whose leaves fall in both), and inputs
+ * whose duplicates sit anywhere in a leaf or across two (which must send the
+ * build to its reduction pass at both levels alike). */
+static void build_at(tdm_ctx *ctx, const tdm_btree_opts *o, const void *k, const void *v, size_t n, int limit,
+                     tdm_btree **t) {
+  cr_assert(tdm_test_btree_isa_limit(limit) >= 0);
+  CHECK_OK(tdm_btree_build(ctx, o, k, v, n, t));
+  CHECK_OK(tdm_btree_validate(*t));
+}
+
+Test(btree_build, same_nodes_at_every_isa) {
+  static const size_t sizes[] = {1, 2, 7, 8, 9, 15, 16, 17, 29, 113, 224, 225, 3587, 3600, 50001, 130001};
+  static const prop_dist dists[] = {PROP_UNIFORM, PROP_FEW_DISTINCT, PROP_SORTED, PROP_BOUNDARY};
+  int top = tdm_test_btree_isa_limit(0), th, kt, vt, si, di;
+  char *keys = (char *)malloc(8 * 130001), *vals = (char *)malloc(8 * 130001);
+  cr_log_info("leaf fills compared: level %d against the scalar one", top);
+  for (th = 1; th <= 2; th++) {
+    tdm_ctx *ctx = prop_ctx(TDM_BACKEND_CPU, th);
+    for (kt = 0; kt < 6; kt++)
+      for (vt = 0; vt < 6; vt++)
+        for (si = 0; si < (int)(sizeof sizes / sizeof *sizes); si++)
+          for (di = 0; di < 4; di++) {
+            tdm_btree_opts o = {all_types[kt], all_types[vt], (tdm_dup)((kt + vt + di) % (TDM_DUP_MAX + 1))};
+            tdm_btree *a = NULL, *b = NULL;
+            const tdm__btree_cpu *ca, *cb;
+            size_t n = sizes[si];
+            prop_rng r;
+            if (o.on_duplicate == TDM_DUP_SUM && (all_types[vt] == TDM_F32 || all_types[vt] == TDM_F64))
+              o.on_duplicate = TDM_DUP_MIN;
+            /* each large size for a sixth of the cases; two parts need two threads */
+            if (n > 3600 && ((kt + vt + di) % 6 != (n > 50001) || (n > 50001 && th == 1))) continue;
+            prop_rng_init(&r, 0xF111000ull + (uint64_t)(((th * 6 + kt) * 6 + vt) * 16 + si) * 4 + (uint64_t)di);
+            prop_fill(&r, all_types[kt], keys, n, dists[di]);
+            prop_fill(&r, all_types[vt], vals, n, PROP_UNIFORM);
+            build_at(ctx, &o, keys, vals, n, 2, &a);
+            build_at(ctx, &o, keys, vals, n, 0, &b);
+            ca = tdm__btree_cpu_of(a);
+            cb = tdm__btree_cpu_of(b);
+            cr_assert(tdm_btree_size(a) == tdm_btree_size(b) && a->height == b->height && a->root == b->root &&
+                          ca->used == cb->used,
+                      "shape differs: %zu keys (%s) into %s -> %s, %d threads", n, prop_dist_name(dists[di]),
+                      tdm_type_name(all_types[kt]), tdm_type_name(all_types[vt]), th);
+            cr_assert(memcmp(ca->nodes, cb->nodes, ca->used * sizeof(tdm__bt_node)) == 0,
+                      "nodes differ: %zu keys (%s) into %s -> %s, %d threads", n, prop_dist_name(dists[di]),
+                      tdm_type_name(all_types[kt]), tdm_type_name(all_types[vt]), th);
+            tdm_btree_destroy(a);
+            tdm_btree_destroy(b);
+          }
+    tdm_ctx_destroy(ctx);
+  }
+  tdm_test_btree_isa_limit(0);
+  free(keys);
+  free(vals);
+}
+
 Test(btree_model, u64) { run_models_for(TDM_U64); }
 Test(btree_model, i32) { run_models_for(TDM_I32); }
 Test(btree_model, i64) { run_models_for(TDM_I64); }

@@ -14,7 +14,7 @@
  *
  *   byte 0           128            192            256            320   336  384
  *        +------------+--------------+--------------+--------------+-----+----+
- *   leaf | key[0..15] | val[0..7]    | val[8..15]   | (unused)     | hdr | -- |
+ *   leaf | key[0..15] | val[0..7]    | val[8..15]   | 0 (unused)   | hdr | -- |
  *        +------------+--------------+--------------+--------------+-----+----+
  *  inner | key[0..15] | child[0..15] | cum[0..7]    | cum[8..15]   | hdr | -- |
  *        | separators | (u32)        | (u64)        | (u64)        |     |    |
@@ -234,6 +234,7 @@ TDM_HD int tdm__bt_fill_leaf_into(tdm__bt_node *x, const tdm__bt_geom *g, const 
       x->u.val[j] = 0;
     }
   }
+  for (j = 8; j < 16; j++) x->u.in.cum[j] = 0; /* the line leaves leave unused: zero, so trees are byte-identical */
   x->count = c;
   x->level = 0;
   x->next = i + 1 < g->cnt[0] ? (uint32_t)(i + 1) : TDM_BT_NIL;
@@ -248,31 +249,35 @@ TDM_HD int tdm__bt_fill_leaf(tdm__bt_node *nodes, const tdm__bt_geom *g, const v
   return tdm__bt_fill_leaf_into(&nodes[g->base[0] + i], g, keys, vals, ks, vs, kind, i);
 }
 
-/* Fills inner node i of level l >= 1: separators are the last key under each
- * child but the last. Keys as for tdm__bt_fill_leaf. */
-TDM_HD void tdm__bt_fill_inner(tdm__bt_node *nodes, const tdm__bt_geom *g, const void *keys, uint32_t ks, int kind,
-                              uint32_t l, uint64_t i) {
-  tdm__bt_node *x = &nodes[g->base[l] + i];
+/* Fills x as inner node i of level l >= 1: separators are the last key under
+ * each child but the last. Keys as for tdm__bt_fill_leaf. */
+TDM_HD void tdm__bt_fill_inner_into(tdm__bt_node *x, const tdm__bt_geom *g, const void *keys, uint32_t ks, int kind,
+                                   uint32_t l, uint64_t i) {
   uint64_t cs = tdm__bt_even_start(g->cnt[l - 1], g->cnt[l], i);
   uint64_t ce = tdm__bt_even_start(g->cnt[l - 1], g->cnt[l], i + 1);
+  /* The leaves' split read once: stores into x may alias *g, so the compiler
+   * would otherwise divide again for every child. */
+  uint64_t q0 = g->m / g->cnt[0], r0 = g->m % g->cnt[0], st[TDM_BT_B + 1], b;
   uint32_t j, c = (uint32_t)(ce - cs);
-  uint64_t kfirst = tdm__bt_geom_key_start(g, l - 1, cs), ke;
-  for (j = 0; j < 16; j++) {
-    x->key[j] = TDM_BT_PAD;
-    x->u.in.child[j] = TDM_BT_NIL;
-    x->u.in.cum[j] = 0;
+  for (j = 0; j <= c; j++) { /* first key under each child, and past the last */
+    b = cs + j;
+    st[j] = l == 1 ? b * q0 + (b < r0 ? b : r0) : tdm__bt_geom_key_start(g, l - 1, b);
   }
-  for (j = 0; j < c; j++) {
-    ke = tdm__bt_geom_key_start(g, l - 1, cs + j + 1);
-    x->u.in.child[j] = g->base[l - 1] + (uint32_t)(cs + j);
-    x->u.in.cum[j] = ke - kfirst;
-    if (j + 1 < c) x->key[j] = tdm__bt_key_bits(keys, ke - 1, ks, kind);
+  for (j = 0; j < 16; j++) {
+    x->key[j] = j + 1 < c ? tdm__bt_key_bits(keys, st[j + 1] - 1, ks, kind) : TDM_BT_PAD;
+    x->u.in.child[j] = j < c ? g->base[l - 1] + (uint32_t)(cs + j) : TDM_BT_NIL;
+    x->u.in.cum[j] = j < c ? st[j + 1] - st[0] : 0;
   }
   x->count = c;
   x->level = l;
   x->next = TDM_BT_NIL;
   x->prev = TDM_BT_NIL;
   for (j = 0; j < 48; j++) x->pad[j] = 0;
+}
+/* tdm__bt_fill_inner_into into the node's place in the node array. */
+TDM_HD void tdm__bt_fill_inner(tdm__bt_node *nodes, const tdm__bt_geom *g, const void *keys, uint32_t ks, int kind,
+                              uint32_t l, uint64_t i) {
+  tdm__bt_fill_inner_into(&nodes[g->base[l] + i], g, keys, ks, kind, l, i);
 }
 
 /* Run reduction shared by build and insert: given sorted key bits where equal
