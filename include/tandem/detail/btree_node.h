@@ -255,13 +255,13 @@ TDM_HD void tdm__bt_fill_inner_into(tdm__bt_node *x, const tdm__bt_geom *g, cons
                                    uint32_t l, uint64_t i) {
   uint64_t cs = tdm__bt_even_start(g->cnt[l - 1], g->cnt[l], i);
   uint64_t ce = tdm__bt_even_start(g->cnt[l - 1], g->cnt[l], i + 1);
-  /* The leaves' split read once: stores into x may alias *g, so the compiler
-   * would otherwise divide again for every child. */
-  uint64_t q0 = g->m / g->cnt[0], r0 = g->m % g->cnt[0], st[TDM_BT_B + 1], b;
+  /* The leaves' split read once into locals: stores into x may alias *g, so
+   * the compiler would otherwise divide again for every child. */
+  uint64_t m = g->m, c0 = g->cnt[0], st[TDM_BT_B + 1], b;
   uint32_t j, c = (uint32_t)(ce - cs);
   for (j = 0; j <= c; j++) { /* first key under each child, and past the last */
     b = cs + j;
-    st[j] = l == 1 ? b * q0 + (b < r0 ? b : r0) : tdm__bt_geom_key_start(g, l - 1, b);
+    st[j] = l == 1 ? tdm__bt_even_start(m, c0, b) : tdm__bt_geom_key_start(g, l - 1, b);
   }
   for (j = 0; j < 16; j++) {
     x->key[j] = j + 1 < c ? tdm__bt_key_bits(keys, st[j + 1] - 1, ks, kind) : TDM_BT_PAD;
