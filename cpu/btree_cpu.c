@@ -47,7 +47,7 @@ enum { GROUP = 32 };
  * shared leaf fill: the vector one is built on AVX-512's masked loads. */
 struct tdm__bt_isa_fns {
   int (*leaves)(tdm__bt_node *nodes, const tdm__bt_geom *g, const void *keys, const void *vals, uint32_t ks,
-                uint32_t vs, int kind, uint64_t lo, uint64_t hi);
+                uint32_t vs, int kind, uint64_t koff, uint64_t lo, uint64_t hi, uint64_t *last);
   void (*find)(const tdm_btree *t, const void *keys, void *values_out, uint8_t *found_out, size_t n);
   void (*rank)(const tdm_btree *t, const void *keys, uint64_t *rank_out, size_t n);
   void (*count)(const tdm_btree *t, const void *lo, const void *hi, uint64_t *out, size_t n);
@@ -156,7 +156,7 @@ static void batch_free(batch *b) {
 /* Sorts a copy of n keys (and values when non-NULL) stably; equal keys stay
  * in input order. */
 static tdm_status batch_sort(const tdm_btree *t, const void *keys, const void *values, size_t n, batch *b,
-                             const char *fn) {
+                             const tdm__sort_sink *sink, const char *fn) {
   size_t ks = t->ks, vs = values ? t->vs : 0, off = 0, o_k, o_v, o_kb, o_vb;
   char *base;
   tdm_status st;
@@ -180,7 +180,7 @@ static tdm_status batch_sort(const tdm_btree *t, const void *keys, const void *v
   b->vb = vs ? (uint64_t *)(base + o_vb) : NULL;
   /* The sort reads the caller's arrays and writes the sorted copy: where its
    * radix partition serves, the copy costs no pass of its own. */
-  st = tdm__cpu_sort_copy(t->ctx, t->key_type, keys, b->kraw, t->value_type, values, b->vraw, n, 0);
+  st = tdm__cpu_sort_copy(t->ctx, t->key_type, keys, b->kraw, t->value_type, values, b->vraw, n, 0, sink);
   if (st != TDM_OK) {
     batch_free(b);
     return st;
@@ -208,7 +208,7 @@ static void batch_reduce(const tdm_btree *t, batch *b) {
 
 static tdm_status batch_make(const tdm_btree *t, const void *keys, const void *values, size_t n, batch *b,
                              const char *fn) {
-  tdm_status st = batch_sort(t, keys, values, n, b, fn);
+  tdm_status st = batch_sort(t, keys, values, n, b, NULL, fn);
   if (st == TDM_OK) batch_reduce(t, b);
   return st;
 }
@@ -216,69 +216,49 @@ static tdm_status batch_make(const tdm_btree *t, const void *keys, const void *v
 /* ---- build ---------------------------------------------------------------- */
 
 /* A bulk load writes every line of the node array once and finds none in
- * cache, so each node is filled in a copy in cache and streamed to its place
- * (ordinary stores would first read every line from memory). The leaves are
- * filled by the loop of the tree's instruction-set level (leaves_scalar,
- * leaves_avx512: one parallel part each); each inner node right after its
- * last leaf (fill_above), while the keys its separators come from are still
- * in cache. Filled after all leaves, the inner levels read those keys back
- * from memory, one miss per child: 14 ms of a 430 ms build of 10^7 keys, on
- * one thread whatever the context's count. */
+ * cache, so each node is filled in a copy in cache, or in registers, and
+ * streamed to its place (ordinary stores would first read every line from
+ * memory). The leaves come first, by the loop of the tree's instruction-set
+ * level (leaves_scalar, leaves_avx512), most of them straight from the sort's
+ * buckets while those are in cache (build_take); each leaf's last key goes to
+ * a side array, last[], from which the inner levels are filled afterwards
+ * (fill_inners): read from the sorted keys, every separator was a miss. */
 
-/* Inner node i of level l, streamed. */
-static void fill_inner(tdm__bt_node *nodes, const tdm__bt_geom *g, const void *keys, uint32_t ks, int kind,
-                       uint32_t l, uint64_t i) {
+/* Inner nodes [lo, hi) of level l from the leaves' last keys, streamed. */
+static void fill_inner_range(tdm__bt_node *nodes, const tdm__bt_geom *g, const uint64_t *last, uint32_t l,
+                             uint64_t lo, uint64_t hi) {
   tdm__bt_node x __attribute__((aligned(64)));
-  tdm__bt_fill_inner_into(&x, g, keys, ks, kind, l, i);
-  tdm__stream_copy(&nodes[g->base[l] + i], &x, sizeof x);
-}
-
-/* Level-1 walk of one part: the leaves' parent node p and the leaf after its
- * last (so the test per leaf is one compare, the divisions once per parent). */
-typedef struct above_walk {
-  uint64_t p, end;
-} above_walk;
-
-static above_walk above_start(const tdm__bt_geom *g, uint64_t lo) {
-  above_walk w = {0, (uint64_t)-1};
-  if (g->h > 1) {
-    w.p = tdm__bt_even_part(g->cnt[0], g->cnt[1], lo);
-    w.end = tdm__bt_even_start(g->cnt[0], g->cnt[1], w.p + 1);
+  uint64_t i;
+  for (i = lo; i < hi; i++) {
+    tdm__bt_fill_inner_into(&x, g, NULL, 8, TDM_KIND_UNSIGNED, last, l, i);
+    tdm__stream_copy(&nodes[g->base[l] + i], &x, sizeof x);
   }
-  return w;
+  tdm__stream_fence();
 }
 
-/* Called after leaf i: when it is the last leaf of its parent, fills the
- * parent and each ancestor whose last leaf it is too. Every inner node has
- * one last leaf, so exactly one part fills it. */
-static inline void fill_above(tdm__bt_node *nodes, const tdm__bt_geom *g, const void *keys, uint32_t ks, int kind,
-                              uint64_t i, above_walk *w) {
-  uint64_t x;
+static void fill_inners(const tdm_btree *t, const tdm__bt_geom *g, const uint64_t *last) {
   uint32_t l;
-  if (i + 1 != w->end) return;
-  fill_inner(nodes, g, keys, ks, kind, 1, w->p);
-  for (x = w->p, l = 2; l < g->h; l++) {
-    uint64_t p = tdm__bt_even_part(g->cnt[l - 1], g->cnt[l], x);
-    if (tdm__bt_even_start(g->cnt[l - 1], g->cnt[l], p + 1) != x + 1) break;
-    fill_inner(nodes, g, keys, ks, kind, l, p);
-    x = p;
+  long p, parts;
+  for (l = 1; l < g->h; l++) {
+    parts = tdm__threads_for(t->ctx, g->cnt[l], 1024);
+    TDM__PAR_FOR(parts, p, parts,
+                 fill_inner_range(BT(t)->nodes, g, last, l, tdm__bt_even_start(g->cnt[l], (uint64_t)parts, (uint64_t)p),
+                                  tdm__bt_even_start(g->cnt[l], (uint64_t)parts, (uint64_t)p + 1)));
   }
-  w->p++;
-  if (w->p < g->cnt[1]) w->end = tdm__bt_even_start(g->cnt[0], g->cnt[1], w->p + 1);
 }
 
-/* Leaves [lo, hi) and the inner nodes above them, by the shared per-leaf
- * code (btree_node.h). Returns 0 when the keys hold duplicates. */
+/* Leaves [lo, hi), their last keys into last[], by the shared per-leaf code
+ * (btree_node.h); keys and vals as tdm__bt_fill_leaf_into takes them. Returns
+ * 0 when the keys hold duplicates. */
 static int leaves_scalar(tdm__bt_node *nodes, const tdm__bt_geom *g, const void *keys, const void *vals, uint32_t ks,
-                         uint32_t vs, int kind, uint64_t lo, uint64_t hi) {
+                         uint32_t vs, int kind, uint64_t koff, uint64_t lo, uint64_t hi, uint64_t *last) {
   tdm__bt_node x __attribute__((aligned(64)));
-  above_walk w = above_start(g, lo);
   uint64_t i;
   int ok = 1;
   for (i = lo; i < hi; i++) {
-    ok &= tdm__bt_fill_leaf_into(&x, g, keys, vals, ks, vs, kind, i);
+    ok &= tdm__bt_fill_leaf_into(&x, g, keys, vals, ks, vs, kind, koff, i);
+    last[i] = x.key[x.count - 1];
     tdm__stream_copy(&nodes[g->base[0] + i], &x, sizeof x);
-    fill_above(nodes, g, keys, ks, kind, i, &w);
   }
   tdm__stream_fence();
   return ok;
@@ -320,14 +300,15 @@ ISA_AVX512 ALWAYS_INLINE __m512i vals8_avx512(const void *vals, uint64_t s, __mm
 }
 
 ISA_AVX512 static int leaves_avx512(tdm__bt_node *nodes, const tdm__bt_geom *g, const void *keys, const void *vals,
-                                    uint32_t ks, uint32_t vs, int kind, uint64_t lo, uint64_t hi) {
+                                    uint32_t ks, uint32_t vs, int kind, uint64_t koff, uint64_t lo, uint64_t hi,
+                                    uint64_t *last) {
   const __m512i pad = _mm512_set1_epi64((long long)TDM_BT_PAD), zero = _mm512_setzero_si512();
-  uint64_t q = g->m / g->cnt[0], r = g->m % g->cnt[0], i, s = tdm__bt_even_start(g->m, g->cnt[0], lo);
-  above_walk w = above_start(g, lo);
+  uint64_t q = g->m / g->cnt[0], r = g->m % g->cnt[0], i, s = tdm__bt_even_start(g->m, g->cnt[0], lo) - koff;
   int ok = 1;
+  /* s counts in the arrays (key s + koff of the sorted order) */
   for (i = lo; i < hi; i++) {
     uint32_t c = (uint32_t)(q + (i < r)), m = (1u << c) - 1; /* 1 <= c <= 16 */
-    __mmask8 m0 = (__mmask8)m, m1 = (__mmask8)(m >> 8), first = (__mmask8)(s == 0); /* slot 0 of key 0: no predecessor */
+    __mmask8 m0 = (__mmask8)m, m1 = (__mmask8)(m >> 8), first = (__mmask8)(s == 0); /* no predecessor in the arrays */
     __m512i k0 = bits8_avx512(keys, s, m0, ks, kind), k1 = bits8_avx512(keys, s + 8, m1, ks, kind);
     __m512i prev = _mm512_set1_epi64(s ? (long long)tdm__bt_key_bits(keys, s - 1, ks, kind) : 0);
     __mmask8 up0 = _mm512_cmpgt_epu64_mask(k0, _mm512_alignr_epi64(k0, prev, 7));
@@ -343,25 +324,65 @@ ISA_AVX512 static int leaves_avx512(tdm__bt_node *nodes, const tdm__bt_geom *g, 
     _mm512_stream_si512((void *)(d + 320),
                         _mm512_zextsi128_si512(_mm_setr_epi32((int)c, 0, (int)(i + 1 < g->cnt[0] ? i + 1 : TDM_BT_NIL),
                                                               (int)(i > 0 ? i - 1 : TDM_BT_NIL))));
-    fill_above(nodes, g, keys, ks, kind, i, &w);
+    last[i] = tdm__bt_key_bits(keys, s + c - 1, ks, kind);
     s += c;
   }
   tdm__stream_fence();
   return ok;
 }
 
+/* The build's sink (tdm__sort_sink): fills the leaves that lie whole inside
+ * each sorted bucket from the sort's buffer, while it is in cache, so those
+ * pairs are never written out and read back. A bucket's first leaf has no
+ * predecessor to check against when it starts the bucket: the buckets hold
+ * disjoint ranges of keys. */
+typedef struct build_sink {
+  const tdm_btree *t;
+  const tdm__bt_geom *g;
+  uint64_t *last;
+  uint8_t *filled; /* filled[i]: leaf i was filled here */
+  int dup;         /* a leaf held two equal keys */
+} build_sink;
+
+static size_t build_take(void *arg, size_t at, const void *keys, const void *vals, size_t n, size_t *end) {
+  build_sink *k = (build_sink *)arg;
+  const tdm_btree *t = k->t;
+  const tdm__bt_geom *g = k->g;
+  uint64_t lo = tdm__bt_even_part(g->m, g->cnt[0], at), hi = tdm__bt_even_part(g->m, g->cnt[0], at + n - 1) + 1;
+  if (tdm__bt_even_start(g->m, g->cnt[0], lo) < at) lo++;
+  if (tdm__bt_even_start(g->m, g->cnt[0], hi) > at + n) hi--;
+  *end = 0;
+  if (lo >= hi) return 0;
+  if (!BT(t)->fn->leaves(BT(t)->nodes, g, keys, vals, t->ks, t->vs, t->kind, at, lo, hi, k->last))
+    __atomic_store_n(&k->dup, 1, __ATOMIC_RELAXED);
+  memset(k->filled + lo, 1, (size_t)(hi - lo));
+  *end = (size_t)(tdm__bt_even_start(g->m, g->cnt[0], hi) - at);
+  return (size_t)(tdm__bt_even_start(g->m, g->cnt[0], lo) - at);
+}
+
 /* Fills a tree's nodes in bulk-load layout from sorted keys (raw as
- * tdm__bt_fill_leaf takes them). Returns 0 when the keys hold duplicates; the
- * nodes are then garbage and the caller refills from a reduced batch. */
+ * tdm__bt_fill_leaf takes them): the leaves not marked in filled (NULL: all),
+ * then the inner levels. Returns 0 when the keys hold duplicates; the nodes
+ * are then garbage and the caller refills from a reduced batch. */
 static int bulk_fill(tdm_btree *t, const tdm__bt_geom *g, const void *keys, const void *vals, uint32_t ks,
-                     uint32_t vs, int kind) {
+                     uint32_t vs, int kind, uint64_t *last, const uint8_t *filled) {
   long i, parts = tdm__threads_for(t->ctx, g->cnt[0], 4096);
   int ok = 1;
-  TDM__PAR_FOR_REDUCE(parts, &, ok, i, parts,
-                      ok &= BT(t)->fn->leaves(BT(t)->nodes, g, keys, vals, ks, vs, kind,
-                                             tdm__bt_even_start(g->cnt[0], (uint64_t)parts, (uint64_t)i),
-                                             tdm__bt_even_start(g->cnt[0], (uint64_t)parts, (uint64_t)i + 1)));
+  TDM__PAR_FOR_REDUCE(parts, &, ok, i, parts, {
+    uint64_t lo = tdm__bt_even_start(g->cnt[0], (uint64_t)parts, (uint64_t)i);
+    uint64_t hi = tdm__bt_even_start(g->cnt[0], (uint64_t)parts, (uint64_t)i + 1), e;
+    while (lo < hi) { /* each run of leaves still to fill */
+      if (filled && filled[lo]) {
+        lo++;
+        continue;
+      }
+      for (e = lo + 1; e < hi && !(filled && filled[e]); e++) {}
+      ok &= BT(t)->fn->leaves(BT(t)->nodes, g, keys, vals, ks, vs, kind, 0, lo, e, last);
+      lo = e;
+    }
+  });
   if (!ok) return 0;
+  fill_inners(t, g, last);
   t->size = g->m;
   t->height = g->h;
   t->root = (uint32_t)(g->nodes - 1);
@@ -372,31 +393,62 @@ static int bulk_fill(tdm_btree *t, const tdm__bt_geom *g, const void *keys, cons
   return 1;
 }
 
+/* Puts the pairs of the leaves the sink filled back into the sorted batch
+ * (for the reduction, when the input held duplicates). */
+static void unfill(const tdm_btree *t, const tdm__bt_geom *g, const uint8_t *filled, batch *b) {
+  uint64_t i, s;
+  uint32_t j;
+  for (i = 0; i < g->cnt[0]; i++) {
+    const tdm__bt_node *x = &BT(t)->nodes[g->base[0] + i];
+    if (!filled[i]) continue;
+    s = tdm__bt_even_start(g->m, g->cnt[0], i);
+    for (j = 0; j < x->count; j++) {
+      tdm__bt_store_key(b->kraw, s + j, x->key[j], t->ks, t->kind);
+      if (b->vraw) tdm__bt_store_val(b->vraw, s + j, x->u.val[j], t->vs);
+    }
+  }
+}
+
 static void bt_pick_fns(tdm_btree *t);
 
-/* Sort, then one pass that fills the leaves straight from the sorted copy
- * (checking for duplicates on the way); only input with duplicates pays a
- * reduction pass and a second fill. Capacity is reserved with slack so that
- * later inserts rarely need to grow the mapping. */
+/* Sorts into a batch, the sink filling most leaves on the way (and checking
+ * for duplicates), then fills the rest from the batch; only input with
+ * duplicates pays a reduction pass and a second fill. Capacity is reserved
+ * with slack so that later inserts rarely need to grow the mapping. */
 static tdm_status bt_build(tdm_btree *t, const void *keys, const void *values, size_t n) {
   static const char fn[] = "tdm_btree_build";
   batch b;
   tdm__bt_geom g;
   tdm_status st;
+  build_sink sk;
+  tdm__sort_sink sink = {build_take, &sk};
+  size_t aux_bytes;
+  uint64_t *aux;
   bt_pick_fns(t);
   t->root = t->first_leaf = t->last_leaf = TDM_BT_NIL;
   BT(t)->free_head = TDM_BT_NIL;
   if (n == 0) return TDM_OK;
-  st = batch_sort(t, keys, values, n, &b, fn);
-  if (st != TDM_OK) return st;
   tdm__bt_geom_init(&g, n);
   st = nodes_reserve(t, g.nodes + g.nodes / 2 + 16, fn);
-  if (st == TDM_OK && !bulk_fill(t, &g, b.kraw, b.vraw, t->ks, t->vs, t->kind)) {
+  if (st != TDM_OK) return st;
+  aux_bytes = (size_t)g.cnt[0] * 9; /* last[] and filled[] */
+  aux = (uint64_t *)tdm__ctx_alloc(t->ctx, aux_bytes);
+  if (!aux) return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "%s: out of host memory for %zu bytes of leaf keys", fn, aux_bytes);
+  sk.t = t;
+  sk.g = &g;
+  sk.last = aux;
+  sk.filled = (uint8_t *)(aux + g.cnt[0]);
+  sk.dup = 0;
+  memset(sk.filled, 0, (size_t)g.cnt[0]);
+  st = batch_sort(t, keys, values, n, &b, &sink, fn);
+  if (st == TDM_OK && (sk.dup || !bulk_fill(t, &g, b.kraw, b.vraw, t->ks, t->vs, t->kind, aux, sk.filled))) {
+    unfill(t, &g, sk.filled, &b);
     batch_reduce(t, &b);
     tdm__bt_geom_init(&g, b.m);
-    (void)bulk_fill(t, &g, b.kb, b.vb, 8, 8, TDM_KIND_UNSIGNED);
+    (void)bulk_fill(t, &g, b.kb, b.vb, 8, 8, TDM_KIND_UNSIGNED, aux, NULL);
   }
   batch_free(&b);
+  tdm__ctx_free(t->ctx, aux, aux_bytes);
   return st;
 }
 

@@ -107,13 +107,28 @@ static inline void tdm__stream_fence(void) {
 /* The sort operations (sort_cpu.c), also used by the B+ tree to sort batches. */
 TDM_INTERNAL tdm_status tdm__cpu_sort(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type value_type, void *values,
                                       size_t n, int desc);
+/* A consumer of sorted pairs while they are in cache (the B+ tree's build
+ * fills its leaves from them). The radix sort sorts each bucket in a private
+ * buffer and streams it to the output; with a sink it first offers the bucket:
+ * take(arg, at, keys, values, count, &end) receives count sorted pairs (keys
+ * in the caller's form) that belong at output index at, and returns the start
+ * of the span [start, end) of them it used, relative to at (start >= end: none).
+ * The pairs of that span, save its last, never reach the output; the sort
+ * still writes every other pair there. Runs on the sort's threads, one bucket
+ * per call; buckets hold disjoint ranges of keys. */
+typedef struct tdm__sort_sink {
+  size_t (*take)(void *arg, size_t at, const void *keys, const void *values, size_t count, size_t *end);
+  void *arg;
+} tdm__sort_sink;
+
 /* The same sort of a copy: reads in_keys / in_values (untouched) and writes
  * the sorted copy to keys / values, which must not overlap them. Where the
  * radix partition serves, its first pass reads the input where it lies, so
- * no separate copy pass is made. */
+ * no separate copy pass is made. sink (NULL for none) is offered the sorted
+ * pairs as above; a keys-only sort never calls it. */
 TDM_INTERNAL tdm_status tdm__cpu_sort_copy(tdm_ctx *ctx, tdm_type key_type, const void *in_keys, void *keys,
                                            tdm_type value_type, const void *in_values, void *values, size_t n,
-                                           int desc);
+                                           int desc, const tdm__sort_sink *sink);
 TDM_INTERNAL tdm_status tdm__cpu_argsort(tdm_ctx *ctx, tdm_type key_type, const void *keys, tdm_type index_type,
                                          void *perm_out, size_t n, int desc);
 

@@ -73,6 +73,25 @@ static void RS_FN(final_copy)(const RS_K *src, const RS_V *srcv, RS_K *dst, RS_V
   if (RS_HAS_V) memcpy(dstv, srcv, n * sizeof(RS_V));
 }
 
+/* Offers n sorted elements in T (bound for D) to o->sink; streams to D those
+ * it does not take, and the last it takes. Returns 0 when it took none (D is
+ * then not written). */
+static int RS_FN(to_sink)(RS_K *D, RS_V *Dv, const RS_K *T, const RS_V *Tv, size_t n, const rs_out *o) {
+  uintptr_t d = (uintptr_t)D, out = (uintptr_t)o->out;
+  size_t at, a, b;
+  if (d < out || (d - out) % sizeof(RS_K) || n > o->out_n || (d - out) / sizeof(RS_K) > o->out_n - n) return 0;
+  at = (d - out) / sizeof(RS_K);
+  a = o->sink->take(o->sink->arg, at, T, Tv, n, &b);
+  if (a >= b || b > n) return 0;
+  b--; /* the last pair it took still goes out: whoever reads D next starts from the one before its first */
+  tdm__stream_copy(D, T, a * sizeof(RS_K));
+  tdm__stream_copy(Dv, Tv, a * sizeof(RS_V));
+  tdm__stream_copy(D + b, T + b, (n - b) * sizeof(RS_K));
+  tdm__stream_copy(Dv + b, Tv + b, (n - b) * sizeof(RS_V));
+  tdm__stream_fence();
+  return 1;
+}
+
 /* Stable insertion sort on bits, for tiny buckets. */
 static void RS_FN(insertion)(RS_K *a, RS_V *av, size_t n) {
   size_t i, j;
@@ -328,6 +347,7 @@ static void RS_FN(local_sort)(RS_K *A, RS_V *Av, RS_K *D, RS_V *Dv, RS_K *T, RS_
   RS_FN(cache_sort)(A, Av, T, Tv, n, bit_hi, bit_lo, 1, 0);
   if (!o->identity)
     for (i = 0; i < n; i++) T[i] = RS_UNSORT(T[i], o);
+  if (RS_HAS_V && o->sink && RS_FN(to_sink)(D, Dv, T, Tv, n, o)) return;
   tdm__stream_copy(D, T, n * sizeof(RS_K));
   if (RS_HAS_V) tdm__stream_copy(Dv, Tv, n * sizeof(RS_V));
   tdm__stream_fence();

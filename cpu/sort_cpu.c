@@ -213,7 +213,7 @@ static void copy_input(tdm_ctx *ctx, const void *in_keys, void *keys, size_t ks,
 
 /* tdm__cpu_sort, and tdm__cpu_sort_copy when in_keys is non-NULL. */
 static tdm_status sort_any(tdm_ctx *ctx, tdm_type key_type, const void *in_keys, void *keys, tdm_type value_type,
-                           const void *in_values, void *values, size_t n, int desc) {
+                           const void *in_values, void *values, size_t n, int desc, const tdm__sort_sink *sink) {
   size_t ks = tdm_type_size(key_type), vs = values ? tdm_type_size(value_type) : 0;
   rs_out o;
   rs_layout l;
@@ -230,6 +230,9 @@ static tdm_status sort_any(tdm_ctx *ctx, tdm_type key_type, const void *in_keys,
   o.kind = tdm__key_kind(key_type);
   o.desc = desc;
   o.identity = (o.kind == TDM_KIND_UNSIGNED && !desc);
+  o.sink = sink;
+  o.out = keys;
+  o.out_n = n;
   /* n * (ks + vs) cannot overflow: the caller checked both arrays exist. */
 #if TANDEM_HAVE_HWY
   /* Only the radix path reads a separate input itself; the others sort a
@@ -281,12 +284,13 @@ static tdm_status sort_any(tdm_ctx *ctx, tdm_type key_type, const void *in_keys,
 
 tdm_status tdm__cpu_sort(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type value_type, void *values,
                          size_t n, int desc) {
-  return sort_any(ctx, key_type, NULL, keys, value_type, NULL, values, n, desc);
+  return sort_any(ctx, key_type, NULL, keys, value_type, NULL, values, n, desc, NULL);
 }
 
 tdm_status tdm__cpu_sort_copy(tdm_ctx *ctx, tdm_type key_type, const void *in_keys, void *keys,
-                              tdm_type value_type, const void *in_values, void *values, size_t n, int desc) {
-  return sort_any(ctx, key_type, in_keys, keys, value_type, in_values, values, n, desc);
+                              tdm_type value_type, const void *in_values, void *values, size_t n, int desc,
+                              const tdm__sort_sink *sink) {
+  return sort_any(ctx, key_type, in_keys, keys, value_type, in_values, values, n, desc, sink);
 }
 
 /* Elements [lo, hi) of arg_fill. */
@@ -312,7 +316,7 @@ tdm_status tdm__cpu_argsort(tdm_ctx *ctx, tdm_type key_type, const void *keys, t
                             void *perm_out, size_t n, int desc) {
   size_t ks = tdm_type_size(key_type), is = tdm_type_size(index_type);
   int kind = tdm__key_kind(key_type);
-  rs_out o = {TDM_KIND_UNSIGNED, 0, 1}; /* the bit copy is scratch: no inverse needed */
+  rs_out o = {TDM_KIND_UNSIGNED, 0, 1, NULL, NULL, 0}; /* the bit copy is scratch: no inverse needed */
   rs_layout l;
   rs_work w;
   tdm__scratch s;

@@ -21,6 +21,9 @@ typedef struct rs_out {
   int kind;     /* TDM_KIND_* */
   int desc;     /* bits were complemented for a descending sort */
   int identity; /* the map is the identity: plain copies suffice */
+  const tdm__sort_sink *sink; /* offered each bucket local_sort sorts (pairs only), or NULL */
+  const void *out;            /* the output key array the sink's indices count in */
+  size_t out_n;               /* its length */
 } rs_out;
 
 enum {

@@ -61,6 +61,14 @@ int tdm_test_btree_isa_limit(int level);
  * input as it was. ctx must be a CPU context. */
 tdm_status tdm_test_sort_copy(tdm_ctx *ctx, tdm_type key_type, const void *in_keys, void *keys, tdm_type value_type,
                               const void *in_values, void *values, size_t n, int desc);
+/* The same with pairs and a sink (cpu/cpu.h tdm__sort_sink) that takes part
+ * of each bucket the sort offers it: the taken pairs go to side_keys /
+ * side_values at their output index, and taken[i] (n bytes) marks each index
+ * where keys / values then hold junk (the last pair of each taken span is
+ * left unmarked: the sort still writes it). */
+tdm_status tdm_test_sort_copy_sink(tdm_ctx *ctx, tdm_type key_type, const void *in_keys, void *keys,
+                                   tdm_type value_type, const void *in_values, void *values, size_t n, int desc,
+                                   void *side_keys, void *side_values, unsigned char *taken);
 
 /* Keys-only sorts on contexts of two or more threads: 0 follows the
  * library's rule, 1 sends every one to the two-thread split sort

@@ -205,30 +205,36 @@ TDM_HD uint64_t tdm__bt_even_part(uint64_t total, uint64_t parts, uint64_t x) {
   if (x < r * (q + 1)) return x / (q + 1);
   return r + (x - r * (q + 1)) / q;
 }
+/* Index of the first leaf under node i of level l. */
+TDM_HD uint64_t tdm__bt_geom_leaf_start(const tdm__bt_geom *g, uint32_t l, uint64_t i) {
+  for (; l > 0 && l < TDM_BT_MAX_HEIGHT; l--) i = tdm__bt_even_start(g->cnt[l - 1], g->cnt[l], i);
+  return i;
+}
 /* Index of the first key under node i of level l. */
 TDM_HD uint64_t tdm__bt_geom_key_start(const tdm__bt_geom *g, uint32_t l, uint64_t i) {
-  for (; l > 0 && l < TDM_BT_MAX_HEIGHT; l--) i = tdm__bt_even_start(g->cnt[l - 1], g->cnt[l], i);
-  return tdm__bt_even_start(g->m, g->cnt[0], i);
+  return tdm__bt_even_start(g->m, g->cnt[0], tdm__bt_geom_leaf_start(g, l, i));
 }
 
 /* Fills x as leaf i from sorted keys (raw, ks bytes, keybits kind) and values (vs
  * bytes; NULL gives zero values); the CUDA build passes 64-bit bits with
- * kind UNSIGNED. Returns 1
- * when the leaf's keys strictly increase starting from the key before its
- * first, so 1 from every leaf proves the input free of duplicates. */
+ * kind UNSIGNED. The arrays hold the sorted keys from index koff on (key s at
+ * keys[s - koff]; koff <= the leaf's first key), so a part of the sorted order
+ * can fill its own leaves. Returns 1 when the leaf's keys strictly increase
+ * starting from the key before its first (when that key is in the arrays), so
+ * 1 from every leaf proves the input free of duplicates. */
 TDM_HD int tdm__bt_fill_leaf_into(tdm__bt_node *x, const tdm__bt_geom *g, const void *keys, const void *vals,
-                                 uint32_t ks, uint32_t vs, int kind, uint64_t i) {
+                                 uint32_t ks, uint32_t vs, int kind, uint64_t koff, uint64_t i) {
   uint64_t s = tdm__bt_even_start(g->m, g->cnt[0], i), e = tdm__bt_even_start(g->m, g->cnt[0], i + 1);
-  uint64_t prev = s > 0 ? tdm__bt_key_bits(keys, s - 1, ks, kind) : 0, k;
+  uint64_t prev = s > koff ? tdm__bt_key_bits(keys, s - 1 - koff, ks, kind) : 0, k;
   uint32_t j, c = (uint32_t)(e - s);
   int ok = 1;
   for (j = 0; j < 16; j++) {
     if (j < c) {
-      k = tdm__bt_key_bits(keys, s + j, ks, kind);
-      ok &= (s + j == 0) | (k > prev);
+      k = tdm__bt_key_bits(keys, s - koff + j, ks, kind);
+      ok &= (s + j == koff) | (k > prev);
       prev = k;
       x->key[j] = k;
-      x->u.val[j] = vals ? tdm__bt_load_val(vals, s + j, vs) : 0;
+      x->u.val[j] = vals ? tdm__bt_load_val(vals, s - koff + j, vs) : 0;
     } else {
       x->key[j] = TDM_BT_PAD;
       x->u.val[j] = 0;
@@ -246,25 +252,29 @@ TDM_HD int tdm__bt_fill_leaf_into(tdm__bt_node *x, const tdm__bt_geom *g, const 
  * copy in cache and streams it out: its node array is not in cache.) */
 TDM_HD int tdm__bt_fill_leaf(tdm__bt_node *nodes, const tdm__bt_geom *g, const void *keys, const void *vals,
                             uint32_t ks, uint32_t vs, int kind, uint64_t i) {
-  return tdm__bt_fill_leaf_into(&nodes[g->base[0] + i], g, keys, vals, ks, vs, kind, i);
+  return tdm__bt_fill_leaf_into(&nodes[g->base[0] + i], g, keys, vals, ks, vs, kind, 0, i);
 }
 
 /* Fills x as inner node i of level l >= 1: separators are the last key under
- * each child but the last. Keys as for tdm__bt_fill_leaf. */
+ * each child but the last, read from the sorted keys (as for
+ * tdm__bt_fill_leaf, koff 0) or, when last is non-NULL, from last[f]: the key
+ * bits of leaf f's last key (keys is then unused). */
 TDM_HD void tdm__bt_fill_inner_into(tdm__bt_node *x, const tdm__bt_geom *g, const void *keys, uint32_t ks, int kind,
-                                   uint32_t l, uint64_t i) {
+                                   const uint64_t *last, uint32_t l, uint64_t i) {
   uint64_t cs = tdm__bt_even_start(g->cnt[l - 1], g->cnt[l], i);
   uint64_t ce = tdm__bt_even_start(g->cnt[l - 1], g->cnt[l], i + 1);
   /* The leaves' split read once into locals: stores into x may alias *g, so
    * the compiler would otherwise divide again for every child. */
-  uint64_t m = g->m, c0 = g->cnt[0], st[TDM_BT_B + 1], b;
+  uint64_t m = g->m, c0 = g->cnt[0], lf[TDM_BT_B + 1], st[TDM_BT_B + 1];
   uint32_t j, c = (uint32_t)(ce - cs);
-  for (j = 0; j <= c; j++) { /* first key under each child, and past the last */
-    b = cs + j;
-    st[j] = l == 1 ? tdm__bt_even_start(m, c0, b) : tdm__bt_geom_key_start(g, l - 1, b);
+  for (j = 0; j <= c; j++) { /* first leaf and key under each child, and past the last */
+    lf[j] = tdm__bt_geom_leaf_start(g, l - 1, cs + j);
+    st[j] = tdm__bt_even_start(m, c0, lf[j]);
   }
   for (j = 0; j < 16; j++) {
-    x->key[j] = j + 1 < c ? tdm__bt_key_bits(keys, st[j + 1] - 1, ks, kind) : TDM_BT_PAD;
+    x->key[j] = j + 1 >= c ? TDM_BT_PAD
+                : last ? last[lf[j + 1] - 1]
+                       : tdm__bt_key_bits(keys, st[j + 1] - 1, ks, kind);
     x->u.in.child[j] = j < c ? g->base[l - 1] + (uint32_t)(cs + j) : TDM_BT_NIL;
     x->u.in.cum[j] = j < c ? st[j + 1] - st[0] : 0;
   }
@@ -277,7 +287,7 @@ TDM_HD void tdm__bt_fill_inner_into(tdm__bt_node *x, const tdm__bt_geom *g, cons
 /* tdm__bt_fill_inner_into into the node's place in the node array. */
 TDM_HD void tdm__bt_fill_inner(tdm__bt_node *nodes, const tdm__bt_geom *g, const void *keys, uint32_t ks, int kind,
                               uint32_t l, uint64_t i) {
-  tdm__bt_fill_inner_into(&nodes[g->base[l] + i], g, keys, ks, kind, l, i);
+  tdm__bt_fill_inner_into(&nodes[g->base[l] + i], g, keys, ks, kind, (const uint64_t *)0, l, i);
 }
 
 /* Run reduction shared by build and insert: given sorted key bits where equal
