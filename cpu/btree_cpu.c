@@ -230,7 +230,7 @@ static void fill_inner_range(tdm__bt_node *nodes, const tdm__bt_geom *g, const u
   tdm__bt_node x __attribute__((aligned(64)));
   uint64_t i;
   for (i = lo; i < hi; i++) {
-    tdm__bt_fill_inner_into(&x, g, NULL, 8, TDM_KIND_UNSIGNED, last, l, i);
+    tdm__bt_fill_inner_into(&x, g, last, 8, TDM_KIND_UNSIGNED, last, l, i); /* (keys unused with last) */
     tdm__stream_copy(&nodes[g->base[l] + i], &x, sizeof x);
   }
   tdm__stream_fence();
@@ -441,7 +441,8 @@ static tdm_status bt_build(tdm_btree *t, const void *keys, const void *values, s
   sk.dup = 0;
   memset(sk.filled, 0, (size_t)g.cnt[0]);
   st = batch_sort(t, keys, values, n, &b, &sink, fn);
-  if (st == TDM_OK && (sk.dup || !bulk_fill(t, &g, b.kraw, b.vraw, t->ks, t->vs, t->kind, aux, sk.filled))) {
+  if (st == TDM_OK && (__atomic_load_n(&sk.dup, __ATOMIC_RELAXED) ||
+                       !bulk_fill(t, &g, b.kraw, b.vraw, t->ks, t->vs, t->kind, aux, sk.filled))) {
     unfill(t, &g, sk.filled, &b);
     batch_reduce(t, &b);
     tdm__bt_geom_init(&g, b.m);

@@ -104,6 +104,7 @@ static int sort_property(void *penv, const void *input, size_t n, char *why, siz
     /* The sort of a copy reads its own input (a copy here, compared after)
      * and writes outputs that start as garbage. */
     char *kin = (char *)malloc(n * ks + 8), *vin = (char *)malloc(n * vs + 8);
+    int bad = 0;
     cr_assert(kin && vin);
     memcpy(kin, input, n * ks);
     memcpy(vin, expect_vals, n * vs);
@@ -130,30 +131,25 @@ static int sort_property(void *penv, const void *input, size_t n, char *why, siz
       free(taken);
       if (s == TDM_OK && e->want_taken && n >= 300000 && !took) { /* (the size the large inputs start at) */
         snprintf(why, wl, "sort_copy offered its sink no bucket of %zu pairs", n);
-        free(kin);
-        free(vin);
-        free(perm);
-        free(keys);
-        free(vals);
-        free(expect_vals);
-        return 0;
+        bad = 1;
       }
     } else {
       s = tdm_test_sort_copy(e->ctx, e->key_type, kin, keys, e->value_type, e->op == 3 ? vin : NULL,
                              e->op == 3 ? vals : NULL, n, e->desc);
     }
-    if (s == TDM_OK && (memcmp(kin, input, n * ks) != 0 || memcmp(vin, expect_vals, n * vs) != 0)) {
+    if (!bad && s == TDM_OK && (memcmp(kin, input, n * ks) != 0 || memcmp(vin, expect_vals, n * vs) != 0)) {
       snprintf(why, wl, "%s modified its input", op_name(e->op));
-      free(kin);
-      free(vin);
+      bad = 1;
+    }
+    free(kin);
+    free(vin);
+    if (bad) {
       free(perm);
       free(keys);
       free(vals);
       free(expect_vals);
       return 0;
     }
-    free(kin);
-    free(vin);
   }
   if (s != TDM_OK) {
     snprintf(why, wl, "%s returned %s: %s", op_name(e->op), tdm_status_name(s), tdm_last_error());
@@ -216,6 +212,7 @@ static void run_sort_properties(tdm_type t, size_t max_n) {
          * every fourth size: the same sort underneath, and the suite runs
          * under the sanitizers too. */
         for (op = 0; op < (backends[b] == TDM_BACKEND_CPU && si % 4 == 0 ? 6 : 3); op++) {
+          if (op == 5 && si % 8) continue; /* the sink at every eighth size: its own paths are few */
           for (desc = 0; desc < 2; desc++) {
             sort_env e;
             char name[128];
