@@ -224,7 +224,8 @@ static tdm_status batch_make(const tdm_btree *t, const void *keys, const void *v
  * a side array, last[], from which the inner levels are filled afterwards
  * (fill_inners): read from the sorted keys, every separator was a miss. */
 
-/* Inner nodes [lo, hi) of level l from the leaves' last keys, streamed. */
+/* Inner nodes [lo, hi) of level l from the leaves' last keys, streamed;
+ * fill_inners runs each level in parallel parts. */
 static void fill_inner_range(tdm__bt_node *nodes, const tdm__bt_geom *g, const uint64_t *last, uint32_t l,
                              uint64_t lo, uint64_t hi) {
   tdm__bt_node x __attribute__((aligned(64)));
@@ -242,7 +243,8 @@ static void fill_inners(const tdm_btree *t, const tdm__bt_geom *g, const uint64_
   for (l = 1; l < g->h; l++) {
     parts = tdm__threads_for(t->ctx, g->cnt[l], 1024);
     TDM__PAR_FOR(parts, p, parts,
-                 fill_inner_range(BT(t)->nodes, g, last, l, tdm__bt_even_start(g->cnt[l], (uint64_t)parts, (uint64_t)p),
+                 fill_inner_range(BT(t)->nodes, g, last, l,
+                                  tdm__bt_even_start(g->cnt[l], (uint64_t)parts, (uint64_t)p),
                                   tdm__bt_even_start(g->cnt[l], (uint64_t)parts, (uint64_t)p + 1)));
   }
 }
@@ -433,7 +435,8 @@ static tdm_status bt_build(tdm_btree *t, const void *keys, const void *values, s
   if (st != TDM_OK) return st;
   aux_bytes = (size_t)g.cnt[0] * 9; /* last[] and filled[] */
   aux = (uint64_t *)tdm__ctx_alloc(t->ctx, aux_bytes);
-  if (!aux) return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "%s: out of host memory for %zu bytes of leaf keys", fn, aux_bytes);
+  if (!aux)
+    return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "%s: out of host memory for %zu bytes of leaf keys", fn, aux_bytes);
   sk.t = t;
   sk.g = &g;
   sk.last = aux;

@@ -9,7 +9,8 @@ tdm_status tdm_test_sort_copy(tdm_ctx *ctx, tdm_type key_type, const void *in_ke
 }
 
 /* A sink that takes a quarter-to-three-quarters span of each bucket (from its
- * start when the bucket's index is odd, to its end when bit 1 of it is set),
+ * start when the bucket's output index is odd, to its end when bit 1 of that
+ * index is set),
  * copying what it takes to the side arrays at the pairs' output indices and
  * marking taken[i] for each taken index the sort need not write (all but the
  * last of each span). */
