@@ -2,6 +2,7 @@
  * runtime.cu: device discovery, per-context GPU state, device allocation and
  * staging of caller arrays.
  */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,10 @@
 static pthread_once_t count_once = PTHREAD_ONCE_INIT;
 static int device_count_cached;
 static cudaError_t device_count_error = cudaSuccess;
+/* Set when the runtime found no driver library at all: cudaGetDeviceCount
+ * answers cudaErrorInsufficientDriver both there and for a driver older than
+ * the runtime, and the two need different advice. */
+static int no_driver;
 
 static void probe_devices(void) {
   int n = 0;
@@ -20,6 +25,11 @@ static void probe_devices(void) {
     /* No driver, or a driver older than the runtime: no device, not an error. */
     (void)cudaGetLastError();
     device_count_error = e;
+    if (e == cudaErrorInsufficientDriver) {
+      void *lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+      if (lib) dlclose(lib);
+      else no_driver = 1;
+    }
     n = 0;
   }
   device_count_cached = n;
@@ -50,6 +60,9 @@ tdm_status tdm__gpu_ctx_init(tdm_ctx *ctx) {
   int n = tdm__cuda_device_count();
   tdm__gpu_state *g;
   if (n == 0) {
+    if (no_driver)
+      return tdm__fail(TDM_ERR_NO_DEVICE, "tdm_ctx_create: no usable CUDA device: no NVIDIA driver found "
+                                          "(libcuda.so.1 cannot be loaded)");
     if (device_count_error != cudaSuccess)
       return tdm__fail(TDM_ERR_NO_DEVICE, "tdm_ctx_create: no usable CUDA device: %s (%s)",
                        cudaGetErrorName(device_count_error), cudaGetErrorString(device_count_error));
