@@ -15,7 +15,7 @@
  *
  * Output: one line per check ("ok   ..." or "FAIL ...: reason"), then
  * "N passed, N failed"; exit status 1 when any check failed. Without a usable
- * CUDA device it prints "SKIP: <reason>" and exits 0.
+ * CUDA device it prints "SKIP: <reason>" and exits 77 (ctest: skipped).
  *
  *   tandem-selftest [--quick|--minimal] [--seed S] [--only sort|hash|btree] [--cpu-only]
  *
@@ -925,7 +925,7 @@ int main(int argc, char **argv) {
 #ifndef TANDEM_SELFTEST_HAVE_CUDA
     printf("SKIP: the library was built without the CUDA backend\n");
     tdm_ctx_destroy(g_ref);
-    return 0;
+    return 77;
 #endif
     co.backend = TDM_BACKEND_CUDA;
     g_cand_name = "cuda";
@@ -934,7 +934,7 @@ int main(int argc, char **argv) {
   if (s == TDM_ERR_NO_DEVICE) {
     printf("SKIP: no usable CUDA device: %s\n", tdm_last_error());
     tdm_ctx_destroy(g_ref);
-    return 0;
+    return 77;
   }
   if (s != TDM_OK) die("%s context: %s: %s", g_cand_name, tdm_status_name(s), tdm_last_error());
 
