@@ -1,16 +1,25 @@
 # tandem: the two commands are `make test` and `make bench`.
-#   make test              build (CUDA when nvcc is found) and run every test,
-#                          the Python package's too (built with pip in $(BUILD)/venv)
+#   make test              build (CUDA when nvcc is found) and run the fast tier of every
+#                          test: the C programs, the CUDA backend on the emulated device,
+#                          the Python package built in the tree, MPI, the judge, the docs
+#                          (TANDEM_TEST_SCALE=small: edge sizes plus a few random ones, one seed)
+#   make check             the release matrix, what CI runs after make test: the full tier
+#                          (TANDEM_TEST_SCALE=full: every size and seed) on the same build, the
+#                          build without CUDA and Highway, ASan + UBSan, ThreadSanitizer on the
+#                          emulated device, the fuzzers, the pip-built package, the install,
+#                          the static checks, the API reference and the benchmark smoke runs
 #   make bench             build and run the headline benchmark with peers
 #   make docs              API reference (Doxygen) in $(BUILD)/docs
 #   make plots             throughput-vs-n plots in docs/img
 # Variables: BUILD=dir, CUDA=AUTO|ON|OFF, MPI=AUTO|ON|OFF, HWY=AUTO|ON|OFF (Highway's vqsort
 #            for keys-only sorts), WERROR=ON|OFF, TYPE=Release|Debug,
-#            SANITIZE=address,undefined, ARCHS="80-real;90" (PY_ARCHS: the Python
-#            package's, default ARCHS), CTEST_JOBS (default JOBS), BENCH_ARGS=...,
-#            PYTHON_TESTS=ON|OFF (off by itself under SANITIZE), PY_CUDA=AUTO|ON|OFF,
-#            PY_TORCH=ON|OFF (default OFF: ON installs PyTorch into the venv, about 1 GB,
-#            and its CPU tensors are tested; needs the CUDA toolkit's libraries)
+#            SANITIZE=address,undefined, ARCHS="80-real;90", CTEST_JOBS (default JOBS),
+#            SCALE=small|full (the tier: TANDEM_TEST_SCALE), LABELS=emu (ctest -L: one kind;
+#            the kinds are listed in scripts/check-test-labels.py), CUDA_EMU=AUTO|ON|OFF (the
+#            emulated device: AUTO with the CUDA backend), BENCH_ARGS=...,
+#            PYTHON_TESTS=ON|OFF (off by itself under SANITIZE), PY_TORCH=ON|OFF (default OFF: ON
+#            installs PyTorch into the venv, about 1 GB, and its CPU tensors are tested; needs
+#            the CUDA toolkit's libraries), PY_ARCHS (the pip-built package's, make check)
 
 BUILD    ?= build
 CUDA     ?= AUTO
@@ -20,6 +29,9 @@ WERROR   ?= OFF
 TYPE     ?= Release
 SANITIZE ?=
 ARCHS    ?=
+SCALE    ?= small
+LABELS   ?=
+CUDA_EMU ?= AUTO
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 # Test programs run at once (ctest -j): most are one thread for most of
 # their time (the judge's runs, the Criterion programs' small cases).
@@ -27,63 +39,69 @@ CTEST_JOBS ?= $(JOBS)
 # The sanitizer runtimes cannot be loaded into a Python process: sanitized
 # builds test the C library only.
 PYTHON_TESTS ?= $(if $(SANITIZE),OFF,ON)
-PY_CUDA  ?= $(CUDA)
 PY_TORCH ?= OFF
 PY_ARCHS ?= $(ARCHS)
 BENCH_ARGS ?= sort --peers --reps 5 --csv $(BUILD)/bench-sort.csv
 
+PY_FLAGS = $(if $(filter ON,$(PYTHON_TESTS)),-DTANDEM_PYTHON=ON -DPython_EXECUTABLE=$(abspath $(BUILD))/venv/bin/python \
+             -DTANDEM_PY_TORCH=$(PY_TORCH),-DTANDEM_PYTHON=OFF)
 CMAKE_FLAGS = -DCMAKE_BUILD_TYPE=$(TYPE) -DTANDEM_CUDA=$(CUDA) -DTANDEM_MPI=$(MPI) -DTANDEM_HWY=$(HWY) -DTANDEM_WERROR=$(WERROR) \
-              -DTANDEM_SANITIZE="$(SANITIZE)" $(if $(ARCHS),-DCMAKE_CUDA_ARCHITECTURES="$(ARCHS)")
+              -DTANDEM_SANITIZE="$(SANITIZE)" -DTANDEM_CUDA_EMU=$(CUDA_EMU) -DTANDEM_CUDA_INCLUDE=$(CUDA_INCLUDE) $(PY_FLAGS) \
+              $(if $(ARCHS),-DCMAKE_CUDA_ARCHITECTURES="$(ARCHS)")
 
-.PHONY: all deps configure build test python-test bench docs plots clean test-cuda-emu test-cuda-emu-tsan cuda-emu-planted cuda-emu-coverage
+.PHONY: all deps venv configure build test check python-test bench docs plots clean test-cuda-emu test-cuda-emu-tsan \
+        cuda-emu-planted cuda-emu-coverage
 
 all: build
 
 deps:
 	@scripts/deps.sh
 
-configure: deps
+# The Python tests' virtual environment ($(BUILD)/venv), before the configure
+# that builds the module against its Python.
+venv: deps
+ifeq ($(PYTHON_TESTS),ON)
+	@TORCH=$(PY_TORCH) scripts/python-venv.sh $(BUILD) >/dev/null
+endif
+
+configure: venv
 	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
 
 build: configure
+	@echo "make: building the library$(if $(filter OFF,$(CUDA)),, with its CUDA sources), the tests$(if $(filter OFF,$(CUDA_EMU) $(CUDA)),, and the emulated device) (a fresh build takes about 5 minutes on 2 cores; ccache makes a rebuild seconds)"
 	cmake --build $(BUILD) -j $(JOBS)
 
+# The tests of one tier (SCALE), every kind or those of LABELS, JOBS at once.
 test: build
-	ctest --test-dir $(BUILD) --output-on-failure -j $(CTEST_JOBS)
-ifneq ($(CUDA),OFF)
-	$(MAKE) test-cuda-emu BUILD=$(BUILD) SANITIZE=$(SANITIZE)
-endif
-ifeq ($(PYTHON_TESTS),ON)
-	JOBS=$(JOBS) ARCHS="$(PY_ARCHS)" WERROR=$(WERROR) TORCH=$(PY_TORCH) scripts/python-test.sh $(BUILD) $(PY_CUDA)
-endif
+	@echo "make: running the $(SCALE) tier of the tests$(if $(LABELS), labelled $(LABELS)) ($(if $(filter full,$(SCALE)),about 15,about 5) minutes on 2 cores; ctest prints each as it ends)"
+	TANDEM_TEST_SCALE=$(SCALE) ctest --test-dir $(BUILD) --output-on-failure -j $(CTEST_JOBS) $(if $(LABELS),-L '$(LABELS)')
 
-# The CUDA backend on the emulated device (tests/cuda_emu; test-only, never
-# installed): its own CMake project in $(BUILD)/cuda-emu. CUDA_EMU_SEEDS="1 2 3"
-# picks the seeds; a failure prints the seed to replay (TANDEM_EMU_SEED).
-# Needs the CUDA toolkit's headers (CUDA_INCLUDE, default /usr/local/cuda/include);
-# skipped with a message without them.
-CUDA_INCLUDE ?= /usr/local/cuda/include
+# The release matrix (CI runs make test, then this): every step below, in
+# its own build folder beside $(BUILD), stopping at the first failure.
+check: build
+	JOBS=$(JOBS) WERROR=$(WERROR) scripts/check.sh $(BUILD)
+
+# The emulated device's tests alone (they are part of make test: label emu).
 test-cuda-emu:
-	@if [ ! -f $(CUDA_INCLUDE)/cuda_runtime_api.h ]; then \
-	  echo "test-cuda-emu: skipped: no CUDA headers in $(CUDA_INCLUDE)"; exit 0; fi; \
-	cmake -S tests/cuda_emu -B $(BUILD)/cuda-emu -DCMAKE_BUILD_TYPE=Release -DCUDA_INCLUDE=$(CUDA_INCLUDE) \
-	  -DEMU_SANITIZE="$(SANITIZE)" >/dev/null && \
-	cmake --build $(BUILD)/cuda-emu -j $(JOBS) && \
-	tests/cuda_emu/run.sh $(BUILD)/cuda-emu
+	$(MAKE) test LABELS=emu BUILD=$(BUILD) CUDA_EMU=ON PYTHON_TESTS=OFF
 
 # The emulated device under ThreadSanitizer, with CUDA's happens-before edges
-# only (tests/cuda_emu/src/emu_tsan.h): the self-test under both designs
-# (--minimal, seed CUDA_EMU_SEEDS, default 1); a data race fails it. One
-# OpenMP thread: libgomp is not instrumented, so TSan would not see its
-# barriers in the CPU backend's parallel regions.
+# only (tests/cuda_emu/src/emu_tsan.h): the self-test, legacy whole and the
+# v2 sort (TSAN_PARTS adds selftest-v2-hash and selftest-v2-btree), at the
+# tier's seeds; a data race fails it. One OpenMP thread: libgomp is not
+# instrumented, so TSan would not see its barriers in the CPU backend's
+# parallel regions.
+CUDA_INCLUDE ?= /usr/local/cuda/include
+TSAN_PARTS ?= selftest-legacy selftest-v2-sort
 test-cuda-emu-tsan:
 	@if [ ! -f $(CUDA_INCLUDE)/cuda_runtime_api.h ]; then \
 	  echo "test-cuda-emu-tsan: skipped: no CUDA headers in $(CUDA_INCLUDE)"; exit 0; fi; \
 	cmake -S tests/cuda_emu -B $(BUILD)/cuda-emu-tsan -DCMAKE_BUILD_TYPE=Release -DCUDA_INCLUDE=$(CUDA_INCLUDE) \
 	  -DEMU_SANITIZE=thread >/dev/null && \
 	cmake --build $(BUILD)/cuda-emu-tsan -j $(JOBS) --target tandem-selftest && \
-	OMP_NUM_THREADS=1 TSAN_OPTIONS=halt_on_error=1 CUDA_EMU_ONLY=selftest CUDA_EMU_QUICK=--minimal CUDA_EMU_SEEDS="$${CUDA_EMU_SEEDS:-1}" \
-	  tests/cuda_emu/run.sh $(BUILD)/cuda-emu-tsan
+	for p in $(TSAN_PARTS); do \
+	  OMP_NUM_THREADS=1 TSAN_OPTIONS=halt_on_error=1 TANDEM_TEST_SCALE=$(SCALE) \
+	    tests/cuda_emu/run.sh $(BUILD)/cuda-emu-tsan $$p || exit 1; done
 
 # The planted kernel bugs of tests/cuda_emu/planted, each expected to be caught
 # (rebuilds a patched copy per bug under ASan: minutes; not part of make test).
@@ -100,13 +118,15 @@ cuda-emu-coverage: $(COV_VENV)/bin/gcovr
 	cmake -S tests/cuda_emu -B $(BUILD)/cuda-emu-cov -DCUDA_INCLUDE=$(CUDA_INCLUDE) -DEMU_COVERAGE=ON >/dev/null
 	cmake --build $(BUILD)/cuda-emu-cov -j $(JOBS)
 	find $(BUILD)/cuda-emu-cov -name '*.gcda' -delete
-	-CUDA_EMU_SEEDS="1" tests/cuda_emu/run.sh $(BUILD)/cuda-emu-cov
+	-TANDEM_TEST_SCALE=small tests/cuda_emu/run.sh $(BUILD)/cuda-emu-cov
 	$(COV_VENV)/bin/gcovr -r . --filter 'gpu/' --object-directory $(BUILD)/cuda-emu-cov --txt $(BUILD)/cuda-emu-cov/coverage.txt $(BUILD)/cuda-emu-cov
 	@tail -3 $(BUILD)/cuda-emu-cov/coverage.txt
 
-# The Python package alone: pip-installed into $(BUILD)/venv, then its tests.
+# The Python package as a user installs it: built by pip into $(BUILD)/venv
+# (the library's sources compiled once more), then its tests (make check).
 python-test: deps
-	JOBS=$(JOBS) ARCHS="$(ARCHS)" WERROR=$(WERROR) TORCH=$(PY_TORCH) scripts/python-test.sh $(BUILD) $(PY_CUDA)
+	JOBS=$(JOBS) ARCHS="$(PY_ARCHS)" WERROR=$(WERROR) TORCH=$(PY_TORCH) TANDEM_TEST_SCALE=$(SCALE) \
+	  scripts/python-test.sh $(BUILD) $(CUDA)
 
 bench: build
 	$(BUILD)/bench/tandem-bench $(BENCH_ARGS)

@@ -5,7 +5,7 @@
 # Sets TDM_SCALE to small or full; an unknown value stops the harness (exit 2)
 # instead of running some other tier silently. The tiers change sizes and
 # seeds, never what is checked. The C harnesses read the same variable in
-# tests/prop.c (tdm_test_scale_full), the Python tests in python/tests/conftest.py.
+# tests/prop.c (prop_scale_full), the Python tests in python/tests/conftest.py.
 case "${TANDEM_TEST_SCALE:-small}" in
   small|"") TDM_SCALE=small ;;
   full) TDM_SCALE=full ;;

@@ -15,6 +15,23 @@
 #include "../include/tandem/detail/keybits.h"
 #include "prop.h"
 
+int prop_scale_full(void) {
+  static int scale = -1;
+  if (scale < 0) {
+    const char *env = getenv("TANDEM_TEST_SCALE");
+    if (!env || !*env || !strcmp(env, "small")) scale = 0;
+    else if (!strcmp(env, "full")) scale = 1;
+    else {
+      fprintf(stderr, "prop: TANDEM_TEST_SCALE=%s: expected small or full\n", env);
+      abort();
+    }
+    fprintf(stderr, "prop: TANDEM_TEST_SCALE=%s\n", scale ? "full" : "small");
+  }
+  return scale;
+}
+
+size_t prop_scaled(size_t small, size_t full) { return prop_scale_full() ? full : small; }
+
 uint64_t prop_seed(void) {
   static int have;
   static uint64_t seed;

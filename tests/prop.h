@@ -12,6 +12,9 @@
  *    is skipped with a printed reason when no device is usable.
  *  - Shrinking: prop_shrink reduces a failing input to a small one that still
  *    fails, by deleting chunks and then single elements.
+ *  - Suites named <something>_cpu never create a CUDA context: the runs on
+ *    the emulated device leave them out (tests/cuda_emu/run.sh), as the
+ *    native build's run already checked them on the same C sources.
  */
 #ifndef TANDEM_PROP_H
 #define TANDEM_PROP_H
@@ -29,6 +32,15 @@ extern "C" {
 
 /* The generator tandem-judge uses too: xoshiro256** (judge/rng.h). */
 typedef tdm__rng prop_rng;
+
+/* The suite's tier, read once from TANDEM_TEST_SCALE: small (the default, what
+ * `make test` runs: edge sizes plus a few random ones, one seed) or full
+ * (`make check`: the full sizes and repetitions). An unknown value aborts the
+ * program with a message. The tiers change sizes and repetitions, never what
+ * is checked: every branch a full run reaches, a small run reaches too. */
+int prop_scale_full(void);
+/* full under TANDEM_TEST_SCALE=full, small otherwise. */
+size_t prop_scaled(size_t small, size_t full);
 
 /* The program's seed (TANDEM_SEED or random), printed once on first use. */
 uint64_t prop_seed(void);

@@ -246,7 +246,7 @@ Test(sort_props, f64) { run_sort_properties(TDM_F64, 1u << 16); }
 
 /* Large inputs exercise the partitioned path and threads (buckets larger
  * than the cache budget, skewed keys that recurse). */
-Test(sort_props, large_inputs) {
+Test(sort_cpu, large_inputs) {
   size_t i;
   for (i = 0; i < 6; i++) {
     tdm_type t = all_types[i];
@@ -260,7 +260,8 @@ Test(sort_props, large_inputs) {
       void *in;
       sort_env e = {ctx, t, all_types[(i + di) % 6], (int)(di & 1), 1, 0};
       prop_rng_init(&r, 0xB16000 + i * 8 + di);
-      n = 300000 + (size_t)prop_below(&r, 700000);
+      /* Several times the cache budget at either tier (cpu/sort_cpu.c). */
+      n = 300000 + (size_t)prop_below(&r, prop_scaled(100000, 700000));
       in = malloc(n * ks);
       prop_fill(&r, t, in, n, dists[di]);
       prop_check("large sort_pairs", 0xB16000 + i * 8 + di, t, ks, in, n, sort_property, &e);
@@ -280,7 +281,7 @@ Test(sort_props, large_inputs) {
 
 /* Keys that agree on their high bits and differ only in a few low ones, and
  * keys differing only in the top bit: the constant-digit skipping paths. */
-Test(sort_props, constant_digits) {
+Test(sort_cpu, constant_digits) {
   tdm_ctx *ctx = prop_ctx(TDM_BACKEND_CPU, 2);
   size_t n = 200000, i;
   uint64_t *k = (uint64_t *)malloc(n * 8);
@@ -318,7 +319,7 @@ Test(sort_props, constant_digits) {
  * keys (the LSD passes for narrow ranges), and spread-out keys drawn about
  * three times each (equal keys inside the rank-sorted sub-buckets). Pairs
  * and argsort, on 1 and 2 threads, against the stable reference. */
-Test(sort_props, cache_sort_shapes) {
+Test(sort_cpu, cache_sort_shapes) {
   size_t n = 120000, i;
   uint64_t *k = (uint64_t *)malloc(n * 8), g = 0;
   int pattern, th, b;
@@ -364,7 +365,7 @@ Test(sort_props, cache_sort_shapes) {
  * little else (the sample says hot, the count says no: the normal path);
  * a key on 51 % of the rows. Pairs and argsort, every key width and kind,
  * both directions, on 1 and 2 threads, against the stable reference. */
-Test(sort_props, hot_keys) {
+Test(sort_cpu, hot_keys) {
   static const tdm_type types[] = {TDM_U64, TDM_I32, TDM_F64, TDM_U32};
   size_t n = 300000, i;
   uint64_t *k = (uint64_t *)malloc(n * 8);
@@ -417,7 +418,7 @@ Test(sort_props, hot_keys) {
 }
 
 /* Results must not depend on the thread count. */
-Test(sort_props, thread_counts_agree) {
+Test(sort_cpu, thread_counts_agree) {
   size_t n = 400000, i;
   uint32_t *a = (uint32_t *)malloc(n * 4), *b = (uint32_t *)malloc(n * 4);
   uint32_t *va = (uint32_t *)malloc(n * 4), *vb = (uint32_t *)malloc(n * 4);
@@ -486,7 +487,7 @@ static void keys_only_sizes_case(tdm_ctx *ctx, int threads, const char *isa, con
   }
 }
 
-Test(sort_props, keys_only_every_isa) {
+Test(sort_cpu, keys_only_every_isa) {
   static const size_t small[] = {23, 24, 25, 26, 31, 32, 33, 63, 64, 65, 100, 255, 256, 257, 1023, 4099};
   static const size_t large[] = {65535, 65537, 131073, 262145};
   static const prop_dist small_d[] = {PROP_UNIFORM, PROP_FEW_DISTINCT, PROP_BOUNDARY, PROP_REVERSE};
@@ -526,7 +527,7 @@ Test(sort_props, keys_only_every_isa) {
  * boundary one), sizes around the AVX-512 partition's cutoffs (under three
  * vectors: the scalar loop; tails of one vector) and the sample size, with
  * the AVX-512 partition and with the scalar one. */
-Test(sort_props, keys_split_two_threads) {
+Test(sort_cpu, keys_split_two_threads) {
   static const size_t sizes[] = {1, 2, 3, 47, 48, 49, 95, 97, 1000, 4095, 4097, 65537, 200003};
   int mode;
   tdm_ctx *ctx = prop_ctx(TDM_BACKEND_CPU, 2);

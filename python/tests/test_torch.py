@@ -38,7 +38,7 @@ HOWS = ["inner", "left", "semi", "anti"]
 # The C paths behind these calls are property-tested with numpy arrays in
 # test_ops.py and the others; here the tensors' way in and out is, so fewer
 # examples do.
-fewer = settings(max_examples=30)
+fewer = settings(max_examples=max(1, settings.default.max_examples // 2))
 
 
 def tt(a):

@@ -1,21 +1,32 @@
 #!/usr/bin/env bash
 # Runs tandem's CUDA backend on the emulated device (tests/cuda_emu): the
-# self-test under both designs, the pipeline check under both designs, every
-# Criterion program with CUDA cases, the fused example, over several seeds.
-# Usage: tests/cuda_emu/run.sh BUILD_DIR   (built by make test-cuda-emu)
-# Environment: CUDA_EMU_SEEDS (default "1 2 3"), CUDA_EMU_CRITERION=0 to skip
-# the Criterion programs, CUDA_EMU_ONLY=selftest|pipeline|criterion|example|sweep,
-# CUDA_EMU_QUICK=--minimal for the smaller self-test on the first seed too
-# (the sanitized builds), CUDA_EMU_V2_PARTS (default "sort hash btree")
-# for the v2 structures the first seed runs, CUDA_EMU_PIPELINE_REPS (default
-# 5) for the pipeline check's rounds, CUDA_EMU_PIPELINE_KEYS for its key
-# count (default the program's, 2^20).
+# self-test and the pipeline check under both designs, the Criterion programs
+# with CUDA cases, the fused example and the fault sweep.
+# Usage: tests/cuda_emu/run.sh BUILD_DIR [PART]
+#   BUILD_DIR: the emulated build (the main build's cuda-emu folder)
+#   PART: one of the parts below (what ctest runs, one test each), or nothing
+#   for all of them in turn:
+#     selftest-legacy, selftest-v2-sort, selftest-v2-hash, selftest-v2-btree,
+#     pipeline-legacy, pipeline-v2, example, sweep, criterion:PROGRAM
+# Sizes and seeds follow the suite's one knob, TANDEM_TEST_SCALE
+# (scripts/test-scale.sh):
+#   small (make test): seed 1; the self-test's --minimal set (every operation
+#     and type, host and device arrays, n = 1 and 5001); one pipeline round
+#     over 2^16 keys;
+#   full (make check): seeds 1, 2 and 3; the self-test's --quick set on seed 1
+#     and --minimal on the others; five pipeline rounds over 2^20 keys.
+# The v2 B-tree takes --minimal at either scale (the slowest to emulate).
+# A failure prints the seed to replay alone: TANDEM_EMU_SEED=S PROGRAM ...
 set -uo pipefail
-b=${1:?usage: run.sh BUILD_DIR}
-seeds=${CUDA_EMU_SEEDS:-1 2 3}
+b=${1:?usage: run.sh BUILD_DIR [PART]}
+part=${2:-}
+. "$(dirname "$0")/../../scripts/test-scale.sh"
+if [ "$TDM_SCALE" = full ]; then
+  seeds="1 2 3" quick=--quick reps=5 keys=
+else
+  seeds="1" quick=--minimal reps=1 keys=65536
+fi
 first=${seeds%% *}
-quick=${CUDA_EMU_QUICK:---quick}
-only=${CUDA_EMU_ONLY:-}
 fails=0 runs=0
 start=$(date +%s)
 
@@ -36,39 +47,47 @@ run() {
   fi
 }
 
-want() { [ -z "$only" ] || [ "$only" = "$1" ]; }
+want() { [ -z "$part" ] || [ "$part" = "$1" ]; }
 
-if want selftest; then
-  # --quick on the first seed, --minimal (other sizes and data) on the rest.
-  run "tandem-selftest $quick" "$first" legacy "$b/tandem-selftest" $quick --seed "$first"
-  for part in ${CUDA_EMU_V2_PARTS:-sort hash btree}; do
-    # the v2 B-tree is the slowest to emulate: --minimal even on the first seed
-    q=$quick; [ "$part" = btree ] && q=--minimal
-    run "tandem-selftest $q" "$first" v2 "$b/tandem-selftest" $q --only "$part" --seed "$first"
-  done
+# selftest DESIGN ONLY: the first seed at the tier's set, the others --minimal.
+selftest() {
+  local design=$1 only=$2 q=$quick s
+  [ "$only" = btree ] && q=--minimal
+  run "tandem-selftest $q${only:+ --only $only}" "$first" "$design" "$b/tandem-selftest" $q ${only:+--only "$only"} \
+    --seed "$first"
   for s in $seeds; do
     [ "$s" = "$first" ] && continue
-    run "tandem-selftest --minimal" "$s" legacy "$b/tandem-selftest" --minimal --seed "$s"
-    run "tandem-selftest --minimal" "$s" v2 "$b/tandem-selftest" --minimal --only hash --seed "$s"
+    # Later seeds: the legacy design whole and the v2 hash table (its claims
+    # and folds are where the interleavings differ most).
+    [ "$design" = v2 ] && [ "$only" != hash ] && continue
+    run "tandem-selftest --minimal${only:+ --only $only}" "$s" "$design" "$b/tandem-selftest" --minimal \
+      ${only:+--only "$only"} --seed "$s"
   done
+}
+
+want selftest-legacy && selftest legacy ""
+for p in sort hash btree; do
+  want "selftest-v2-$p" && selftest v2 "$p"
+done
+for d in legacy v2; do
+  want "pipeline-$d" && run "tandem-pipeline-check" "$first" "$d" "$b/tandem-pipeline-check" --reps "$reps" \
+    ${keys:+--keys "$keys"}
+done
+want example && run "fused_lookup 12 2" "$first" legacy "$b/fused_lookup" 12 2
+# Every runtime call of every operation failed in turn (both designs inside).
+want sweep && run "tandem-fault-sweep" "$first" legacy "$b/tandem-fault-sweep"
+case "$part" in
+  # Suites named *_cpu never create a CUDA context (tests/prop.h): the
+  # native build's run checks them.
+  criterion:*) run "${part#criterion:}" "$first" legacy "$b/${part#criterion:}" --jobs 1 --filter '!(*_cpu/*)' ;;
+  "")
+    for p in $(tr ';' ' ' <"$b/criterion-programs.txt"); do
+      run "$p" "$first" legacy "$b/$p" --jobs 1 --filter '!(*_cpu/*)'
+    done ;;
+esac
+if [ $runs -eq 0 ]; then
+  echo "run.sh: no part named '$part' (see the usage at the top of this script)" >&2
+  exit 2
 fi
-if want pipeline; then
-  for d in legacy v2; do
-    run "tandem-pipeline-check" "$first" "$d" "$b/tandem-pipeline-check" --reps "${CUDA_EMU_PIPELINE_REPS:-5}" \
-      ${CUDA_EMU_PIPELINE_KEYS:+--keys "$CUDA_EMU_PIPELINE_KEYS"}
-  done
-fi
-if want example; then
-  run "fused_lookup 12 2" "$first" legacy "$b/fused_lookup" 12 2
-fi
-if want sweep; then
-  # Every runtime call of every operation failed in turn (both designs inside).
-  run "tandem-fault-sweep" "$first" legacy "$b/tandem-fault-sweep"
-fi
-if want criterion && [ "${CUDA_EMU_CRITERION:-1}" != 0 ]; then
-  for p in $(cat "$b/criterion-programs.txt" | tr ';' ' '); do
-    run "$p" "$first" legacy "$b/$p" --jobs 1
-  done
-fi
-echo "cuda-emu: $((runs - fails)) of $runs runs passed in $(( $(date +%s) - start )) s (seeds: $seeds)"
+echo "cuda-emu: $((runs - fails)) of $runs runs passed in $(( $(date +%s) - start )) s (seeds: $seeds, scale: $TDM_SCALE)"
 [ $fails -eq 0 ]
