@@ -534,8 +534,8 @@ def main(argv):
     ok = self_test() if st else True
     found = check(os.path.abspath(root))
     if found:
-        print("check-docs: %d findings: names of things that do not exist or stale generated blocks (fix the text, or list a name of "
-              "something outside the tree in scripts/check-docs.allow)" % len(found))
+        print("check-docs: %d findings (fix the text, regenerate a stale block with scripts/results_table.py "
+              "--write, or list a name of something outside the tree in scripts/check-docs.allow)" % len(found))
     return 0 if ok and not found else 1
 
 
