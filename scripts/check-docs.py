@@ -36,6 +36,11 @@ and makes the exit status 1. What is checked:
                shell script's $TANDEM_X or pyproject's env = "TANDEM_X".
   make         `make X VAR=...` in a doc's code: X a target of the
                top-level Makefile, VAR one of its variables.
+  generated    a block between "<!-- generated: results_table.py KIND
+               MACHINE -->" and "<!-- end generated -->" in README.md or
+               docs/*.md must be what scripts/results_table.py makes of
+               docs/data/MACHINE/ (the benchmark CSVs and meta.json): a
+               stale block is a finding; results_table.py --write fixes it.
   programs     --flag after the name of a program built by an
                add_executable(NAME ...) of the tree, or after
                python -m MODULE, in the same command of a doc's code: the
@@ -55,6 +60,9 @@ import os
 import re
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import results_table  # noqa: E402  (the generator of the docs' benchmark tables)
 
 # Comments of sources in these top folders are checked, besides the docs.
 COMMENT_DIRS = ("include", "src", "cpu", "gpu", "mpi", "judge", "python", "scripts",
@@ -424,6 +432,8 @@ class Checker:
             self.doc(rel)
         for rel in sorted(self.t.comments):
             self.source(rel)
+        for rel, line, name in results_table.stale_blocks(self.t.root):
+            self.flag(rel, line, STALE + name)
         seen, out = set(), []
         for f in self.findings:
             if f not in seen:
@@ -432,10 +442,17 @@ class Checker:
         return out
 
 
+STALE = "stale generated block "
+
+
 def check(root):
     found = Checker(Tree(root)).run()
     for rel, line, what in found:
-        print("%s:%d: names %s, which does not exist" % (rel, line, what))
+        if what.startswith(STALE):
+            print("%s:%d: the generated block '%s' differs from its data in docs/data "
+                  "(scripts/results_table.py --write regenerates it)" % (rel, line, what[len(STALE):]))
+        else:
+            print("%s:%d: names %s, which does not exist" % (rel, line, what))
     return found
 
 
@@ -452,6 +469,15 @@ PLANTED = {
                    "int tdm_real_fn(void) { return getenv(\"TANDEM_REAL_ENV\") != 0; }\n"
                    "enum { TDM_REAL = 1 };\n"),
     "docs/notes.md": "See [the readme](../README.md) and [gone](gone.md).\n",
+    # Generated blocks: one as its data gives it, one stale (a rate edited by hand).
+    "docs/data/m1/meta.json": ('{"machine": "M", "cpu_model": "C", "cores": 2, "system": "S", "date": "D", '
+                               '"conditions": "quiet", "source": "planted", "commands": ["tandem-bench sort"]}\n'),
+    "docs/data/m1/sort.csv": ("structure,operation,impl,backend,key_type,value_type,n,queries,threads,reps,"
+                              "median_mops,min_mops,max_mops\n"
+                              "sort,sort,tandem,cpu,u32,,10000000,0,1,5,121.4,119.5,121.7\n"
+                              "sort,sort,vqsort,cpu,u32,,10000000,0,1,5,193.9,189.7,199.7\n"),
+    "docs/fresh.md": "<!-- generated: results_table.py tables m1 -->\n<!-- end generated -->\n",
+    "docs/stale.md": "# stale\n<!-- generated: results_table.py tables m1 -->\n<!-- end generated -->\n",
     "README.md": ("# planted\n"
                   "Calls `tdm_real_fn` and `tdm_missing_fn`; TDM_REAL, TDM_GONE_MACRO, tdm_real_*, tdm__made_k64.\n"
                   "Files: src/real.c, `src/missing.c`, tests/gone, `real.c`, `missing.cuh`, build/x/y.so.\n"
@@ -470,7 +496,7 @@ EXPECTED = {
     ("README.md", 6, "the make target nosuch"), ("README.md", 6, "the make variable CUDA"),
     ("README.md", 7, "the option --nosuchflag of tandem-bench"),
     ("README.md", 10, "the environment variable TANDEM_REAL"),
-    ("docs/notes.md", 1, "gone.md"),
+    ("docs/notes.md", 1, "gone.md"), ("docs/stale.md", 2, STALE + "tables m1"),
     ("src/real.c", 2, "src/real.h"), ("src/real.c", 2, "tdm_gone"), ("src/real.c", 3, "src/..._api.c"),
     ("src/real.c", 3, "src/{real,gone}.c"),
 }
@@ -482,6 +508,12 @@ def self_test():
             os.makedirs(os.path.join(d, os.path.dirname(rel)), exist_ok=True)
             with open(os.path.join(d, rel), "w") as f:
                 f.write(text)
+        # docs/fresh.md gets what its data gives, docs/stale.md the same with one rate changed.
+        results_table.write(d)
+        with open(os.path.join(d, "docs/stale.md")) as f:
+            text = f.read()
+        with open(os.path.join(d, "docs/stale.md"), "w") as f:
+            f.write(text.replace("| 121.4 |", "| 125.0 |"))
         got = set(Checker(Tree(d)).run())
     missed, extra = EXPECTED - got, got - EXPECTED
     for rel, line, what in sorted(missed):
@@ -502,8 +534,8 @@ def main(argv):
     ok = self_test() if st else True
     found = check(os.path.abspath(root))
     if found:
-        print("check-docs: %d names of things that do not exist (fix the text, or list a name of "
-              "something outside the tree in scripts/check-docs.allow)" % len(found))
+        print("check-docs: %d findings (fix the text, regenerate a stale block with scripts/results_table.py "
+              "--write, or list a name of something outside the tree in scripts/check-docs.allow)" % len(found))
     return 0 if ok and not found else 1
 
 

@@ -285,7 +285,7 @@ std::vector<double> time_c_sort(const py_ctx &pc, in_array keys, int reps, unsig
 // malloc, nothing more. numpy's own allocator also advises MADV_HUGEPAGE on
 // every buffer of 4 MiB and more, and an output filled by the call then
 // takes its first-touch faults as transparent huge pages; measured on the
-// project's benchmark machine (docs/results.md), that moved factorize (80 MB
+// project's benchmark machine (docs/results-archive.md), that moved factorize (80 MB
 // of codes) and join (two 80 MB index arrays) by -8 % to +21 % of CPU time
 // against the same call into malloc'd outputs, with the machine's memory
 // state, so the binding could not be held to the C call. The arrays own
