@@ -7,9 +7,9 @@ against models). Also: offset and strided slices, empty tensors, negated
 views, tensors that require grad, and tandem's errors for the dtypes,
 layouts and devices it does not take.
 
-Skips when PyTorch is not installed, unless TANDEM_TEST_TORCH=1 (set by
-scripts/python-test.sh when it installed PyTorch): then a failed import is a
-failure, not a skip."""
+Skips when PyTorch is not installed, unless TANDEM_TEST_TORCH=1 (set by the
+build's tests with PY_TORCH=ON and by scripts/python-test.sh when it installed
+PyTorch): then a failed import is a failure, not a skip."""
 
 import os
 
