@@ -291,10 +291,18 @@ static void ch_checkpoint(churn *h) {
   }
 }
 
-static void ch_erase_some(churn *h, uint64_t m) {
-  uint64_t t;
+/* Erases m live keys: at random, or (down) the largest first, as a queue
+ * or a range delete does, which empties the last node from its end (the
+ * last key of a node is an edge of its own). */
+static void ch_erase_some(churn *h, uint64_t m, int down) {
+  uint64_t t, k = 0;
   for (t = 0; t < m && h->nlive; t++) {
-    uint64_t k = h->live[jdg_below(&h->r, h->nlive)];
+    if (!down) {
+      k = h->live[jdg_below(&h->r, h->nlive)];
+    } else {
+      if (t == 0) k = h->span - 1;
+      while (!h->pos[k]) k = k ? k - 1 : h->span - 1;
+    }
     put(&h->b, JDG_OP_ERASE, k, 0);
     ch_del(h, k);
   }
@@ -348,18 +356,18 @@ int jdg_churn_seq(const jdg_cand *c, uint64_t seed, uint64_t stream, size_t n, i
   q = n / 4 ? n / 4 : 1;
   for (round = 0; round < 4; round++) {
     if (round % 2 == 0) {
-      ch_erase_some(&h, q);
+      ch_erase_some(&h, q, round == 2);
       ch_insert_some(&h, q);
     } else {
       ch_insert_some(&h, q);
-      ch_erase_some(&h, q);
+      ch_erase_some(&h, q, round == 3);
     }
     ch_checkpoint(&h);
   }
-  /* Drain to empty, a checkpoint halfway. */
-  ch_erase_some(&h, h.nlive / 2);
+  /* Drain to empty, a checkpoint halfway: at random, then from the top. */
+  ch_erase_some(&h, h.nlive / 2, 0);
   ch_checkpoint(&h);
-  ch_erase_some(&h, h.nlive);
+  ch_erase_some(&h, h.nlive, 1);
   ch_checkpoint(&h);
   free(h.live);
   free(h.pos);
