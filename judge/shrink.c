@@ -109,13 +109,14 @@ static void shrink_ops(shr *sh, jdg_seq *s, jdg_outcome *o) {
   for (;;) {
     int changed = 0;
     size_t i = 0;
-    while (i < s->n) {
+    while (i < s->n && !sh->out_of_time) {
       jdg_seq t;
       size_t hi = i + chunk < s->n ? i + chunk : s->n;
       if (without_ops(s, i, hi, &t) != 0) return;
       if (try_seq(sh, s, o, &t)) changed = 1;
       else i += chunk;
     }
+    if (sh->out_of_time) return;
     if (chunk > 1) chunk /= 2;
     else if (!changed) return;
   }
@@ -125,7 +126,7 @@ static void shrink_ops(shr *sh, jdg_seq *s, jdg_outcome *o) {
  * once: a key's insert and later erase often only go together. */
 static void shrink_by_key(shr *sh, jdg_seq *s, jdg_outcome *o) {
   size_t i = 0, j;
-  while (i < s->n) {
+  while (i < s->n && !sh->out_of_time) {
     jdg_seq t;
     jdg_outcome to;
     uint64_t key = s->ops[i].a;
@@ -163,7 +164,7 @@ static void shrink_by_key(shr *sh, jdg_seq *s, jdg_outcome *o) {
 static void shrink_pairs(shr *sh, jdg_seq *s, jdg_outcome *o) {
   size_t i, j, k;
   int again = 1;
-  while (again && s->n <= 48) {
+  while (again && s->n <= 48 && !sh->out_of_time) {
     again = 0;
     for (i = 0; i + 1 < s->n && !again; i++)
       for (j = i + 1; j < s->n && !again; j++) {
@@ -198,7 +199,7 @@ static void shrink_array(shr *sh, jdg_seq *s, jdg_outcome *o, size_t k) {
   for (;;) {
     int changed = 0;
     size_t i = 0;
-    while (k < s->n && i < s->ops[k].n) {
+    while (k < s->n && i < s->ops[k].n && !sh->out_of_time) {
       jdg_seq t;
       jdg_op *op;
       size_t n = s->ops[k].n, hi = i + chunk < n ? i + chunk : n;
@@ -214,7 +215,7 @@ static void shrink_array(shr *sh, jdg_seq *s, jdg_outcome *o, size_t k) {
       if (try_seq(sh, s, o, &t)) changed = 1;
       else i += chunk;
     }
-    if (k >= s->n) return;
+    if (k >= s->n || sh->out_of_time) return;
     if (chunk > 1) chunk /= 2;
     else if (!changed) return;
   }
@@ -325,7 +326,7 @@ static void simplify_keys(shr *sh, jdg_seq *s, jdg_outcome *o) {
   compact_keys(sh, s, o, 0);
   keys = distinct_keys(s, &m);
   if (!keys) return;
-  for (i = 0; i < m; i++) {
+  for (i = 0; i < m && !sh->out_of_time; i++) {
     uint64_t k = keys[i], cand[20];
     size_t c, nc = simpler_values(k, 16, cand);
     for (c = 0; c < nc; c++) {
@@ -358,7 +359,7 @@ static void simplify_keys(shr *sh, jdg_seq *s, jdg_outcome *o) {
 static void simplify_values(shr *sh, jdg_seq *s, jdg_outcome *o) {
   size_t i, j;
   uint64_t v;
-  for (i = 0; i < s->n; i++) {
+  for (i = 0; i < s->n && !sh->out_of_time; i++) {
     if (s->ops[i].code == JDG_OP_INSERT) {
       for (v = 0; v < 10 && i < s->n && v < s->ops[i].b; v++) {
         jdg_seq t;
@@ -418,6 +419,9 @@ static void simplify_values(shr *sh, jdg_seq *s, jdg_outcome *o) {
 /* ---- long sequences: runs as units ------------------------------------------- */
 
 #define SHORT_SEQ 300
+/* Longer sequences are not shrunk one operation at a time: a trial each,
+ * twice over, to learn what the runs as units mostly tell already. */
+#define MAX_SINGLE_OPS 1000
 
 /* Starts of the runs of s (runs.c, without results), into a new array. */
 static size_t *run_starts(const jdg_seq *s, size_t *nu) {
@@ -441,7 +445,7 @@ static void shrink_chunks(shr *sh, jdg_seq *s, jdg_outcome *o, size_t min_chunk)
   if (min_chunk < 1) min_chunk = 1;
   for (chunk = s->n / 2 ? s->n / 2 : 1;; chunk /= 2) {
     if (chunk < min_chunk) chunk = min_chunk;
-    for (i = 0; i < s->n;) {
+    for (i = 0; i < s->n && !sh->out_of_time;) {
       jdg_seq t;
       size_t hi = i + chunk < s->n ? i + chunk : s->n;
       if (without_ops(s, i, hi, &t) != 0) return;
@@ -458,10 +462,12 @@ static void shrink_runs(shr *sh, jdg_seq *s, jdg_outcome *o) {
   size_t nu, *u = run_starts(s, &nu), chunk, k;
   if (!u) return;
   if (nu > MAX_RUN_UNITS) {
-    /* No runs to speak of: chunks of operations instead, down to the size
-     * that leaves about MAX_RUN_UNITS chunks, then runs again. */
+    /* No runs to speak of (random churn): chunks of operations instead,
+     * down to 1/256 of the sequence (about 500 trials), then runs again;
+     * the rounds' sorted blocks and renumbered keys make runs of what is
+     * left, and the next round takes them as units. */
     free(u);
-    shrink_chunks(sh, s, o, s->n / MAX_RUN_UNITS);
+    shrink_chunks(sh, s, o, s->n / 256);
     u = run_starts(s, &nu);
     if (!u) return;
     if (nu > MAX_RUN_UNITS) {
@@ -470,7 +476,7 @@ static void shrink_runs(shr *sh, jdg_seq *s, jdg_outcome *o) {
     }
   }
   for (chunk = nu / 2 ? nu / 2 : 1;; chunk /= 2) {
-    for (k = 0; k < nu;) {
+    for (k = 0; k < nu && !sh->out_of_time;) {
       jdg_seq t;
       size_t hi = k + chunk < nu ? k + chunk : nu;
       if (without_ops(s, u[k], u[hi], &t) != 0) break;
@@ -482,7 +488,7 @@ static void shrink_runs(shr *sh, jdg_seq *s, jdg_outcome *o) {
         k += chunk;
       }
     }
-    if (chunk <= 1) break;
+    if (chunk <= 1 || sh->out_of_time) break;
   }
   free(u);
 }
@@ -492,7 +498,7 @@ static void shrink_runs(shr *sh, jdg_seq *s, jdg_outcome *o) {
 static void truncate_runs(shr *sh, jdg_seq *s, jdg_outcome *o) {
   size_t nu, *u = run_starts(s, &nu), k;
   if (!u) return;
-  for (k = nu; k-- > 0;) {
+  for (k = nu; k-- > 0 && !sh->out_of_time;) {
     size_t start, len, lo, hi;
     if (k >= nu) continue;
     start = u[k];
@@ -578,7 +584,7 @@ static size_t block_end(const jdg_seq *s, size_t i) {
 
 static void sort_blocks(shr *sh, jdg_seq *s, jdg_outcome *o) {
   size_t i = 0;
-  while (i < s->n) {
+  while (i < s->n && !sh->out_of_time) {
     size_t j = block_end(s, i), d;
     jdg_formula f;
     if (!blockable(s->ops[i].code) || j - i < 3 || jdg_run_len(s, i, NULL, &f) >= j - i) {
@@ -601,7 +607,7 @@ static void sort_blocks(shr *sh, jdg_seq *s, jdg_outcome *o) {
  * values as in its first operation's formula. */
 static void fill_blocks(shr *sh, jdg_seq *s, jdg_outcome *o) {
   size_t i = 0;
-  while (i < s->n) {
+  while (i < s->n && !sh->out_of_time) {
     size_t j = block_end(s, i), k, m;
     uint64_t lo = ~0ull, hi = 0, vx;
     int up, vconst;
@@ -718,20 +724,27 @@ void jdg_shrink(const jdg_cand *c, jdg_seq *s, jdg_outcome *o, double limit, dou
         unscatter_keys(&sh, s, o);
         compact_keys(&sh, s, o, 1);
       }
+      if (c->kind != JDG_SORT) {
+        /* Loops early: runs shrink as units and print as one line. */
+        sort_blocks(&sh, s, o);
+        compact_keys(&sh, s, o, 1);
+      }
       /* Still long: more rounds while they help, then single operations
-       * (a run's middle, which runs as units cannot lose). */
+       * (a run's middle, which runs as units cannot lose), when each trial
+       * is cheap enough. */
       if (s->n > SHORT_SEQ && fingerprint(s) != before) continue;
+      if (s->n > MAX_SINGLE_OPS) break;
     }
     shrink_ops(&sh, s, o);
-    if (c->kind != JDG_SORT) shrink_by_key(&sh, s, o);
+    if (c->kind != JDG_SORT && s->n <= SHORT_SEQ) shrink_by_key(&sh, s, o);
     shrink_pairs(&sh, s, o);
-    for (k = 0; k < s->n; k++)
+    for (k = 0; k < s->n && !sh.out_of_time; k++)
       if (s->ops[k].n && s->ops[k].shape == JDG_SHAPE_NONE) shrink_array(&sh, s, o, k);
     if (c->kind != JDG_SORT) {
-      simplify_keys(&sh, s, o);
+      if (s->n <= SHORT_SEQ) simplify_keys(&sh, s, o);
       zero_values(&sh, s, o);
     }
-    simplify_values(&sh, s, o);
+    if (s->n <= SHORT_SEQ) simplify_values(&sh, s, o);
     if (c->kind != JDG_SORT) {
       /* Loops: blocks in key order, keys renumbered, gaps filled. */
       sort_blocks(&sh, s, o);
