@@ -195,7 +195,7 @@ static void borrow_from_left(node *x, int i) {
   node *c = x->child[i], *l = x->child[i - 1];
   int j;
 #ifdef JUDGE_BUG_BORROW_LEFT
-  /* BUG (tests/btree255_borrow_bug.c): the shift starts one short, so the
+  /* BUG (judge/tests/btree255_borrow_bug.c): the shift starts one short, so the
    * child's last key is overwritten and a stale slot becomes live. */
   for (j = c->n - 1; j > 0; j--) {
 #else

@@ -1,4 +1,4 @@
-/* btree255_borrow_bug.c: the example B-tree (examples/btree.c) with nodes of
+/* btree255_borrow_bug.c: the example B-tree (judge/examples/btree.c) with nodes of
  * 255 keys, a common production size, and an off-by-one in borrow-from-left:
  * the shift that makes room in the under-full child starts one key short.
  * The bug needs a split (256 keys) before any borrow can happen, so only
