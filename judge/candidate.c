@@ -1,6 +1,8 @@
 /* candidate.c: loading a candidate library and looking its judge_* symbols up. */
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
+#include <link.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,6 +22,29 @@ typedef struct sym {
 static void append(char *buf, size_t len, const char *line) {
   size_t used = strlen(buf);
   if (used < len) snprintf(buf + used, len - used, "%s\n", line);
+}
+
+/* 1 when the library's dynamic string table holds a C++ mangled name
+ * (_Z...) with name in it: a judge_* function compiled as C++ without
+ * extern "C", which dlsym cannot find under its plain name. */
+static int has_mangled(void *dl, const char *name) {
+  struct link_map *lm = NULL;
+  const ElfW(Dyn) *d;
+  const char *str = NULL;
+  size_t size = 0, i, len = strlen(name);
+  char needle[80];
+  if (dlinfo(dl, RTLD_DI_LINKMAP, &lm) != 0 || !lm || !lm->l_ld) return 0;
+  for (d = lm->l_ld; d->d_tag != DT_NULL; d++) {
+    /* The loader relocates these in place on most targets; not on all. */
+    ElfW(Addr) p = d->d_un.d_ptr;
+    if (d->d_tag == DT_STRTAB) str = (const char *)(p < lm->l_addr ? p + lm->l_addr : p);
+    if (d->d_tag == DT_STRSZ) size = d->d_un.d_val;
+  }
+  if (!str || !size) return 0;
+  snprintf(needle, sizeof needle, "%zu%s", len, name); /* how the Itanium C++ ABI spells a name */
+  for (i = 0; i < size; i += strlen(str + i) + 1)
+    if (str[i] == '_' && str[i + 1] == 'Z' && strstr(str + i, needle)) return 1;
+  return 0;
 }
 
 static void probe_child(void *arg, int fd) {
@@ -56,6 +81,7 @@ int jdg_cand_load(jdg_cand *c, const char *path, jdg_kind kind, char *err, size_
                   size_t notes_len) {
   sym syms[16];
   size_t n = 0, i, missing = 0;
+  int mangled = 0;
   char line[256];
 
   memset(c, 0, sizeof *c);
@@ -113,10 +139,18 @@ int jdg_cand_load(jdg_cand *c, const char *path, jdg_kind kind, char *err, size_
       used = strlen(err);
       if (used < err_len) snprintf(err + used, err_len - used, " %s", syms[i].name);
       missing++;
+      mangled |= has_mangled(c->dl, syms[i].name);
     } else {
       snprintf(line, sizeof line, "note: optional %s not exported: %s", syms[i].name, syms[i].skipped);
       append(notes, notes_len, line);
     }
+  }
+  if (missing && mangled) {
+    size_t used = strlen(err);
+    if (used < err_len)
+      snprintf(err + used, err_len - used,
+               "\n  (it exports them as C++ mangled names: declare them extern \"C\", or include "
+               "<tandem/judge.h>, whose declarations are)");
   }
   if (missing) {
     dlclose(c->dl);

@@ -229,11 +229,23 @@ typedef struct jdg_shrink_stats {
   size_t trials;
   size_t original_ops;
   int fallback; /* 1 when the shrunk sequence did not reproduce with the full limit */
+  int out_of_time; /* 1 when the budget ran out: the result may not be minimal */
 } jdg_shrink_stats;
 
 /* Shrinks the failing sequence *s (outcome *o) in place to a short sequence
- * that fails the same way, updating *o. limit is the run time limit. */
-void jdg_shrink(const jdg_cand *c, jdg_seq *s, jdg_outcome *o, double limit, jdg_shrink_stats *st);
+ * that fails the same way, updating *o. limit is the run time limit, budget
+ * the seconds the shrink may take (the best sequence so far when they run
+ * out). */
+void jdg_shrink(const jdg_cand *c, jdg_seq *s, jdg_outcome *o, double limit, double budget, jdg_shrink_stats *st);
+
+/* ---- smaller workloads ------------------------------------------------------ */
+/* A churn workload of about n live keys (growth, then rounds that erase and
+ * insert a quarter of the keys each, checkpoints that find every live key,
+ * then a drain), keys growing in order: 0 ascending, 1 descending, 2 random.
+ * Used after a failure in a large sequence, to find a small failing one to
+ * shrink, and as the mid-size stage. Returns 0 or -1 (out of memory). */
+int jdg_churn_seq(const jdg_cand *c, uint64_t seed, uint64_t stream, size_t n, int order, jdg_seq *out,
+                  char *shape, size_t shape_len);
 
 /* ---- printer -------------------------------------------------------------- */
 /* Prints s as a self-contained C program against the candidate ABI that

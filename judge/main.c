@@ -1,6 +1,7 @@
 /* main.c: tandem-judge, the command line.
  *
- *   tandem-judge {sort|map|ordered} LIB.so [--seed S] [--ops N] [--scale X] [--time SECONDS] [--bench] [--n N]
+ *   tandem-judge {sort|map|ordered} LIB.so [--seed S] [--ops N] [--scale X] [--time SECONDS] [--shrink-time SECONDS]
+ *                [--bench] [--n N]
  *
  * Runs random operation sequences on the candidate library (see
  * tandem/judge.h) and on tandem, short ones first, then the large tiers
@@ -24,6 +25,13 @@
 #define DEFAULT_SORT_OPS 300
 #define MAX_SEQ_OPS 300
 #define DEFAULT_LIMIT 2.0
+#define DEFAULT_SHRINK_TIME 60.0
+/* A failing sequence longer than this (a large stage) is first retried as a
+ * churn workload at these sizes, smallest first. */
+#define RETRY_ABOVE 2000
+static const size_t retry_sizes[] = {100, 300, 1000, 3000};
+/* Workloads per size and key order (each a few milliseconds at 300 keys). */
+#define RETRY_DRAWS 3
 #define DEFAULT_BENCH_N 200000
 #define DEFAULT_BENCH_SORT_N 1000000
 /* After a failure: up to this many failing sequences are shrunk, among the next EXTRA_SEQS. */
@@ -31,7 +39,8 @@
 #define EXTRA_SEQS 200
 
 static void usage(FILE *f) {
-  fputs("usage: tandem-judge {sort|map|ordered} LIB.so [--seed S] [--ops N] [--time SECONDS] [--bench] [--n N]\n"
+  fputs("usage: tandem-judge {sort|map|ordered} LIB.so [--seed S] [--ops N] [--scale X] [--time SECONDS]\n"
+        "                    [--shrink-time SECONDS] [--bench] [--n N]\n"
         "  Checks a candidate library (the judge_* functions of tandem/judge.h) against tandem\n"
         "  on random operation sequences; prints the smallest failing sequence as a C program.\n"
         "  --seed S        seed of the random sequences (default: drawn and printed)\n"
@@ -41,6 +50,8 @@ static void usage(FILE *f) {
         "  --time SECONDS  time one call may take beyond its allowance for its size (default 2):\n"
         "                  a call that takes longer is a hang (a large sort: too slow); a sequence\n"
         "                  may take this plus the allowances of its calls, or it is too slow\n"
+        "  --shrink-time SECONDS  time for shrinking a failure (default 60); when it runs out,\n"
+        "                  the shortest failing program found so far is printed, marked not minimal\n"
         "  --bench         after a clean check, CSV throughput of the candidate against tandem\n"
         "                  on stdout (the report goes to stderr then)\n"
         "  --n N           bench size (default 200000 keys; sort: 1000000)\n"
@@ -181,24 +192,72 @@ static void leak_start(FILE *msg, const jdg_cand *c, const jdg_seq *s, double li
     fprintf(msg, "the leak starts at operation %zu of %zu (the shortest prefix that leaks)\n", hi, s->n);
 }
 
+/* A failure in a large sequence (s, verdict o->v): the same kind of
+ * workload, churn at a few hundred keys and then a few thousand, usually
+ * fails the same way, and a small failing sequence shrinks in a fraction of
+ * the time and to a shorter program. Replaces *s and *o with the smallest
+ * one that fails the same way, if any; returns 1 then. */
+static int smaller_failure(FILE *msg, const jdg_cand *c, uint64_t seed, double limit, jdg_seq *s,
+                           jdg_outcome *o, char *shape, size_t shape_len) {
+  size_t i, order;
+  char err[256];
+  if (c->kind == JDG_SORT || s->n <= RETRY_ABOVE || o->v == JDG_HANG || o->v == JDG_SLOW || o->v == JDG_LEAK)
+    return 0;
+  for (i = 0; i < sizeof retry_sizes / sizeof retry_sizes[0]; i++)
+    for (order = 0; order < 3 * RETRY_DRAWS; order++) {
+      jdg_seq t;
+      jdg_outcome to;
+      uint64_t *exp;
+      char tshape[160];
+      if (jdg_churn_seq(c, seed, 100 + 3 * RETRY_DRAWS * i + order, retry_sizes[i], (int)(order % 3), &t, tshape,
+                        sizeof tshape) != 0)
+        return 0;
+      if (t.n >= s->n || jdg_oracle_expect(c->kind, &t, &exp, err, sizeof err) != 0) {
+        jdg_seq_free(&t);
+        continue;
+      }
+      jdg_run(c, &t, exp, limit, &to);
+      free(exp);
+      if (to.v == o->v) {
+        fprintf(msg, "the same kind of workload at a smaller size fails the same way (%s; %zu operations): "
+                     "shrinking that one\n", tshape, t.n);
+        jdg_seq_free(s);
+        *s = t;
+        jdg_outcome_free(o);
+        *o = to;
+        snprintf(shape, shape_len, "%s", tshape);
+        return 1;
+      }
+      jdg_outcome_free(&to);
+      jdg_seq_free(&t);
+    }
+  return 0;
+}
+
 /* Reports a failure of sequence s (outcome o, the seq_no-th sequence) after
  * shrinking it. Greedy shrinking can stop in a local minimum, so the next
  * few sequences that fail the same way are shrunk too and the shortest
  * result is shown (not for hangs, whose every run costs the time limit).
- * Returns the exit status. */
+ * All of it within the shrink budget (seconds). Returns the exit status. */
 static int report(FILE *msg, const jdg_cand *c, jdg_seq *s, jdg_outcome *o, uint64_t seed, double limit,
-                  size_t seq_no, const char *shape) {
+                  double budget, size_t seq_no, const char *shape) {
   jdg_shrink_stats st;
   uint64_t *exp = NULL;
-  char err[256];
+  char err[256], small_shape[160];
   size_t k, found = 1, runs;
+  double give_up = jdg_now() + budget;
+  int out_of_time;
   fprintf(msg, "FAIL: %s in sequence %zu (%s; %zu operations); shrinking...\n", jdg_verdict_name(o->v), seq_no,
           shape, s->n);
   fflush(msg);
   if (o->v == JDG_LEAK) leak_start(msg, c, s, limit);
-  jdg_shrink(c, s, o, limit, &st);
+  smaller_failure(msg, c, seed, limit, s, o, small_shape, sizeof small_shape);
+  jdg_shrink(c, s, o, limit, give_up - jdg_now(), &st);
   runs = st.trials;
-  for (k = seq_no; o->v != JDG_HANG && o->v != JDG_SLOW && s->n <= MAX_SEQ_OPS && found < EXTRA_FAILURES && k < seq_no + EXTRA_SEQS; k++) {
+  out_of_time = st.out_of_time;
+  for (k = seq_no; !out_of_time && o->v != JDG_HANG && o->v != JDG_SLOW && s->n <= MAX_SEQ_OPS &&
+                   found < EXTRA_FAILURES && k < seq_no + EXTRA_SEQS;
+       k++) {
     jdg_seq t;
     jdg_outcome to;
     jdg_shrink_stats tst;
@@ -206,8 +265,15 @@ static int report(FILE *msg, const jdg_cand *c, jdg_seq *s, jdg_outcome *o, uint
     if (run_one(c, seed, k, MAX_SEQ_OPS, limit, &t, &to, &tshape) != 0) break;
     if (to.v == o->v) {
       found++;
-      jdg_shrink(c, &t, &to, limit, &tst);
+      jdg_shrink(c, &t, &to, limit, give_up - jdg_now(), &tst);
       runs += tst.trials;
+      /* A shrink cut short is no better a local minimum; the one before
+       * stands as it was. */
+      if (tst.out_of_time) {
+        jdg_outcome_free(&to);
+        jdg_seq_free(&t);
+        break;
+      }
       if (!tst.fallback && t.n < s->n) {
         jdg_seq_free(s);
         *s = t;
@@ -226,8 +292,9 @@ static int report(FILE *msg, const jdg_cand *c, jdg_seq *s, jdg_outcome *o, uint
   else if (st.fallback)
     fprintf(msg, "the shrunk sequence did not fail again under the full time limit: the original follows\n");
   else
-    fprintf(msg, "shrunk to %zu operation%s (the shortest of %zu failing sequence%s shrunk, %zu runs)\n", s->n,
-            s->n == 1 ? "" : "s", found, found == 1 ? "" : "s", runs);
+    fprintf(msg, "shrunk to %zu operation%s (the shortest of %zu failing sequence%s shrunk, %zu runs)%s\n", s->n,
+            s->n == 1 ? "" : "s", found, found == 1 ? "" : "s", runs,
+            out_of_time ? "; not minimal: the shrink time ran out (--shrink-time)" : "");
   if (jdg_oracle_expect(c->kind, s, &exp, err, sizeof err) != 0) {
     fprintf(stderr, "tandem-judge: %s\n", err);
     return 2;
@@ -244,7 +311,7 @@ int main(int argc, char **argv) {
   jdg_kind kind;
   jdg_cand cand;
   uint64_t seed = 0, ops = 0, n_bench = 0, v;
-  double limit = DEFAULT_LIMIT, scale = 1.0;
+  double limit = DEFAULT_LIMIT, scale = 1.0, shrink_time = DEFAULT_SHRINK_TIME;
   coverage cov;
   int have_seed = 0, bench = 0, i, rc = 0;
   const char *lib, *pos[2];
@@ -263,7 +330,7 @@ int main(int argc, char **argv) {
    * other words are KIND and LIB, in that order. */
   for (i = 1; i < argc; i++) {
     const char *a = argv[i], *val, *eq;
-    char name[16];
+    char name[24];
     if (strncmp(a, "--", 2) != 0) {
       if (npos >= 2) return bad_usage("unexpected argument '%s'", a);
       pos[npos++] = a;
@@ -276,7 +343,7 @@ int main(int argc, char **argv) {
     eq = strchr(a, '=');
     snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - a) : (int)strlen(a), a);
     if (strcmp(name, "--seed") && strcmp(name, "--ops") && strcmp(name, "--time") && strcmp(name, "--n") &&
-        strcmp(name, "--scale"))
+        strcmp(name, "--scale") && strcmp(name, "--shrink-time"))
       return bad_usage("unknown option '%s'", a);
     if (eq) {
       val = eq + 1;
@@ -290,6 +357,12 @@ int main(int argc, char **argv) {
       scale = strtod(val, &end);
       if (errno || *end || !(scale >= 0) || scale > 1000)
         return bad_usage("--scale: '%s' is not a number in [0, 1000]", val);
+    } else if (!strcmp(name, "--shrink-time")) {
+      char *end;
+      errno = 0;
+      shrink_time = strtod(val, &end);
+      if (errno || *end || !(shrink_time > 0) || shrink_time > 86400)
+        return bad_usage("--shrink-time: '%s' is not a number of seconds in (0, 86400]", val);
     } else if (!strcmp(name, "--time")) {
       char *end;
       errno = 0;
@@ -346,7 +419,7 @@ int main(int argc, char **argv) {
     seqs++;
     done_ops += s.n;
     cover(&cov, &s, &o);
-    if (o.v != JDG_PASS) rc = report(msg, &cand, &s, &o, seed, limit, seqs, shape);
+    if (o.v != JDG_PASS) rc = report(msg, &cand, &s, &o, seed, limit, shrink_time, seqs, shape);
     jdg_outcome_free(&o);
     jdg_seq_free(&s);
   }
@@ -375,7 +448,7 @@ int main(int argc, char **argv) {
       fprintf(stderr, "tandem-judge: %s\n", o.why);
       rc = 2;
     } else if (o.v != JDG_PASS) {
-      rc = report(msg, &cand, &s, &o, seed, limit, seqs, tshape);
+      rc = report(msg, &cand, &s, &o, seed, limit, shrink_time, seqs, tshape);
     }
     jdg_outcome_free(&o);
     jdg_seq_free(&s);

@@ -1,29 +1,38 @@
 /* shrink.c: reduces a failing sequence to a short one that fails the same way.
  *
- * Greedy and deterministic (the same failure shrinks to the same program):
+ * Greedy and deterministic (the same failure shrinks to the same program
+ * while the time budget lasts):
  *  1. cut everything after the failing operation;
- *  2. delete chunks of operations, halving the chunk size down to single
+ *  2. long sequences: delete chunks of runs (runs.c) or, when there are too
+ *     many runs, chunks of operations, then shorten every run;
+ *  3. delete chunks of operations, halving the chunk size down to single
  *     operations, until no single deletion keeps the failure (ddmin-style);
- *  3. the same over the elements of every array (sort inputs, bulk finds);
- *  4. simpler numbers: every distinct key is tried at small values (keeping
- *     distinct keys distinct), then every inserted value and sort element.
+ *  4. the same over the elements of every array (sort inputs, bulk finds);
+ *  5. simpler keys: renumbered to 0, 1, 2, ... in their order (what an
+ *     ordered structure sees stays the same), blocks of inserts put in
+ *     ascending or descending order, loops with one gap joined into one
+ *     loop, then every key tried at small values; then simpler values.
+ * Steps 4 and 5 make runs of similar calls, which print as one loop each.
  * "The same way" means the same verdict: a wrong result stays a wrong result
  * (at any operation), a crash a crash, a hang a hang, a leak a leak. A hang is
  * shrunk under a shorter time limit (a run that hangs costs the whole
  * limit), and the final sequence is checked again under the full one; when it
  * no longer fails there, the unshrunk sequence is reported.
+ *
+ * The shrink has a time budget (--shrink-time): when it runs out, the
+ * shortest failing sequence found so far is reported, marked as not minimal.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "jdg.h"
 
-/* Bounds on one shrink. Only hangs (every hanging run costs the time limit)
- * are bounded by time in practice; other verdicts stop on the run count, so
- * their result does not depend on the machine's speed. */
-#define MAX_TRIALS 4000
+/* Bounds on one shrink besides the caller's time budget: a run count (the
+ * result of a shrink that stops on it does not depend on the machine's
+ * speed), and for hangs, whose every run costs the time limit, at most
+ * MAX_SECONDS_HANG. */
+#define MAX_TRIALS 20000
 #define MAX_SECONDS_HANG 90.0
-#define MAX_SECONDS 1200.0
 
 typedef struct shr {
   const jdg_cand *c;
@@ -31,13 +40,17 @@ typedef struct shr {
   jdg_verdict want;
   size_t trials;
   double give_up; /* jdg_now() past which no more trials run */
+  int out_of_time; /* a trial was refused for the time budget or run count */
 } shr;
 
 /* Runs t; 1 when it fails as wanted (o filled, caller frees), else 0. */
 static int fails(shr *sh, const jdg_seq *t, jdg_outcome *o) {
   uint64_t *exp;
   char err[200];
-  if (sh->trials >= MAX_TRIALS || jdg_now() > sh->give_up) return 0;
+  if (sh->trials >= MAX_TRIALS || jdg_now() > sh->give_up) {
+    sh->out_of_time = 1;
+    return 0;
+  }
   if (jdg_oracle_expect(sh->c->kind, t, &exp, err, sizeof err) != 0) return 0;
   sh->trials++;
   jdg_run(sh->c, t, exp, sh->limit, o);
@@ -96,13 +109,14 @@ static void shrink_ops(shr *sh, jdg_seq *s, jdg_outcome *o) {
   for (;;) {
     int changed = 0;
     size_t i = 0;
-    while (i < s->n) {
+    while (i < s->n && !sh->out_of_time) {
       jdg_seq t;
       size_t hi = i + chunk < s->n ? i + chunk : s->n;
       if (without_ops(s, i, hi, &t) != 0) return;
       if (try_seq(sh, s, o, &t)) changed = 1;
       else i += chunk;
     }
+    if (sh->out_of_time) return;
     if (chunk > 1) chunk /= 2;
     else if (!changed) return;
   }
@@ -112,7 +126,7 @@ static void shrink_ops(shr *sh, jdg_seq *s, jdg_outcome *o) {
  * once: a key's insert and later erase often only go together. */
 static void shrink_by_key(shr *sh, jdg_seq *s, jdg_outcome *o) {
   size_t i = 0, j;
-  while (i < s->n) {
+  while (i < s->n && !sh->out_of_time) {
     jdg_seq t;
     jdg_outcome to;
     uint64_t key = s->ops[i].a;
@@ -150,7 +164,7 @@ static void shrink_by_key(shr *sh, jdg_seq *s, jdg_outcome *o) {
 static void shrink_pairs(shr *sh, jdg_seq *s, jdg_outcome *o) {
   size_t i, j, k;
   int again = 1;
-  while (again && s->n <= 48) {
+  while (again && s->n <= 48 && !sh->out_of_time) {
     again = 0;
     for (i = 0; i + 1 < s->n && !again; i++)
       for (j = i + 1; j < s->n && !again; j++) {
@@ -185,7 +199,7 @@ static void shrink_array(shr *sh, jdg_seq *s, jdg_outcome *o, size_t k) {
   for (;;) {
     int changed = 0;
     size_t i = 0;
-    while (k < s->n && i < s->ops[k].n) {
+    while (k < s->n && i < s->ops[k].n && !sh->out_of_time) {
       jdg_seq t;
       jdg_op *op;
       size_t n = s->ops[k].n, hi = i + chunk < n ? i + chunk : n;
@@ -201,7 +215,7 @@ static void shrink_array(shr *sh, jdg_seq *s, jdg_outcome *o, size_t k) {
       if (try_seq(sh, s, o, &t)) changed = 1;
       else i += chunk;
     }
-    if (k >= s->n) return;
+    if (k >= s->n || sh->out_of_time) return;
     if (chunk > 1) chunk /= 2;
     else if (!changed) return;
   }
@@ -312,7 +326,7 @@ static void simplify_keys(shr *sh, jdg_seq *s, jdg_outcome *o) {
   compact_keys(sh, s, o, 0);
   keys = distinct_keys(s, &m);
   if (!keys) return;
-  for (i = 0; i < m; i++) {
+  for (i = 0; i < m && !sh->out_of_time; i++) {
     uint64_t k = keys[i], cand[20];
     size_t c, nc = simpler_values(k, 16, cand);
     for (c = 0; c < nc; c++) {
@@ -345,7 +359,7 @@ static void simplify_keys(shr *sh, jdg_seq *s, jdg_outcome *o) {
 static void simplify_values(shr *sh, jdg_seq *s, jdg_outcome *o) {
   size_t i, j;
   uint64_t v;
-  for (i = 0; i < s->n; i++) {
+  for (i = 0; i < s->n && !sh->out_of_time; i++) {
     if (s->ops[i].code == JDG_OP_INSERT) {
       for (v = 0; v < 10 && i < s->n && v < s->ops[i].b; v++) {
         jdg_seq t;
@@ -405,6 +419,9 @@ static void simplify_values(shr *sh, jdg_seq *s, jdg_outcome *o) {
 /* ---- long sequences: runs as units ------------------------------------------- */
 
 #define SHORT_SEQ 300
+/* Longer sequences are not shrunk one operation at a time: a trial each,
+ * twice over, to learn what the runs as units mostly tell already. */
+#define MAX_SINGLE_OPS 1000
 
 /* Starts of the runs of s (runs.c, without results), into a new array. */
 static size_t *run_starts(const jdg_seq *s, size_t *nu) {
@@ -420,16 +437,46 @@ static size_t *run_starts(const jdg_seq *s, size_t *nu) {
   return u;
 }
 
+/* Deletes chunks of operations, halving the chunk down to min_chunk, one
+ * pass per size: for long sequences without runs to speak of (random
+ * churn), where single operations would spend the budget. */
+static void shrink_chunks(shr *sh, jdg_seq *s, jdg_outcome *o, size_t min_chunk) {
+  size_t chunk, i;
+  if (min_chunk < 1) min_chunk = 1;
+  for (chunk = s->n / 2 ? s->n / 2 : 1;; chunk /= 2) {
+    if (chunk < min_chunk) chunk = min_chunk;
+    for (i = 0; i < s->n && !sh->out_of_time;) {
+      jdg_seq t;
+      size_t hi = i + chunk < s->n ? i + chunk : s->n;
+      if (without_ops(s, i, hi, &t) != 0) return;
+      if (!try_seq(sh, s, o, &t)) i += chunk;
+    }
+    if (chunk <= min_chunk || sh->out_of_time) return;
+  }
+}
+
+#define MAX_RUN_UNITS 2000
+
 /* Deletes chunks of whole runs, halving the chunk down to one run. */
 static void shrink_runs(shr *sh, jdg_seq *s, jdg_outcome *o) {
   size_t nu, *u = run_starts(s, &nu), chunk, k;
   if (!u) return;
-  if (nu > 2000) { /* no runs to speak of: the budget would go on single operations */
+  if (nu > MAX_RUN_UNITS) {
+    /* No runs to speak of (random churn): chunks of operations instead,
+     * down to 1/256 of the sequence (about 500 trials), then runs again;
+     * the rounds' sorted blocks and renumbered keys make runs of what is
+     * left, and the next round takes them as units. */
     free(u);
-    return;
+    shrink_chunks(sh, s, o, s->n / 256);
+    u = run_starts(s, &nu);
+    if (!u) return;
+    if (nu > MAX_RUN_UNITS) {
+      free(u);
+      return;
+    }
   }
   for (chunk = nu / 2 ? nu / 2 : 1;; chunk /= 2) {
-    for (k = 0; k < nu;) {
+    for (k = 0; k < nu && !sh->out_of_time;) {
       jdg_seq t;
       size_t hi = k + chunk < nu ? k + chunk : nu;
       if (without_ops(s, u[k], u[hi], &t) != 0) break;
@@ -441,7 +488,7 @@ static void shrink_runs(shr *sh, jdg_seq *s, jdg_outcome *o) {
         k += chunk;
       }
     }
-    if (chunk <= 1) break;
+    if (chunk <= 1 || sh->out_of_time) break;
   }
   free(u);
 }
@@ -451,7 +498,7 @@ static void shrink_runs(shr *sh, jdg_seq *s, jdg_outcome *o) {
 static void truncate_runs(shr *sh, jdg_seq *s, jdg_outcome *o) {
   size_t nu, *u = run_starts(s, &nu), k;
   if (!u) return;
-  for (k = nu; k-- > 0;) {
+  for (k = nu; k-- > 0 && !sh->out_of_time;) {
     size_t start, len, lo, hi;
     if (k >= nu) continue;
     start = u[k];
@@ -515,6 +562,107 @@ static void shrink_shapes(shr *sh, jdg_seq *s, jdg_outcome *o) {
   }
 }
 
+/* ---- loops from blocks --------------------------------------------------------- */
+
+/* Inserts, erases and finds in a block of the same call can often go in
+ * key order without losing the failure; in order, and with keys renumbered,
+ * they print as one loop. */
+static int cmp_op_key_up(const void *a, const void *b) {
+  const jdg_op *x = a, *y = b;
+  return (x->a > y->a) - (x->a < y->a);
+}
+static int cmp_op_key_down(const void *a, const void *b) { return cmp_op_key_up(b, a); }
+
+static int blockable(jdg_opcode c) { return c == JDG_OP_INSERT || c == JDG_OP_ERASE || c == JDG_OP_FIND; }
+
+/* End of the block of the same call from op i. */
+static size_t block_end(const jdg_seq *s, size_t i) {
+  size_t j = i + 1;
+  while (j < s->n && s->ops[j].code == s->ops[i].code) j++;
+  return j;
+}
+
+static void sort_blocks(shr *sh, jdg_seq *s, jdg_outcome *o) {
+  size_t i = 0;
+  while (i < s->n && !sh->out_of_time) {
+    size_t j = block_end(s, i), d;
+    jdg_formula f;
+    if (!blockable(s->ops[i].code) || j - i < 3 || jdg_run_len(s, i, NULL, &f) >= j - i) {
+      i = j;
+      continue;
+    }
+    for (d = 0; d < 2; d++) {
+      jdg_seq t;
+      if (jdg_seq_copy(&t, s) != 0) return;
+      qsort(t.ops + i, j - i, sizeof *t.ops, d ? cmp_op_key_down : cmp_op_key_up);
+      if (try_seq(sh, s, o, &t)) break;
+    }
+    /* The sequence may have been cut; the block ends where it ends now. */
+    i = i < s->n ? block_end(s, i) : s->n;
+  }
+}
+
+/* A block of inserts on keys lo..hi with some missing: tried as one loop
+ * over the whole range lo..hi (step 1, ascending or descending as it was),
+ * values as in its first operation's formula. */
+static void fill_blocks(shr *sh, jdg_seq *s, jdg_outcome *o) {
+  size_t i = 0;
+  while (i < s->n && !sh->out_of_time) {
+    size_t j = block_end(s, i), k, m;
+    uint64_t lo = ~0ull, hi = 0, vx;
+    int up, vconst;
+    jdg_seq t;
+    if (s->ops[i].code != JDG_OP_INSERT || j - i < 2) {
+      i = j;
+      continue;
+    }
+    for (k = i; k < j; k++) {
+      if (s->ops[k].a < lo) lo = s->ops[k].a;
+      if (s->ops[k].a > hi) hi = s->ops[k].a;
+    }
+    m = (size_t)(hi - lo + 1);
+    if (hi - lo >= 1u << 20 || m == j - i) {
+      i = j;
+      continue;
+    }
+    up = s->ops[i].a <= s->ops[j - 1].a;
+    vconst = s->ops[i].b == s->ops[i + 1].b;
+    vx = vconst ? s->ops[i].b : s->ops[i].b ^ s->ops[i].a;
+    t.n = s->n - (j - i) + m;
+    t.ops = calloc(t.n, sizeof *t.ops);
+    if (!t.ops) return;
+    for (k = 0; k < t.n; k++) {
+      const jdg_op *src = k < i ? &s->ops[k] : k >= i + m ? &s->ops[k - m + (j - i)] : NULL;
+      if (src) {
+        if (jdg_op_copy(&t.ops[k], src) != 0) {
+          t.n = k;
+          jdg_seq_free(&t);
+          return;
+        }
+      } else {
+        uint64_t key = up ? lo + (k - i) : hi - (k - i);
+        t.ops[k].code = JDG_OP_INSERT;
+        t.ops[k].a = key;
+        t.ops[k].b = vconst ? vx : key ^ vx;
+      }
+    }
+    try_seq(sh, s, o, &t);
+    i = i < s->n ? block_end(s, i) : s->n;
+  }
+}
+
+/* All inserted values at once: 0, which needs no formula. */
+static void zero_values(shr *sh, jdg_seq *s, jdg_outcome *o) {
+  size_t i;
+  int any = 0;
+  jdg_seq t;
+  for (i = 0; i < s->n; i++) any |= s->ops[i].code == JDG_OP_INSERT && s->ops[i].b != 0;
+  if (!any || jdg_seq_copy(&t, s) != 0) return;
+  for (i = 0; i < t.n; i++)
+    if (t.ops[i].code == JDG_OP_INSERT) t.ops[i].b = 0;
+  try_seq(sh, s, o, &t);
+}
+
 /* Changes when the sequence does (for the fixed point of the rounds). */
 static uint64_t fingerprint(const jdg_seq *s) {
   uint64_t h = 0xcbf29ce484222325ull;
@@ -533,7 +681,7 @@ static uint64_t fingerprint(const jdg_seq *s) {
   return h;
 }
 
-void jdg_shrink(const jdg_cand *c, jdg_seq *s, jdg_outcome *o, double limit, jdg_shrink_stats *st) {
+void jdg_shrink(const jdg_cand *c, jdg_seq *s, jdg_outcome *o, double limit, double budget, jdg_shrink_stats *st) {
   shr sh;
   jdg_seq orig, t;
   jdg_outcome orig_o, to;
@@ -553,8 +701,10 @@ void jdg_shrink(const jdg_cand *c, jdg_seq *s, jdg_outcome *o, double limit, jdg
   sh.c = c;
   sh.want = o->v;
   sh.trials = 0;
+  sh.out_of_time = 0;
   sh.limit = o->v == JDG_HANG ? (limit / 4 > 0.25 ? limit / 4 : (limit < 0.25 ? limit : 0.25)) : limit;
-  sh.give_up = jdg_now() + (o->v == JDG_HANG ? MAX_SECONDS_HANG : MAX_SECONDS);
+  if (o->v == JDG_HANG && budget > MAX_SECONDS_HANG) budget = MAX_SECONDS_HANG;
+  sh.give_up = jdg_now() + budget;
 
   /* 1: cut after the failing operation (through accept on a plain copy). */
   if (jdg_seq_copy(&t, s) == 0) {
@@ -563,7 +713,7 @@ void jdg_shrink(const jdg_cand *c, jdg_seq *s, jdg_outcome *o, double limit, jdg
     accept(s, o, &t, &to);
   }
   /* Rounds until nothing changes: simpler keys often let more operations go. */
-  for (round = 0; round < 4; round++) {
+  for (round = 0; round < 8 && !sh.out_of_time; round++) {
     uint64_t before = fingerprint(s);
     if (s->n > SHORT_SEQ || (c->kind == JDG_SORT && round == 0)) {
       shrink_shapes(&sh, s, o);
@@ -574,23 +724,40 @@ void jdg_shrink(const jdg_cand *c, jdg_seq *s, jdg_outcome *o, double limit, jdg
         unscatter_keys(&sh, s, o);
         compact_keys(&sh, s, o, 1);
       }
-      if (s->n > SHORT_SEQ) {
-        if (fingerprint(s) == before) break;
-        continue;
+      if (c->kind != JDG_SORT) {
+        /* Loops early: runs shrink as units and print as one line. */
+        sort_blocks(&sh, s, o);
+        compact_keys(&sh, s, o, 1);
       }
+      /* Still long: more rounds while they help, then single operations
+       * (a run's middle, which runs as units cannot lose), when each trial
+       * is cheap enough. */
+      if (s->n > SHORT_SEQ && fingerprint(s) != before) continue;
+      if (s->n > MAX_SINGLE_OPS) break;
     }
     shrink_ops(&sh, s, o);
-    if (c->kind != JDG_SORT) shrink_by_key(&sh, s, o);
+    if (c->kind != JDG_SORT && s->n <= SHORT_SEQ) shrink_by_key(&sh, s, o);
     shrink_pairs(&sh, s, o);
-    for (k = 0; k < s->n; k++)
+    for (k = 0; k < s->n && !sh.out_of_time; k++)
       if (s->ops[k].n && s->ops[k].shape == JDG_SHAPE_NONE) shrink_array(&sh, s, o, k);
-    if (c->kind != JDG_SORT) simplify_keys(&sh, s, o);
-    simplify_values(&sh, s, o);
+    if (c->kind != JDG_SORT) {
+      if (s->n <= SHORT_SEQ) simplify_keys(&sh, s, o);
+      zero_values(&sh, s, o);
+    }
+    if (s->n <= SHORT_SEQ) simplify_values(&sh, s, o);
+    if (c->kind != JDG_SORT) {
+      /* Loops: blocks in key order, keys renumbered, gaps filled. */
+      sort_blocks(&sh, s, o);
+      compact_keys(&sh, s, o, 0);
+      fill_blocks(&sh, s, o);
+      compact_keys(&sh, s, o, 0);
+    }
     if (fingerprint(s) == before) break;
   }
 
   /* The final sequence under the full limit. */
   st->trials = sh.trials;
+  st->out_of_time = sh.out_of_time;
   sh.limit = limit;
   sh.give_up = jdg_now() + 10 * limit + 10;
   sh.trials = 0;

@@ -16,6 +16,12 @@
  *    elements, rotating through the 32-bit, 64-bit and pairs sorts.
  * Keys follow formulas, so runs.c finds the runs again and print.c prints
  * them as loops.
+ *
+ * Before the map tiers come two mid-size churn stages (jdg_churn_seq):
+ * growth to a few thousand keys, rounds that erase and insert a quarter of
+ * them at random places, checkpoints, a drain. The same workload at a few
+ * hundred keys is what main.c retries after a failure in a large sequence,
+ * for a small failing sequence to shrink.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -28,6 +34,11 @@
 #define BASE_SORT 1000000
 #define SWEEP 256
 #define CHURN_BLOCK 1024
+/* The mid-size stages: churn at 2,000 keys (ascending growth) and 4,000
+ * (random), a few levels of a B-tree with nodes of 255 keys, or 2 to 4
+ * resizes of a hash table, in well under a second each. */
+#define MID_STAGES 2
+#define MID_KEYS 4000
 
 static const char *shape_names[JDG_SHAPE_COUNT] = {"list", "random", "sorted with noise", "reversed with noise",
                                                    "organ pipe", "sawtooth", "all equal", "few distinct",
@@ -223,11 +234,146 @@ int jdg_tier_seq(const jdg_cand *c, uint64_t seed, size_t k, double scale, jdg_s
                  size_t shape_len) {
   jdg_rng r;
   if (scale <= 0) return 0;
-  jdg_rng_init(&r, seed, 1000000 + k);
   if (c->kind == JDG_SORT) {
+    jdg_rng_init(&r, seed, 1000000 + k);
     if (k >= JDG_SHAPE_COUNT - 1) return 0;
     return sort_tier(c, &r, k, scale, out, shape, shape_len);
   }
+  /* Maps: the mid-size churn stages first (cheap, and a failure there is
+   * small already), then the large tiers. */
+  if (k < MID_STAGES) {
+    static const size_t mid_n[MID_STAGES] = {MID_KEYS / 2, MID_KEYS};
+    return jdg_churn_seq(c, seed, k, mid_n[k], k == 0 ? 0 : 2, out, shape, shape_len) == 0 ? 1 : -1;
+  }
+  k -= MID_STAGES;
+  jdg_rng_init(&r, seed, 1000000 + k);
   if (k >= MAP_TIERS) return 0;
   return map_tier(c, &r, k, scale, out, shape, shape_len);
+}
+
+/* ---- churn workloads ------------------------------------------------------------- */
+
+/* Live keys as a set over [0, span): keys in a dense array with positions. */
+typedef struct churn {
+  tb b;
+  jdg_rng r;
+  uint64_t span, *live, *pos, nlive; /* pos[key]: index in live + 1, or 0 */
+} churn;
+
+static void ch_add(churn *h, uint64_t k) {
+  h->pos[k] = ++h->nlive;
+  h->live[h->nlive - 1] = k;
+}
+
+static void ch_del(churn *h, uint64_t k) {
+  uint64_t i = h->pos[k] - 1, last = h->live[--h->nlive];
+  h->live[i] = last;
+  h->pos[last] = i + 1;
+  h->pos[k] = 0;
+}
+
+/* Size, every live key found (ascending, so it prints as a loop when dense),
+ * a few absent keys, and for ordered maps rank and range_count spot checks. */
+static void ch_checkpoint(churn *h) {
+  uint64_t k, t;
+  put(&h->b, JDG_OP_SIZE, 0, 0);
+  for (k = 0; k < h->span; k++)
+    if (h->pos[k]) put(&h->b, JDG_OP_FIND, k, 0);
+  for (t = 0; t < 8; t++) {
+    k = jdg_below(&h->r, h->span);
+    if (!h->pos[k]) put(&h->b, JDG_OP_FIND, k, 0);
+  }
+  if (!h->b.ordered) return;
+  for (t = 0; t < 16; t++) {
+    uint64_t lo = jdg_below(&h->r, h->span), hi = lo + jdg_below(&h->r, h->span / 4 + 1);
+    put(&h->b, JDG_OP_RANK, lo, 0);
+    put(&h->b, JDG_OP_RANGE_COUNT, lo, hi);
+  }
+}
+
+/* Erases m live keys: at random, or (down) the largest first, as a queue
+ * or a range delete does, which empties the last node from its end (the
+ * last key of a node is an edge of its own). */
+static void ch_erase_some(churn *h, uint64_t m, int down) {
+  uint64_t t, k = 0;
+  for (t = 0; t < m && h->nlive; t++) {
+    if (!down) {
+      k = h->live[jdg_below(&h->r, h->nlive)];
+    } else {
+      if (t == 0) k = h->span - 1;
+      while (!h->pos[k]) k = k ? k - 1 : h->span - 1;
+    }
+    put(&h->b, JDG_OP_ERASE, k, 0);
+    ch_del(h, k);
+  }
+}
+
+static void ch_insert_some(churn *h, uint64_t m) {
+  uint64_t t;
+  for (t = 0; t < m && h->nlive < h->span; t++) {
+    uint64_t k = jdg_below(&h->r, h->span);
+    while (h->pos[k]) k = (k + 1) % h->span;
+    put(&h->b, JDG_OP_INSERT, k, k ^ h->b.vx);
+    ch_add(h, k);
+  }
+}
+
+int jdg_churn_seq(const jdg_cand *c, uint64_t seed, uint64_t stream, size_t n, int order, jdg_seq *out,
+                  char *shape, size_t shape_len) {
+  static const char *orders[3] = {"ascending", "descending", "random"};
+  churn h;
+  uint64_t j, round, q;
+  memset(&h, 0, sizeof h);
+  memset(out, 0, sizeof *out);
+  if (n < 4) n = 4;
+  h.b.s = out;
+  h.b.ordered = c->kind == JDG_ORDERED && c->rank && c->range_count;
+  jdg_rng_init(&h.r, seed, 2000000 + stream);
+  h.b.vx = jdg_below(&h.r, 1 << 20);
+  /* Keys in [0, 4n): the growth takes the even ones, churn any free one, so
+   * new keys land between old ones (in every node, not only the last). */
+  h.span = 4 * (uint64_t)n;
+  h.live = malloc(h.span * sizeof *h.live);
+  h.pos = calloc(h.span, sizeof *h.pos);
+  if (!h.live || !h.pos) {
+    free(h.live);
+    free(h.pos);
+    return -1;
+  }
+  snprintf(shape, shape_len, "churn at %zu keys, growth in %s order", n, orders[order % 3]);
+  for (j = 0; j < n; j++) {
+    uint64_t k = order == 1 ? 2 * (n - 1 - j) : 2 * j;
+    if (order == 2) { /* random: a random free even key */
+      k = 2 * jdg_below(&h.r, n);
+      while (h.pos[k]) k = (k + 2) % (2 * n);
+    }
+    put(&h.b, JDG_OP_INSERT, k, k ^ h.b.vx);
+    ch_add(&h, k);
+  }
+  ch_checkpoint(&h);
+  /* Heavy churn: a quarter of the keys out and new ones in, then the other
+   * way round, so nodes fill and split, empty and borrow or merge. */
+  q = n / 4 ? n / 4 : 1;
+  for (round = 0; round < 4; round++) {
+    if (round % 2 == 0) {
+      ch_erase_some(&h, q, round == 2);
+      ch_insert_some(&h, q);
+    } else {
+      ch_insert_some(&h, q);
+      ch_erase_some(&h, q, round == 3);
+    }
+    ch_checkpoint(&h);
+  }
+  /* Drain to empty, a checkpoint halfway: at random, then from the top. */
+  ch_erase_some(&h, h.nlive / 2, 0);
+  ch_checkpoint(&h);
+  ch_erase_some(&h, h.nlive, 1);
+  ch_checkpoint(&h);
+  free(h.live);
+  free(h.pos);
+  if (h.b.oom) {
+    jdg_seq_free(out);
+    return -1;
+  }
+  return 0;
 }

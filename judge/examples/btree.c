@@ -12,14 +12,20 @@
  *   tandem-judge ordered ./libjudge_btree.so
  *
  * T = 2 (a 2-3-4 tree) makes splits and merges happen with a handful of
- * keys, which is what a checker wants to reach; any T >= 2 works.
+ * keys, which is what a checker wants to reach (and what keeps its shrunk
+ * programs short); any T >= 2 works: define JUDGE_BTREE_T before including
+ * this file for another node size.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include <tandem/judge.h>
 
+#ifdef JUDGE_BTREE_T
+#define T JUDGE_BTREE_T
+#else
 #define T 2
+#endif
 #define MAX_KEYS (2 * T - 1)
 
 typedef struct node {
@@ -188,7 +194,13 @@ static void remove_at(node *x, int i) {
 static void borrow_from_left(node *x, int i) {
   node *c = x->child[i], *l = x->child[i - 1];
   int j;
+#ifdef JUDGE_BUG_BORROW_LEFT
+  /* BUG (judge/tests/btree255_borrow_bug.c): the shift starts one short, so the
+   * child's last key is overwritten and a stale slot becomes live. */
+  for (j = c->n - 1; j > 0; j--) {
+#else
   for (j = c->n; j > 0; j--) {
+#endif
     c->keys[j] = c->keys[j - 1];
     c->vals[j] = c->vals[j - 1];
   }

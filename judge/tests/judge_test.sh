@@ -10,13 +10,27 @@
 #   the judge survives;
 # - bad usage exits 2 with a clear message;
 # - --bench writes CSV in tandem-bench's format.
+# - third round: a B-tree with 255-key nodes and a borrow-from-left bug, and
+#   a hash map that loses a key past 3,072 keys, each print a short program
+#   (at most 60 lines; at most 16 calling lines) within 60 s;
+# - a C++ candidate without extern "C" is told why its symbols are missing.
+# TANDEM_TEST_SCALE (scripts/test-scale.sh): full runs every candidate with
+# the default large tiers; small (the default) runs the same checks with the
+# large tiers at a tenth of their size (--scale 0.1) where a check does not
+# need the full size, and the pure pass runs without them (--scale 0): every
+# candidate, every planted bug and every exact length stays checked.
 # MEMMOVE_SCALE (default 1) is the --scale of the map runs of the two
 # sorted-array candidates, whose inserts and erases memmove the array's tail:
 # the sanitized builds pass 0.25, as ASan's memmove moves a byte at a time
 # (its interceptor calls its own plain loop) and made those three runs 380 of
 # the test's 515 s; at 0.25 their large tier is a sixteenth of the work.
 set -uo pipefail
+. "$(dirname "$0")/../../scripts/test-scale.sh"
 JUDGE=$1 EX=$2 FAULTY=$3 CC=$4 MSCALE=${5:-1}
+# PASS_SCALE: the --scale of the runs that must pass (large tiers: none at
+# small scale, where the mid-size churn stages and short sequences remain).
+if [ "$TDM_SCALE" = full ]; then PASS_SCALE=1; else PASS_SCALE=0.1; MSCALE=$(awk -v s="$MSCALE" 'BEGIN { print s / 10 }'); fi
+T0=$(date +%s)
 SEED=7
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
@@ -83,10 +97,10 @@ shrunk() {
 }
 
 echo "== correct candidates pass"
-run btree_ordered 0 ordered "$EX/libjudge_btree.so" --seed $SEED && expect btree_ordered "^PASS: no difference"
-run btree_as_map 0 map "$EX/libjudge_btree.so" --seed $SEED
-run hashmap 0 map "$EX/libjudge_hashmap.so" --seed $SEED && expect hashmap "^PASS"
-run sort_merge 0 sort "$EX/libjudge_sort_merge.so" --seed $SEED && expect sort_merge "^PASS"
+run btree_ordered 0 ordered "$EX/libjudge_btree.so" --seed $SEED --scale $PASS_SCALE && expect btree_ordered "^PASS: no difference"
+run btree_as_map 0 map "$EX/libjudge_btree.so" --seed $SEED --scale $PASS_SCALE
+run hashmap 0 map "$EX/libjudge_hashmap.so" --seed $SEED --scale $PASS_SCALE && expect hashmap "^PASS"
+run sort_merge 0 sort "$EX/libjudge_sort_merge.so" --seed $SEED --scale $PASS_SCALE && expect sort_merge "^PASS"
 run sorted_array 0 map "$FAULTY/libjudge_faulty_none.so" --seed $SEED --scale "$MSCALE"
 expect sorted_array "optional judge_map_find_bulk not exported"
 
@@ -147,21 +161,39 @@ calls() {
   if [ "$n" -gt 16 ]; then fail "$1: the printed program calls the candidate on $n lines (more than 16)"; else
     echo "ok: $1: the printed program calls the candidate on $n lines"; fi
 }
+# timed NAME LIMIT_S STATUS ARGS...: run, and fail when it took over LIMIT_S
+timed() {
+  local name=$1 lim=$2 want=$3 t0 dt
+  shift 3
+  t0=$(date +%s)
+  run "$name" "$want" "$@" || return 1
+  dt=$(($(date +%s) - t0))
+  if [ "$dt" -gt "$lim" ]; then fail "$name: took $dt s, more than $lim s"; else echo "ok: $name: $dt s"; fi
+}
+# lines NAME MAX: the printed program has at most MAX lines
+lines() {
+  local n
+  n=$(sed -n '/^-----8<-----$/,/^-----8<-----$/p' "$WORK/$1.out" | sed '1d;$d' | wc -l)
+  if [ "$n" -gt "$2" ]; then fail "$1: the printed program has $n lines (more than $2)"; else
+    echo "ok: $1: the printed program has $n lines"; fi
+}
 live=$(awk -v s="$MSCALE" 'BEGIN { printf "%d", 100000 * s }')
+[ "$live" -lt 4000 ] && live=4000 # the mid-size churn stage's keys
+sorted=$(awk -v s="$PASS_SCALE" 'BEGIN { n = 1000000 * s; printf "%d", n < 100000 ? 100000 : n }')
 for k in ordered map sort; do
   scale=$MSCALE
-  [ $k = sort ] && scale=1 # qsort sorts: no memmove
+  [ $k = sort ] && scale=$PASS_SCALE # qsort sorts: no memmove
   run qsort_$k 0 $k "$FAULTY/libjudge_qsort_map.so" --seed $SEED --scale "$scale" && {
     expect qsort_$k "^leaks: none"
-    expect qsort_$k "^checked: (maps up to $live live keys|sorts up to 1000000 elements)"
+    expect qsort_$k "^checked: (maps up to $live live keys|sorts up to $sorted elements)"
   }
 done
-run stl_map 0 ordered "$FAULTY/libjudge_stl_map.so" --seed $SEED && expect stl_map "^leaks: none"
-run stl_umap 0 map "$FAULTY/libjudge_stl_umap.so" --seed $SEED && expect stl_umap "^leaks: none"
-run stl_sort 0 sort "$FAULTY/libjudge_stl_sort.so" --seed $SEED && expect stl_sort "^leaks: none"
-run big_none 0 map "$FAULTY/libjudge_big_none.so" --seed $SEED && expect big_none "resizes seen"
-run past_3000 1 map "$FAULTY/libjudge_big_past_3000.so" --seed $SEED && {
-  expect past_3000 "map tier"
+run stl_map 0 ordered "$FAULTY/libjudge_stl_map.so" --seed $SEED --scale $PASS_SCALE && expect stl_map "^leaks: none"
+run stl_umap 0 map "$FAULTY/libjudge_stl_umap.so" --seed $SEED --scale $PASS_SCALE && expect stl_umap "^leaks: none"
+run stl_sort 0 sort "$FAULTY/libjudge_stl_sort.so" --seed $SEED --scale $PASS_SCALE && expect stl_sort "^leaks: none"
+run big_none 0 map "$FAULTY/libjudge_big_none.so" --seed $SEED --scale $PASS_SCALE && expect big_none "resizes seen"
+timed past_3000 60 1 map "$FAULTY/libjudge_big_past_3000.so" --seed $SEED && {
+  expect past_3000 "churn at [0-9]+ keys"
   calls past_3000
   repro past_3000 "$FAULTY/libjudge_big_past_3000.so" 1
 }
@@ -178,6 +210,30 @@ run quadratic 3 sort "$FAULTY/libjudge_big_none.so" --seed $SEED && {
   expect quadratic "^too slow at n = [0-9]+"
   repro quadratic "$FAULTY/libjudge_big_none.so" build
 }
+
+echo "== third round: short programs for bugs only a large structure shows, within 60 s"
+b255_seeds="$SEED"
+[ "$TDM_SCALE" = full ] && b255_seeds="$SEED 1 2 3"
+for s in $b255_seeds; do
+  timed btree255_$s 60 1 ordered "$FAULTY/libjudge_btree255_borrow_bug.so" --seed "$s" && {
+    expect btree255_$s "^the same kind of workload at a smaller size fails the same way"
+    lines btree255_$s 60
+    repro btree255_$s "$FAULTY/libjudge_btree255_borrow_bug.so" 1
+  }
+done
+# The time budget: a budget too short for the shrink still prints a program, marked.
+run btree255_budget 1 ordered "$FAULTY/libjudge_btree255_borrow_bug.so" --seed $SEED --shrink-time 0.2 && {
+  expect btree255_budget "not minimal: the shrink time ran out"
+  repro btree255_budget "$FAULTY/libjudge_btree255_borrow_bug.so" 1
+}
+# past_3000 above is timed too (its shrink starts from the mid-size stage);
+# at full scale another seed.
+if [ "$TDM_SCALE" = full ]; then
+  timed past_3000_1 60 1 map "$FAULTY/libjudge_big_past_3000.so" --seed 1 && calls past_3000_1
+fi
+run mangled 2 map "$FAULTY/libjudge_mangled.so"
+expect mangled 'C\+\+ mangled names: declare them extern "C"'
+
 run no_tiers 0 map "$EX/libjudge_hashmap.so" --seed $SEED --scale 0
 expect no_tiers "and 0 large ones"
 
@@ -225,6 +281,7 @@ check_csv bench_map 4 map "$EX/libjudge_hashmap.so" --seed $SEED --ops 2000 --be
 check_csv bench_ordered 5 ordered "$EX/libjudge_btree.so" --seed $SEED --ops 2000 --bench --n 20000
 check_csv bench_sort 3 sort "$EX/libjudge_sort_merge.so" --seed $SEED --ops 20 --bench --n 20000
 
+echo "test_judge ($TDM_SCALE scale): $(($(date +%s) - T0)) s"
 if [ "$failures" -ne 0 ]; then
   echo "$failures check(s) failed"
   exit 1
