@@ -15,8 +15,8 @@ The labels, so that `ctest -L KIND` runs one kind:
   fuzz      the libFuzzer targets (TANDEM_FUZZ builds)
   docs      the tree's text and symbols: names in the docs, generated tables,
             idioms, the backend boundary, these labels
-A test may carry several (emu;property). A timeout of 900 s or more, or none
-(ctest's default of 1500 s), is taken for one that nobody sized.
+A test may carry several (emu;property). A test without a TIMEOUT of its own
+would get ctest's default of 1500 s: each is sized from its measured time.
 """
 import json
 import subprocess
@@ -35,9 +35,8 @@ def problems(tests):
         for label in labels:
             if label not in LABELS:
                 out.append(f"{t['name']}: label '{label}' is not one of: {', '.join(sorted(LABELS))}")
-        timeout = props.get("TIMEOUT")
-        if timeout is None or float(timeout) >= 900:
-            out.append(f"{t['name']}: timeout {timeout} s: size it from the test's measured time")
+        if props.get("TIMEOUT") is None:
+            out.append(f"{t['name']}: no TIMEOUT: size one from the test's measured time")
     return out
 
 
@@ -47,11 +46,11 @@ def self_test():
         {"name": "b", "properties": [{"name": "TIMEOUT", "value": 60}]},
         {"name": "c", "properties": [{"name": "LABELS", "value": ["nightly"]}, {"name": "TIMEOUT", "value": 60}]},
         {"name": "d", "properties": [{"name": "LABELS", "value": ["emu", "property"]}]},
-        {"name": "e", "properties": [{"name": "LABELS", "value": ["judge"]}, {"name": "TIMEOUT", "value": 900}]},
+        {"name": "e", "properties": [{"name": "LABELS", "value": ["judge", "fuzz"]}, {"name": "TIMEOUT", "value": 900}]},
     ]
     found = [p.split(":")[0] for p in problems(planted)]
-    if found != ["b", "c", "d", "e"]:
-        sys.exit(f"check-test-labels: self-test: planted problems b, c, d, e; found {found}")
+    if found != ["b", "c", "d"]:
+        sys.exit(f"check-test-labels: self-test: planted problems b, c, d (and not a or e); found {found}")
 
 
 def main():
