@@ -42,6 +42,11 @@ PYTHON_TESTS ?= $(if $(SANITIZE),OFF,ON)
 PY_TORCH ?= OFF
 PY_ARCHS ?= $(ARCHS)
 BENCH_ARGS ?= sort --peers --reps 5 --csv $(BUILD)/bench-sort.csv
+# ccache (used by the CMake build when installed) keys on paths relative to
+# the tree, so a clone in another folder, or another build folder, reuses
+# what was compiled once.
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := 1
 
 PY_FLAGS = $(if $(filter ON,$(PYTHON_TESTS)),-DTANDEM_PYTHON=ON -DPython_EXECUTABLE=$(abspath $(BUILD))/venv/bin/python \
              -DTANDEM_PY_TORCH=$(PY_TORCH),-DTANDEM_PYTHON=OFF)
