@@ -62,7 +62,7 @@ struct ceiling {
 void print_fraction(const bench_row &r, double elem_bytes, double gbps) {
   if (gbps <= 0) return;
   double bound = gbps * 1e9 / elem_bytes / 1e6; /* M elements/s if sorting cost one copy */
-  printf("%-10s   -> %.1f%% of the memcpy bound (%.0f M/s for %.0f-byte elements at %.2f GB/s)\n", "",
+  bench_printf("%-10s   -> %.1f%% of the memcpy bound (%.0f M/s for %.0f-byte elements at %.2f GB/s)\n", "",
          100.0 * r.median / bound, bound, elem_bytes, gbps);
 }
 
