@@ -2,6 +2,7 @@
 #   make test              build (CUDA when nvcc is found) and run every test,
 #                          the Python package's too (built with pip in $(BUILD)/venv)
 #   make bench             build and run the headline benchmark with peers
+#   make bench-all         build and run every benchmark row with peers (tandem-bench all --peers)
 #   make docs              API reference (Doxygen) in $(BUILD)/docs
 #   make plots             throughput-vs-n plots in docs/img
 # Variables: BUILD=dir, CUDA=AUTO|ON|OFF, MPI=AUTO|ON|OFF, HWY=AUTO|ON|OFF (Highway's vqsort
@@ -30,7 +31,7 @@ PYTHON_TESTS ?= $(if $(SANITIZE),OFF,ON)
 PY_CUDA  ?= $(CUDA)
 PY_TORCH ?= OFF
 PY_ARCHS ?= $(ARCHS)
-BENCH_ARGS ?= sort --peers --reps 5 --csv $(BUILD)/bench-sort.csv
+BENCH_ARGS ?= headline --peers --csv $(BUILD)/bench-headline.csv --table $(BUILD)/bench-headline.txt
 
 CMAKE_FLAGS = -DCMAKE_BUILD_TYPE=$(TYPE) -DTANDEM_CUDA=$(CUDA) -DTANDEM_MPI=$(MPI) -DTANDEM_HWY=$(HWY) -DTANDEM_WERROR=$(WERROR) \
               -DTANDEM_SANITIZE="$(SANITIZE)" $(if $(ARCHS),-DCMAKE_CUDA_ARCHITECTURES="$(ARCHS)")
@@ -108,8 +109,14 @@ cuda-emu-coverage: $(COV_VENV)/bin/gcovr
 python-test: deps
 	JOBS=$(JOBS) ARCHS="$(ARCHS)" WERROR=$(WERROR) TORCH=$(PY_TORCH) scripts/python-test.sh $(BUILD) $(PY_CUDA)
 
-bench: build
+bench: configure
+	cmake --build $(BUILD) -j $(JOBS) --target tandem-bench
 	$(BUILD)/bench/tandem-bench $(BENCH_ARGS)
+
+.PHONY: bench-all
+bench-all: configure
+	cmake --build $(BUILD) -j $(JOBS) --target tandem-bench
+	$(BUILD)/bench/tandem-bench all --peers --csv $(BUILD)/bench-all.csv --table $(BUILD)/bench-all.txt
 
 # API reference from the header comments (Doxygen); undocumented public
 # symbols fail the build.
