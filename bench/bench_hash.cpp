@@ -61,7 +61,14 @@ void print_memory(const char *who, size_t n, long long filled, long long freed, 
 
 bench_row base_row(const std::string &op, const std::string &impl, const std::string &backend, size_t n,
                    size_t queries, int threads) {
-  return bench_make_row("hash", op, impl, backend, "u64", "u64", n, queries, threads);
+  bench_row r = bench_make_row("hash", op, impl, backend, "u64", "u64", n, queries, threads);
+  /* Insert rows of one impl differ only in the queries column (the capacity
+   * hint): the note says it in words. */
+  if (op == "insert")
+    r.note = queries == n   ? "created with capacity n"
+             : queries == 0 ? "grown from empty"
+                            : "batches of " + std::to_string(queries) + " keys";
+  return r;
 }
 
 tdm_hash *make_table(tdm_ctx *c, size_t capacity, double max_load) {

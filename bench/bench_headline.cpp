@@ -11,6 +11,7 @@
  * minutes. Every result is checked, as everywhere in tandem-bench.
  */
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -18,10 +19,9 @@
 #include <thread>
 #include <unordered_map>
 
-#include <sys/mman.h>
-
 #include "bench.h"
 #include "bench_gen.h"
+#include "bench_search.h"
 
 #ifdef TANDEM_BENCH_HAVE_HWY
 #include <hwy/contrib/sort/vqsort.h>
@@ -37,6 +37,11 @@ namespace {
 
 const int STEPS = 9;
 int step_no;
+double step_t0;
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 /* "10^7" for powers of ten, the digits otherwise. */
 std::string count_str(size_t n) {
@@ -50,11 +55,19 @@ std::string count_str(size_t n) {
   return std::to_string(n);
 }
 
+/* Closes the current step with what it cost (inputs, checks and peers
+ * included), the figure to look at when choosing --n and --reps. */
+void finish_step() {
+  if (step_no > 0) bench_printf("    (step %d/%d took %.0f s)\n", step_no, STEPS, now_s() - step_t0);
+}
+
 /* Announces the next step before its inputs are made, so a slow step is
  * never a silent one. */
 void step(const char *what, size_t n) {
+  finish_step();
   bench_sample_load();
   step_no++;
+  step_t0 = now_s();
   bench_printf("[%d/%d] %s, n=%s ...\n", step_no, STEPS, what, count_str(n).c_str());
 }
 
@@ -322,24 +335,6 @@ void hash_steps(const bench_opts &o, size_t n, const std::vector<int> &threads) 
   if (um) hash_peer_find(o, "std::unordered_map", *um, hit, want);
 }
 
-/* A 2 MiB aligned array advised as huge pages, as the btree subcommand gives
- * its search peers: tandem's nodes get that TLB reach too. */
-struct huge_u64 {
-  uint64_t *p = nullptr;
-  explicit huge_u64(size_t n) {
-    size_t align = (size_t)2 << 20, bytes = (n * 8 + align - 1) & ~(align - 1);
-    p = (uint64_t *)aligned_alloc(align, bytes);
-    if (!p) {
-      fprintf(stderr, "tandem-bench headline: out of memory\n");
-      exit(1);
-    }
-    (void)madvise(p, bytes, MADV_HUGEPAGE);
-  }
-  ~huge_u64() { free(p); }
-  huge_u64(const huge_u64 &) = delete;
-  huge_u64 &operator=(const huge_u64 &) = delete;
-};
-
 void btree_steps(const bench_opts &o, size_t n, const std::vector<int> &threads) {
   step("B-tree build from n unsorted u64->u64 pairs", n);
   /* The btree subcommand's keys, values and hit queries. */
@@ -391,21 +386,35 @@ void btree_steps(const bench_opts &o, size_t n, const std::vector<int> &threads)
     verify_hits("tdm_btree_find", want, found.data(), out.data());
   }
   if (o.peers) {
-    /* The sorted array std::lower_bound searches, sorted by tandem (not
-     * timed: only the search is the peer). */
-    huge_u64 sk(n), sv(n);
-    memcpy(sk.p, keys.data(), n * 8);
-    memcpy(sv.p, vals.data(), n * 8);
-    bench_check(tdm_sort_pairs(ctxs.back(), TDM_U64, sk.p, TDM_U64, sv.p, n, 0), "tdm_sort_pairs");
+    /* The sorted array the search peers use, sorted by tandem (not timed:
+     * only the search is the peer), in huge pages as the btree subcommand
+     * gives them. */
+    uint64_t *sk = huge_array(n), *sv = huge_array(n);
+    memcpy(sk, keys.data(), n * 8);
+    memcpy(sv, vals.data(), n * 8);
+    bench_check(tdm_sort_pairs(ctxs.back(), TDM_U64, sk, TDM_U64, sv, n, 0), "tdm_sort_pairs");
     bench_measure(o, cpu_row("btree", "find_hit", "std::lower_bound", "u64", "u64", n, n, 1), (double)n, nullptr,
                   [&] {
                     for (size_t i = 0; i < n; i++) {
-                      const uint64_t *p = std::lower_bound(sk.p, sk.p + n, hit[i]);
-                      found[i] = p != sk.p + n && *p == hit[i];
-                      out[i] = found[i] ? sv.p[p - sk.p] : 0;
+                      const uint64_t *p = std::lower_bound(sk, sk + n, hit[i]);
+                      found[i] = p != sk + n && *p == hit[i];
+                      out[i] = found[i] ? sv[p - sk] : 0;
                     }
                   });
     verify_hits("std::lower_bound", want, found.data(), out.data());
+    {
+      eytzinger e(sk, sv, n);
+      bench_measure(o, cpu_row("btree", "find_hit", "eytzinger", "u64", "u64", n, n, 1), (double)n, nullptr, [&] {
+        for (size_t i = 0; i < n; i++) {
+          size_t k = e.lower(hit[i]);
+          found[i] = k != 0 && e.key[k] == hit[i];
+          out[i] = found[i] ? e.val[k] : 0;
+        }
+      });
+      verify_hits("eytzinger", want, found.data(), out.data());
+    }
+    free(sk);
+    free(sv);
 #ifdef TANDEM_BENCH_HAVE_ABSL
     bench_measure(o, cpu_row("btree", "find_hit", "absl::btree_map", "u64", "u64", n, n, 1), (double)n, nullptr,
                   [&] {
@@ -541,7 +550,9 @@ std::string cpu_model() {
 
 std::string ratio_str(double r) {
   char b[48];
-  if (r >= 1.0) snprintf(b, sizeof b, "%.2fx faster", r);
+  /* Within 2 % either way is inside the spread of three runs. */
+  if (r >= 0.98 && r <= 1.02) snprintf(b, sizeof b, "%.2fx (about even)", r);
+  else if (r > 1.0) snprintf(b, sizeof b, "%.2fx faster", r);
   else snprintf(b, sizeof b, "%.2fx (slower)", r);
   return b;
 }
@@ -593,6 +604,7 @@ int bench_headline(const bench_opts &o) {
   hash_steps(o, n, threads);
   btree_steps(o, n, threads);
   ops_steps(o, n, threads);
+  finish_step();
   return 0;
 }
 
