@@ -8,6 +8,10 @@
  * stdout and, with --csv, to the CSV whose columns the contract fixes:
  *   structure,operation,impl,backend,key_type,value_type,n,queries,threads,reps,
  *   median_mops,min_mops,max_mops
+ * The table (also written to --table) adds a units line and a note column
+ * that the CSV never gets, so scripts that read the CSV are unaffected.
+ * `headline` (bench_headline.cpp) is not registered: `all` and --list list
+ * the structures only.
  */
 #ifndef TANDEM_BENCH_H
 #define TANDEM_BENCH_H
