@@ -8,6 +8,10 @@
  * stdout and, with --csv, to the CSV whose columns the contract fixes:
  *   structure,operation,impl,backend,key_type,value_type,n,queries,threads,reps,
  *   median_mops,min_mops,max_mops
+ * The table (also written to --table) adds a units line and a note column
+ * that the CSV never gets, so scripts that read the CSV are unaffected.
+ * `headline` (bench_headline.cpp) is not registered: `all` and --list list
+ * the structures only.
  */
 #ifndef TANDEM_BENCH_H
 #define TANDEM_BENCH_H
@@ -54,6 +58,11 @@ struct bench_row {
   int threads = 1;
   int reps = 0;
   double median = 0, min = 0, max = 0; /* millions of elements or queries per second */
+  /* What tells this row apart from another of the same implementation (a
+   * paired measurement, a capacity hint, a code path). Printed in the table
+   * only: the CSV's columns are fixed. */
+  std::string note;
+  bool paired = false; /* measured by bench_measure_pair */
 };
 
 /* A row with its identifying fields filled; the rates come from bench_measure. */
@@ -75,8 +84,36 @@ bench_row bench_measure(const bench_opts &o, bench_row row, double elements, con
 double bench_measure_pair(const bench_opts &o, bench_row a, double a_elements, const std::function<void()> &a_setup,
                           const std::function<void()> &a_run, bench_row b, double b_elements,
                           const std::function<void()> &b_setup, const std::function<void()> &b_run);
-/* Prints a row to the table and the CSV (when open). */
+/* Prints a row to the table and the CSV (when open), and keeps it for the
+ * summary. */
 void bench_emit(const bench_row &row);
+/* printf to stdout and to the --table file (when open): every line of the
+ * table goes through here so that the file holds what the screen showed. */
+void bench_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Every row emitted so far, in order. */
+const std::vector<bench_row> &bench_rows();
+/* Samples the 1-minute load average (/proc/loadavg); the summary warns when
+ * the highest sample exceeds the number of cores. */
+void bench_sample_load();
+
+/* The "headline" mode (bench_headline.cpp): one row set per headline
+ * operation at n = 10^7 on the CPU, with a numbered progress line per step.
+ * Not a registered subcommand, so `all` and --list do not include it. */
+int bench_headline(const bench_opts &o);
+
+/* What the summary at the end of a run says besides the rows. */
+struct bench_summary_info {
+  std::string what;        /* the subcommand: "headline" or "all" */
+  double wall_s = 0;       /* the run's wall time */
+  double max_load = -1;    /* highest 1-minute load average sampled, -1 when unknown */
+  std::string csv, table;  /* the files written, "" when none */
+  std::vector<int> threads; /* the CPU thread counts tandem ran at */
+  bool peers = false;
+};
+/* The closing summary: each headline operation, tandem against the best peer
+ * of the run, the CPU, the thread counts, a busy-machine warning and where
+ * the table and CSV went. On stdout and the --table file. */
+void bench_summary(const bench_summary_info &si);
 
 /* A context for a backend name ("cpu"/"cuda") and thread count; exits with a
  * message on failure. Destroy with tdm_ctx_destroy. */

@@ -22,10 +22,9 @@
 #include <cstdlib>
 #include <cstring>
 
-#include <sys/mman.h>
-
 #include "bench.h"
 #include "bench_gen.h"
+#include "bench_search.h"
 
 #ifdef TANDEM_BENCH_HAVE_ABSL
 #include <absl/container/btree_map.h>
@@ -33,65 +32,10 @@
 
 namespace {
 
-/* A 2 MiB aligned array advised as huge pages: the peers get the TLB reach
- * tandem's node array gets, so the comparison is about the search alone. */
-uint64_t *huge_array(size_t n) {
-  size_t bytes = (n * 8 + ((size_t)2 << 20) - 1) & ~(((size_t)2 << 20) - 1);
-  uint64_t *p = (uint64_t *)aligned_alloc((size_t)2 << 20, bytes);
-  if (!p) {
-    fprintf(stderr, "tandem-bench btree: out of memory for a peer array\n");
-    exit(1);
-  }
-  (void)madvise(p, bytes, MADV_HUGEPAGE);
-  return p;
-}
-
 bench_row row_of(const std::string &op, const std::string &impl, const std::string &backend, size_t n,
                  size_t queries, int threads) {
   return bench_make_row("btree", op, impl, backend, "u64", "u64", n, queries, threads);
 }
-
-/* Eytzinger (BFS) layout of a sorted array: node k has children 2k and
- * 2k + 1, 1-based, in a 64-byte aligned array so the 16 descendants four
- * levels below k (slots 16k .. 16k + 15) fill exactly two cache lines. The
- * search is branchless and prefetches those two lines every step. */
-struct eytzinger {
-  uint64_t *key = nullptr, *val = nullptr;
-  size_t n = 0;
-  void fill(const uint64_t *sk, const uint64_t *sv, size_t &i, size_t k) {
-    if (k > n) return;
-    fill(sk, sv, i, 2 * k);
-    key[k] = sk[i];
-    val[k] = sv[i];
-    i++;
-    fill(sk, sv, i, 2 * k + 1);
-  }
-  eytzinger(const uint64_t *sk, const uint64_t *sv, size_t n_) : n(n_) {
-    key = huge_array(n + 1); /* prefetches past the end are harmless */
-    val = huge_array(n + 1);
-    key[0] = val[0] = 0;
-    size_t i = 0;
-    fill(sk, sv, i, 1);
-  }
-  ~eytzinger() {
-    free(key);
-    free(val);
-  }
-  eytzinger(const eytzinger &) = delete;
-  eytzinger &operator=(const eytzinger &) = delete;
-  /* Slot of the first key >= x, 0 when none. */
-  size_t lower(uint64_t x) const {
-    size_t k = 1;
-    const uint64_t *a = key;
-    while (k <= n) {
-      __builtin_prefetch(a + 16 * k);
-      __builtin_prefetch(a + 16 * k + 8);
-      k = 2 * k + (a[k] < x);
-    }
-    k >>= __builtin_ffsll((long long)~k);
-    return k;
-  }
-};
 
 /* Query sets over the stored keys u[0, n) and the absent keys u[n, 2n), with
  * the answers a correct find gives (hit_val; miss_found, miss_val). */

@@ -52,16 +52,23 @@ size_t rss_bytes() {
  * printing a wrapped-around number. */
 void print_memory(const char *who, size_t n, long long filled, long long freed, const char *how) {
   if (filled <= 0 || freed <= 0) {
-    printf("%-10s   memory: %s, %zu keys: too small to see in the resident size\n", "", who, n);
+    bench_printf("%-10s   memory: %s, %zu keys: too small to see in the resident size\n", "", who, n);
     return;
   }
-  printf("%-10s   memory: %s holds %zu keys in %.1f bytes per entry (%s; %.1f when grown)\n", "", who, n,
+  bench_printf("%-10s   memory: %s holds %zu keys in %.1f bytes per entry (%s; %.1f when grown)\n", "", who, n,
          (double)filled / (double)n, how, (double)freed / (double)n);
 }
 
 bench_row base_row(const std::string &op, const std::string &impl, const std::string &backend, size_t n,
                    size_t queries, int threads) {
-  return bench_make_row("hash", op, impl, backend, "u64", "u64", n, queries, threads);
+  bench_row r = bench_make_row("hash", op, impl, backend, "u64", "u64", n, queries, threads);
+  /* Insert rows of one impl differ only in the queries column (the capacity
+   * hint): the note says it in words. */
+  if (op == "insert")
+    r.note = queries == n   ? "created with capacity n"
+             : queries == 0 ? "grown from empty"
+                            : "batches of " + std::to_string(queries) + " keys";
+  return r;
 }
 
 tdm_hash *make_table(tdm_ctx *c, size_t capacity, double max_load) {
@@ -125,11 +132,11 @@ struct ratios {
 
 void print_ratio(const bench_row &r, double absl, double gather) {
   if (absl <= 0 && gather <= 0) return; /* no peer measured, no ceiling: nothing to compare */
-  printf("%-10s   -> ", "");
-  if (absl > 0) printf("%.2fx absl::flat_hash_map (1 thread)", r.median / absl);
-  if (gather > 0) printf("%s%.0f%% of the %.1f M/s gather ceiling at %d thread(s)", absl > 0 ? ", " : "",
+  bench_printf("%-10s   -> ", "");
+  if (absl > 0) bench_printf("%.2fx absl::flat_hash_map (1 thread)", r.median / absl);
+  if (gather > 0) bench_printf("%s%.0f%% of the %.1f M/s gather ceiling at %d thread(s)", absl > 0 ? ", " : "",
                          100.0 * r.median / gather, gather, r.threads);
-  printf("\n");
+  bench_printf("\n");
 }
 
 template <typename Map>
@@ -203,7 +210,7 @@ void bench_cpu(const bench_opts &o, size_t n) {
 #ifdef TANDEM_BENCH_HAVE_ABSL
     bench_peer<absl::flat_hash_map<uint64_t, uint64_t>>(o, "absl::flat_hash_map", in, n, &rt);
 #else
-    printf("(absl::flat_hash_map not found at configure time: install libabsl-dev)\n");
+    bench_printf("(absl::flat_hash_map not found at configure time: install libabsl-dev)\n");
 #endif
     bench_peer<std::unordered_map<uint64_t, uint64_t>>(o, "std::unordered_map", in, n, nullptr);
   }
@@ -291,7 +298,7 @@ void bench_cuda_hash(const bench_opts &o) {
   while (slots * 2 <= want) slots *= 2;
   size_t n = (size_t)((double)slots * 0.8);
   uint64_t seed = o.seed;
-  printf("hash cuda: %zu keys in a table of %zu slots (load 0.8), device-resident arrays made on the GPU\n", n,
+  bench_printf("hash cuda: %zu keys in a table of %zu slots (load 0.8), device-resident arrays made on the GPU\n", n,
          slots);
   size_t bytes = n * 8;
   uint64_t *dk = (uint64_t *)bench_dev_alloc(bytes), *dv = (uint64_t *)bench_dev_alloc(bytes);
@@ -378,7 +385,7 @@ void bench_cuda_hash(const bench_opts &o) {
 int bench_hash(const bench_opts &o) {
   if (!o.type.empty() && o.type != "u64")
     fprintf(stderr, "tandem-bench hash: measures u64 keys -> u64 values; --type %s ignored\n", o.type.c_str());
-  printf("hash: insert rows: queries = n means created with capacity n (peers: reserve(n)); queries = 0 means "
+  bench_printf("hash: insert rows: queries = n means created with capacity n (peers: reserve(n)); queries = 0 means "
          "grown from empty (tandem: batches of %zu keys)\n",
          GROW_BATCH);
   for (auto &backend : o.backends) {

@@ -26,8 +26,11 @@ std::map<std::string, bench_fn> &registry() {
 }
 
 FILE *csv_file;
+FILE *table_file; /* --table: a copy of what the table printed on stdout */
 bool table_header_done;
 int wrong_results;
+std::vector<bench_row> emitted; /* for the summary */
+double max_load = -1;           /* highest 1-minute load average sampled, -1 before any */
 
 double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -50,13 +53,21 @@ uint64_t splitmix(uint64_t &x) {
 [[noreturn]] void usage(const char *msg) {
   if (msg) fprintf(stderr, "tandem-bench: %s\n", msg);
   fprintf(stderr,
-          "usage: tandem-bench {sort|hash|btree|ops|all} [--backend cpu|cuda|all] [--type T] [--n N]\n"
-          "                    [--queries Q] [--threads K] [--reps R] [--peers] [--csv FILE] [--seed S]\n"
-          "                    [--clock wall|cpu] [--no-map-cache]\n"
-          "                    [--design D1,D2,...]\n"
+          "usage: tandem-bench {headline|sort|hash|btree|ops|all} [--backend cpu|cuda|all] [--type T] [--n N]\n"
+          "                    [--queries Q] [--threads K] [--reps R] [--peers] [--csv FILE] [--table FILE]\n"
+          "                    [--seed S] [--clock wall|cpu] [--no-map-cache] [--design D1,D2,...]\n"
+          "  headline: the first run to make (`make bench`): sort u32, sort u64, sort_pairs u64+u64, hash\n"
+          "  insert and find hits, B-tree build and find hits, unique and isin, on the CPU at n = 1e7\n"
+          "  (--n) with 3 reps (--reps), numbered steps, then a summary: tandem against the best peer of\n"
+          "  the run (with --peers), the CPU, the thread counts and a warning on a busy machine. About\n"
+          "  3 minutes on 2 cores. `all --peers` is the full run (every row, every usable backend) and\n"
+          "  ends with the same summary.\n"
+          "  Table units: median/min/max are M/s (millions of keys or queries per second); memcpy_gbps\n"
+          "  rows are GB/s. A row's note says what tells it apart from another of the same impl.\n"
           "  N and Q accept 1e7-style numbers. Default backend: all usable; default threads: 1 and all cores.\n"
           "  --clock cpu: time by process CPU time (1-thread CPU rows on a busy machine); default wall.\n"
           "  --no-map-cache: contexts keep no freed mappings (TDM_CTX_NO_MAP_CACHE).\n"
+          "  --csv FILE: the rows as CSV; --table FILE: a copy of the printed table (and summary).\n"
           "  --design: run the GPU rows once per named design, setting TANDEM_GPU_DESIGN=<design> before\n"
           "  each context is created; rows of designs other than \"default\" get impl tandem-<design>.\n"
           "  Every result is checked; a wrong one prints WRONG RESULT and the exit status is 4.\n");
@@ -90,8 +101,7 @@ bool bench_verify(bool ok, const char *fmt, ...) {
   va_end(ap);
   wrong_results++;
   bench_progress("");
-  printf("WRONG RESULT: %s\n", msg);
-  fflush(stdout);
+  bench_printf("WRONG RESULT: %s\n", msg);
   fprintf(stderr, "tandem-bench: WRONG RESULT: %s\n", msg);
   return false;
 }
@@ -178,18 +188,50 @@ bench_row bench_make_row(const std::string &structure, const std::string &operat
   return r;
 }
 
+void bench_printf(const char *fmt, ...) {
+  va_list ap, ap2;
+  va_start(ap, fmt);
+  va_copy(ap2, ap);
+  vprintf(fmt, ap);
+  if (table_file) vfprintf(table_file, fmt, ap2);
+  va_end(ap2);
+  va_end(ap);
+  /* Lines appear as they are measured even when stdout is a pipe (make, tee). */
+  if (strchr(fmt, '\n')) {
+    fflush(stdout);
+    if (table_file) fflush(table_file);
+  }
+}
+
+const std::vector<bench_row> &bench_rows() { return emitted; }
+
+void bench_sample_load() {
+  FILE *f = fopen("/proc/loadavg", "r");
+  if (!f) return;
+  double l1 = -1;
+  if (fscanf(f, "%lf", &l1) == 1 && l1 > max_load) max_load = l1;
+  fclose(f);
+}
+
 void bench_emit(const bench_row &r) {
   if (!table_header_done) {
-    printf("%-10s %-12s %-22s %-7s %-4s %-4s %12s %9s %3s %4s %10s %10s %10s\n", "structure", "operation", "impl",
-           "backend", "key", "val", "n", "queries", "thr", "reps", "median", "min", "max");
+    bench_printf("%-10s %-12s %-22s %-7s %-4s %-4s %12s %9s %3s %4s %10s %10s %10s  %s\n", "structure", "operation",
+                 "impl", "backend", "key", "val", "n", "queries", "thr", "reps", "median", "min", "max", "note");
+    /* The rates are all "millions per second" except the copy ceilings,
+     * which bench_limit_memcpy_gbps scales to read as GB/s. */
+    bench_printf("(units: median, min and max are M/s, millions of keys or queries per second, over the timed "
+                 "runs; memcpy_gbps rows are GB/s)\n");
     table_header_done = true;
   }
   bench_progress("");
-  printf("%-10s %-12s %-22s %-7s %-4s %-4s %12zu %9zu %3d %4d %10.2f %10.2f %10.2f\n", r.structure.c_str(),
-         r.operation.c_str(), r.impl.c_str(), r.backend.c_str(), r.key_type.c_str(),
-         r.value_type.empty() ? "-" : r.value_type.c_str(), r.n, r.queries, r.threads, r.reps, r.median, r.min,
-         r.max);
-  fflush(stdout);
+  std::string note = r.note;
+  if (note.empty() && r.operation.size() > 5 && r.operation.compare(r.operation.size() - 5, 5, "_gbps") == 0)
+    note = "GB/s, not M/s";
+  bench_printf("%-10s %-12s %-22s %-7s %-4s %-4s %12zu %9zu %3d %4d %10.2f %10.2f %10.2f%s%s\n",
+               r.structure.c_str(), r.operation.c_str(), r.impl.c_str(), r.backend.c_str(), r.key_type.c_str(),
+               r.value_type.empty() ? "-" : r.value_type.c_str(), r.n, r.queries, r.threads, r.reps, r.median, r.min,
+               r.max, note.empty() ? "" : "  ", note.c_str());
+  emitted.push_back(r);
   if (csv_file) {
     fprintf(csv_file, "%s,%s,%s,%s,%s,%s,%zu,%zu,%d,%d,%.4f,%.4f,%.4f\n", r.structure.c_str(),
             r.operation.c_str(), r.impl.c_str(), r.backend.c_str(), r.key_type.c_str(), r.value_type.c_str(), r.n,
@@ -255,18 +297,34 @@ double bench_measure_pair(const bench_opts &o, bench_row a, double a_elements, c
   }
   fill_rates(a, ra, reps);
   fill_rates(b, rb, reps);
+  /* Paired rows repeat an implementation that has its own row elsewhere
+   * (thread scaling, a bound): the note says which pair a row belongs to. */
+  auto label = [](bench_row &self, const bench_row &other) {
+    std::string what;
+    if (self.impl == other.impl && self.operation == other.operation) {
+      what = "thread-scaling pair with t=" + std::to_string(other.threads);
+    } else {
+      what = "paired with " + other.impl;
+      if (other.operation != self.operation) what += " " + other.operation;
+      if (other.threads != self.threads) what += " t=" + std::to_string(other.threads);
+    }
+    what += " (alternating rounds)";
+    self.note = self.note.empty() ? what : self.note + "; " + what;
+    self.paired = true;
+  };
+  label(a, b);
+  label(b, a);
   bench_emit(a);
   bench_emit(b);
   std::sort(ratio.begin(), ratio.end());
   size_t m = ratio.size();
   double med = m % 2 ? ratio[m / 2] : 0.5 * (ratio[m / 2 - 1] + ratio[m / 2]);
   if (a.threads == b.threads)
-    printf("# %s %s / %s %s, t=%d: %.3fx (median of %zu alternating rounds)\n", a.operation.c_str(), a.impl.c_str(),
-           b.operation.c_str(), b.impl.c_str(), a.threads, med, m);
+    bench_printf("# %s %s / %s %s, t=%d: %.3fx (median of %zu alternating rounds)\n", a.operation.c_str(),
+                 a.impl.c_str(), b.operation.c_str(), b.impl.c_str(), a.threads, med, m);
   else
-    printf("# %s %s t=%d / %s %s t=%d: %.3fx (median of %zu alternating rounds)\n", a.operation.c_str(),
-           a.impl.c_str(), a.threads, b.operation.c_str(), b.impl.c_str(), b.threads, med, m);
-  fflush(stdout);
+    bench_printf("# %s %s t=%d / %s %s t=%d: %.3fx (median of %zu alternating rounds)\n", a.operation.c_str(),
+                 a.impl.c_str(), a.threads, b.operation.c_str(), b.impl.c_str(), b.threads, med, m);
   return med;
 }
 
@@ -329,9 +387,12 @@ int main(int argc, char **argv) {
     for (auto &kv : registry()) printf("%s\n", kv.first.c_str());
     return 0;
   }
+  double t_start = now_s();
+  bench_sample_load(); /* before the run adds its own threads to the load */
   bench_opts o;
-  std::string backend = "all", csv;
+  std::string backend = "all", csv, table;
   std::vector<std::string> designs;
+  bool reps_given = false;
   for (int i = 2; i < argc; i++) {
     std::string a = argv[i];
     auto val = [&](void) -> const char * {
@@ -343,7 +404,10 @@ int main(int argc, char **argv) {
     else if (a == "--n") o.n = parse_count(val());
     else if (a == "--queries") o.queries = parse_count(val());
     else if (a == "--threads") o.threads = {(int)parse_count(val())};
-    else if (a == "--reps") o.reps = (int)parse_count(val());
+    else if (a == "--reps") {
+      o.reps = (int)parse_count(val());
+      reps_given = true;
+    }
     else if (a == "--seed") o.seed = parse_count(val());
     else if (a == "--peers") o.peers = true;
     else if (a == "--no-map-cache") ctx_flags |= TDM_CTX_NO_MAP_CACHE;
@@ -353,6 +417,7 @@ int main(int argc, char **argv) {
       o.cpu_clock = (c == "cpu");
     }
     else if (a == "--csv") csv = val();
+    else if (a == "--table") table = val();
     else if (a == "--design") {
       std::string list = val(), item;
       for (size_t p = 0; p <= list.size(); p++) {
@@ -368,6 +433,14 @@ int main(int argc, char **argv) {
     else usage(("unknown option " + a).c_str());
   }
   if (!o.threads.empty() && o.threads[0] < 1) usage("--threads must be >= 1");
+  bool headline = what == "headline";
+  if (headline) {
+    /* A newcomer's first run: the CPU only, three timed runs unless asked. */
+    if (backend == "all") backend = "cpu";
+    if (backend != "cpu") usage("headline runs on the CPU only (GPU rows: all --backend cuda)");
+    if (!designs.empty()) usage("--design applies to GPU rows; headline runs on the CPU only");
+    if (!reps_given) o.reps = 3;
+  }
   if (backend == "cpu" || backend == "all") o.backends.push_back("cpu");
   if (backend == "cuda" || backend == "all") {
     tdm_ctx_opts co;
@@ -388,6 +461,8 @@ int main(int argc, char **argv) {
   std::vector<std::string> selected;
   if (what == "all") {
     for (auto &kv : registry()) selected.push_back(kv.first);
+  } else if (headline) {
+    /* bench_headline runs below, not from the registry */
   } else if (registry().count(what)) {
     selected.push_back(what);
   } else {
@@ -402,12 +477,24 @@ int main(int argc, char **argv) {
     fprintf(csv_file, "structure,operation,impl,backend,key_type,value_type,n,queries,threads,reps,median_mops,"
                       "min_mops,max_mops\n");
   }
-  printf("tandem-bench %s: tandem %s, CUDA devices: %d, cores: %u, reps: %d%s\n", what.c_str(), tdm_version(),
-         tdm_cuda_device_count(), std::thread::hardware_concurrency(), o.reps,
-         o.cpu_clock ? ", clock: process CPU time" : "");
+  if (!table.empty()) {
+    table_file = fopen(table.c_str(), "w");
+    if (!table_file) {
+      perror(table.c_str());
+      return 1;
+    }
+  }
+  bench_printf("tandem-bench %s: tandem %s, CUDA devices: %d, cores: %u, reps: %d%s\n", what.c_str(), tdm_version(),
+               tdm_cuda_device_count(), std::thread::hardware_concurrency(), o.reps,
+               o.cpu_clock ? ", clock: process CPU time" : "");
   int rc = 0;
-  if (designs.empty()) {
-    for (auto &name : selected) rc |= registry()[name](o);
+  if (headline) {
+    rc |= bench_headline(o);
+  } else if (designs.empty()) {
+    for (auto &name : selected) {
+      bench_sample_load();
+      rc |= registry()[name](o);
+    }
   } else {
     /* One pass per design. The CPU rows, peers and ceilings do not depend on
      * the GPU design: they run with the first design only. */
@@ -423,11 +510,26 @@ int main(int argc, char **argv) {
       for (auto &b : all_backends)
         if (d == 0 || b == "cuda") o.backends.push_back(b);
       if (o.backends.empty()) break;
-      printf("== design %s (TANDEM_GPU_DESIGN=%s)\n", designs[d].c_str(), designs[d].c_str());
+      bench_printf("== design %s (TANDEM_GPU_DESIGN=%s)\n", designs[d].c_str(), designs[d].c_str());
       for (auto &name : selected) rc |= registry()[name](o);
     }
   }
+  /* The summary closes the runs a newcomer makes; a single structure's run
+   * is for someone who reads the table. */
+  if (headline || what == "all") {
+    bench_sample_load();
+    bench_summary_info si;
+    si.what = what;
+    si.wall_s = now_s() - t_start;
+    si.max_load = max_load;
+    si.csv = csv;
+    si.table = table;
+    si.threads = bench_thread_list(o, "cpu");
+    si.peers = o.peers;
+    bench_summary(si);
+  }
   if (csv_file) fclose(csv_file);
+  if (table_file) fclose(table_file);
   if (wrong_results) {
     fprintf(stderr, "tandem-bench: %d WRONG RESULT(s)\n", wrong_results);
     return 4;

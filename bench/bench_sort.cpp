@@ -62,7 +62,7 @@ struct ceiling {
 void print_fraction(const bench_row &r, double elem_bytes, double gbps) {
   if (gbps <= 0) return;
   double bound = gbps * 1e9 / elem_bytes / 1e6; /* M elements/s if sorting cost one copy */
-  printf("%-10s   -> %.1f%% of the memcpy bound (%.0f M/s for %.0f-byte elements at %.2f GB/s)\n", "",
+  bench_printf("%-10s   -> %.1f%% of the memcpy bound (%.0f M/s for %.0f-byte elements at %.2f GB/s)\n", "",
          100.0 * r.median / bound, bound, elem_bytes, gbps);
 }
 
@@ -134,6 +134,21 @@ void verify_perm(const char *what, tdm_type t, const char *keys0, const uint64_t
 }
 
 #ifdef TANDEM_BENCH_HAVE_HWY
+/* The target vqsort dispatches to (Highway numbers better x86 targets with
+ * lower bits), for the note that tells the vqsort row from vqsort-avx2,
+ * which on a machine without AVX-512 times the same path. */
+std::string hwy_best_target() {
+  int64_t t = hwy::SupportedTargets();
+  return t ? hwy::TargetName(t & -t) : "?";
+}
+
+bench_row vq_row(const std::string &op, const std::string &impl, tdm_type kt, const char *vt, size_t n) {
+  bench_row r = base_row(op, impl, "cpu", kt, vt, n, 1);
+  r.note = impl == "vqsort" ? "Highway's best target here: " + hwy_best_target()
+                            : std::string("Highway's AVX2 path (AVX-512 disabled)");
+  return r;
+}
+
 /* vqsort on unsigned/signed/float keys of type t. */
 void vq_keys(const hwy::Sorter &s, tdm_type t, void *k, size_t n) {
   switch (t) {
@@ -197,13 +212,13 @@ void bench_keys_cpu(const bench_opts &o, tdm_type t, size_t n, const std::vector
 #ifdef TANDEM_BENCH_HAVE_HWY
   {
     hwy::Sorter sorter;
-    bench_measure(o, base_row("sort", "vqsort", "cpu", t, nullptr, n, 1), (double)n, reset,
+    bench_measure(o, vq_row("sort", "vqsort", t, nullptr, n), (double)n, reset,
                   [&] { vq_keys(sorter, t, work.data(), n); });
     verify_sorted("vqsort", t, work.data(), n, fp);
     /* Highway's AVX-512 path is slow on some chips (AMD Zen 4); time the AVX2
      * path too and compare against the faster of the two. */
     hwy::DisableTargets(HWY_AVX3 | HWY_AVX3_DL);
-    bench_measure(o, base_row("sort", "vqsort-avx2", "cpu", t, nullptr, n, 1), (double)n, reset,
+    bench_measure(o, vq_row("sort", "vqsort-avx2", t, nullptr, n), (double)n, reset,
                   [&] { vq_keys(sorter, t, work.data(), n); });
     verify_sorted("vqsort-avx2", t, work.data(), n, fp);
     hwy::DisableTargets(0);
@@ -214,8 +229,10 @@ void bench_keys_cpu(const bench_opts &o, tdm_type t, size_t n, const std::vector
      * decide how far this falls short of 2x plus the halves' shorter depth. */
     if (threads.back() >= 2) {
       size_t h = n / 2;
+      bench_row halves = base_row("sort", "vqsort-halves", "cpu", t, nullptr, n, 2);
+      halves.note = "each thread sorts its own half: a ceiling, not a sort";
       bench_measure_pair(
-          o, base_row("sort", "vqsort-halves", "cpu", t, nullptr, n, 2), (double)n, reset,
+          o, halves, (double)n, reset,
           [&] {
 #pragma omp parallel num_threads(2)
             {
@@ -298,10 +315,10 @@ void bench_pairs_cpu(const bench_opts &o, tdm_type t, size_t n, const std::vecto
         kv[i].value = i;
       }
     };
-    bench_measure(o, base_row("sort_pairs", "vqsort", "cpu", t, "u64", n, 1), (double)n, fill,
+    bench_measure(o, vq_row("sort_pairs", "vqsort", t, "u64", n), (double)n, fill,
                   [&] { sorter(kv.data(), n, hwy::SortAscending()); });
     hwy::DisableTargets(HWY_AVX3 | HWY_AVX3_DL);
-    bench_measure(o, base_row("sort_pairs", "vqsort-avx2", "cpu", t, "u64", n, 1), (double)n, fill,
+    bench_measure(o, vq_row("sort_pairs", "vqsort-avx2", t, "u64", n), (double)n, fill,
                   [&] { sorter(kv.data(), n, hwy::SortAscending()); });
     hwy::DisableTargets(0);
   }
