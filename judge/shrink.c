@@ -60,6 +60,22 @@ static int fails(shr *sh, const jdg_seq *t, jdg_outcome *o) {
   return 0;
 }
 
+/* Phases of the budget: the deletion passes over a long sequence may take
+ * at most a share of what is left, so that the passes that make loops of it
+ * (block order, renumbered keys) still run; a long sequence of scattered
+ * inserts prints short only as loops. phase_begin returns the deadline to
+ * give back to phase_end, which clears a stop that only the phase caused. */
+static double phase_begin(shr *sh, double share) {
+  double end = sh->give_up, now = jdg_now();
+  if (end > now) sh->give_up = now + (end - now) * share;
+  return end;
+}
+
+static void phase_end(shr *sh, double end) {
+  sh->give_up = end;
+  if (sh->trials < MAX_TRIALS && jdg_now() <= end) sh->out_of_time = 0;
+}
+
 /* Keeps t as the new current sequence (s), with its outcome. */
 static void accept(jdg_seq *s, jdg_outcome *o, jdg_seq *t, jdg_outcome *to) {
   jdg_seq_free(s);
@@ -716,10 +732,12 @@ void jdg_shrink(const jdg_cand *c, jdg_seq *s, jdg_outcome *o, double limit, dou
   for (round = 0; round < 8 && !sh.out_of_time; round++) {
     uint64_t before = fingerprint(s);
     if (s->n > SHORT_SEQ || (c->kind == JDG_SORT && round == 0)) {
+      double end = phase_begin(&sh, 0.5);
       shrink_shapes(&sh, s, o);
       shrink_runs(&sh, s, o);
       truncate_runs(&sh, s, o);
       shrink_runs(&sh, s, o);
+      phase_end(&sh, end);
       if (c->kind != JDG_SORT && round == 0) {
         unscatter_keys(&sh, s, o);
         compact_keys(&sh, s, o, 1);
