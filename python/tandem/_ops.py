@@ -94,6 +94,24 @@ def _exact_int(a, lg, sentinel):
     return out
 
 
+def _mixed_ints(la, lb):
+    """A signed integer dtype with uint64: float64 in numpy's promotion."""
+    if la.is_float or lb.is_float or la.time or lb.time or la.name == lb.name:
+        return False
+    return np.result_type(np.dtype(la.name), np.dtype(lb.name)).kind == "f"
+
+
+def _split_int(a, lg):
+    """A signed or uint64 array as two columns whose tuples sort and compare
+    as the values do across both dtypes: (0: negative, 1: 0..2**63-1, 2:
+    above) and the value's int64 bits (ordered within each part)."""
+    if lg.name == "uint64":
+        part = (a > np.uint64((1 << 63) - 1)).astype(np.int8) + np.int8(1)
+    else:
+        part = (a >= 0).astype(np.int8)
+    return part, a.astype(np.int64)
+
+
 def _eq(lg):
     return _core.EQ_NUMERIC if lg.is_float else 0
 
@@ -559,8 +577,9 @@ def join(left_keys, right_keys, *, how="inner", ctx=None):
     same plus each left row without a match, with right index -1, in its
     place; "right": the mirror image (right rows in order, each with its
     left matches, or -1); "outer": the left join's rows and then each right
-    row without a match (left index -1), ordered by key ascending (NaN and
-    NaT last) and keeping that order within a key, as pandas sorts them;
+    row without a match (left index -1), ordered by key ascending (NaN
+    last, NaT first) and keeping that order within a key, as pandas sorts
+    them;
     "semi" / "anti": (left rows with / without a match ascending, None).
     Float keys match as in pandas: -0.0 with +0.0, NaN with NaN (NaT with
     NaT); signed integers and uint64 compare exactly. Keys of several
@@ -608,9 +627,18 @@ def _join_codes(kind, c, lcols, rcols):
             raise invalid(f"right_keys[0] has {m} elements but right_keys[{i}] has {k.shape[0]}")
     parts = []
     for i, ((lk, kl, ll), (rk, kr, lr)) in enumerate(zip(lcols, rcols)):
-        lk, rk, lg = _common(lk, kl, ll, rk, kr, lr, f"left_keys[{i}] and right_keys[{i}]", exact=True)
-        codes, u = _factorize(kind.concat([lk, rk]), kind, lg, c, True, False)
-        parts.append((codes, u.shape[0]))
+        what = f"left_keys[{i}] and right_keys[{i}]"
+        if _mixed_ints(ll, lr):  # ordered exactly: (part, int64) pairs
+            _common(lk, kl, ll, rk, kr, lr, what, exact=True)  # refuses what cannot be mapped
+            cols = zip(_split_int(lk, ll), _split_int(rk, lr))
+        else:
+            lk, rk, lg = _common(lk, kl, ll, rk, kr, lr, what, exact=True)
+            if lg.time:  # pandas sorts NaT first here (as the int64 minimum)
+                lk, rk = lk.view(np.int64), rk.view(np.int64)
+            cols = [(lk, rk)]
+        for lk, rk in cols:
+            codes, u = _factorize(kind.concat([lk, rk]), kind, _arrays.logical(lk.dtype, what), c, True, False)
+            parts.append((codes, u.shape[0]))
     code = _combine_codes(kind, c, parts)
     return code[:n], code[n:]
 

@@ -202,7 +202,7 @@ def pandas_join(lk, rk, how):
     left = pd.DataFrame({"k": lk, "i": np.arange(len(lk), dtype=np.int64)})
     right = pd.DataFrame({"k": rk, "j": np.arange(len(rk), dtype=np.int64)})
     m = pd.merge(left, right, on="k", how="inner" if how in ("semi", "anti") else how)
-    li = m["i"].to_numpy(np.int64)
+    li = m["i"].fillna(-1).to_numpy(np.int64)  # -1: no left row (right and outer joins)
     if how == "semi":
         return np.unique(li), None
     if how == "anti":
