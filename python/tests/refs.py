@@ -21,7 +21,7 @@ FLOATS = ("float32", "float64")
 AGGS = ["count", "sum", "min", "max", "first", "last", "mean"]
 POLICIES = ["keep_first", "keep_last", "sum", "min", "max"]
 
-_UINT = {4: np.uint32, 8: np.uint64}
+_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
 def bits_dtype(dtype):
