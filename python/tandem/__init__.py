@@ -4,8 +4,10 @@ group_reduce, join: numpy's and pandas' results) on the CPU and on CUDA
 GPUs, over numpy, CuPy and PyTorch arrays.
 
 Every call releases the GIL while tandem works. Arrays are used in place when
-they are C-contiguous and of a tandem dtype (uint32, uint64, int32, int64,
-float32, float64); see tandem._arrays for the conversions made otherwise.
+they are C-contiguous, aligned and of a C dtype (uint32, uint64, int32, int64,
+float32, float64); bool, int8, int16, uint8, uint16 and float16 are widened
+inside and datetime64 / timedelta64 taken as int64 counts, with results in
+the input's dtype; see tandem._arrays for the conversions made otherwise.
 Results come back as the input's kind of array.
 
 ``ctx=None`` picks a context from where the input lives: a shared CPU context
