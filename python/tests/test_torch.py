@@ -429,7 +429,7 @@ def test_an_in_place_sort_is_seen_by_autograd():
 # ---- the small dtypes -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("dtype", ["bool", "int8", "int16", "uint8", "float16"])
+@pytest.mark.parametrize("dtype", ["bool", "int8", "int16", "uint8", "uint16", "float16"])
 def test_small_dtypes(dtype):
     """Widened inside, results in the tensor's dtype, as with numpy arrays."""
     a = np.array([3, 1, 0, 1, 2, 0, 3, 3], dtype=np.int64).astype(dtype)
