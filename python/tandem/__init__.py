@@ -262,13 +262,13 @@ class _Structure(_Handle):
 
     @property
     def key_dtype(self):
-        self._c.key_type  # raises on a closed structure
-        return self._kl.name
+        t = self._c.key_type  # raises on a closed structure
+        return t if self._kl is _arrays.OPAQUE else self._kl.name
 
     @property
     def value_dtype(self):
-        self._c.value_type
-        return self._vl.name
+        t = self._c.value_type
+        return t if self._vl is _arrays.OPAQUE else self._vl.name
 
     def find(self, keys):
         """Returns (values, found): found is a bool array; a miss has value 0."""
@@ -297,7 +297,7 @@ class _Structure(_Handle):
         dtype lg."""
         a, kind, _, _ = _arrays.adopt(x, lg.name)
         got = _arrays.logical_of(a, what, lg)
-        if got is not lg and got.name != lg.name:
+        if got is not lg and got.name != lg.name and lg is not _arrays.OPAQUE:
             raise Unsupported(f"{what} has dtype {got.name}, expected {lg.name}", "TDM_ERR_UNSUPPORTED")
         ordered = self._ordered if ordered is None else ordered
         return kind.export(lg.to_core(kind, a, ordered), self._ctx), a, kind

@@ -489,7 +489,7 @@ def logical_of(a, what, expect=None):
     the extension module checks its dtype."""
     dt = getattr(a, "dtype", None)
     if dt is None:
-        return expect or _OPAQUE
+        return expect or OPAQUE
     return logical(dt, what)
 
 
@@ -528,4 +528,5 @@ def logical(dtype, what):
     return lg
 
 
-_OPAQUE = Logical("opaque", "opaque")
+# The Logical of an array only DLPack describes: handed on as it is.
+OPAQUE = Logical("opaque", "opaque")
