@@ -606,3 +606,29 @@ def test_several_columns_are_checked():
         tandem.group_reduce((a, a[:2]), a, "sum")
     with pytest.raises(tandem.Unsupported, match=r"keys\[1\] has dtype"):
         tandem.group_reduce((a, a.astype(complex)), a, "sum")
+
+
+@pytest.mark.parametrize("dtype", ["uint32", "uint64", "int32", "int64", "float32", "float64"])
+@given(data=st.data(), how=st.sampled_from(["right", "outer"]), multi=st.booleans())
+def test_right_and_outer_joins(dtype, data, how, multi):
+    from refs import pair_arrays
+
+    a, b = pair_arrays(data, dtype, max_size=60)
+    lk, rk = ((a,), (b,)) if multi else (a, b)
+    li, ri = tandem.join(lk, rk, how=how)
+    pl, pr = pandas_join(a, b, how)
+    same_bits(li, pl)
+    same_bits(ri, pr)
+
+
+def test_one_column_tuples():
+    k = np.array([2, 1, 2, 3], dtype=np.int64)
+    gk, red = tandem.group_reduce((k,), np.arange(4), "sum")
+    assert isinstance(gk, tuple) and len(gk) == 1
+    same_bits(gk[0], np.array([1, 2, 3]))
+    same_bits(red, np.array([1, 2, 3]))
+    for how in ("inner", "left", "semi", "anti"):
+        got, want = tandem.join((k,), (k[:2],), how=how), tandem.join(k, k[:2], how=how)
+        same_bits(got[0], want[0])
+        if want[1] is not None:
+            same_bits(got[1], want[1])
