@@ -632,3 +632,18 @@ def test_one_column_tuples():
         same_bits(got[0], want[0])
         if want[1] is not None:
             same_bits(got[1], want[1])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+@given(data=st.data(), rv=st.booleans(), rc=st.booleans())
+def test_unique_equal_nan_false_over_the_c_dtypes(dtype, data, rv, rc):
+    from refs import arrays
+
+    a = data.draw(arrays(dtype))
+    got = tandem.unique(a, return_index=True, return_inverse=rv, return_counts=rc, equal_nan=False)
+    want = np.unique(a, return_index=True, return_inverse=rv, return_counts=rc, equal_nan=False)
+    for g, w in zip(got, want):
+        same_bits(g, w)
+    ua, un = tandem.unique_all(a), np.unique_all(a)
+    same_bits(ua.values, np.unique(a, return_index=True, equal_nan=False)[0])
+    same_values(ua.counts[np.argsort(ua.values, kind="stable")], un.counts[np.argsort(un.values, kind="stable")])
