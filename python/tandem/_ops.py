@@ -23,7 +23,6 @@ import collections
 import numpy as np
 
 from . import _arrays, _core
-from ._arrays import Logical  # noqa: F401  (documentation)
 from ._errors import invalid, unsupported
 from . import BTree, _ctx_for, argsort  # defined before tandem imports this module
 
@@ -79,7 +78,9 @@ def _common(a, ka, la, b, kb, lb, what, exact=False):
             raise unsupported(f"{what} have dtypes {la.name} and {lb.name}, whose common dtype {dt.name} would "
                               "round integers (as numpy would round both to float64); convert one of them first")
     lg = _arrays.logical(dt, what)
-    return (a if la.name == lg.name else ka.astype(a, lg.name)), (b if lb.name == lg.name else kb.astype(b, lg.name)), lg
+    a = a if la.name == lg.name else ka.astype(a, lg.name)
+    b = b if lb.name == lg.name else kb.astype(b, lg.name)
+    return a, b, lg
 
 
 def _exact_int(a, lg, sentinel):

@@ -303,7 +303,8 @@ OPS = {
 @pytest.mark.parametrize("op", OPS)
 def test_bad_dtypes_and_shapes(op):
     ok = np.arange(4, dtype=np.int64)
-    for bad in (np.ones(4, dtype=np.complex64), np.array(["a", "b", "c", "d"]), np.array([1, "a", None, 2.0], dtype=object)):
+    for bad in (np.ones(4, dtype=np.complex64), np.array(["a", "b", "c", "d"]),
+                np.array([1, "a", None, 2.0], dtype=object)):
         with pytest.raises(tandem.Unsupported) as e:
             OPS[op](bad, ok if op == "group_reduce" else bad)
         assert e.value.status == "TDM_ERR_UNSUPPORTED"
