@@ -421,8 +421,9 @@ def group_reduce(keys, values, agg, *, sort=True, dropna=True, ctx=None):
     data; tandem always float64), the others the values' dtype.
     NaN and NaT values are skipped as pandas skips them (count counts the
     others; an all-NaN group sums to 0 and has NaN min/max/first/last/mean,
-    an all-NaT group NaT). Sums of datetime64 and means of datetime64 or
-    timedelta64 values are refused.
+    an all-NaT group NaT). The mean of datetime64 / timedelta64 values is
+    the float64 mean of their counts truncated toward zero, as in pandas,
+    in their dtype; their sum is refused for datetime64, as pandas does.
     Float sums and means add in the order tandem/ops.h documents; pandas
     adds with compensation, so the last bits may differ."""
     if agg not in _AGGS:
@@ -432,8 +433,8 @@ def group_reduce(keys, values, agg, *, sort=True, dropna=True, ctx=None):
     for k, _, _ in cols:
         if k.shape[0] != v.shape[0]:
             raise invalid(f"keys has {k.shape[0]} elements but values has {v.shape[0]}")
-    if lv.time and (agg == "mean" or (agg == "sum" and lv.name.startswith("datetime"))):
-        raise unsupported(f"values has dtype {lv.name}, which has no {agg} in tandem")
+    if lv.time and agg == "sum" and lv.name.startswith("datetime"):
+        raise unsupported(f"values has dtype {lv.name}, whose sum pandas does not define either")
     kk = cols[0][1]
     c = _ctx_for(ctx, kk)
     if not multi:
@@ -478,7 +479,8 @@ def _group_values(kk, kv, c, ck, lk, v, lv, agg, sort):
     if lv.time:
         nat = cv == _I64_MIN
         if bool(nat.any()):
-            red = _reduce_skipping(kk, kv, c, gk, ck, cv, kv.invert_(nat), agg, dv, flags, _I64_MIN, lk)
+            fill = float("nan") if agg == "mean" else _I64_MIN
+            red = _reduce_skipping(kk, kv, c, gk, ck, cv, kv.invert_(nat), agg, dv, flags, fill, lk)
     # NaN values: C propagates them, pandas skips them. For every reduction
     # but count, a group's result that is not NaN is already pandas' one:
     # a sum or mean with a NaN value is NaN; a first or last that is not NaN
@@ -496,6 +498,14 @@ def _group_values(kk, kv, c, ck, lk, v, lv, agg, sort):
 
 def _finish_values(kv, red, lv, agg):
     """A core reduction in pandas' result dtype."""
+    if agg == "mean" and lv.time:
+        # pandas: the float64 mean of the counts, truncated toward zero; NaT
+        # for a group without any.
+        nan = kv.isnan(red)
+        red[nan] = 0
+        out = kv.astype(red, "int64")
+        out[nan] = _I64_MIN
+        return out.view(lv.name)
     if agg in ("count", "mean"):
         return red
     if agg == "sum" and lv.name in _SUM_DTYPE:

@@ -418,7 +418,7 @@ def test_group_reduce_values(dtype, data, sort, agg):
     else:
         v = data.draw(small_arrays(dtype, n=n))
     ser = pd.Series(v)
-    if dtype.startswith("date") and agg in ("sum", "mean") or dtype.startswith("time") and agg == "mean":
+    if dtype.startswith("date") and agg == "sum":
         with pytest.raises(tandem.Unsupported, match="values has dtype"):
             tandem.group_reduce(k, v, agg)
         return
@@ -429,6 +429,8 @@ def test_group_reduce_values(dtype, data, sort, agg):
     if agg == "mean" and dtype == "float16":  # pandas: float64 dtype, float32 precision
         assert red.dtype == np.float64
         np.testing.assert_array_equal(red.astype(np.float32), want.astype(np.float32))
+    elif agg == "mean" and dtype.startswith(("time", "date")):
+        same_values(red, want)
     elif agg == "mean":
         same_values(red, want.astype(np.float64))
     elif agg == "sum" and dtype == "float16":
@@ -647,3 +649,14 @@ def test_unique_equal_nan_false_over_the_c_dtypes(dtype, data, rv, rc):
     ua, un = tandem.unique_all(a), np.unique_all(a)
     same_bits(ua.values, np.unique(a, return_index=True, equal_nan=False)[0])
     same_values(ua.counts[np.argsort(ua.values, kind="stable")], un.counts[np.argsort(un.values, kind="stable")])
+
+
+def test_time_means_truncate_as_pandas():
+    v = np.array([1, 2, -1, -2, 2, 3, 3, 5, "NaT", "NaT", "NaT"], "m8[s]")
+    k = np.array([0, 0, 1, 1, 2, 2, 2, 3, 3, 4, 4])
+    for dtype in ("m8[s]", "M8[s]"):
+        x = v.view(np.int64).view(dtype)
+        gk, red = tandem.group_reduce(k, x, "mean")
+        r = pd.Series(x).groupby(k).mean()
+        same_values(red, r.to_numpy())
+        assert list(red.view(np.int64)[:4]) == [1, -1, 2, 5] and np.isnat(red[4])
