@@ -330,6 +330,11 @@ class HashTable(_Structure):
         self._ctx = _ctx_for(ctx, _arrays.NUMPY)
         self._kl = _arrays.logical(key_dtype, "key_dtype")
         self._vl = _arrays.logical(value_dtype, "value_dtype")
+        if self._kl.is_float and not self._kl.native:  # named as given, not as widened
+            raise Unsupported(f"key_dtype is {self._kl.name}: float keys are not supported; use an integer "
+                              "key type", "TDM_ERR_UNSUPPORTED")
+        if on_duplicate == "sum" and self._vl.is_float and not self._vl.native:
+            raise Unsupported(f"on_duplicate='sum' needs integer values, not {self._vl.name}", "TDM_ERR_UNSUPPORTED")
         if not isinstance(capacity, int) or capacity < 0:
             raise invalid(f"capacity must be an int >= 0, not {capacity!r}")
         self._dup = on_duplicate

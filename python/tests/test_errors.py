@@ -46,6 +46,10 @@ def test_float_keys_for_the_hash_table():
     assert e.value.status == "TDM_ERR_UNSUPPORTED" and "float" in str(e.value).lower()
     with pytest.raises(tandem.Unsupported):
         tandem.HashTable("int64", "float32", on_duplicate="sum")
+    with pytest.raises(tandem.Unsupported, match="float16: float keys"):
+        tandem.HashTable("float16", "uint64")
+    with pytest.raises(tandem.Unsupported, match="not float16"):
+        tandem.HashTable("int64", "float16", on_duplicate="sum")
 
 
 def test_two_dimensional_and_mismatched_lengths():
