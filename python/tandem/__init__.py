@@ -213,9 +213,10 @@ def sort_pairs(keys, values, *, descending=False, ctx=None, inplace=False):
     if db and lb.native:
         kb_out = b
     else:
-        kb_out = (b if ob else kb.copy(b)) if lb.native else lb.to_core(kb, b, ordered=False)
+        # to_core copies (ordered: time counts shifted, so copied, not viewed)
+        kb_out = (b if ob else kb.copy(b)) if lb.native else lb.to_core(kb, b)
     _core.sort_pairs(c._c, ka.export(ka_out, c), kb.export(kb_out, c), _flags(descending))
-    ka_out, kb_out = la.from_core(ka, ka_out), lb.from_core(kb, kb_out, ordered=False)
+    ka_out, kb_out = la.from_core(ka, ka_out), lb.from_core(kb, kb_out)
     if inplace:
         for x, arr, kind, direct, out in ((keys, a, ka, da, ka_out), (values, b, kb, db, kb_out)):
             if not direct:
