@@ -4,8 +4,10 @@ group_reduce, join: numpy's and pandas' results) on the CPU and on CUDA
 GPUs, over numpy, CuPy and PyTorch arrays.
 
 Every call releases the GIL while tandem works. Arrays are used in place when
-they are C-contiguous and of a tandem dtype (uint32, uint64, int32, int64,
-float32, float64); see tandem._arrays for the conversions made otherwise.
+they are C-contiguous, aligned and of a C dtype (uint32, uint64, int32, int64,
+float32, float64); bool, int8, int16, uint8, uint16 and float16 are widened
+inside and datetime64 / timedelta64 taken as int64 counts, with results in
+the input's dtype; see tandem._arrays for the conversions made otherwise.
 Results come back as the input's kind of array.
 
 ``ctx=None`` picks a context from where the input lives: a shared CPU context
@@ -15,12 +17,15 @@ device arrays. A HashTable without ``ctx`` lives on the CPU.
 
 import threading
 
+import numpy as _np
+
 from ._errors import (CapacityError, CorruptError, DeviceError, InvalidArgument, NoDevice, OutOfMemory,
                       TandemError, Unsupported, invalid)
 from . import _arrays
 from . import _core
 
-__all__ = ["Context", "sort", "sort_pairs", "argsort", "HashTable", "BTree", "unique", "isin", "searchsorted",
+__all__ = ["Context", "sort", "sort_pairs", "argsort", "HashTable", "BTree", "unique", "unique_values",
+           "unique_counts", "unique_inverse", "unique_all", "isin", "searchsorted",
            "factorize", "group_reduce", "join", "TandemError", "InvalidArgument",
            "Unsupported", "OutOfMemory", "NoDevice", "DeviceError", "CapacityError", "CorruptError",
            "cuda_device_count", "__version__"]
@@ -144,58 +149,93 @@ def _flags(descending):
     return _core.SORT_DESCENDING if descending else 0
 
 
-def _in_place_target(a, kind, converted, what):
-    if converted:
-        raise invalid(f"inplace=True needs {what} to be a C-contiguous array of a tandem dtype "
-                      "(this one would have to be converted first)")
-    if not kind.writable(a):
-        raise invalid(f"inplace=True, but {what} is read-only")
-    return a
+def _in_place_target(x, a, kind, converted, what):
+    """Whether ``a`` can be sorted as it is (True) or is sorted as a copy
+    written back into the caller's array ``x`` (False); raises when neither."""
+    if not converted:
+        if not kind.writable(a):
+            raise invalid(f"inplace=True, but {what} is read-only")
+        return True
+    if isinstance(x, _np.ndarray):  # non-contiguous, byte-swapped or unaligned
+        if not x.flags.writeable:
+            raise invalid(f"inplace=True, but {what} is read-only")
+        return False
+    raise invalid(f"inplace=True needs {what} to be an array tandem can write (this one would have to be "
+                  "converted first)")
+
+
+def _keys_in(x, what):
+    """(array, kind, converted, owned, Logical) of one argument."""
+    a, kind, converted, owned = _arrays.adopt(x)
+    return a, kind, converted, owned, _arrays.logical_of(a, what)
 
 
 def sort(keys, *, descending=False, ctx=None, inplace=False):
     """Stable sort; returns a sorted copy, or sorts ``keys`` itself and returns
     it with ``inplace=True``. Floats sort in IEEE-754 totalOrder
-    (-NaN < -inf < ... < -0.0 < +0.0 < ... < +inf < +NaN)."""
-    a, kind, converted, owned = _arrays.adopt(keys)
+    (-NaN < -inf < ... < -0.0 < +0.0 < ... < +inf < +NaN); NaT sorts last
+    (first with descending=True), as numpy sorts it."""
+    a, kind, converted, owned, lg = _keys_in(keys, "keys")
     c = _ctx_for(ctx, kind)
-    if inplace:
-        out = _in_place_target(a, kind, converted, "keys")
-    else:
-        out = a if owned else kind.copy(a)
-    _core.sort(c._c, kind.export(out, c), _flags(descending))
-    if inplace:
-        kind.wrote(out)
+    direct = inplace and _in_place_target(keys, a, kind, converted, "keys")
+    if inplace and direct and lg.native:
+        _core.sort(c._c, kind.export(a, c), _flags(descending))
+        kind.wrote(a)
         return keys
-    return kind.finish(out)
+    if lg.native:
+        out = a if owned else kind.copy(a)
+    else:
+        out = lg.to_core(kind, a)
+    _core.sort(c._c, kind.export(out, c), _flags(descending))
+    out = lg.from_core(kind, out)
+    if inplace:
+        kind.assign(keys if not direct else a, out)
+        if direct:
+            kind.wrote(a)
+        return keys
+    return kind.keep(kind.finish(out))
 
 
 def sort_pairs(keys, values, *, descending=False, ctx=None, inplace=False):
     """Stable sort of keys, carrying values along; returns (keys, values)."""
-    a, ka, ca, oa = _arrays.adopt(keys)
-    b, kb, cb, ob = _arrays.adopt(values)
+    a, ka, ca, oa, la = _keys_in(keys, "keys")
+    b, kb, cb, ob, lb = _keys_in(values, "values")
     c = _ctx_for(ctx, ka)
     if inplace:
-        ka_out = _in_place_target(a, ka, ca, "keys")
-        kb_out = _in_place_target(b, kb, cb, "values")
+        da = _in_place_target(keys, a, ka, ca, "keys")
+        db = _in_place_target(values, b, kb, cb, "values")
     else:
-        ka_out = a if oa else ka.copy(a)
-        kb_out = b if ob else kb.copy(b)
+        da = db = False
+    if da and la.native:
+        ka_out = a
+    else:
+        ka_out = (a if oa else ka.copy(a)) if la.native else la.to_core(ka, a)
+    if db and lb.native:
+        kb_out = b
+    else:
+        # to_core copies (ordered: time counts shifted, so copied, not viewed)
+        kb_out = (b if ob else kb.copy(b)) if lb.native else lb.to_core(kb, b)
     _core.sort_pairs(c._c, ka.export(ka_out, c), kb.export(kb_out, c), _flags(descending))
+    ka_out, kb_out = la.from_core(ka, ka_out), lb.from_core(kb, kb_out)
     if inplace:
-        ka.wrote(ka_out)
-        kb.wrote(kb_out)
+        for x, arr, kind, direct, out in ((keys, a, ka, da, ka_out), (values, b, kb, db, kb_out)):
+            if not direct:
+                kind.assign(x, out)
+            elif out is not arr:
+                kind.assign(arr, out)
+            if direct:
+                kind.wrote(arr)
         return keys, values
-    return ka.finish(ka_out), kb.finish(kb_out)
+    return ka.keep(ka.finish(ka_out)), kb.keep(kb.finish(kb_out))
 
 
 def argsort(keys, *, descending=False, index_dtype="uint64", ctx=None):
     """The stable permutation that sorts keys (keys are not changed)."""
-    a, kind, _, _ = _arrays.adopt(keys)
+    a, kind, _, _, lg = _keys_in(keys, "keys")
     c = _ctx_for(ctx, kind)
     perm = kind.empty(_len(a), _arrays.dtype_name(index_dtype))
-    _core.argsort(c._c, kind.export(a, c), kind.export(perm, c), _flags(descending))
-    return kind.finish(perm)
+    _core.argsort(c._c, kind.export(lg.to_core(kind, a), c), kind.export(perm, c), _flags(descending))
+    return kind.keep(kind.finish(perm))
 
 
 def _len(a):
@@ -218,26 +258,31 @@ class _Structure(_Handle):
     def __len__(self):
         return self._c.size()
 
+    # Time keys are shifted (NaT last) only where order matters: the B+ tree.
+    _ordered = False
+
     @property
     def key_dtype(self):
-        return self._c.key_type
+        t = self._c.key_type  # raises on a closed structure
+        return t if self._kl is _arrays.OPAQUE else self._kl.name
 
     @property
     def value_dtype(self):
-        return self._c.value_type
+        t = self._c.value_type
+        return t if self._vl is _arrays.OPAQUE else self._vl.name
 
     def find(self, keys):
         """Returns (values, found): found is a bool array; a miss has value 0."""
-        k, a, kind = self._in(keys, self.key_dtype)
+        k, a, kind = self._in(keys, self._kl, "keys")
         n = _len(a)
-        values, found = kind.empty(n, self.value_dtype), kind.empty(n, "bool")
+        values, found = kind.empty(n, self._vl.core), kind.empty(n, "bool")
         self._c.find(k, kind.export(values, self._ctx), kind.export(found, self._ctx))
         self._kind = kind
-        return kind.finish(values), kind.finish(found)
+        return kind.finish(self._vl.from_core(kind, values, False)), kind.finish(found)
 
     def erase(self, keys):
         """Erases the keys present; returns how many were removed."""
-        k, _, _ = self._in(keys, self.key_dtype)
+        k, _, _ = self._in(keys, self._kl, "keys")
         return self._c.erase(k)
 
     def validate(self):
@@ -248,21 +293,28 @@ class _Structure(_Handle):
         return (f"backend='{self._ctx.backend}', key_dtype={self.key_dtype}, value_dtype={self.value_dtype}, "
                 f"size={len(self)}")
 
-    def _in(self, x, dtype):
-        a, kind, _, _ = _arrays.adopt(x, dtype)
-        return kind.export(a, self._ctx), a, kind
+    def _in(self, x, lg, what, ordered=None):
+        """(the array handed to C, the array, its kind) of keys or values of
+        dtype lg."""
+        a, kind, _, _ = _arrays.adopt(x, lg.name)
+        got = _arrays.logical_of(a, what, lg)
+        if got is not lg and got.name != lg.name and lg is not _arrays.OPAQUE:
+            raise Unsupported(f"{what} has dtype {got.name}, expected {lg.name}", "TDM_ERR_UNSUPPORTED")
+        ordered = self._ordered if ordered is None else ordered
+        return kind.export(lg.to_core(kind, a, ordered), self._ctx), a, kind
 
     def _export(self):
         """export() in the kind of array last inserted or queried with."""
         kind = self._kind
         n = len(self)
-        keys, values = kind.empty(n, self.key_dtype), kind.empty(n, self.value_dtype)
+        keys, values = kind.empty(n, self._kl.core), kind.empty(n, self._vl.core)
         self._c.export(kind.export(keys, self._ctx), kind.export(values, self._ctx))
-        return kind.finish(keys), kind.finish(values)
+        return (kind.finish(self._kl.from_core(kind, keys, self._ordered)),
+                kind.finish(self._vl.from_core(kind, values, False)))
 
     def _insert(self, keys, values):
-        k, _, kind = self._in(keys, self.key_dtype)
-        v, _, _ = self._in(values, self.value_dtype)
+        k, _, kind = self._in(keys, self._kl, "keys")
+        v, _, _ = self._in(values, self._vl, "values", False)
         self._c.insert(k, v)
         self._kind = kind
 
@@ -277,13 +329,19 @@ class HashTable(_Structure):
     def __init__(self, key_dtype, value_dtype, *, capacity=0, max_load=0.0, fixed_capacity=False,
                  on_duplicate="keep_first", ctx=None):
         self._ctx = _ctx_for(ctx, _arrays.NUMPY)
-        kt, vt = _arrays.dtype_name(key_dtype), _arrays.dtype_name(value_dtype)
+        self._kl = _arrays.logical(key_dtype, "key_dtype")
+        self._vl = _arrays.logical(value_dtype, "value_dtype")
+        if self._kl.is_float and not self._kl.native:  # named as given, not as widened
+            raise Unsupported(f"key_dtype is {self._kl.name}: float keys are not supported; use an integer "
+                              "key type", "TDM_ERR_UNSUPPORTED")
+        if on_duplicate == "sum" and self._vl.is_float and not self._vl.native:
+            raise Unsupported(f"on_duplicate='sum' needs integer values, not {self._vl.name}", "TDM_ERR_UNSUPPORTED")
         if not isinstance(capacity, int) or capacity < 0:
             raise invalid(f"capacity must be an int >= 0, not {capacity!r}")
         self._dup = on_duplicate
         self._kind = _arrays.NUMPY
-        self._c = _core.Hash(self._ctx._c, _TYPES[kt], _TYPES[vt], capacity, float(max_load),
-                             bool(fixed_capacity), _policy(on_duplicate))
+        self._c = _core.Hash(self._ctx._c, _TYPES[self._kl.core], _TYPES[self._vl.core], capacity,
+                             float(max_load), bool(fixed_capacity), _policy(on_duplicate))
 
     def insert(self, keys, values):
         """Inserts the pairs; duplicates resolve by the table's policy as if
@@ -306,14 +364,16 @@ class BTree(_Structure):
     batched find, rank, range_count, range, insert and erase."""
 
     _name = "BTree"
+    _ordered = True
 
     def __init__(self, keys, values, *, on_duplicate="keep_first", ctx=None):
-        a, ka, _, _ = _arrays.adopt(keys)
-        b, kb, _, _ = _arrays.adopt(values)
+        a, ka, _, _, self._kl = _keys_in(keys, "keys")
+        b, kb, _, _, self._vl = _keys_in(values, "values")
         self._ctx = _ctx_for(ctx, ka)
         self._kind = ka
         self._dup = on_duplicate
-        self._c = _core.BTree(self._ctx._c, ka.export(a, self._ctx), kb.export(b, self._ctx), _policy(on_duplicate))
+        self._c = _core.BTree(self._ctx._c, ka.export(self._kl.to_core(ka, a), self._ctx),
+                              kb.export(self._vl.to_core(kb, b, False), self._ctx), _policy(on_duplicate))
 
     @property
     def height(self):
@@ -322,15 +382,15 @@ class BTree(_Structure):
 
     def rank(self, keys):
         """Number of stored keys strictly less than each query (uint64)."""
-        k, a, kind = self._in(keys, self.key_dtype)
+        k, a, kind = self._in(keys, self._kl, "keys")
         out = kind.empty(_len(a), "uint64")
         self._c.rank(k, kind.export(out, self._ctx))
         return kind.finish(out)
 
     def range_count(self, lo, hi):
         """Number of stored keys k with lo[i] <= k <= hi[i] (uint64; 0 if lo > hi)."""
-        l, a, kind = self._in(lo, self.key_dtype)
-        h, _, _ = self._in(hi, self.key_dtype)
+        l, a, kind = self._in(lo, self._kl, "lo")
+        h, _, _ = self._in(hi, self._kl, "hi")
         out = kind.empty(_len(a), "uint64")
         self._c.range_count(l, h, kind.export(out, self._ctx))
         return kind.finish(out)
@@ -338,18 +398,20 @@ class BTree(_Structure):
     def range(self, lo, hi):
         """Every stored entry with lo[i] <= key <= hi[i], as (offsets, keys,
         values): query i's hits, ascending, are keys[offsets[i]:offsets[i+1]]."""
-        _, a, kind = self._in(lo, self.key_dtype)
+        _, a, kind = self._in(lo, self._kl, "lo")
         n = _len(a)
         offsets = kind.empty(n + 1, "uint64")
-        args = lambda: (self._in(lo, self.key_dtype)[0], self._in(hi, self.key_dtype)[0],
+        # Exported afresh for each pass: a DLPack capsule is used once.
+        args = lambda: (self._in(lo, self._kl, "lo")[0], self._in(hi, self._kl, "hi")[0],
                         kind.export(offsets, self._ctx))
         done = self._c.range(*args(), None, None)
         total = int(offsets[n]) if n else 0
-        keys, values = kind.empty(total, self.key_dtype), kind.empty(total, self.value_dtype)
+        keys, values = kind.empty(total, self._kl.core), kind.empty(total, self._vl.core)
         if not done:
             if not self._c.range(*args(), kind.export(keys, self._ctx), kind.export(values, self._ctx)):
                 raise CapacityError("the tree changed between the two passes of range()", "TDM_ERR_CAPACITY")
-        return kind.finish(offsets), kind.finish(keys), kind.finish(values)
+        return (kind.finish(offsets), kind.finish(self._kl.from_core(kind, keys)),
+                kind.finish(self._vl.from_core(kind, values, False)))
 
     def insert(self, keys, values):
         """Inserts the pairs; a stored key counts as earlier than the batch."""
@@ -364,4 +426,5 @@ class BTree(_Structure):
 
 
 # Last: the data operations use Context, _ctx_for and BTree from above.
-from ._ops import factorize, group_reduce, isin, join, searchsorted, unique  # noqa: E402
+from ._ops import (factorize, group_reduce, isin, join, searchsorted, unique, unique_all,  # noqa: E402
+                   unique_counts, unique_inverse, unique_values)

@@ -7,8 +7,8 @@ directly (nanobind reads them through DLPack or the buffer protocol, without
 a copy), device arrays as a DLPack capsule exported for the context's stream,
 so the producing library orders its pending work before tandem's.
 
-Conversions, each made at most once per argument: a non-contiguous or
-byte-swapped numpy array is copied to a contiguous native one; anything that
+Conversions, each made at most once per argument: a non-contiguous,
+byte-swapped or unaligned numpy array is copied to a contiguous native one; anything that
 is not an array (a list, a scalar sequence) goes through numpy.asarray;
 other DLPack producers are wrapped by numpy (host) or CuPy / PyTorch (device)
 without a copy, and results go back to the producer's library through its
@@ -96,6 +96,32 @@ class NumpyKind:
         """Code p becomes -1, codes above it move down by one (in place)."""
         _core.drop_code(codes, p)
 
+    def keep(self, a):
+        """A result numpy gives back in the input's ndarray subclass."""
+        return a
+
+    def assign(self, dst, src):
+        """Writes src into the caller's array dst (an in-place sort that had
+        to work on a converted copy)."""
+        dst[...] = src
+
+    def arange(self, n):
+        return np.arange(n, dtype=np.int64)
+
+    def concat(self, parts):
+        return np.concatenate(parts)
+
+
+class NumpySubKind(NumpyKind):
+    """An ndarray subclass: worked on as plain numpy; the results numpy keeps
+    in the subclass (sorted values, unique values) come back as one."""
+
+    def __init__(self, cls):
+        self.cls = cls
+
+    def keep(self, a):
+        return a.view(self.cls)
+
 
 class CupyKind:
     on_device = True
@@ -147,6 +173,20 @@ class CupyKind:
         gone = codes == p
         codes -= (codes > p).astype(codes.dtype)
         codes[gone] = -1
+
+    def keep(self, a):
+        return a
+
+    def assign(self, dst, src):
+        dst[...] = src
+
+    def arange(self, n):
+        with self.cupy.cuda.Device(self.device_id):
+            return self.cupy.arange(n, dtype="int64")
+
+    def concat(self, parts):
+        with self.cupy.cuda.Device(self.device_id):
+            return self.cupy.concatenate(parts)
 
 
 class TorchKind:
@@ -209,6 +249,19 @@ class TorchKind:
         codes.sub_((codes > p).to(codes.dtype))
         codes[gone] = -1
 
+    def keep(self, a):
+        return a
+
+    def assign(self, dst, src):
+        with self.torch.no_grad():
+            dst.copy_(src)
+
+    def arange(self, n):
+        return self.torch.arange(n, dtype=self.torch.int64, device=self.dev)
+
+    def concat(self, parts):
+        return self.torch.cat(parts)
+
 
 class ForeignKind:
     """Another library's arrays, worked on through a numpy / CuPy / torch view
@@ -250,7 +303,10 @@ class RawDeviceKind:
         raise invalid("this CUDA array comes from a library tandem cannot allocate results in; "
                       "install CuPy or PyTorch, or pass a CuPy or PyTorch array")
 
-    empty = copy = astype = view = shrink = isnan = invert_ = drop_code = _no_alloc
+    empty = copy = astype = view = shrink = isnan = invert_ = drop_code = assign = arange = concat = _no_alloc
+
+    def keep(self, a):
+        return a
 
     def writable(self, a):
         return False
@@ -293,7 +349,9 @@ NUMPY = NumpyKind()
 
 def _kind_of(a):
     if isinstance(a, np.ndarray):
-        return NUMPY
+        if type(a) is np.ndarray or isinstance(a, np.ma.MaskedArray):
+            return NUMPY
+        return NumpySubKind(type(a))
     mod = type(a).__module__.split(".")[0]
     if mod == "cupy":
         return CupyKind(a)
@@ -303,11 +361,11 @@ def _kind_of(a):
 
 
 def _host_numpy(a):
-    """Copies once when needed: non-contiguous, byte-swapped."""
+    """Copies once when needed: non-contiguous, byte-swapped, unaligned."""
     if not a.dtype.isnative:
         a = a.astype(a.dtype.newbyteorder("="))
-    if a.ndim == 1 and not a.flags.c_contiguous:
-        a = np.ascontiguousarray(a)
+    if a.ndim == 1 and not (a.flags.c_contiguous and a.flags.aligned):
+        a = np.array(a, order="C", copy=True)
     return a
 
 
@@ -316,7 +374,7 @@ def adopt(x, want=None):
     kind, whether it is another object than x (so x itself cannot be sorted
     in place), and whether it is a fresh buffer nobody else sees (so a sort
     may reuse it instead of copying)."""
-    if type(x) is np.ndarray and x.flags.c_contiguous and x.dtype.isnative:
+    if type(x) is np.ndarray and x.flags.c_contiguous and x.flags.aligned and x.dtype.isnative:
         return x, NUMPY, False, False  # the common case, kept short: it is per-call overhead
     kind = _kind_of(x)
     if kind is not None:
@@ -357,3 +415,118 @@ def adopt(x, want=None):
     # __array__): not owned unless a copy was made here.
     b = _host_numpy(a)
     return b, NUMPY, True, b is not a
+
+
+# ---- logical dtypes -------------------------------------------------------------------
+#
+# The C library takes the six DTYPES. The others tandem takes are mapped onto
+# them and back: bool, int8, int16, uint8, uint16 and float16 are widened (to
+# uint32, int32, uint32, uint32 and float32: order, equality, -0.0/+0.0 and NaN
+# are kept) and results narrowed back; datetime64 and timedelta64 of any unit
+# are their int64 counts. Where key order matters (sorting, unique, searchsorted,
+# the B+ tree, group order) a count c is taken as c - 1, wrapping: NaT (the
+# int64 minimum) becomes the largest key, so it sorts last as in numpy, and
+# every other count keeps its order.
+
+_WIDE = {"bool": "uint32", "int8": "int32", "int16": "int32", "uint8": "uint32", "uint16": "uint32",
+         "float16": "float32"}
+SUPPORTED = ", ".join(DTYPES + tuple(_WIDE) + ("datetime64", "timedelta64"))
+_I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+class Logical:
+    """A dtype tandem takes (``name``, numpy's name) and how it maps onto the
+    C library's dtype ``core``."""
+
+    __slots__ = ("name", "core", "time", "widen", "is_float", "has_missing")
+
+    def __init__(self, name, core, time=False):
+        self.name, self.core, self.time = name, core, time
+        self.widen = name != core and not time
+        self.is_float = core in ("float32", "float64")
+        self.has_missing = self.is_float or time
+
+    @property
+    def native(self):
+        return self.name == self.core
+
+    def to_core(self, kind, a, ordered=True):
+        """a (of this dtype) in the core dtype: ``a`` itself, a widened copy,
+        or the int64 counts (shifted by -1 when ``ordered``, a new array)."""
+        if self.time:
+            c = a.view(np.int64)
+            return c - 1 if ordered else c
+        if self.widen:
+            return kind.astype(a, self.core)
+        return a
+
+    def from_core(self, kind, r, ordered=True):
+        """A result in the core dtype (an array tandem allocated, changed in
+        place where it can be) back in this dtype."""
+        if self.time:
+            if ordered:
+                r += 1
+            return r.view(self.name)
+        if self.widen:
+            return kind.astype(r, self.name)
+        return r
+
+    def missing(self, kind, c, ordered=True):
+        """NaN / NaT mask of a core array, or None for dtypes without one."""
+        if self.is_float:
+            return kind.isnan(c)
+        if self.time:
+            return c == (_I64_MAX if ordered else _I64_MIN)
+        return None
+
+
+_CACHE = {}
+
+
+def logical_of(a, what, expect=None):
+    """logical() of an array's dtype. An array that only DLPack describes (a
+    CUDA producer with no library here to wrap it) is passed on as it is;
+    the extension module checks its dtype."""
+    dt = getattr(a, "dtype", None)
+    if dt is None:
+        return expect or OPAQUE
+    return logical(dt, what)
+
+
+def logical(dtype, what):
+    """The Logical of an array's dtype (numpy or torch) or a dtype name;
+    Unsupported naming ``what`` for any other dtype."""
+    key = dtype
+    try:
+        return _CACHE[key]
+    except (KeyError, TypeError):
+        pass
+    s = str(dtype)
+    if s.startswith("torch."):
+        s = s[len("torch."):]
+    try:
+        dt = np.dtype(dtype) if isinstance(dtype, np.dtype) else np.dtype(s)
+    except TypeError:
+        dt = None
+    if dt is None or not dt.isnative and dt.byteorder != "|":
+        name = s if dt is None else dt.name
+        lg = None
+    elif dt.kind in "mM":
+        lg = Logical(dt.name, "int64", time=True)
+    elif dt.name in DTYPES:
+        lg = Logical(dt.name, dt.name)
+    elif dt.name in _WIDE:
+        lg = Logical(dt.name, _WIDE[dt.name])
+    else:
+        name, lg = dt.name, None
+    if lg is None:
+        raise unsupported(f"{what} has dtype {name}; tandem takes {SUPPORTED}")
+    try:
+        _CACHE[key] = lg
+    except TypeError:
+        pass
+    return lg
+
+
+# The Logical of an array only DLPack describes: handed on as it is.
+OPAQUE = Logical("opaque", "opaque")

@@ -21,7 +21,7 @@ FLOATS = ("float32", "float64")
 AGGS = ["count", "sum", "min", "max", "first", "last", "mean"]
 POLICIES = ["keep_first", "keep_last", "sum", "min", "max"]
 
-_UINT = {4: np.uint32, 8: np.uint64}
+_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
 def bits_dtype(dtype):
@@ -202,7 +202,7 @@ def pandas_join(lk, rk, how):
     left = pd.DataFrame({"k": lk, "i": np.arange(len(lk), dtype=np.int64)})
     right = pd.DataFrame({"k": rk, "j": np.arange(len(rk), dtype=np.int64)})
     m = pd.merge(left, right, on="k", how="inner" if how in ("semi", "anti") else how)
-    li = m["i"].to_numpy(np.int64)
+    li = m["i"].fillna(-1).to_numpy(np.int64)  # -1: no left row (right and outer joins)
     if how == "semi":
         return np.unique(li), None
     if how == "anti":
