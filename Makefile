@@ -49,6 +49,9 @@ BENCH_ARGS ?= headline --peers --csv $(BUILD)/bench-headline.csv --table $(BUILD
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 
+# Whether the build makes the emulated device (for the messages; CMake decides).
+EMU_BUILT = $(if $(filter ON,$(CUDA_EMU)),yes,$(if $(filter AUTO,$(CUDA_EMU)),$(if $(filter OFF,$(CUDA)),,yes)))
+comma := ,
 PY_FLAGS = $(if $(filter ON,$(PYTHON_TESTS)),-DTANDEM_PYTHON=ON -DPython_EXECUTABLE=$(abspath $(BUILD))/venv/bin/python \
              -DTANDEM_PY_TORCH=$(PY_TORCH),-DTANDEM_PYTHON=OFF)
 CMAKE_FLAGS = -DCMAKE_BUILD_TYPE=$(TYPE) -DTANDEM_CUDA=$(CUDA) -DTANDEM_MPI=$(MPI) -DTANDEM_HWY=$(HWY) -DTANDEM_WERROR=$(WERROR) \
@@ -74,7 +77,7 @@ configure: venv
 	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
 
 build: configure
-	@echo "make: building the library$(if $(filter OFF,$(CUDA)),, with its CUDA sources), the tests$(if $(filter OFF,$(CUDA_EMU) $(CUDA)),, and the emulated device) (a fresh build takes about 5 minutes on 2 cores; ccache makes a rebuild seconds)"
+	@echo "make: building the library$(if $(filter OFF,$(CUDA)),, with its CUDA sources), the tests$(if $(EMU_BUILT),$(comma) the emulated device)$(if $(filter ON,$(PYTHON_TESTS)),$(comma) the Python module) (a fresh build takes about 5 minutes on 2 cores; ccache makes a rebuild seconds)"
 	cmake --build $(BUILD) -j $(JOBS)
 
 # The tests of one tier (SCALE), every kind or those of LABELS, JOBS at once.
