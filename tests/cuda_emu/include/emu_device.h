@@ -51,6 +51,13 @@ void collective(coll_op op, unsigned mask, int width, const void *in, void *out,
 void syncthreads(void);
 /* A place where another thread of the block may run (atomics). */
 void switch_point(void);
+/* Lets another ready thread of the block run now (the block-wide stand-ins:
+ * a thread that runs ahead into a reuse of scratch). */
+void yield(void);
+/* The number of __syncthreads the calling thread's block has passed: every
+ * running thread of a block sees the same count, so two calls that see the
+ * same count have no barrier between them. */
+uint64_t barrier_epoch(void);
 /* The same at a volatile load or store (rewrite.py puts it there). */
 void mem_switch_point(void);
 template <typename T>

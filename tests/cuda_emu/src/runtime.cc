@@ -197,6 +197,31 @@ void init(void) {
   }
 }
 
+/* The device's shape, part of the seed: with 132 SMs a test-sized grid
+ * gives every block one tile and no grid-stride or tile-stride loop sized
+ * from the device ever iterates, so three seeds in four describe a small
+ * device (1, 2 or 4 SMs holding 2 blocks each) whose resident grids are a
+ * few blocks. Seed % 4: 1 -> 1 SM, 2 -> 132 SMs (H200), 3 -> 2 SMs,
+ * 0 -> 4 SMs; TANDEM_EMU_SMS=N overrides the count. */
+struct shape_t {
+  int sms, threads_per_sm, blocks_per_sm;
+};
+const shape_t &shape(void) {
+  static const shape_t s = [] {
+    init();
+    static const int sms_of[4] = {4, 1, 132, 2};
+    shape_t r;
+    r.sms = sms_of[g_seed % 4];
+    const char *o = getenv("TANDEM_EMU_SMS");
+    if (o && *o && atoi(o) > 0) r.sms = atoi(o);
+    bool big = r.sms >= 100;
+    r.threads_per_sm = big ? 2048 : 1024;
+    r.blocks_per_sm = big ? 32 : 2;
+    return r;
+  }();
+  return s;
+}
+
 cudaError_t set_err(cudaError_t e) {
   if (e != cudaSuccess) last_error = e;
   return e;
@@ -599,9 +624,11 @@ API cudaError_t cudaGetDeviceProperties(cudaDeviceProp *p, int d) {
   p->maxGridSize[2] = 65535;
   p->major = 9;
   p->minor = 0;
-  p->multiProcessorCount = 132;
+  const shape_t &sh = shape();
+  p->multiProcessorCount = sh.sms;
   p->l2CacheSize = 50 * 1024 * 1024;
-  p->maxThreadsPerMultiProcessor = 2048;
+  p->maxThreadsPerMultiProcessor = sh.threads_per_sm;
+  p->maxBlocksPerMultiProcessor = sh.blocks_per_sm;
   p->memoryBusWidth = 6144;
   p->unifiedAddressing = 1;
   p->managedMemory = 1;
@@ -618,6 +645,8 @@ API cudaError_t cudaDeviceGetAttribute(int *v, cudaDeviceAttr a, int d) {
   if (e != cudaSuccess) return e;
   switch (a) {
   case cudaDevAttrMultiProcessorCount: *v = p.multiProcessorCount; break;
+  case cudaDevAttrMaxThreadsPerMultiProcessor: *v = p.maxThreadsPerMultiProcessor; break;
+  case cudaDevAttrMaxBlocksPerMultiprocessor: *v = p.maxBlocksPerMultiProcessor; break;
   case cudaDevAttrComputeCapabilityMajor: *v = p.major; break;
   case cudaDevAttrComputeCapabilityMinor: *v = p.minor; break;
   case cudaDevAttrMaxThreadsPerBlock: *v = p.maxThreadsPerBlock; break;
@@ -626,6 +655,23 @@ API cudaError_t cudaDeviceGetAttribute(int *v, cudaDeviceAttr a, int d) {
   default: return set_err(cudaErrorInvalidValue);
   }
   return cudaSuccess;
+}
+/* Resident blocks of blk threads per SM: what the device's shape holds
+ * (threads and blocks per SM; registers and shared memory are not modelled). */
+API cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *n, const void *func, int blk, size_t smem) {
+  (void)func;
+  LOCK;
+  init();
+  if (!n || blk <= 0 || blk > 1024 || smem > 48 * 1024) return set_err(cudaErrorInvalidValue);
+  const shape_t &sh = shape();
+  int by_threads = sh.threads_per_sm / blk;
+  *n = by_threads < sh.blocks_per_sm ? by_threads : sh.blocks_per_sm;
+  return cudaSuccess;
+}
+API cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *n, const void *func, int blk,
+                                                                      size_t smem, unsigned flags) {
+  (void)flags;
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, func, blk, smem);
 }
 API cudaError_t cudaMemGetInfo(size_t *free_b, size_t *total) {
   LOCK;
