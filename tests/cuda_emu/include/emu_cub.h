@@ -139,6 +139,11 @@ static cudaError_t radix_sort(void *temp, size_t &temp_bytes, DoubleBuffer<K> &k
     if (PAIRS) tdm_emu::scribble(to ? v0 : v1, vb);
     tdm_emu::scribble(temp, tb);
     memcpy(ko, ks.data(), kb);
+    /* The meter's model of a onesweep radix sort: 8-bit digit passes over
+     * the bit range, each reading and writing every item, and one read of
+     * the keys for the histograms. */
+    size_t passes = (size_t)(end - begin + 7) / 8;
+    tdm_emu::meter_model(passes * (kb + vb) + kb, passes * (kb + vb));
     if (PAIRS) memcpy(vo, vs.data(), vb);
   });
 }
@@ -233,6 +238,8 @@ struct DeviceReduce {
         i = j;
       }
       *num_runs_out = (typename std::remove_pointer<NRuns>::type)runs;
+      /* The meter's model: the keys and values read once, the runs written once. */
+      tdm_emu::meter_model(n * (sizeof(K) + sizeof(V)), runs * (sizeof(K) + sizeof(V)) + sizeof *num_runs_out);
     });
   }
 };
@@ -258,6 +265,8 @@ struct DeviceScan {
         out[i] = acc;
         acc = (T)(acc + x);
       }
+      /* The meter's model: one read (of a pointer input) and one write of every item. */
+      tdm_emu::meter_model(std::is_pointer<In>::value ? n * sizeof(T) : 0, n * sizeof(T));
     });
   }
 };

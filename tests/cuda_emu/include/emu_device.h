@@ -58,6 +58,11 @@ void yield(void);
  * running thread of a block sees the same count, so two calls that see the
  * same count have no barrier between them. */
 uint64_t barrier_epoch(void);
+/* An atomic on p: counted by the cost meter, then a switch point. */
+void atomic_at(const void *p);
+/* The cost meter's model of work it does not see access by access (the CUB
+ * stand-ins): bytes read and written as sequential streams. */
+void meter_model(size_t read_bytes, size_t write_bytes);
 /* The same at a volatile load or store (rewrite.py puts it there). */
 void mem_switch_point(void);
 template <typename T>

@@ -373,6 +373,7 @@ bool run_block(const kernel &k, uint3 bid, uint64_t rng) {
     run_fiber(&b.f[i]);
   }
   fibers_end(b);
+  meter::block_end();
   for (auto &s : b.shared) free(s.p);
   blk = nullptr;
   return !b.faulted;
@@ -577,6 +578,7 @@ int run_kernel(const kernel &k) {
   for (size_t i = 0; i < nb; i++) order[i] = (uint32_t)i;
   for (size_t i = nb; i > 1; i--) std::swap(order[i - 1], order[next_rand(&ord) % i]);
   (void)rates(); /* read the environment once, before the workers do */
+  meter::kernel_begin();
   std::atomic<bool> faulted{false};
   pool_run(nb, [&](size_t i) {
     uint32_t o = order[i];
@@ -585,6 +587,7 @@ int run_kernel(const kernel &k) {
     faulted.store(true, std::memory_order_relaxed);
     return false;
   });
+  meter::kernel_end();
   return faulted.load() ? -1 : 0;
 }
 
