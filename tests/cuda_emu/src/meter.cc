@@ -10,8 +10,8 @@
  *    and 128-byte lines it touches are what a coalescing memory system
  *    fetches. Only device memory counts (the allocation table, snapshotted
  *    at each kernel's start): locals, shared memory and host memory do not;
- *  - atomics (the prelude's atomic functions call atomic_at), and the most
- *    that land on one address in one launch;
+ *  - atomics on device memory (the prelude's atomic functions call
+ *    atomic_at), and the most that land on one address in one launch;
  *  - per call (runtime.cc): launches, host waits, copies by direction,
  *    allocations, and the modelled traffic of the CUB stand-ins, copies and
  *    memsets (model()).
@@ -145,8 +145,9 @@ void block_end(void) {
   blog.n_access = blog.n_atomic = 0;
 }
 
+/* Atomics on device memory only: shared-memory atomics stay on the SM. */
 void atomic(const void *p) {
-  if (!on || !cur) return;
+  if (!on || !cur || !in_device((uintptr_t)p)) return;
   blog.atomics[(uintptr_t)p]++;
   blog.n_atomic++;
 }
