@@ -111,8 +111,11 @@ static cudaError_t radix_sort(void *temp, size_t &temp_bytes, DoubleBuffer<K> &k
                  overlap(v1, vb, k0, kb) || overlap(v1, vb, k1, kb) || overlap(temp, temp_bytes, v0, vb) ||
                  overlap(temp, temp_bytes, v1, vb))))
     return tdm_emu::fail(cudaErrorInvalidValue, "%s: overlapping buffers", what);
-  /* Where the result lands: CUB sets the selector on the host; either is allowed. */
-  int to = (int)(tdm_emu::rand64() & 1u);
+  /* Where the result lands: CUB sets the selector on the host; either is
+   * allowed. While the cost meter runs, where CUB's passes put it (each
+   * 8-bit pass writes the other buffer), so what a copy back costs repeats. */
+  size_t passes = (size_t)(end - begin + 7) / 8;
+  int to = tdm_emu::meter_on() ? (int)(passes & 1u) : (int)(tdm_emu::rand64() & 1u);
   K *ko = to ? k1 : k0;
   V *vo = to ? v1 : v0;
   keys.selector ^= to;
@@ -142,7 +145,6 @@ static cudaError_t radix_sort(void *temp, size_t &temp_bytes, DoubleBuffer<K> &k
     /* The meter's model of a onesweep radix sort: 8-bit digit passes over
      * the bit range, each reading and writing every item, and one read of
      * the keys for the histograms. */
-    size_t passes = (size_t)(end - begin + 7) / 8;
     tdm_emu::meter_model(passes * (kb + vb) + kb, passes * (kb + vb));
     if (PAIRS) memcpy(vo, vs.data(), vb);
   });

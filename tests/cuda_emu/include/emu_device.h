@@ -63,6 +63,8 @@ void atomic_at(const void *p);
 /* The cost meter's model of work it does not see access by access (the CUB
  * stand-ins): bytes read and written as sequential streams. */
 void meter_model(size_t read_bytes, size_t write_bytes);
+/* Whether the cost meter runs (tdm_emu_meter_start). */
+bool meter_on(void);
 /* The same at a volatile load or store (rewrite.py puts it there). */
 void mem_switch_point(void);
 template <typename T>

@@ -47,6 +47,9 @@ void count(event e, uint64_t amount);
 void kernel_begin(void); /* the engine: around each grid, after each block */
 void kernel_end(void);
 void block_end(void);
+/* One load or store of size bytes at p by the running CUDA thread, from the
+ * instrumented instruction at site (meter_hooks.cc). */
+void record(const void *site, const void *p, size_t bytes, bool store);
 }  // namespace meter
 
 }  // namespace tdm_emu

@@ -4,7 +4,7 @@
  * would see it:
  *  - every global load and store of code compiled with ThreadSanitizer's
  *    instrumentation (-fsanitize=thread at compile time only: the build links
- *    no libtsan, these __tsan_* entry points stand in for it), grouped into
+ *    no libtsan, the entry points of meter_hooks.cc stand in for it), grouped into
  *    warp-level accesses: the same block, warp, call site and visit count of
  *    each lane at that site form one access, and the distinct 32-byte sectors
  *    and 128-byte lines it touches are what a coalescing memory system
@@ -76,7 +76,9 @@ bool in_device(uintptr_t a) {
   return a < it->second;
 }
 
-inline void record(const void *site, const void *p, size_t bytes, bool store) {
+}  // namespace
+
+void record(const void *site, const void *p, size_t bytes, bool store) {
   if (!on || !cur || !bytes) return;
   uintptr_t a = (uintptr_t)p;
   if (!in_device(a)) return;
@@ -87,6 +89,8 @@ inline void record(const void *site, const void *p, size_t bytes, bool store) {
   blog.groups[std::make_pair((linear / 32) << 32 | visit, s)].push_back(access{a, (uint32_t)bytes});
   blog.n_access++;
 }
+
+namespace {
 
 /* Distinct units of 2^shift bytes the accesses touch. */
 uint64_t distinct(const std::vector<access> &v, int shift, std::vector<uintptr_t> &scratch) {
@@ -174,6 +178,8 @@ void meter_model(size_t read_bytes, size_t write_bytes) {
   meter::count(meter::E_MODEL_WRITE, write_bytes);
 }
 
+bool meter_on(void) { return meter::on; }
+
 void atomic_at(const void *p) {
   meter::atomic(p);
   switch_point();
@@ -203,63 +209,3 @@ API void tdm_emu_meter_read(tdm_emu_meter *m) {
   m->launches = m->kernels + m->cub_calls;
   m->sectors = m->load_sectors + m->store_sectors + m->model_read_sectors + m->model_write_sectors;
 }
-
-#ifndef TDM_EMU_TSAN /* the race build: libtsan's own */
-/* ---- ThreadSanitizer's instrumentation entry points -----------------------
- * The site of an access is the instrumented instruction's return address. */
-#define SITE __builtin_return_address(0)
-#define TDM_METER_RW(N)                                                                                  \
-  API void __tsan_read##N(void *p) { meter::record(SITE, p, N, false); }                                  \
-  API void __tsan_write##N(void *p) { meter::record(SITE, p, N, true); }                                  \
-  API void __tsan_unaligned_read##N(void *p) { meter::record(SITE, p, N, false); }                        \
-  API void __tsan_unaligned_write##N(void *p) { meter::record(SITE, p, N, true); }                        \
-  API void __tsan_volatile_read##N(void *p) { meter::record(SITE, p, N, false); }                         \
-  API void __tsan_volatile_write##N(void *p) { meter::record(SITE, p, N, true); }
-TDM_METER_RW(1)
-TDM_METER_RW(2)
-TDM_METER_RW(4)
-TDM_METER_RW(8)
-TDM_METER_RW(16)
-#undef TDM_METER_RW
-API void __tsan_read_range(void *p, unsigned long n) { meter::record(SITE, p, n, false); }
-API void __tsan_write_range(void *p, unsigned long n) { meter::record(SITE, p, n, true); }
-API void __tsan_init(void) {}
-API void __tsan_func_entry(void *) {}
-API void __tsan_func_exit(void) {}
-API void __tsan_vptr_update(void **, void *) {}
-API void __tsan_vptr_read(void **) {}
-
-/* Atomics: the operation itself (sequentially consistent: the strongest of
- * what the order argument may ask); counted by the prelude, not here. */
-#define TDM_METER_ATOMICS(B, T)                                                                          \
-  API T __tsan_atomic##B##_load(const volatile T *a, int) { return __atomic_load_n(a, __ATOMIC_SEQ_CST); } \
-  API void __tsan_atomic##B##_store(volatile T *a, T v, int) { __atomic_store_n(a, v, __ATOMIC_SEQ_CST); } \
-  API T __tsan_atomic##B##_exchange(volatile T *a, T v, int) {                                           \
-    return __atomic_exchange_n(a, v, __ATOMIC_SEQ_CST);                                                   \
-  }                                                                                                      \
-  API T __tsan_atomic##B##_fetch_add(volatile T *a, T v, int) { return __atomic_fetch_add(a, v, __ATOMIC_SEQ_CST); } \
-  API T __tsan_atomic##B##_fetch_sub(volatile T *a, T v, int) { return __atomic_fetch_sub(a, v, __ATOMIC_SEQ_CST); } \
-  API T __tsan_atomic##B##_fetch_and(volatile T *a, T v, int) { return __atomic_fetch_and(a, v, __ATOMIC_SEQ_CST); } \
-  API T __tsan_atomic##B##_fetch_or(volatile T *a, T v, int) { return __atomic_fetch_or(a, v, __ATOMIC_SEQ_CST); }   \
-  API T __tsan_atomic##B##_fetch_xor(volatile T *a, T v, int) { return __atomic_fetch_xor(a, v, __ATOMIC_SEQ_CST); } \
-  API T __tsan_atomic##B##_fetch_nand(volatile T *a, T v, int) {                                         \
-    return __atomic_fetch_nand(a, v, __ATOMIC_SEQ_CST);                                                   \
-  }                                                                                                      \
-  API int __tsan_atomic##B##_compare_exchange_strong(volatile T *a, T *e, T d, int, int) {               \
-    return __atomic_compare_exchange_n(a, e, d, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);               \
-  }                                                                                                      \
-  API int __tsan_atomic##B##_compare_exchange_weak(volatile T *a, T *e, T d, int, int) {                 \
-    return __atomic_compare_exchange_n(a, e, d, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);               \
-  }                                                                                                      \
-  API T __tsan_atomic##B##_compare_exchange_val(volatile T *a, T e, T d, int, int) {                     \
-    __atomic_compare_exchange_n(a, &e, d, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                     \
-    return e;                                                                                            \
-  }
-TDM_METER_ATOMICS(8, uint8_t)
-TDM_METER_ATOMICS(16, uint16_t)
-TDM_METER_ATOMICS(32, uint32_t)
-TDM_METER_ATOMICS(64, uint64_t)
-#undef TDM_METER_ATOMICS
-API void __tsan_atomic_thread_fence(int) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
-API void __tsan_atomic_signal_fence(int) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
-#endif
