@@ -1,5 +1,5 @@
 /*
- * emu_meter.h: the emulated device's cost meter (src/meter.cc), for test
+ * emu_meter.h: the emulated device's cost meter (tests/cuda_emu/src/meter.cc), for test
  * programs linked against the emulator (never part of libtandem). Counts
  * from tdm_emu_meter_start on.
  */
