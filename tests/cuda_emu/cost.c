@@ -106,11 +106,12 @@ static void report(row *r) {
   const tdm_emu_meter *m = &r->m;
   double n = (double)n_keys, spk = (double)m->sectors / n, apk = (double)m->atomics / n;
   if (!rows_done++)
-    printf("%-6s %-16s %-6s %-4s %-4s %9s %7s %7s %8s %8s %5s %5s %10s %10s\n", "struct", "operation", "design", "key",
-           "val", "sect/key", "ideal", "x ideal", "atom/key", "max-addr", "launch", "syncs", "h2d", "d2h");
-  printf("%-6s %-16s %-6s %-4s %-4s %9.3f %7.3f %7.2f %8.3f %8llu %5llu %5llu %10llu %10llu\n", r->structure,
+    printf("%-6s %-16s %-6s %-4s %-4s %9s %7s %7s %8s %8s %6s %5s %6s %8s %8s\n", "struct", "operation", "design",
+           "key", "val", "sect/key", "ideal", "x ideal", "atom/key", "max-addr", "launch", "syncs", "allocs", "h2d",
+           "d2h");
+  printf("%-6s %-16s %-6s %-4s %-4s %9.3f %7.3f %7.2f %8.3f %8llu %6llu %5llu %6llu %8llu %8llu\n", r->structure,
          r->operation, design, r->key_type, r->value_type, spk, r->ideal, spk / r->ideal, apk,
-         m->max_same_address_atomics, m->launches, m->host_syncs, m->h2d_bytes, m->d2h_bytes);
+         m->max_same_address_atomics, m->launches, m->host_syncs, m->allocs, m->h2d_bytes, m->d2h_bytes);
   if (csv)
     fprintf(csv, "%s,%s,%s,%s,%s,%zu,%.4f,%.4f,%.4f,%llu,%llu,%llu,%llu,%llu\n", r->structure, r->operation, design,
             r->key_type, r->value_type, n_keys, spk, r->ideal, apk, m->max_same_address_atomics, m->launches,
