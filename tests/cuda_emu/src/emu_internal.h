@@ -44,7 +44,7 @@ void device_ranges(std::vector<std::pair<uintptr_t, uintptr_t>> &out);
 namespace meter {
 enum event { E_KERNEL, E_CUB, E_SYNC, E_H2D, E_D2H, E_ALLOC, E_MODEL_READ, E_MODEL_WRITE };
 void count(event e, uint64_t amount);
-void kernel_begin(void); /* the engine: around each grid, after each block */
+void kernel_begin(const std::string &name); /* the engine: around each grid, after each block */
 void kernel_end(void);
 void block_end(void);
 /* One load or store of size bytes at p by the running CUDA thread, from the

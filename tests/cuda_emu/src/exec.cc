@@ -578,7 +578,7 @@ int run_kernel(const kernel &k) {
   for (size_t i = 0; i < nb; i++) order[i] = (uint32_t)i;
   for (size_t i = nb; i > 1; i--) std::swap(order[i - 1], order[next_rand(&ord) % i]);
   (void)rates(); /* read the environment once, before the workers do */
-  meter::kernel_begin();
+  meter::kernel_begin(k.name);
   std::atomic<bool> faulted{false};
   pool_run(nb, [&](size_t i) {
     uint32_t o = order[i];

@@ -19,10 +19,14 @@
  * access. Caches, timing, occupancy and vector widths are outside it.
  */
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <algorithm>
+#include <map>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -44,6 +48,12 @@ std::vector<std::pair<uintptr_t, uintptr_t>> ranges;
 uintptr_t lo_addr, hi_addr;
 /* Atomics of the running launch per address (merged at each block's end). */
 std::unordered_map<uintptr_t, uint64_t> launch_atomics;
+/* Where the sectors went, per kernel or modelled call (TANDEM_EMU_METER_KERNELS). */
+struct part {
+  uint64_t launches, load_sectors, store_sectors, atomics;
+};
+std::map<std::string, part> parts;
+std::string running_kernel;
 
 struct key_hash {
   size_t operator()(const std::pair<uint64_t, uint64_t> &k) const {
@@ -103,9 +113,11 @@ uint64_t distinct(const std::vector<access> &v, int shift, std::vector<uintptr_t
 
 }  // namespace
 
-void kernel_begin(void) {
+void kernel_begin(const std::string &name) {
   if (!on) return;
   std::lock_guard<std::mutex> lk(mu);
+  running_kernel = name;
+  parts[name].launches++;
   device_ranges(ranges);
   lo_addr = ranges.empty() ? 0 : ranges.front().first;
   hi_addr = ranges.empty() ? 0 : ranges.back().second;
@@ -142,6 +154,10 @@ void block_end(void) {
   tot.store_requests += sg;
   tot.accesses += blog.n_access;
   tot.atomics += blog.n_atomic;
+  part &pk = parts[running_kernel];
+  pk.load_sectors += ls;
+  pk.store_sectors += ss;
+  pk.atomics += blog.n_atomic;
   for (auto &kv : blog.atomics) launch_atomics[kv.first] += kv.second;
   blog.visits.clear();
   blog.groups.clear();
@@ -166,8 +182,14 @@ void count(event e, uint64_t amount) {
   case E_H2D: tot.h2d_bytes += amount; break;
   case E_D2H: tot.d2h_bytes += amount; break;
   case E_ALLOC: tot.allocs += amount; break;
-  case E_MODEL_READ: tot.model_read_sectors += (amount + 31) / 32; break;
-  case E_MODEL_WRITE: tot.model_write_sectors += (amount + 31) / 32; break;
+  case E_MODEL_READ:
+    tot.model_read_sectors += (amount + 31) / 32;
+    parts[std::string(running_op ? running_op : "copies and memsets") + " (modelled)"].load_sectors += (amount + 31) / 32;
+    break;
+  case E_MODEL_WRITE:
+    tot.model_write_sectors += (amount + 31) / 32;
+    parts[std::string(running_op ? running_op : "copies and memsets") + " (modelled)"].store_sectors += (amount + 31) / 32;
+    break;
   }
 }
 
@@ -194,12 +216,26 @@ using namespace tdm_emu;
 API void tdm_emu_meter_start(void) {
   std::lock_guard<std::mutex> lk(meter::mu);
   memset(&meter::tot, 0, sizeof meter::tot);
+  meter::parts.clear();
   meter::on = true;
 }
 
+/* TANDEM_EMU_METER_KERNELS=1: where the sectors went since the start, most
+ * first, on stderr. */
 API void tdm_emu_meter_stop(void) {
   std::lock_guard<std::mutex> lk(meter::mu);
   meter::on = false;
+  const char *e = getenv("TANDEM_EMU_METER_KERNELS");
+  if (!e || !*e || !strcmp(e, "0")) return;
+  std::vector<std::pair<uint64_t, std::string>> order;
+  for (auto &kv : meter::parts) order.push_back(std::make_pair(kv.second.load_sectors + kv.second.store_sectors, kv.first));
+  std::sort(order.rbegin(), order.rend());
+  for (auto &o : order) {
+    const meter::part &pk = meter::parts[o.second];
+    fprintf(stderr, "  meter: %12llu sectors (%llu read, %llu written) %6llu atomics %4llu kernels  %s\n",
+            (unsigned long long)o.first, (unsigned long long)pk.load_sectors, (unsigned long long)pk.store_sectors,
+            (unsigned long long)pk.atomics, (unsigned long long)pk.launches, o.second.c_str());
+  }
 }
 
 API void tdm_emu_meter_read(tdm_emu_meter *m) {
