@@ -167,3 +167,14 @@ plots: build
 
 clean:
 	rm -rf $(BUILD)
+
+# What each GPU operation costs on the emulated device's cost meter
+# (tests/cuda_emu/README.md, "Cost meter"): a metered emulated build in
+# $(BUILD)/cuda-emu-meter, a table, $(BUILD)/cuda-emu-cost.csv, and a failure
+# when a row exceeds its limits in tests/cuda_emu/cost-budgets.txt (minutes).
+.PHONY: cuda-emu-cost
+cuda-emu-cost:
+	cmake -S tests/cuda_emu -B $(BUILD)/cuda-emu-meter -DCMAKE_BUILD_TYPE=Release -DCUDA_INCLUDE=$(CUDA_INCLUDE) \
+	  -DEMU_METER=ON >/dev/null
+	cmake --build $(BUILD)/cuda-emu-meter -j $(JOBS) --target tandem-cost
+	tests/cuda_emu/cost.sh $(BUILD)/cuda-emu-meter $(BUILD)/cuda-emu-cost.csv

@@ -39,6 +39,7 @@ struct tdm__gpu_state {
   int own_stream;
   int device;
   int sm_count;           /* the device's multiprocessors */
+  int resident_per_sm;    /* blocks of TDM_GPU_BLOCK threads one SM holds at once */
   tdm__dev_block *blocks; /* live and parked device blocks (guarded by ctx->lock) */
   int n_parked;
 };
@@ -285,16 +286,21 @@ static inline unsigned tdm__grid(size_t n) {
   return (unsigned)(g ? g : 1);
 }
 
-/* Blocks per SM of a resident grid: 8 blocks of TDM_GPU_BLOCK threads are
- * the 2048 threads an sm_80 / sm_90 multiprocessor holds at once. */
+/* Blocks per SM of a resident grid when the device does not say: 8 blocks
+ * of TDM_GPU_BLOCK threads are the 2048 threads an sm_80 / sm_90
+ * multiprocessor holds at once. */
 #define TDM_GPU_RESIDENT_BLOCKS_PER_SM 8u
 
-/* Grid size for a grid-stride loop over n elements that flushes per-block
- * counters with global atomics: at most one resident wave (a few blocks per
- * SM), so the flushes number a few thousand however large n is, instead of
- * one set per 256 elements all aimed at the same few words. */
+/* Grid size for a grid-stride (or tile-stride) loop over n elements that
+ * flushes per-block counters with global atomics or reuses block-wide
+ * scratch: at most one resident wave (the blocks the device's SMs hold at
+ * once, as it reports them), so the flushes number a few thousand however
+ * large n is, instead of one set per 256 elements all aimed at the same few
+ * words. */
 static inline unsigned tdm__grid_resident(const tdm_ctx *ctx, size_t n) {
-  unsigned g = tdm__grid(n), cap = TDM_GPU_RESIDENT_BLOCKS_PER_SM * (unsigned)ctx->gpu->sm_count;
+  unsigned per_sm = ctx->gpu->resident_per_sm > 0 ? (unsigned)ctx->gpu->resident_per_sm
+                                                  : TDM_GPU_RESIDENT_BLOCKS_PER_SM;
+  unsigned g = tdm__grid(n), cap = per_sm * (unsigned)ctx->gpu->sm_count;
   return cap && g > cap ? cap : g;
 }
 

@@ -64,7 +64,8 @@ __global__ void rehash_kernel(const typename hs<K, V>::S *src, size_t cap, typen
  * index. Three steps, none depending on timing: count the live slots of
  * each tile, an exclusive scan of the tile counts (CUB), and a write pass in
  * which each thread takes EXPORT_ITEMS consecutive slots of its tile and a
- * block scan gives its first output position. */
+ * block scan gives its first output position. Both passes run one resident
+ * wave (tdm__grid_resident) that strides over the tiles. */
 #define EXPORT_ITEMS 8u
 #define EXPORT_TILE ((size_t)TDM_GPU_BLOCK * EXPORT_ITEMS)
 
@@ -333,14 +334,16 @@ tdm_status tdm__hg_erase(tdm_hash *h, const void *keys, size_t n, size_t *erased
 
 template <typename K, typename V>
 static void launch_export_count(const tdm_hash *h, unsigned long long *tile_cnt, size_t tiles) {
-  export_count_kernel<K, V><<<tdm__grid(tiles * TDM_GPU_BLOCK), TDM_GPU_BLOCK, 0, tdm__stream(h->ctx)>>>(
+  unsigned g = tdm__grid_resident(h->ctx, tiles * TDM_GPU_BLOCK);
+  export_count_kernel<K, V><<<g, TDM_GPU_BLOCK, 0, tdm__stream(h->ctx)>>>(
       (const typename hs<K, V>::S *)tdm__hg(h)->slots, h->cap, tile_cnt, tiles);
 }
 
 template <typename K, typename V>
 static void launch_export_write(const tdm_hash *h, const unsigned long long *tile_off, size_t tiles, void *ko,
                                 void *vo) {
-  export_write_kernel<K, V><<<tdm__grid(tiles * TDM_GPU_BLOCK), TDM_GPU_BLOCK, 0, tdm__stream(h->ctx)>>>(
+  unsigned g = tdm__grid_resident(h->ctx, tiles * TDM_GPU_BLOCK);
+  export_write_kernel<K, V><<<g, TDM_GPU_BLOCK, 0, tdm__stream(h->ctx)>>>(
       (const typename hs<K, V>::S *)tdm__hg(h)->slots, h->cap, tile_off, tiles, (K *)ko, (V *)vo);
 }
 

@@ -87,6 +87,18 @@ tdm_status tdm__gpu_ctx_init(tdm_ctx *ctx) {
   /* For grids capped at a few blocks per SM (tdm__grid_resident). */
   TDM_CUDA_TRY(cudaDeviceGetAttribute(&g->sm_count, cudaDevAttrMultiProcessorCount, g->device),
                (ctx->gpu = NULL, tdm__ctx_free(ctx, g, sizeof *g)));
+  {
+    /* Blocks of TDM_GPU_BLOCK threads an SM holds: by threads, capped by the
+     * device's blocks per SM; 0 (unknown) falls back to sm_90's 8. */
+    int threads = 0, blocks = 0;
+    if (cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, g->device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&blocks, cudaDevAttrMaxBlocksPerMultiprocessor, g->device) != cudaSuccess) {
+      (void)cudaGetLastError(); /* optional: the fallback serves */
+      threads = blocks = 0;
+    }
+    g->resident_per_sm = threads / (int)TDM_GPU_BLOCK;
+    if (blocks > 0 && g->resident_per_sm > blocks) g->resident_per_sm = blocks;
+  }
   if (ctx->stream) {
     g->stream = (cudaStream_t)ctx->stream;
   } else {

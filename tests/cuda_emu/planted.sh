@@ -24,10 +24,12 @@ declare -A test_of=(
   [scratch-freed-early]="legacy tandem-selftest --minimal --only sort"
   [claim-without-cas]="legacy tandem-selftest --minimal --only hash"
   [elect-clear-plain-store]="legacy tandem-selftest --minimal --only hash"
+  [block-scratch-reuse]="legacy tandem-selftest --minimal --only hash"
 )
 # Bugs only one mechanism catches: the same program must PASS with it off.
 declare -A control_of=(
   [claim-without-cas]="TANDEM_EMU_WORKERS=1 TANDEM_EMU_PREEMPT_MEM=0"
+  [block-scratch-reuse]="TANDEM_EMU_SMS=132"
 )
 # The bugs only a race detector sees (a same-value store is a data race, not
 # a wrong result): the ThreadSanitizer build.

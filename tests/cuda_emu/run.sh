@@ -7,7 +7,7 @@
 #   PART: one of the parts below (what ctest runs, one test each), or nothing
 #   for all of them in turn:
 #     selftest-legacy, selftest-v2-sort, selftest-v2-hash, selftest-v2-btree,
-#     pipeline-legacy, pipeline-v2, example, sweep, criterion:PROGRAM
+#     pipeline-legacy, pipeline-v2, example, sweep, meter, criterion:PROGRAM
 # Sizes and seeds follow the suite's one knob, TANDEM_TEST_SCALE
 # (scripts/test-scale.sh):
 #   small (make test): seed 1; the self-test's --minimal set (every operation
@@ -76,6 +76,16 @@ done
 want example && run "fused_lookup 12 2" "$first" legacy "$b/fused_lookup" 12 2
 # Every runtime call of every operation failed in turn (both designs inside).
 want sweep && run "tandem-fault-sweep" "$first" legacy "$b/tandem-fault-sweep"
+# The cost meter's proof: planted inefficiencies move its figures as predicted
+# (the race build has no meter: its libtsan owns the hooks).
+if want meter; then
+  if [ -x "$b/tandem-meter-check" ]; then
+    run "tandem-meter-check" "$first" legacy "$b/tandem-meter-check"
+  elif [ "$part" = meter ]; then
+    echo "skip tandem-meter-check: not in this build (the ThreadSanitizer build has no meter)"
+    runs=$((runs + 1))
+  fi
+fi
 case "$part" in
   # Suites named *_cpu never create a CUDA context (tests/prop.h): the
   # native build's run checks them.

@@ -10,7 +10,8 @@
  * and the temp storage are scribbled, ReduceByKey folds each run in a random
  * grouping and operand order. Block-wide algorithms run in the block's
  * fibers with CUB's barrier rules (no barrier at the end: reusing
- * TempStorage needs the caller's __syncthreads).
+ * TempStorage needs the caller's __syncthreads, and a reuse without one is
+ * reported, its data scribbled at the next call's entry).
  */
 #ifndef TDM_EMU_CUB_H
 #define TDM_EMU_CUB_H
@@ -110,8 +111,11 @@ static cudaError_t radix_sort(void *temp, size_t &temp_bytes, DoubleBuffer<K> &k
                  overlap(v1, vb, k0, kb) || overlap(v1, vb, k1, kb) || overlap(temp, temp_bytes, v0, vb) ||
                  overlap(temp, temp_bytes, v1, vb))))
     return tdm_emu::fail(cudaErrorInvalidValue, "%s: overlapping buffers", what);
-  /* Where the result lands: CUB sets the selector on the host; either is allowed. */
-  int to = (int)(tdm_emu::rand64() & 1u);
+  /* Where the result lands: CUB sets the selector on the host; either is
+   * allowed. While the cost meter runs, where CUB's passes put it (each
+   * 8-bit pass writes the other buffer), so what a copy back costs repeats. */
+  size_t passes = (size_t)(end - begin + 7) / 8;
+  int to = tdm_emu::meter_on() ? (int)(passes & 1u) : (int)(tdm_emu::rand64() & 1u);
   K *ko = to ? k1 : k0;
   V *vo = to ? v1 : v0;
   keys.selector ^= to;
@@ -138,6 +142,10 @@ static cudaError_t radix_sort(void *temp, size_t &temp_bytes, DoubleBuffer<K> &k
     if (PAIRS) tdm_emu::scribble(to ? v0 : v1, vb);
     tdm_emu::scribble(temp, tb);
     memcpy(ko, ks.data(), kb);
+    /* The meter's model of a onesweep radix sort: 8-bit digit passes over
+     * the bit range, each reading and writing every item, and one read of
+     * the keys for the histograms. */
+    tdm_emu::meter_model(passes * (kb + vb) + kb, passes * (kb + vb));
     if (PAIRS) memcpy(vo, vs.data(), vb);
   });
 }
@@ -232,6 +240,8 @@ struct DeviceReduce {
         i = j;
       }
       *num_runs_out = (typename std::remove_pointer<NRuns>::type)runs;
+      /* The meter's model: the keys and values read once, the runs written once. */
+      tdm_emu::meter_model(n * (sizeof(K) + sizeof(V)), runs * (sizeof(K) + sizeof(V)) + sizeof *num_runs_out);
     });
   }
 };
@@ -257,25 +267,75 @@ struct DeviceScan {
         out[i] = acc;
         acc = (T)(acc + x);
       }
+      /* The meter's model: one read (of a pointer input) and one write of every item. */
+      tdm_emu::meter_model(std::is_pointer<In>::value ? n * sizeof(T) : 0, n * sizeof(T));
     });
   }
 };
 
+namespace emu {
+
+/* What a block-wide stand-in's TempStorage carries besides its data, to make
+ * a reuse without a barrier show (CUB: "a subsequent __syncthreads()
+ * threadblock barrier should be invoked after calling this method if the
+ * collective's temporary storage is to be reused"): the barrier count at
+ * which the last call finished (a call that starts at the same count had no
+ * barrier since: reported), and the barrier count at which the current call
+ * began (its first thread scribbles the data, as CUB's own passes overwrite
+ * it, so a thread still reading the previous call's data reads garbage).
+ * Atomics, so the bookkeeping is no data race for ThreadSanitizer. */
+struct reuse_guard {
+  uint64_t done_epoch, enter_epoch;
+};
+
+template <typename Data>
+static inline void block_enter(Data &d, reuse_guard &g, const char *what) {
+  uint64_t e = tdm_emu::barrier_epoch();
+  if (__atomic_load_n(&g.done_epoch, __ATOMIC_RELAXED) == e)
+    tdm_emu::device_fault("%s: TempStorage reused with no __syncthreads after the previous call on it", what);
+  if (__atomic_exchange_n(&g.enter_epoch, e, __ATOMIC_ACQ_REL) != e) tdm_emu::scribble(&d, sizeof d);
+  tdm_emu::yield(); /* others may run ahead into the call */
+}
+
+static inline void block_leave(reuse_guard &g) {
+  __atomic_store_n(&g.done_epoch, tdm_emu::barrier_epoch(), __ATOMIC_RELAXED);
+}
+
+static inline unsigned block_rank(int block, const char *what) {
+  const tdm_emu::thread_state *c = tdm_emu::cur;
+  if (c->bdim.x * c->bdim.y * c->bdim.z != (unsigned)block)
+    tdm_emu::device_fault("%s<%d> in a block of %u threads", what, block, c->bdim.x * c->bdim.y * c->bdim.z);
+  return (c->tid.z * c->bdim.y + c->tid.y) * c->bdim.x + c->tid.x;
+}
+
+}  // namespace emu
+
+/* Block-wide stand-ins: every thread of the block calls, the result is
+ * defined where CUB defines it only, and reusing the TempStorage needs the
+ * caller's __syncthreads (emu::reuse_guard). Each call switches threads at
+ * entry and before the results are read. */
 template <typename T, int BLOCK>
 class BlockReduce {
  public:
   struct TempStorage {
     T v[BLOCK];
+    emu::reuse_guard guard;
   };
   explicit BlockReduce(TempStorage &t) : t_(t) {}
   template <typename Op>
   T Reduce(T x, Op op) {
-    unsigned me = rank();
+    const char *what = "cub::BlockReduce";
+    unsigned me = emu::block_rank(BLOCK, what);
+    emu::block_enter(t_.v, t_.guard, what);
     t_.v[me] = x;
     tdm_emu::syncthreads();
-    if (me != 0) return T(); /* the result is defined in thread 0 only */
-    T a = t_.v[0];
-    for (int i = 1; i < BLOCK; i++) a = op(a, t_.v[i]);
+    tdm_emu::yield();
+    T a = T(); /* the result is defined in thread 0 only */
+    if (me == 0) {
+      a = t_.v[0];
+      for (int i = 1; i < BLOCK; i++) a = op(a, t_.v[i]);
+    }
+    emu::block_leave(t_.guard);
     return a;
   }
   T Sum(T x) {
@@ -283,14 +343,6 @@ class BlockReduce {
   }
 
  private:
-  static unsigned rank() {
-    unsigned r = (tdm_emu::cur->tid.z * tdm_emu::cur->bdim.y + tdm_emu::cur->tid.y) * tdm_emu::cur->bdim.x +
-                 tdm_emu::cur->tid.x;
-    if (tdm_emu::cur->bdim.x * tdm_emu::cur->bdim.y * tdm_emu::cur->bdim.z != (unsigned)BLOCK)
-      tdm_emu::device_fault("cub::BlockReduce<%d> in a block of %u threads", BLOCK,
-                            tdm_emu::cur->bdim.x * tdm_emu::cur->bdim.y * tdm_emu::cur->bdim.z);
-    return r;
-  }
   TempStorage &t_;
 };
 
@@ -298,8 +350,11 @@ template <typename T, int BLOCK>
 class BlockScan {
  public:
   struct TempStorage {
-    T v[BLOCK];
-    T total;
+    struct {
+      T v[BLOCK];
+      T total;
+    } d;
+    emu::reuse_guard guard;
   };
   explicit BlockScan(TempStorage &t) : t_(t) {}
   void ExclusiveSum(T x, T &out) {
@@ -307,23 +362,27 @@ class BlockScan {
     ExclusiveSum(x, out, agg);
   }
   void ExclusiveSum(T x, T &out, T &aggregate) {
+    const char *what = "cub::BlockScan";
     unsigned me = tdm_emu::cur->tid.x;
     if (tdm_emu::cur->bdim.x != (unsigned)BLOCK || tdm_emu::cur->bdim.y * tdm_emu::cur->bdim.z != 1)
       tdm_emu::device_fault("cub::BlockScan<%d> in a block of %u threads", BLOCK, tdm_emu::cur->bdim.x);
-    t_.v[me] = x;
+    emu::block_enter(t_.d, t_.guard, what);
+    t_.d.v[me] = x;
     tdm_emu::syncthreads();
     if (me == 0) {
       T acc = T();
       for (int i = 0; i < BLOCK; i++) {
-        T y = t_.v[i];
-        t_.v[i] = acc;
+        T y = t_.d.v[i];
+        t_.d.v[i] = acc;
         acc = (T)(acc + y);
       }
-      t_.total = acc;
+      t_.d.total = acc;
     }
     tdm_emu::syncthreads();
-    out = t_.v[me];
-    aggregate = t_.total;
+    tdm_emu::yield();
+    out = t_.d.v[me];
+    aggregate = t_.d.total;
+    emu::block_leave(t_.guard);
   }
 
  private:

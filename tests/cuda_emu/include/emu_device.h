@@ -51,6 +51,20 @@ void collective(coll_op op, unsigned mask, int width, const void *in, void *out,
 void syncthreads(void);
 /* A place where another thread of the block may run (atomics). */
 void switch_point(void);
+/* Lets another ready thread of the block run now (the block-wide stand-ins:
+ * a thread that runs ahead into a reuse of scratch). */
+void yield(void);
+/* The number of __syncthreads the calling thread's block has passed: every
+ * running thread of a block sees the same count, so two calls that see the
+ * same count have no barrier between them. */
+uint64_t barrier_epoch(void);
+/* An atomic on p: counted by the cost meter, then a switch point. */
+void atomic_at(const void *p);
+/* The cost meter's model of work it does not see access by access (the CUB
+ * stand-ins): bytes read and written as sequential streams. */
+void meter_model(size_t read_bytes, size_t write_bytes);
+/* Whether the cost meter runs (tdm_emu_meter_start). */
+bool meter_on(void);
 /* The same at a volatile load or store (rewrite.py puts it there). */
 void mem_switch_point(void);
 template <typename T>

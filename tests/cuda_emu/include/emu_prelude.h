@@ -103,10 +103,11 @@ static inline int __all_sync(unsigned mask, int pred) {
 }
 static inline unsigned __activemask(void) { return 0xffffffffu; }
 
-/* Atomics on real memory: relaxed, as CUDA's are; each is a switch point. */
+/* Atomics on real memory: relaxed, as CUDA's are; each is counted by the
+ * cost meter and is a switch point. */
 #define TDM_EMU_ATOMIC_RMW(NAME, T, EXPR)               \
   static inline T NAME(T *p, T v) {                     \
-    tdm_emu::switch_point();                            \
+    tdm_emu::atomic_at(p);                            \
     return EXPR;                                        \
   }
 TDM_EMU_ATOMIC_RMW(atomicAdd, unsigned int, __atomic_fetch_add(p, v, __ATOMIC_RELAXED))
@@ -125,7 +126,7 @@ TDM_EMU_ATOMIC_RMW(atomicExch, unsigned long long, __atomic_exchange_n(p, v, __A
 
 template <typename T>
 static inline T tdm_emu_atomic_max(T *p, T v) {
-  tdm_emu::switch_point();
+  tdm_emu::atomic_at(p);
   T o = __atomic_load_n(p, __ATOMIC_RELAXED);
   while (o < v && !__atomic_compare_exchange_n(p, &o, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
   }
@@ -133,7 +134,7 @@ static inline T tdm_emu_atomic_max(T *p, T v) {
 }
 template <typename T>
 static inline T tdm_emu_atomic_min(T *p, T v) {
-  tdm_emu::switch_point();
+  tdm_emu::atomic_at(p);
   T o = __atomic_load_n(p, __ATOMIC_RELAXED);
   while (o > v && !__atomic_compare_exchange_n(p, &o, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
   }
@@ -148,7 +149,7 @@ static inline unsigned long long atomicMin(unsigned long long *p, unsigned long 
 
 template <typename T>
 static inline T tdm_emu_cas(T *p, T e, T d) {
-  tdm_emu::switch_point();
+  tdm_emu::atomic_at(p);
   __atomic_compare_exchange_n(p, &e, d, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
   return e;
 }

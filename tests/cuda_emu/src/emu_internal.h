@@ -35,6 +35,22 @@ int workers(void);
 void pool_run(size_t n, const std::function<bool(size_t)> &job);
 uint64_t seed(void);
 extern const char *running_op; /* what the engine runs now, for messages */
+/* Runs all queued work of every device now (not a host wait of the program's). */
+void drain(void);
+/* The live device-accessible allocations [base, end), sorted (the meter). */
+void device_ranges(std::vector<std::pair<uintptr_t, uintptr_t>> &out);
+
+/* The cost meter (meter.cc): off unless a program started it. */
+namespace meter {
+enum event { E_KERNEL, E_CUB, E_SYNC, E_H2D, E_D2H, E_ALLOC, E_MODEL_READ, E_MODEL_WRITE };
+void count(event e, uint64_t amount);
+void kernel_begin(const std::string &name); /* the engine: around each grid, after each block */
+void kernel_end(void);
+void block_end(void);
+/* One load or store of size bytes at p by the running CUDA thread, from the
+ * instrumented instruction at site (meter_hooks.cc). */
+void record(const void *site, const void *p, size_t bytes, bool store);
+}  // namespace meter
 
 }  // namespace tdm_emu
 

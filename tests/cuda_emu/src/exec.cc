@@ -98,6 +98,7 @@ struct block_run {
   size_t sched_size;
   void *sched_tsan; /* the scheduler's TSan context */
   void *bar_sync;   /* TSan: what the threads at the barrier released */
+  uint64_t epoch;   /* barriers the block has passed (barrier_epoch) */
 };
 
 thread_local block_run *blk;
@@ -316,6 +317,7 @@ bool run_block(const kernel &k, uint3 bid, uint64_t rng) {
   b.rng = rng;
   b.n = (int)(k.b.x * k.b.y * k.b.z);
   b.done = b.at_barrier = 0;
+  b.epoch = 0;
   b.faulted = false;
   b.f.resize(b.n);
   b.warps.resize((b.n + 31) / 32);
@@ -351,6 +353,7 @@ bool run_block(const kernel &k, uint3 bid, uint64_t rng) {
           break;
         }
         b.at_barrier = 0;
+        b.epoch++;
         leave_together(b.bar_sync, [&b](auto acq) {
           for (fiber &f : b.f) acq(f);
         });
@@ -370,6 +373,7 @@ bool run_block(const kernel &k, uint3 bid, uint64_t rng) {
     run_fiber(&b.f[i]);
   }
   fibers_end(b);
+  meter::block_end();
   for (auto &s : b.shared) free(s.p);
   blk = nullptr;
   return !b.faulted;
@@ -460,6 +464,15 @@ static void maybe_switch(int per_256) {
 void switch_point(void) {
   if (self) maybe_switch(rates().atomic_per_256);
 }
+
+void yield(void) {
+  if (!self) return;
+  fiber_quiet q;
+  make_ready(self->linear);
+  to_scheduler(false);
+}
+
+uint64_t barrier_epoch(void) { return blk ? blk->epoch : 0; }
 
 void mem_switch_point(void) {
   if (self && rates().mem_per_256) maybe_switch(rates().mem_per_256);
@@ -565,6 +578,7 @@ int run_kernel(const kernel &k) {
   for (size_t i = 0; i < nb; i++) order[i] = (uint32_t)i;
   for (size_t i = nb; i > 1; i--) std::swap(order[i - 1], order[next_rand(&ord) % i]);
   (void)rates(); /* read the environment once, before the workers do */
+  meter::kernel_begin(k.name);
   std::atomic<bool> faulted{false};
   pool_run(nb, [&](size_t i) {
     uint32_t o = order[i];
@@ -573,6 +587,7 @@ int run_kernel(const kernel &k) {
     faulted.store(true, std::memory_order_relaxed);
     return false;
   });
+  meter::kernel_end();
   return faulted.load() ? -1 : 0;
 }
 

@@ -197,6 +197,31 @@ void init(void) {
   }
 }
 
+/* The device's shape, part of the seed: with 132 SMs a test-sized grid
+ * gives every block one tile and no grid-stride or tile-stride loop sized
+ * from the device ever iterates, so three seeds in four describe a small
+ * device (1, 2 or 4 SMs holding 2 blocks each) whose resident grids are a
+ * few blocks. Seed % 4: 1 -> 1 SM, 2 -> 132 SMs (H200), 3 -> 2 SMs,
+ * 0 -> 4 SMs; TANDEM_EMU_SMS=N overrides the count. */
+struct shape_t {
+  int sms, threads_per_sm, blocks_per_sm;
+};
+const shape_t &shape(void) {
+  static const shape_t s = [] {
+    init();
+    static const int sms_of[4] = {4, 1, 132, 2};
+    shape_t r;
+    r.sms = sms_of[g_seed % 4];
+    const char *o = getenv("TANDEM_EMU_SMS");
+    if (o && *o && atoi(o) > 0) r.sms = atoi(o);
+    bool big = r.sms >= 100;
+    r.threads_per_sm = big ? 2048 : 1024;
+    r.blocks_per_sm = big ? 32 : 2;
+    return r;
+  }();
+  return s;
+}
+
 cudaError_t set_err(cudaError_t e) {
   if (e != cudaSuccess) last_error = e;
   return e;
@@ -343,6 +368,7 @@ cudaError_t alloc_call(const char *fn, void **p, size_t size, int device, akind 
   void *b = new_block(size, device, kind, pool);
   if (!b) return set_err(cudaErrorMemoryAllocation);
   *p = b;
+  meter::count(meter::E_ALLOC, 1);
   return cudaSuccess;
 }
 
@@ -394,6 +420,19 @@ bool is_dev(const void *p) {
 const char *running_op;
 
 uint64_t seed(void) { return g_seed; }
+
+void drain(void) {
+  LOCK;
+  init();
+  for (int d = 0; d < NDEV; d++) force_device(d);
+}
+
+void device_ranges(std::vector<std::pair<uintptr_t, uintptr_t>> &out) {
+  LOCK;
+  out.clear();
+  for (auto &kv : table)
+    if (kv.second.live && kv.second.kind != A_PINNED) out.push_back(std::make_pair(kv.first, kv.first + kv.second.size));
+}
 
 uint64_t rand64(void) {
   uint64_t z = (g_rng += 0x9E3779B97F4A7C15ull);
@@ -455,6 +494,7 @@ cudaError_t enqueue(cudaStream_t s, const char *what, std::function<void()> fn) 
   cudaError_t e = precheck(st->device);
   if (e != cudaSuccess) return e;
   if (inject(what)) return set_err(cudaErrorLaunchFailure);
+  if (strncmp(what, "cub::", 5) == 0) meter::count(meter::E_CUB, 1);
   if (strcmp(kind_class(what), "launch") == 0 && fault_due()) {
     std::string name(what);
     fn = [name]() { device_error(cudaErrorLaunchFailure, name + ": injected device fault (tdm_emu_fault_nth)"); };
@@ -492,6 +532,7 @@ void launch(const char *name, const char *file, int line, const cfg &c, std::vec
   k->device = st->device;
   k->ptrs = std::move(ptrs);
   k->body = std::move(body);
+  meter::count(meter::E_KERNEL, 1);
   if (fault_due()) {
     enqueue_on(st, "kernel " + k->name, [k]() {
       device_error(cudaErrorLaunchFailure, "kernel " + k->name + ": injected device fault (tdm_emu_fault_nth)");
@@ -599,9 +640,11 @@ API cudaError_t cudaGetDeviceProperties(cudaDeviceProp *p, int d) {
   p->maxGridSize[2] = 65535;
   p->major = 9;
   p->minor = 0;
-  p->multiProcessorCount = 132;
+  const shape_t &sh = shape();
+  p->multiProcessorCount = sh.sms;
   p->l2CacheSize = 50 * 1024 * 1024;
-  p->maxThreadsPerMultiProcessor = 2048;
+  p->maxThreadsPerMultiProcessor = sh.threads_per_sm;
+  p->maxBlocksPerMultiProcessor = sh.blocks_per_sm;
   p->memoryBusWidth = 6144;
   p->unifiedAddressing = 1;
   p->managedMemory = 1;
@@ -618,6 +661,8 @@ API cudaError_t cudaDeviceGetAttribute(int *v, cudaDeviceAttr a, int d) {
   if (e != cudaSuccess) return e;
   switch (a) {
   case cudaDevAttrMultiProcessorCount: *v = p.multiProcessorCount; break;
+  case cudaDevAttrMaxThreadsPerMultiProcessor: *v = p.maxThreadsPerMultiProcessor; break;
+  case cudaDevAttrMaxBlocksPerMultiprocessor: *v = p.maxBlocksPerMultiProcessor; break;
   case cudaDevAttrComputeCapabilityMajor: *v = p.major; break;
   case cudaDevAttrComputeCapabilityMinor: *v = p.minor; break;
   case cudaDevAttrMaxThreadsPerBlock: *v = p.maxThreadsPerBlock; break;
@@ -626,6 +671,23 @@ API cudaError_t cudaDeviceGetAttribute(int *v, cudaDeviceAttr a, int d) {
   default: return set_err(cudaErrorInvalidValue);
   }
   return cudaSuccess;
+}
+/* Resident blocks of blk threads per SM: what the device's shape holds
+ * (threads and blocks per SM; registers and shared memory are not modelled). */
+API cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *n, const void *func, int blk, size_t smem) {
+  (void)func;
+  LOCK;
+  init();
+  if (!n || blk <= 0 || blk > 1024 || smem > 48 * 1024) return set_err(cudaErrorInvalidValue);
+  const shape_t &sh = shape();
+  int by_threads = sh.threads_per_sm / blk;
+  *n = by_threads < sh.blocks_per_sm ? by_threads : sh.blocks_per_sm;
+  return cudaSuccess;
+}
+API cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *n, const void *func, int blk,
+                                                                      size_t smem, unsigned flags) {
+  (void)flags;
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, func, blk, smem);
 }
 API cudaError_t cudaMemGetInfo(size_t *free_b, size_t *total) {
   LOCK;
@@ -639,6 +701,7 @@ API cudaError_t cudaDeviceSynchronize(void) {
   cudaError_t e = precheck(cur_dev);
   if (e != cudaSuccess) return e;
   if (capture_violation()) return set_err(cudaErrorStreamCaptureUnsupported);
+  meter::count(meter::E_SYNC, 1);
   force_device(cur_dev);
   return sticky[cur_dev] != cudaSuccess ? set_err(sticky[cur_dev]) : cudaSuccess;
 }
@@ -677,6 +740,7 @@ static cudaError_t free_now(void *p, akind want, const char *fn) {
   alloc_rec *r = find_rec(p);
   if (!r || !r->live || r->base != (uintptr_t)p || (want == A_PINNED) != (r->kind == A_PINNED))
     return fail(cudaErrorInvalidValue, "%s(%p): not the start of a live allocation", fn, p);
+  meter::count(meter::E_SYNC, 1);
   force_device(r->device); /* cudaFree waits for the device */
   release_block(r);
   return cudaSuccess;
@@ -809,6 +873,15 @@ API cudaError_t cudaPointerGetAttributes(cudaPointerAttributes *a, const void *p
 }
 
 /* ---- copies and memsets --------------------------------------------------- */
+/* The meter's view of a copy: bytes over the bus by direction, or, within
+ * the device, a read and a write of device memory. */
+static void meter_copy(void *dst, const void *src, size_t n) {
+  bool dd = is_dev(dst), sd = is_dev(src);
+  if (dd && sd) meter_model(n, n);
+  else if (dd) meter::count(meter::E_H2D, n);
+  else if (sd) meter::count(meter::E_D2H, n);
+}
+
 static cudaError_t copy_check(void *dst, const void *src, size_t n, cudaMemcpyKind kind, int dev, std::string *why) {
   bool dd = is_dev(dst), sd = is_dev(src);
   if (kind == cudaMemcpyDefault) kind = dd ? (sd ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice)
@@ -849,6 +922,7 @@ API cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, cudaMemcpy
   std::string why;
   if ((e = copy_check(dst, src, n, kind, st->device, &why)) != cudaSuccess)
     return fail(e, "cudaMemcpyAsync(%p, %p, %zu): %s", dst, src, n, why.c_str());
+  meter_copy(dst, src, n);
   return enqueue_on(st, "cudaMemcpyAsync", [dst, src, n, kind]() {
     std::string w;
     if (copy_check(dst, src, n, kind, -1, &w) != cudaSuccess) {
@@ -873,7 +947,9 @@ API cudaError_t cudaMemcpy(void *dst, const void *src, size_t n, cudaMemcpyKind 
     return set_err(cudaErrorStreamCaptureImplicit);
   }
   CUstream_st *l = legacy_streams[cur_dev];
+  meter_copy(dst, src, n);
   if ((e = enqueue_on(l, "cudaMemcpy", [dst, src, n]() { memcpy(dst, src, n); })) != cudaSuccess) return e;
+  meter::count(meter::E_SYNC, 1);
   force_stream(l); /* synchronous: after all earlier work of the blocking streams */
   return sticky[cur_dev] != cudaSuccess ? set_err(sticky[cur_dev]) : cudaSuccess;
 }
@@ -887,6 +963,7 @@ API cudaError_t cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t s) {
   if (n == 0) return cudaSuccess;
   std::string why;
   if (!device_range(p, n, -1, &why)) return fail(cudaErrorInvalidValue, "cudaMemsetAsync: %s", why.c_str());
+  meter_model(0, n);
   return enqueue_on(st, "cudaMemsetAsync", [p, v, n]() {
     std::string w;
     if (!device_range(p, n, -1, &w)) {
@@ -954,6 +1031,7 @@ API cudaError_t cudaStreamSynchronize(cudaStream_t s) {
     capture_violation();
     return set_err(cudaErrorStreamCaptureUnsupported);
   }
+  meter::count(meter::E_SYNC, 1);
   force_stream(st);
   return sticky[st->device] != cudaSuccess ? set_err(sticky[st->device]) : cudaSuccess;
 }
@@ -1038,6 +1116,7 @@ API cudaError_t cudaEventSynchronize(cudaEvent_t ev) {
   if (!ev) return set_err(cudaErrorInvalidResourceHandle);
   cudaError_t e = precheck(ev->device);
   if (e != cudaSuccess) return e;
+  meter::count(meter::E_SYNC, 1);
   force(ev->marker);
   return sticky[ev->device] != cudaSuccess ? set_err(sticky[ev->device]) : cudaSuccess;
 }
