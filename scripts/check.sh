@@ -18,7 +18,9 @@
 #   7. ThreadSanitizer over the emulated device's self-test (CUDA's
 #      happens-before edges only);
 #   8. the fuzzers (libFuzzer, ASan + UBSan), 40 s each, two at a time;
-#   9. the benchmarks' smoke runs (small n): every peer and thread count runs.
+#   9. the GPU cost meter on the emulated device: every row within its
+#      budget (tests/cuda_emu/cost-budgets.txt);
+#  10. the benchmarks' smoke runs (small n): every peer and thread count runs.
 # Usage: scripts/check.sh BUILD_DIR
 # Environment: JOBS (default: the cores), WERROR (default ON),
 # CHECK_FROM=N to start at step N (after fixing a later step).
@@ -31,7 +33,7 @@ from=${CHECK_FROM:-1}
 start=$(date +%s)
 step() { # N TEXT: prints the step's heading; returns 1 when it is to be skipped
   [ "$1" -ge "$from" ] || return 1
-  echo "== check $1/9: $2 ($(( $(date +%s) - start )) s)"
+  echo "== check $1/10: $2 ($(( $(date +%s) - start )) s)"
 }
 
 step 1 "the full tier of $B (about 10 minutes on 2 cores)" &&
@@ -64,7 +66,10 @@ step 7 "ThreadSanitizer on the emulated device: the self-test, legacy whole and 
 step 8 "the fuzzers, 40 s each, two at a time" &&
   TANDEM_TEST_SCALE=full scripts/fuzz.sh "$B-fuzz"
 
-if step 9 "the benchmarks' smoke runs (small n)"; then
+step 9 "the GPU cost meter on the emulated device, against its budgets" &&
+  make --no-print-directory cuda-emu-cost BUILD="$B" JOBS="$JOBS"
+
+if step 10 "the benchmarks' smoke runs (small n)"; then
   "$B-cpu"/bench/tandem-bench sort --n 100000 --reps 1 --peers --backend cpu --threads 2 >/dev/null
   "$B-cpu"/bench/tandem-bench ops --n 100000 --reps 1 --peers --backend cpu --threads 2 >/dev/null
   # With Highway (the vqsort peers) and the default threads (1 and all cores:
