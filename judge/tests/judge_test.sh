@@ -164,11 +164,14 @@ calls() {
     echo "ok: $1: the printed program calls the candidate on $n lines"; fi
 }
 # timed NAME LIMIT_S STATUS ARGS...: run, and fail when it took over LIMIT_S
+# (times TIME_FACTOR; a sanitized judge also gets that much more shrink time,
+# as its every trial is slower and the budget is wall-clock time)
 timed() {
-  local name=$1 lim=$(($2 * TFACTOR)) want=$3 t0 dt
+  local name=$1 lim=$(($2 * TFACTOR)) want=$3 t0 dt extra=()
   shift 3
+  [ "$TFACTOR" -gt 1 ] && extra=(--shrink-time $((60 * TFACTOR)))
   t0=$(date +%s)
-  run "$name" "$want" "$@" || return 1
+  run "$name" "$want" "$@" "${extra[@]}" || return 1
   dt=$(($(date +%s) - t0))
   if [ "$dt" -gt "$lim" ]; then fail "$name: took $dt s, more than $lim s"; else echo "ok: $name: $dt s"; fi
 }
