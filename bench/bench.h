@@ -140,6 +140,15 @@ std::string bench_impl(const bench_opts &o, const std::string &impl);
 /* Aborts the benchmark with the status and tdm_last_error() if s != TDM_OK. */
 void bench_check(tdm_status s, const char *what);
 
+/* A u64 -> u64 table (keep the last value of a duplicate key) with room for
+ * capacity keys; max_load 0: the library's default. Aborts on failure. */
+tdm_hash *bench_u64_table(tdm_ctx *c, size_t capacity, double max_load);
+
+/* The plain peer of unique with counts: std::sort of keys (in place), then
+ * one pass that writes each distinct key to the front of keys and its count
+ * to counts. Returns the number of distinct keys. */
+size_t bench_sort_unique_counts(std::vector<uint64_t> &keys, std::vector<uint64_t> &counts);
+
 /* Machine ceilings, measured and emitted as rows of structure "limits":
  * memcpy bandwidth in GB/s on `threads` threads (operation memcpy_gbps, impl
  * memcpy; bytes copied per second), and the rate

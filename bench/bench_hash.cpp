@@ -71,19 +71,6 @@ bench_row base_row(const std::string &op, const std::string &impl, const std::st
   return r;
 }
 
-tdm_hash *make_table(tdm_ctx *c, size_t capacity, double max_load) {
-  tdm_hash_opts ho;
-  memset(&ho, 0, sizeof ho);
-  ho.key_type = TDM_U64;
-  ho.value_type = TDM_U64;
-  ho.capacity = capacity;
-  ho.max_load = max_load;
-  ho.on_duplicate = TDM_DUP_KEEP_LAST;
-  tdm_hash *h = nullptr;
-  bench_check(tdm_hash_create(c, &ho, &h), "tdm_hash_create");
-  return h;
-}
-
 /* The inputs: n keys to insert with values, a shuffled all-hit query set and
  * a shuffled half-miss query set (misses drawn from n other keys). A key's
  * value is a function of the key (value_of), so every find result can be
@@ -221,12 +208,12 @@ void bench_cpu(const bench_opts &o, size_t n) {
     tdm_hash *h = nullptr;
     bench_row r;
     r = bench_measure(o, base_row("insert", "tandem", "cpu", n, n, t), (double)n,
-                      [&] { tdm_hash_destroy(h); h = make_table(c, n, 0); },
+                      [&] { tdm_hash_destroy(h); h = bench_u64_table(c, n, 0); },
                       [&] { bench_check(tdm_hash_insert(h, in.keys.data(), in.vals.data(), n), "insert"); });
     bench_verify(tdm_hash_size(h) == n, "tdm_hash_insert (cpu): size %zu after inserting %zu keys", tdm_hash_size(h), n);
     print_ratio(r, rt.absl_insert, 0);
     r = bench_measure(o, base_row("insert", "tandem", "cpu", n, 0, t), (double)n,
-                      [&] { tdm_hash_destroy(h); h = make_table(c, 0, 0); },
+                      [&] { tdm_hash_destroy(h); h = bench_u64_table(c, 0, 0); },
                       [&] {
                         for (size_t i = 0; i < n; i += GROW_BATCH)
                           bench_check(tdm_hash_insert(h, in.keys.data() + i, in.vals.data() + i,
@@ -244,13 +231,13 @@ void bench_cpu(const bench_opts &o, size_t n) {
       bench_check(tdm_ctx_trim(c), "tdm_ctx_trim"); /* the kept mappings go too: measure the table */
       long long freed = before - (long long)rss_bytes();
       long long at = (long long)rss_bytes();
-      h = make_table(c, n, 0);
+      h = bench_u64_table(c, n, 0);
       bench_check(tdm_hash_insert(h, in.keys.data(), in.vals.data(), n), "insert");
       print_memory("tandem", n, (long long)rss_bytes() - at, freed,
                    "capacity n, default max load 0.8");
     } else {
       tdm_hash_destroy(h);
-      h = make_table(c, n, 0);
+      h = bench_u64_table(c, n, 0);
       bench_check(tdm_hash_insert(h, in.keys.data(), in.vals.data(), n), "insert");
     }
     r = bench_measure(o, base_row("find_hit", "tandem", "cpu", n, n, t), (double)n, nullptr, [&] {
@@ -266,7 +253,7 @@ void bench_cpu(const bench_opts &o, size_t n) {
     bench_measure(o, base_row("erase", "tandem", "cpu", n, 0, t), (double)n,
                   [&] {
                     tdm_hash_destroy(h);
-                    h = make_table(c, n, 0);
+                    h = bench_u64_table(c, n, 0);
                     bench_check(tdm_hash_insert(h, in.keys.data(), in.vals.data(), n), "insert");
                   },
                   [&] {
@@ -323,7 +310,7 @@ void bench_cuda_hash(const bench_opts &o) {
   tdm_ctx *c = bench_ctx("cuda", 1);
   tdm_hash *h = nullptr;
   bench_measure(o, base_row("insert", tandem, "cuda", n, n, 1), (double)n,
-                [&] { tdm_hash_destroy(h); h = make_table(c, n, 0.8); },
+                [&] { tdm_hash_destroy(h); h = bench_u64_table(c, n, 0.8); },
                 [&] { bench_check(tdm_hash_insert(h, dk, dv, n), "insert"); });
   bench_verify(tdm_hash_size(h) == n, "tdm_hash_insert (cuda): size %zu after inserting %zu keys", tdm_hash_size(h), n);
   bench_measure(o, base_row("find_hit", tandem, "cuda", n, n, 1), (double)n, nullptr,
@@ -340,7 +327,7 @@ void bench_cuda_hash(const bench_opts &o) {
   bench_measure(o, base_row("erase", tandem, "cuda", n, 0, 1), (double)n,
                 [&] {
                   tdm_hash_destroy(h);
-                  h = make_table(c, n, 0.8);
+                  h = bench_u64_table(c, n, 0.8);
                   bench_check(tdm_hash_insert(h, dk, dv, n), "insert");
                 },
                 [&] {
@@ -352,7 +339,7 @@ void bench_cuda_hash(const bench_opts &o) {
   /* Small inserts: calls batches of sn new keys into a table created for all
    * of them (no growth). */
   bench_measure(o, base_row("insert", tandem, "cuda", sn * calls, sn, 1), (double)(sn * calls),
-                [&] { tdm_hash_destroy(h); h = make_table(c, sn * calls, 0.8); },
+                [&] { tdm_hash_destroy(h); h = bench_u64_table(c, sn * calls, 0.8); },
                 [&] {
                   for (size_t i = 0; i < calls; i++)
                     bench_check(tdm_hash_insert(h, dk + i * sn, dv + i * sn, sn), "insert (small)");

@@ -228,18 +228,6 @@ void sort_pairs(const bench_opts &o, size_t n, const std::vector<int> &threads) 
   }
 }
 
-tdm_hash *make_table(tdm_ctx *c, size_t capacity) {
-  tdm_hash_opts ho;
-  memset(&ho, 0, sizeof ho);
-  ho.key_type = TDM_U64;
-  ho.value_type = TDM_U64;
-  ho.capacity = capacity;
-  ho.on_duplicate = TDM_DUP_KEEP_LAST;
-  tdm_hash *h = nullptr;
-  bench_check(tdm_hash_create(c, &ho, &h), "tdm_hash_create");
-  return h;
-}
-
 /* Find results: all found, each the value of its key. */
 void verify_hits(const char *who, const std::vector<uint64_t> &want, const uint8_t *found, const uint64_t *out) {
   size_t bad = 0, q = want.size();
@@ -305,7 +293,7 @@ void hash_steps(const bench_opts &o, size_t n, const std::vector<int> &threads) 
     bench_measure(o, r, (double)n,
                   [&] {
                     tdm_hash_destroy(h);
-                    h = make_table(c, n);
+                    h = bench_u64_table(c, n, 0);
                   },
                   [&] { bench_check(tdm_hash_insert(h, keys.data(), vals.data(), n), "tdm_hash_insert"); });
     bench_verify(tdm_hash_size(h) == n, "tdm_hash_insert: size %zu after inserting %zu keys", tdm_hash_size(h), n);
@@ -449,17 +437,7 @@ void ops_steps(const bench_opts &o, size_t n, const std::vector<int> &threads) {
     size_t pn = 0;
     bench_measure(o, cpu_row("ops", "unique", "std::sort+std::unique", "u64", "", n, 0, 1), (double)n,
                   [&] { tmp = keys; },
-                  [&] {
-                    std::sort(tmp.begin(), tmp.end());
-                    pn = 0;
-                    for (size_t i = 0; i < n;) {
-                      size_t j = i + 1;
-                      while (j < n && tmp[j] == tmp[i]) j++;
-                      cnt[pn] = j - i;
-                      tmp[pn++] = tmp[i];
-                      i = j;
-                    }
-                  });
+                  [&] { pn = bench_sort_unique_counts(tmp, cnt); });
     bench_verify(pn == d, "std::sort+std::unique: %zu distinct keys, want %zu", pn, d);
   }
 

@@ -92,6 +92,32 @@ void bench_check(tdm_status s, const char *what) {
   }
 }
 
+tdm_hash *bench_u64_table(tdm_ctx *c, size_t capacity, double max_load) {
+  tdm_hash_opts ho;
+  memset(&ho, 0, sizeof ho);
+  ho.key_type = TDM_U64;
+  ho.value_type = TDM_U64;
+  ho.capacity = capacity;
+  ho.max_load = max_load;
+  ho.on_duplicate = TDM_DUP_KEEP_LAST;
+  tdm_hash *h = nullptr;
+  bench_check(tdm_hash_create(c, &ho, &h), "tdm_hash_create");
+  return h;
+}
+
+size_t bench_sort_unique_counts(std::vector<uint64_t> &keys, std::vector<uint64_t> &counts) {
+  size_t n = keys.size(), m = 0;
+  std::sort(keys.begin(), keys.end());
+  for (size_t i = 0; i < n;) {
+    size_t j = i + 1;
+    while (j < n && keys[j] == keys[i]) j++;
+    counts[m] = j - i;
+    keys[m++] = keys[i];
+    i = j;
+  }
+  return m;
+}
+
 bool bench_verify(bool ok, const char *fmt, ...) {
   if (ok) return true;
   char msg[512];

@@ -89,17 +89,7 @@ int bench_ops(const bench_opts &o) {
     size_t pn = 0;
     bench_measure(o, bench_make_row("ops", "unique", "std::sort+std::unique", "cpu", "u64", "", n, 0, 1), (double)n,
                   [&] { tmp = keys; },
-                  [&] {
-                    std::sort(tmp.begin(), tmp.end());
-                    pn = 0;
-                    for (size_t i = 0; i < n;) {
-                      size_t j = i + 1;
-                      while (j < n && tmp[j] == tmp[i]) j++;
-                      cnt[pn] = j - i;
-                      tmp[pn++] = tmp[i];
-                      i = j;
-                    }
-                  });
+                  [&] { pn = bench_sort_unique_counts(tmp, cnt); });
     bench_verify(pn == d, "std::unique: %zu distinct keys", pn);
 #ifdef TANDEM_BENCH_HAVE_ABSL
     size_t hits = 0;
