@@ -429,19 +429,25 @@ void drop_code(out_array codes, int64_t p) {
 }
 
 // The bare C calls behind tandem.unique(return_counts=True), isin,
-// factorize, group_reduce(sum) and join(inner), for the benchmark's
-// binding-overhead rows: each rep allocates the outputs with malloc (as a C
-// caller would) and times the one call. Host arrays only.
+// factorize, group_reduce(sum), join(inner) and searchsorted, for the
+// benchmark's binding-overhead rows: each rep allocates the outputs with
+// malloc (as a C caller would) and times the one call. Host arrays only.
+// searchsorted is what tandem.searchsorted(a, v) runs for distinct keys in
+// a (b are the queries): a B+ tree bulk-built from a with a as its values,
+// the ranks of b, the tree destroyed; duplicates in a (tandem.searchsorted
+// then adds a tdm_unique and a gather) are refused.
 std::vector<double> time_c_op(const py_ctx &pc, const std::string &op, in_array a, in_array b, unsigned flags,
                               int reps, bool cpu) {
   auto c = pc.get();
   view x = check_array(a, "a", *c, (tdm_type)0);
   view y = check_array(b, "b", *c, (tdm_type)0);
   size_t ks = tdm_type_size(x.type), n = x.n;
-  static const char *const ops[] = {"unique_counts", "factorize", "isin", "group_sum", "join_inner"};
+  static const char *const ops[] = {"unique_counts", "factorize", "isin", "group_sum", "join_inner", "searchsorted"};
   if (std::find(std::begin(ops), std::end(ops), op) == std::end(ops))
     fail(TDM_ERR_INVALID_ARGUMENT, "time_c_op: unknown operation " + op);
   if (op == "group_sum" && y.n != n) fail(TDM_ERR_INVALID_ARGUMENT, "time_c_op: keys and values differ in length");
+  if (op == "searchsorted" && y.type != x.type) fail(TDM_ERR_UNSUPPORTED, "time_c_op: a and b differ in dtype");
+  bool duplicates = false;
   std::vector<double> out;
   tdm_status s = TDM_OK;
   {
@@ -463,15 +469,27 @@ std::vector<double> time_c_op(const py_ctx &pc, const std::string &op, in_array 
       } else if (op == "group_sum") {
         s = tdm_group_reduce(c->ctx, x.type, x.data, y.type, y.data, n, TDM_AGG_SUM, flags, buf(n * ks),
                              buf(n * tdm_type_size(y.type)), &got);
-      } else {  // join_inner, sized for distinct right keys as tandem.join sizes it
+      } else if (op == "join_inner") {  // sized for distinct right keys as tandem.join sizes it
         s = tdm_join(c->ctx, TDM_JOIN_INNER, x.type, x.data, n, y.data, y.n, flags, (uint64_t *)buf(n * 8),
                      (uint64_t *)buf(n * 8), n, &got);
+      } else {  // searchsorted
+        tdm_btree_opts o;
+        std::memset(&o, 0, sizeof o);
+        o.key_type = o.value_type = x.type;
+        o.on_duplicate = TDM_DUP_KEEP_FIRST;
+        tdm_btree *t = nullptr;
+        s = tdm_btree_build(c->ctx, &o, x.data, x.data, n, &t);
+        duplicates = s == TDM_OK && tdm_btree_size(t) != n;
+        if (duplicates) s = TDM_ERR_INVALID_ARGUMENT;
+        else if (s == TDM_OK) s = tdm_btree_rank(t, y.data, (uint64_t *)buf(y.n * 8), y.n);
+        tdm_btree_destroy(t);
       }
       double t1 = bench_now(cpu);
       for (void *p : bufs) std::free(p);
       out.push_back(t1 - t0);
     }
   }
+  if (duplicates) fail(TDM_ERR_INVALID_ARGUMENT, "time_c_op: searchsorted's a must hold distinct keys");
   check(s);
   return out;
 }
