@@ -271,7 +271,13 @@ def isin(element, test_elements, *, invert=False, assume_unique=False, kind=None
 
 def _canonical(kind, a):
     """Float keys with -0.0 as +0.0 and every NaN as one positive NaN, so that
-    tandem's key order (IEEE-754 totalOrder) is numpy's sort order."""
+    tandem's key order (IEEE-754 totalOrder) is numpy's sort order. Keys
+    with neither a zero nor a NaN are already in that order and are returned
+    as they are: the two read-only passes that tell cost about half of the
+    copy (a new array of len(a), its pages faulted in) and the NaN pass."""
+    with np.errstate(invalid="ignore"):
+        if not bool((a == 0).any()) and not bool(kind.isnan(a).any()):
+            return a
     with np.errstate(invalid="ignore"):  # signalling NaNs
         x = a + 0  # -0.0 + 0 is +0.0; a new array
     nan = kind.isnan(x)

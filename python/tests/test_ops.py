@@ -114,6 +114,12 @@ def test_searchsorted_edges(dtype):
         q = np.array([0.0, -0.0, np.nan, -np.nan, np.inf, -np.inf], dtype=dtype)
         for side in ("left", "right"):
             same_bits(tandem.searchsorted(a, q, side), np.searchsorted(a, q, side))
+        # One side without zeros or NaNs (used as it is) and the other with
+        # them (canonicalized): both ways round.
+        plain = np.array([-np.inf, -2.5, -1.0, 1.0, 3.0, np.inf], dtype=dtype)
+        for side in ("left", "right"):
+            same_bits(tandem.searchsorted(plain, q, side), np.searchsorted(plain, q, side))
+            same_bits(tandem.searchsorted(np.sort(a), plain, side), np.searchsorted(np.sort(a), plain, side))
 
 
 # ---- factorize -------------------------------------------------------------------------------
