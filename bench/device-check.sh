@@ -19,8 +19,9 @@
 #     for before the benchmarks, which it must not disturb;
 #  2. the Criterion suite when Criterion is installed (SKIP otherwise);
 #  3. tandem-selftest, once per GPU design: every operation on CUDA compared
-#     bit for bit with the CPU, host and device arrays (and, GPU or not, the
-#     CPU on one thread against all threads);
+#     bit for bit with the CPU, host and device arrays, the data operations
+#     (unique, isin, group_reduce, join) included (and, GPU or not, the CPU
+#     on one thread against all threads);
 #  3b. tandem-pipeline-check once per GPU design (stream-ordered mode: 0
 #     host waits, fixed-capacity inserts without a wait, deferred errors,
 #     graph capture, a device pool as the allocator, two streams, find
@@ -50,8 +51,9 @@
 #  5. compute-sanitizer memcheck, initcheck and synccheck over the self-test
 #     (its --minimal set: every operation and type, host and device arrays,
 #     n = 1 and 5001), one run per tool and structure (--only sort, hash,
-#     btree) so that one slow run cannot starve the others, on the last
-#     design named; findings, a non-zero exit or a timeout are failures;
+#     btree; memcheck also ops) so that one slow run cannot starve the
+#     others, on the last design named; findings, a non-zero exit or a
+#     timeout are failures;
 #  6. the Python tests (-k cuda) of the package built in 1b;
 #  7. last: one PASS/FAIL/SKIP line per step, then the compact table of every
 #     figure with its ratio to its peer and ceiling.
@@ -497,7 +499,9 @@ SAN=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2
 SAN_DESIGN=$LAST_DESIGN
 reserve=20 need=15 # the Python tests after them
 for tool in memcheck initcheck synccheck; do
-  for part in sort hash btree; do
+  parts="sort hash btree"
+  [ $tool = memcheck ] && parts="$parts ops" # the data operations: one run, the first tool
+  for part in $parts; do
     name="compute-sanitizer $tool $part"
     if [ $BUILT = 0 ]; then record SKIP "$name" "nothing built"; continue; fi
     if [ $GPU = 0 ]; then record SKIP "$name" "$GPU_WHY"; continue; fi
