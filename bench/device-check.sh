@@ -445,7 +445,7 @@ elif [ ! -f "$METER" ]; then record FAIL "$name" "no meter figures at $METER"
 else
   cal=$OUT/calibration
   mkdir -p "$cal"
-  cal_why="" cal_t=$(date +%s)
+  cal_why="" cal_skip=0 cal_t=$(date +%s)
   for row in $CAL_ROWS; do
     f=$cal/${row//\//-}
     timed calibrate 30 "$f.log" env TANDEM_GPU_DESIGN="$LAST_DESIGN" "$NCU" --clock-control none \
@@ -453,6 +453,12 @@ else
     grep '^profiled: ' "$f.log" >"$f.out"
     if grep -q -E 'ERR_NVGPUCTRPERM|permission to access NVIDIA GPU Performance Counters' "$f.log"; then
       cal_why="ncu may not read the performance counters here (ERR_NVGPUCTRPERM: the driver restricts them to admin users)"
+      cal_skip=1
+      break
+    elif grep -q -i -E '==ERROR==.*not supported' "$f.log"; then
+      # Some runtimes (virtualized or partitioned GPUs) expose no counters.
+      cal_why="ncu cannot profile here: $(grep -m1 -i -E '==ERROR==.*not supported' "$f.log" | cut -c1-120)"
+      cal_skip=1
       break
     elif [ $rc -ne 0 ] || [ ! -s "$f.out" ]; then
       cal_why="$(why_not_run $rc) on $row: $(grep -m1 -E '==ERROR==|tandem-cost' "$f.log" | cut -c1-120) (calibration/${f##*/}.log)"
@@ -468,7 +474,7 @@ else
     else
       record FAIL "$name" "calibrate_meter.py: $(grep -m1 'calibrate_meter:' "$OUT/calibration.txt" | cut -c1-150) (calibration.txt)"
     fi
-  elif [[ $cal_why == *ERR_NVGPUCTRPERM* ]]; then record SKIP "$name" "$cal_why"
+  elif [ $cal_skip = 1 ]; then record SKIP "$name" "$cal_why"
   else record FAIL "$name" "$cal_why"
   fi
 fi
