@@ -7,8 +7,8 @@
 #                          (TANDEM_TEST_SCALE=full: every size and seed) on the same build, the
 #                          build without CUDA and Highway, ASan + UBSan, ThreadSanitizer on the
 #                          emulated device, the fuzzers, the pip-built package, the install,
-#                          the static checks, the API reference, the GPU cost meter's budgets
-#                          and the benchmark smoke runs
+#                          the static checks, the API reference, the GPU cost meter's budgets,
+#                          the benchmark smoke runs and the GPU check's rehearsal
 #   make bench             build and run the headline benchmark with peers
 #   make bench-all         build and run every benchmark row with peers (tandem-bench all --peers)
 #   make docs              API reference (Doxygen) in $(BUILD)/docs
