@@ -7,11 +7,13 @@
 #                          (TANDEM_TEST_SCALE=full: every size and seed) on the same build, the
 #                          build without CUDA and Highway, ASan + UBSan, ThreadSanitizer on the
 #                          emulated device, the fuzzers, the pip-built package, the install,
-#                          the static checks, the API reference, the GPU cost meter's budgets
-#                          and the benchmark smoke runs
+#                          the static checks, the API reference, the GPU cost meter's budgets,
+#                          the benchmark smoke runs and the GPU check's rehearsal
 #   make bench             build and run the headline benchmark with peers
 #   make bench-all         build and run every benchmark row with peers (tandem-bench all --peers)
 #   make docs              API reference (Doxygen) in $(BUILD)/docs
+#   make device-check-rehearsal  the GPU check (bench/device-check.sh) on a machine without a
+#                          GPU: every GPU step SKIPs with its reason (docs/gpu-check.md)
 #   make plots             throughput-vs-n plots in docs/img
 # Variables: BUILD=dir, CUDA=AUTO|ON|OFF, MPI=AUTO|ON|OFF, HWY=AUTO|ON|OFF (Highway's vqsort
 #            for keys-only sorts), WERROR=ON|OFF, TYPE=Release|Debug,
@@ -179,3 +181,17 @@ cuda-emu-cost:
 	  -DEMU_METER=ON >/dev/null
 	cmake --build $(BUILD)/cuda-emu-meter -j $(JOBS) --target tandem-cost
 	tests/cuda_emu/cost.sh $(BUILD)/cuda-emu-meter $(BUILD)/cuda-emu-cost.csv
+
+# The GPU check (bench/device-check.sh) rehearsed on a machine without a GPU
+# (docs/gpu-check.md): every GPU step SKIPs with its reason, the build runs
+# from scratch in $(BUILD)-devcheck (ccache makes that minutes), the Python
+# package is built by pip without build isolation against $(BUILD)/venv's
+# Python (the stand-in for the GPU machine's), and the cuco peer is compiled
+# when third_party/cuco is there (scripts/fetch-cuco.sh). Criterion is left
+# out, as on the GPU machine. Limits are widened for 2 cores.
+.PHONY: device-check-rehearsal
+DEVCHECK_OUT ?= $(BUILD)/device-check-rehearsal
+device-check-rehearsal: venv
+	TANDEM_DEVCHECK_PYTHON=$(abspath $(BUILD))/venv/bin/python TANDEM_DEVCHECK_BUILD=$(BUILD)-devcheck \
+	  TANDEM_DEVCHECK_BUDGET=2400 TANDEM_DEVCHECK_BUILD_CAP=1500 TANDEM_DEVCHECK_PY_CAP=1500 \
+	  TANDEM_DEVCHECK_CMAKE_ARGS="-DTANDEM_CRITERION=OFF" bench/device-check.sh $(DEVCHECK_OUT)

@@ -220,6 +220,22 @@ void bench_lp_clear(void *d_table, size_t slots);
 void bench_lp_insert(void *d_table, size_t slots, const uint64_t *d_keys, const uint64_t *d_vals, size_t n);
 void bench_lp_find(const void *d_table, size_t slots, const uint64_t *d_q, uint64_t *d_out, uint8_t *d_found,
                    size_t nq);
+#ifdef TANDEM_BENCH_HAVE_CUCO
+/* bench_cuco.cu: cuCollections' cuco::static_map u64 -> u64 (the default
+ * linear probing by groups of 4 threads), all-ones as the empty key. create:
+ * room for n keys at load `load` (cuco rounds the slot count up to a size of
+ * its own: capacity() says what it took). find writes all-ones for a miss;
+ * found then turns that into found flags and 0 values, as the result check
+ * expects (outside the timed region). Each call waits for the device. */
+struct bench_cuco_map;
+bench_cuco_map *bench_cuco_create(size_t n, double load);
+size_t bench_cuco_capacity(const bench_cuco_map *m);
+void bench_cuco_destroy(bench_cuco_map *m);
+void bench_cuco_clear(bench_cuco_map *m);
+void bench_cuco_insert(bench_cuco_map *m, const uint64_t *d_keys, const uint64_t *d_vals, size_t n);
+void bench_cuco_find(const bench_cuco_map *m, const uint64_t *d_q, uint64_t *d_out, size_t nq);
+void bench_cuco_found(uint64_t *d_out, uint8_t *d_found, size_t nq);
+#endif
 #endif
 
 typedef int (*bench_fn)(const bench_opts &o);

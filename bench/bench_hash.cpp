@@ -278,8 +278,9 @@ const size_t SMALL = 65536, SMALL_CALLS = 100;
  * keys at random, miss50 queries are stored or absent by a coin flip. Every
  * result is checked on the GPU against those formulas. Rows: insert into a
  * table created for n keys, find_hit, find_miss50, erase of every key; the
- * same with the linear-probing baseline (--peers); small batches of 2^16
- * (100 calls per timed run) for insert and find. */
+ * same with the linear-probing baseline and cuco::static_map at loads 0.8
+ * and 0.5 (--peers; cuco when built with cuCollections); small batches of
+ * 2^16 (100 calls per timed run) for insert and find. */
 void bench_cuda_hash(const bench_opts &o) {
   size_t want = bench_n(o, (size_t)1 << 27), slots = 16;
   while (slots * 2 <= want) slots *= 2;
@@ -364,6 +365,37 @@ void bench_cuda_hash(const bench_opts &o) {
     });
     check_find("linear probing find (small batch)", sn, false);
     bench_dev_free(t);
+#ifdef TANDEM_BENCH_HAVE_CUCO
+    /* cuco::static_map over the same keys and queries: at load 0.8 (impl
+     * "cuco", the figure beside tandem's rows) and at load 0.5 (a table of
+     * 2n slots: what cuco gains from room). */
+    for (double load : {0.8, 0.5}) {
+      const std::string impl = load == 0.8 ? "cuco" : "cuco(load0.5)";
+      bench_cuco_map *m = bench_cuco_create(n, load);
+      bench_printf("hash cuda: cuco::static_map of %zu slots for %zu keys (load %.2f)\n", bench_cuco_capacity(m), n,
+                   (double)n / (double)bench_cuco_capacity(m));
+      bench_measure(o, base_row("insert", impl, "cuda", n, n, 1), (double)n, [&] { bench_cuco_clear(m); },
+                    [&] { bench_cuco_insert(m, dk, dv, n); });
+      bench_measure(o, base_row("find_hit", impl, "cuda", n, n, 1), (double)n, nullptr,
+                    [&] { bench_cuco_find(m, dh, dout, n); });
+      bench_cuco_found(dout, dfound, n);
+      check_find((impl + " find (hits)").c_str(), n, false);
+      bench_measure(o, base_row("find_miss50", impl, "cuda", n, n, 1), (double)n, nullptr,
+                    [&] { bench_cuco_find(m, dm, dout, n); });
+      bench_cuco_found(dout, dfound, n);
+      check_find((impl + " find (miss50)").c_str(), n, true);
+      if (load == 0.8) {
+        bench_measure(o, base_row("find_hit", impl, "cuda", n, sn, 1), (double)(sn * calls), nullptr, [&] {
+          for (size_t i = 0; i < calls; i++) bench_cuco_find(m, dh, dout, sn);
+        });
+        bench_cuco_found(dout, dfound, sn);
+        check_find((impl + " find (small batch)").c_str(), sn, false);
+      }
+      bench_cuco_destroy(m);
+    }
+#else
+    bench_printf("hash cuda: no cuco peer: cuCollections was not found at configure time (scripts/fetch-cuco.sh)\n");
+#endif
   }
   for (void *p : {(void *)dk, (void *)dv, (void *)dh, (void *)dm, (void *)dout, (void *)dfound}) bench_dev_free(p);
 }

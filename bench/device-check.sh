@@ -7,13 +7,21 @@
 #  0. the machine; the driver's CUDA version against the toolkit's (a driver
 #     older than the toolkit's major version runs no kernel: said first, a
 #     FAIL, and no GPU step is blamed on tandem);
-#  1. configure from scratch for sm_90 with warnings as errors, and build;
+#  1. configure from scratch for sm_90 with warnings as errors, and build
+#     (with the cuco hash peer when third_party/cuco is in the tree:
+#     scripts/fetch-cuco.sh; the build line says whether it is);
 #     if that machine's compiler fails the -Werror build, that is recorded
 #     (FAIL) and the build is redone without -Werror so the rest still runs;
+#  1b. the Python package built by pip without build isolation or a
+#     registry (scikit-build-core and nanobind as installed), its own PASS,
+#     FAIL or SKIP line: started in the background as soon as step 1 ends, so
+#     it compiles (on the CPU cores) while the GPU steps 2-3b run, and waited
+#     for before the benchmarks, which it must not disturb;
 #  2. the Criterion suite when Criterion is installed (SKIP otherwise);
 #  3. tandem-selftest, once per GPU design: every operation on CUDA compared
-#     bit for bit with the CPU, host and device arrays (and, GPU or not, the
-#     CPU on one thread against all threads);
+#     bit for bit with the CPU, host and device arrays, the data operations
+#     (unique, isin, group_reduce, join) included (and, GPU or not, the CPU
+#     on one thread against all threads);
 #  3b. tandem-pipeline-check once per GPU design (stream-ordered mode: 0
 #     host waits, fixed-capacity inserts without a wait, deferred errors,
 #     graph capture, a device pool as the allocator, two streams, find
@@ -21,18 +29,32 @@
 #     calls; a program the CUDA build should have made but did not is a
 #     FAIL, not a SKIP;
 #  4. tandem-bench sort, hash and btree on device-resident data at sizes that
-#     fill the chip (2^28 sort keys, 2^27 hash slots / B-tree keys) and in
-#     batches of 2^16, with the ceilings (device copy bandwidth, random 8-byte
-#     gather) and the peers (raw CUB, binary search, linear probing), every
-#     result checked (WRONG RESULT fails the step), each GPU design side by
-#     side: the data that decides the default design, so before the
-#     sanitizers;
+#     fill the chip (2^27 sort keys, just under CUB's onesweep portion;
+#     2^27 hash slots / B-tree keys) and in batches of 2^16, with the
+#     ceilings (device copy bandwidth, random 8-byte gather) and the peers
+#     (raw CUB, binary search, linear probing, cuco::static_map at loads 0.8
+#     and 0.5 when built with it), every result checked (WRONG RESULT fails
+#     the step), each GPU design side by side: the data that decides the
+#     default design, so before the sanitizers;
+#  4b. calibration of the cost meter: Nsight Compute (ncu --clock-control
+#     none) reads the DRAM and L2 sector counters of one call each of sort
+#     keys u32, hash insert and find_hit, B-tree find_hit and unique (u64),
+#     run by tandem-cost-profile at the meter's n (2^18) on its inputs, on
+#     the last design named; scripts/calibrate_meter.py writes them beside
+#     the meter's figure (docs/data/cost-meter/cuda-emu-cost.csv, a
+#     snapshot of make cuda-emu-cost) with the ratios: calibration.csv. No
+#     ncu, or counters it may not read (ERR_NVGPUCTRPERM): SKIP, saying so;
+#  4c. the data operations from Python on device arrays beside CuPy and
+#     PyTorch (python -m tandem.bench ops --backend cuda, int64 keys, 2^24
+#     rows: unique, isin, searchsorted, sort against cupy.* and torch.*,
+#     every result compared with tandem's; factorize, group_reduce, join);
 #  5. compute-sanitizer memcheck, initcheck and synccheck over the self-test
 #     (its --minimal set: every operation and type, host and device arrays,
 #     n = 1 and 5001), one run per tool and structure (--only sort, hash,
-#     btree) so that one slow run cannot starve the others, on the last
-#     design named; findings, a non-zero exit or a timeout are failures;
-#  6. the Python tests (-k cuda) when python/tests exists;
+#     btree; memcheck also ops) so that one slow run cannot starve the
+#     others, on the last design named; findings, a non-zero exit or a
+#     timeout are failures;
+#  6. the Python tests (-k cuda) of the package built in 1b;
 #  7. last: one PASS/FAIL/SKIP line per step, then the compact table of every
 #     figure with its ratio to its peer and ceiling.
 # Full logs go to OUTDIR. Without a GPU every GPU step reports SKIP with the
@@ -41,6 +63,18 @@
 # later steps that matter more (self-test, benchmarks, sanitizers); a step the
 # budget cannot hold any more is a FAIL ("not run"), never silently dropped,
 # and no limit is ever 0.
+#
+# What the steps cost (caps; the GPU figures are estimates until a GPU run
+# records them): build up to 240 s; 1b the Python build up to 300 s but
+# beside steps 2-3b, so what it adds is only what it runs past them (a
+# rebuild of the library's sources, several minutes on 2 cores without
+# ccache); self-tests 90 s each; pipeline checks 60 s each; benchmarks
+# sort 100 s (2^27 keys: half the former 2^28), hash 100 s (the cuco rows
+# add two tables' inserts and finds), B-tree 100 s; 4b calibration 60 s
+# (five short processes, each a few seconds under ncu at 2^18 keys); 4c
+# 60 s (2^24 rows: importing PyTorch takes seconds); sanitizer runs 40 s
+# each; Python tests 60 s. The reserves below keep 4b, 4c and the memcheck
+# runs ahead of the later sanitizer runs and the Python tests.
 #
 # Knobs (environment):
 #   TANDEM_GPU_DESIGNS   GPU designs to compare (default "legacy,v2": the
@@ -55,9 +89,18 @@
 #   TANDEM_DEVCHECK_BUILD    build directory (default build-device)
 #   TANDEM_DEVCHECK_ARCHS    CUDA architectures (default 90)
 #   TANDEM_DEVCHECK_CMAKE_ARGS  extra configure arguments
-#   TANDEM_DEVCHECK_BUILD_CAP, TANDEM_DEVCHECK_CTEST_CAP  limits of the build
-#                        (default 240 s) and Criterion suite (120 s) steps, for
-#                        running the script on a slower machine than the GPU's
+#   TANDEM_DEVCHECK_BUILD_CAP, TANDEM_DEVCHECK_CTEST_CAP, TANDEM_DEVCHECK_PY_CAP
+#                        limits of the build (default 240 s), Criterion suite
+#                        (120 s) and Python build (300 s) steps, for running
+#                        the script on a slower machine than the GPU's
+#   TANDEM_DEVCHECK_PYTHON   the Python that builds and tests the package
+#                        (default python3; the rehearsal passes the venv's)
+#   TANDEM_DEVCHECK_PIP_ARGS extra arguments of the pip build (the rehearsal
+#                        passes ccache as the compiler launcher)
+#   TANDEM_DEVCHECK_METER    the meter's figures the calibration compares with
+#                        (default docs/data/cost-meter/cuda-emu-cost.csv)
+#
+# Rehearsal without a GPU: make device-check-rehearsal (docs/gpu-check.md).
 set -uo pipefail
 OUT=${1:?usage: bench/device-check.sh OUTDIR}
 mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd) || exit 2
@@ -66,6 +109,8 @@ BUILD=${TANDEM_DEVCHECK_BUILD:-build-device}
 BUDGET=${TANDEM_DEVCHECK_BUDGET:-470}
 DESIGNS=${TANDEM_GPU_DESIGNS:-legacy,v2}
 ARCHS=${TANDEM_DEVCHECK_ARCHS:-90}
+PY=${TANDEM_DEVCHECK_PYTHON:-python3}
+METER=${TANDEM_DEVCHECK_METER:-docs/data/cost-meter/cuda-emu-cost.csv}
 T0=$(date +%s)
 steps=()
 failed=0
@@ -128,7 +173,8 @@ why_not_run() { # a failure reason for rc 124/125, else the exit status
   (command -v nvcc || ls /usr/local/cuda/bin/nvcc) 2>/dev/null && { nvcc --version 2>/dev/null || /usr/local/cuda/bin/nvcc --version; }
   cmake --version | head -1
   command -v ninja && ninja --version
-  command -v python3 && python3 --version
+  command -v "$PY" && "$PY" --version
+  command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null
 } >"$OUT/machine.txt" 2>&1
 GPU_NAME=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
 
@@ -163,13 +209,16 @@ CUDA_MODE=AUTO
 [ -n "$GPU_NAME" ] && CUDA_MODE=ON
 timed configure 60 "$OUT/configure.log" cmake -S . -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release \
   -DTANDEM_CUDA=$CUDA_MODE -DCMAKE_CUDA_ARCHITECTURES="$ARCHS" -DTANDEM_WERROR=ON ${TANDEM_DEVCHECK_CMAKE_ARGS:-}
+CUCO="no cuco peer (no third_party/cuco: scripts/fetch-cuco.sh)"
+grep -q 'cuco peer (cuCollections) found' "$OUT/configure.log" 2>/dev/null &&
+  CUCO="cuco peer at $(cat third_party/cuco/COMMIT 2>/dev/null | cut -c1-10)"
 if [ $rc -ne 0 ]; then
   record FAIL configure "$(why_not_run $rc) (configure.log)"
   tail -20 "$OUT/configure.log"
 else
   timed build "${TANDEM_DEVCHECK_BUILD_CAP:-240}" "$OUT/build.log" cmake --build "$BUILD" -j "$(nproc)"
   if [ $rc -eq 0 ]; then
-    record PASS build "$secs s, $(grep -o 'CUDA backend [A-Z]*' "$OUT/configure.log" | head -1), archs $ARCHS, warnings as errors"
+    record PASS build "$secs s, $(grep -o 'CUDA backend [A-Z]*' "$OUT/configure.log" | head -1), archs $ARCHS, warnings as errors, $CUCO"
   elif [ $rc -ne 124 ] && [ $rc -ne 125 ]; then
     # That machine's compiler may warn where the one tandem is developed
     # with does not: a finding to fix, but no reason to skip every GPU step.
@@ -207,6 +256,61 @@ if [ $BUILT = 1 ]; then
     record FAIL "device probe" "$(why_not_run $rc) (probe.log)"
   fi
 fi
+
+# ---- 1b. the Python package, built beside the GPU steps ------------------------------
+# pip compiles the library's sources once more (the wheel's own build), on
+# the CPU cores while steps 2-3b keep the GPU busy; it is waited for before
+# the benchmarks. Its limit leaves the benchmarks and what follows them
+# their time even if it runs to the end of it.
+PYSITE=$BUILD/pysite
+PY_PID="" PY_WHY=""
+if [ ! -f pyproject.toml ]; then
+  PY_WHY="no pyproject.toml to build the package from"
+elif ! command -v "$PY" >/dev/null; then
+  PY_WHY="no $PY on this machine"
+elif ! "$PY" -c 'import scikit_build_core, nanobind' 2>/dev/null; then
+  PY_WHY="scikit-build-core or nanobind is not installed for $PY (and no registry to fetch them from)"
+else
+  PY_CUDA=AUTO
+  [ $CUDA_BUILT = 1 ] && PY_CUDA=ON
+  reserve=240 need=30
+  py_lim=$(limit "${TANDEM_DEVCHECK_PY_CAP:-300}")
+  if [ "$py_lim" = 0 ]; then
+    PY_WHY="not run: time budget used up ($(left) s left)"
+  else
+    py_t0=$(date +%s)
+    rm -rf "$PYSITE"
+    # shellcheck disable=SC2086 # TANDEM_DEVCHECK_PIP_ARGS is a list of arguments
+    (CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) timeout --kill-after=5 "$py_lim" nice -n 10 "$PY" -m pip install \
+      --no-build-isolation --no-deps --no-index --disable-pip-version-check --target "$PYSITE" \
+      -C build-dir="$BUILD/python-pip" -C cmake.define.TANDEM_CUDA=$PY_CUDA \
+      -C cmake.define.CMAKE_CUDA_ARCHITECTURES="$ARCHS" ${TANDEM_DEVCHECK_PIP_ARGS:-} . >"$OUT/python-build.log" 2>&1
+    echo $? >"$OUT/python-build.rc") &
+    PY_PID=$!
+  fi
+fi
+# py_wait: waits for the Python build and records its line (once).
+py_wait() {
+  [ -n "${PY_RECORDED:-}" ] && return
+  PY_RECORDED=1
+  if [ -z "$PY_PID" ]; then
+    record SKIP "python build (pip)" "$PY_WHY"
+    PYSITE=""
+    return
+  fi
+  wait "$PY_PID"
+  local prc
+  prc=$(cat "$OUT/python-build.rc" 2>/dev/null || echo 1)
+  secs=$(( $(date +%s) - py_t0 ))
+  [ "$prc" = 137 ] && prc=124
+  if [ "$prc" = 0 ]; then
+    record PASS "python build (pip)" "$secs s beside the GPU steps, TANDEM_CUDA=$PY_CUDA, $("$PY" --version 2>&1), no build isolation, no index"
+  else
+    PY_WHY="the package did not build (python-build.log)"
+    record FAIL "python build (pip)" "$(why_not_run "$prc"): $(grep -m1 -E 'error|Error' "$OUT/python-build.log" | cut -c1-120) (python-build.log)"
+    PYSITE=""
+  fi
+}
 
 # ---- 2. the Criterion suite -------------------------------------------------------
 if [ $BUILT = 0 ]; then
@@ -314,13 +418,84 @@ bench() { # bench NAME CAP ARGS...
     record FAIL "$name" "$(why_not_run $rc), $wrong WRONG RESULT line(s): $(grep -m1 -E 'WRONG RESULT|tandem-bench:' "$OUT/bench-$s.txt" | cut -c1-150)"
   fi
 }
-# Each keeps time for the memcheck runs at least.
-reserve=90 need=40
-bench sort 150 --type u32,u64,i32,f32 --n 268435456 --reps 3
-reserve=70
-bench hash 90 --n 134217728 --reps 3
-reserve=50
+py_wait # the benchmarks run with the CPU cores idle
+# Each keeps time for the calibration, the Python operations and the
+# memcheck runs at least.
+reserve=170 need=40
+bench sort 100 --type u32,u64,i32,f32 --n 134217728 --reps 3
+reserve=150
+bench hash 100 --n 134217728 --reps 3
+reserve=130
 bench btree 100 --n 134217728 --reps 3
+
+# ---- 4b. calibration: the hardware's sector counters beside the meter's figure ---------------
+# One call per row, bracketed by tandem-cost-profile with cudaProfilerStart
+# and Stop, so ncu (--profile-from-start off) profiles exactly the kernels
+# the meter counted; --clock-control none leaves the clocks as they run.
+NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null || true)
+CALPROG=$BUILD/tests/tandem-cost-profile
+CAL_ROWS="sort/keys/u32 hash/insert/u64 hash/find_hit/u64 btree/find_hit/u64 ops/unique/u64"
+CAL_METRICS=dram__sectors_read.sum,dram__sectors_write.sum,lts__t_sectors.sum
+name="calibration (ncu)"
+reserve=110 need=20
+if [ $BUILT = 0 ] || [ ! -x "$CALPROG" ]; then missing "$name" "$CALPROG"
+elif [ $GPU = 0 ]; then record SKIP "$name" "$GPU_WHY"
+elif [ -z "$NCU" ]; then record SKIP "$name" "Nsight Compute (ncu) is not installed"
+elif [ ! -f "$METER" ]; then record FAIL "$name" "no meter figures at $METER"
+else
+  cal=$OUT/calibration
+  mkdir -p "$cal"
+  cal_why="" cal_skip=0 cal_t=$(date +%s)
+  for row in $CAL_ROWS; do
+    f=$cal/${row//\//-}
+    timed calibrate 30 "$f.log" env TANDEM_GPU_DESIGN="$LAST_DESIGN" "$NCU" --clock-control none \
+      --profile-from-start off --metrics "$CAL_METRICS" --export "$f" -f "$CALPROG" --only "${row%%/*}" --profile "$row"
+    grep '^profiled: ' "$f.log" >"$f.out"
+    if grep -q -E 'ERR_NVGPUCTRPERM|permission to access NVIDIA GPU Performance Counters' "$f.log"; then
+      cal_why="ncu may not read the performance counters here (ERR_NVGPUCTRPERM: the driver restricts them to admin users)"
+      cal_skip=1
+      break
+    elif grep -q -i -E '==ERROR==.*not supported' "$f.log"; then
+      # Some runtimes (virtualized or partitioned GPUs) expose no counters.
+      cal_why="ncu cannot profile here: $(grep -m1 -i -E '==ERROR==.*not supported' "$f.log" | cut -c1-120)"
+      cal_skip=1
+      break
+    elif [ $rc -ne 0 ] || [ ! -s "$f.out" ]; then
+      cal_why="$(why_not_run $rc) on $row: $(grep -m1 -E '==ERROR==|tandem-cost' "$f.log" | cut -c1-120) (calibration/${f##*/}.log)"
+      break
+    fi
+    "$NCU" --import "$f.ncu-rep" --csv --page raw --print-units base >"$f.ncu" 2>>"$f.log"
+  done
+  if [ -z "$cal_why" ]; then
+    "$PY" scripts/calibrate_meter.py "$METER" "$cal" "$OUT/calibration.csv" >"$OUT/calibration.txt" 2>&1
+    crc=$?
+    if [ $crc -eq 0 ]; then
+      record PASS "$name" "$(( $(tail -n +2 "$OUT/calibration.csv" | wc -l) )) rows, design $LAST_DESIGN, $(( $(date +%s) - cal_t )) s (calibration.txt, calibration.csv)"
+    else
+      record FAIL "$name" "calibrate_meter.py: $(grep -m1 'calibrate_meter:' "$OUT/calibration.txt" | cut -c1-150) (calibration.txt)"
+    fi
+  elif [ $cal_skip = 1 ]; then record SKIP "$name" "$cal_why"
+  else record FAIL "$name" "$cal_why"
+  fi
+fi
+
+# ---- 4c. the data operations from Python, beside CuPy and PyTorch --------------------------------
+name="python ops vs cupy/torch"
+reserve=90 need=20
+py_wait
+if [ -z "$PYSITE" ]; then record SKIP "$name" "$PY_WHY"
+else
+  timed pyops 60 "$OUT/bench-python-ops.txt" env PYTHONPATH="$PWD/$PYSITE${PYTHONPATH:+:$PYTHONPATH}" \
+    "$PY" -m tandem.bench ops --backend cuda --type int64 --n 16777216 --reps 5 --csv "$OUT/bench-python-ops.csv"
+  if grep -q '^skipped:' "$OUT/bench-python-ops.txt"; then
+    record SKIP "$name" "$(grep -m1 '^skipped:' "$OUT/bench-python-ops.txt" | sed 's/^skipped: //' | cut -c1-150)"
+  elif [ $rc -eq 0 ]; then
+    peers=$(cut -d, -f3 "$OUT/bench-python-ops.csv" | grep -o -E '^(cupy|torch)' | sort -u | paste -sd' ' -)
+    record PASS "$name" "$(($(wc -l <"$OUT/bench-python-ops.csv") - 1)) rows, peers: ${peers:-none (neither CuPy nor PyTorch sees the GPU: bench-python-ops.txt)}, every peer's result equal to tandem's, $secs s"
+  else
+    record FAIL "$name" "$(why_not_run $rc), $(grep -c '^WRONG RESULT' "$OUT/bench-python-ops.txt") WRONG RESULT line(s): $(grep -m1 -E 'WRONG RESULT|Error' "$OUT/bench-python-ops.txt" | cut -c1-150)"
+  fi
+fi
 
 # ---- 5. compute-sanitizer over the self-test, one run per tool and structure ----------------
 # memcheck of all three structures first, then initcheck, then synccheck: a
@@ -328,9 +503,11 @@ bench btree 100 --n 134217728 --reps 3
 # starves none of the others of its own limit.
 SAN=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)
 SAN_DESIGN=$LAST_DESIGN
-reserve=0 need=15
+reserve=20 need=15 # the Python tests after them
 for tool in memcheck initcheck synccheck; do
-  for part in sort hash btree; do
+  parts="sort hash btree"
+  [ $tool = memcheck ] && parts="$parts ops" # the data operations: one run, the first tool
+  for part in $parts; do
     name="compute-sanitizer $tool $part"
     if [ $BUILT = 0 ]; then record SKIP "$name" "nothing built"; continue; fi
     if [ $GPU = 0 ]; then record SKIP "$name" "$GPU_WHY"; continue; fi
@@ -352,34 +529,22 @@ done
 # ---- 6. Python tests ---------------------------------------------------------------------------
 name="python tests (-k cuda)"
 reserve=0 need=10
-# Run without a GPU too: the tests' own skips then say why, and the build of
-# the package is still checked.
+# Run without a GPU too: the tests' own skips then say why, and the package
+# built in 1b is imported and used.
+py_wait
 if [ ! -d python/tests ]; then
   record SKIP "$name" "no python/tests in this tree"
-elif ! python3 -c 'import pytest' 2>/dev/null; then
-  record SKIP "$name" "pytest is not installed for $(command -v python3 || echo 'python3 (missing)')"
+elif [ -z "$PYSITE" ]; then
+  record SKIP "$name" "$PY_WHY"
+elif ! "$PY" -c 'import pytest' 2>/dev/null; then
+  record SKIP "$name" "pytest is not installed for $PY"
 else
-  PYSITE=$BUILD/pysite
-  if ! python3 -c 'import tandem' 2>/dev/null; then
-    if [ -f pyproject.toml ]; then
-      # No registry: build with what is installed (scikit-build-core, nanobind).
-      timed pip 120 "$OUT/python-build.log" python3 -m pip install --no-build-isolation --no-deps --no-index \
-        --target "$PYSITE" -C cmake.define.CMAKE_CUDA_ARCHITECTURES="$ARCHS" .
-      [ $rc -eq 0 ] || PYSITE="" PYWHY="the package could not be built here ($(why_not_run $rc); python-build.log)"
-    else
-      PYSITE="" PYWHY="no pyproject.toml to build the package from"
-    fi
-  fi
-  if [ -z "$PYSITE" ]; then
-    record SKIP "$name" "$PYWHY"
-  else
-    timed pytest 90 "$OUT/python-tests.log" env PYTHONPATH="$PWD/$PYSITE${PYTHONPATH:+:$PYTHONPATH}" \
-      python3 -m pytest python/tests -k cuda -q -p no:cacheprovider
-    tally=$(grep -E '[0-9]+ (passed|failed|skipped|deselected|error)' "$OUT/python-tests.log" | tail -1)
-    if [ $rc -eq 0 ]; then record PASS "$name" "$tally, $secs s"
-    elif [ $rc -eq 5 ]; then record SKIP "$name" "no test selected by -k cuda"
-    else record FAIL "$name" "$(why_not_run $rc): $tally (python-tests.log)"
-    fi
+  timed pytest 60 "$OUT/python-tests.log" env PYTHONPATH="$PWD/$PYSITE${PYTHONPATH:+:$PYTHONPATH}" \
+    "$PY" -m pytest python/tests -k cuda -q -p no:cacheprovider
+  tally=$(grep -E '[0-9]+ (passed|failed|skipped|deselected|error)' "$OUT/python-tests.log" | tail -1)
+  if [ $rc -eq 0 ]; then record PASS "$name" "$tally, $secs s"
+  elif [ $rc -eq 5 ]; then record SKIP "$name" "no test selected by -k cuda"
+  else record FAIL "$name" "$(why_not_run $rc): $tally (python-tests.log)"
   fi
 fi
 
@@ -389,9 +554,10 @@ fi
   echo "== tandem device check: $(date -u +%Y-%m-%dT%H:%MZ), ${GPU_NAME:-no GPU}, designs $DESIGNS, $(elapsed) s of $BUDGET"
   printf '%s\n' "${steps[@]}"
   echo "== $failed step(s) failed; logs in $OUT"
+  [ -f "$OUT/calibration.txt" ] && { echo; echo "cost meter against the hardware's counters:"; cat "$OUT/calibration.txt"; }
   echo
   if ls "$OUT"/bench-*.csv >/dev/null 2>&1; then
-    python3 scripts/devcheck_table.py "$OUT"/bench-*.csv 2>&1 ||
+    "$PY" scripts/devcheck_table.py "$OUT"/bench-*.csv 2>&1 ||
       cat "$OUT"/bench-*.csv # no Python: the raw figures
   else
     echo "(no benchmark figures: the benchmarks did not run)"

@@ -74,7 +74,7 @@ BARE_EXT = ("c", "h", "cu", "cuh", "cc", "cpp", "hpp", "py", "sh", "md", "cmake"
 # Paths that name build outputs, the caller's files or the system: not checked.
 BUILD_PREFIXES = re.compile(r"^(build[\w.-]*/|\$\(BUILD\)|\$\{?BUILD\b|BUILD(_DIR)?/|\$\{?OUT\b|\$\{?\w+\}?/|"
                             r"/|~|\.\./\.\.|venv/|out/|[\w.-]+\.(so|a|o)$|"
-                            r"CMakeFiles/|dist/|wheelhouse/)")
+                            r"CMakeFiles/|dist/|wheelhouse/|third_party/)")
 SKIP_DIRS = {".git", "__pycache__", "venv", ".venv", "node_modules", "_skbuild", ".pytest_cache",
              ".hypothesis"}
 SELF = {"scripts/check-docs.py", "scripts/check-docs.allow"}
@@ -166,7 +166,9 @@ class Tree:
             rel = "" if rel == "." else rel
             keep = []
             for s in subdirs:
-                if s in SKIP_DIRS or s.endswith(".egg-info") or (rel == "" and (s.startswith("build") or s == "out")):
+                # third_party: fetched dependencies (scripts/fetch-cuco.sh), not the tree's text
+                if s in SKIP_DIRS or s.endswith(".egg-info") or (
+                        rel == "" and (s.startswith("build") or s in ("out", "third_party"))):
                     continue
                 keep.append(s)
             subdirs[:] = keep

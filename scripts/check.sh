@@ -20,7 +20,11 @@
 #   8. the fuzzers (libFuzzer, ASan + UBSan), 40 s each, two at a time;
 #   9. the GPU cost meter on the emulated device: every row within its
 #      budget (tests/cuda_emu/cost-budgets.txt);
-#  10. the benchmarks' smoke runs (small n): every peer and thread count runs.
+#  10. the benchmarks' smoke runs (small n): every peer and thread count runs;
+#  11. the GPU check rehearsed (bench/device-check.sh, no GPU here): every GPU
+#      step SKIPs with its reason, the build from scratch, the cuco peer when
+#      third_party/cuco is there, the pip build of the package and its -k cuda
+#      tests must pass (under 2 minutes with a warm ccache).
 # Usage: scripts/check.sh BUILD_DIR
 # Environment: JOBS (default: the cores), WERROR (default ON),
 # CHECK_FROM=N to start at step N (after fixing a later step).
@@ -33,7 +37,7 @@ from=${CHECK_FROM:-1}
 start=$(date +%s)
 step() { # N TEXT: prints the step's heading; returns 1 when it is to be skipped
   [ "$1" -ge "$from" ] || return 1
-  echo "== check $1/10: $2 ($(( $(date +%s) - start )) s)"
+  echo "== check $1/11: $2 ($(( $(date +%s) - start )) s)"
 }
 
 step 1 "the full tier of $B (about 10 minutes on 2 cores)" &&
@@ -83,4 +87,7 @@ if step 10 "the benchmarks' smoke runs (small n)"; then
       mpirun -n 2 --oversubscribe "$B-cpu"/mpi/tandem-mpi-bench --n 10000 --reps 1 >/dev/null
   fi
 fi
+step 11 "the GPU check rehearsed without a GPU (make device-check-rehearsal)" &&
+  make --no-print-directory device-check-rehearsal BUILD="$B" JOBS="$JOBS"
+
 echo "check: every step passed in $(( $(date +%s) - start )) s"

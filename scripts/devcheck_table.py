@@ -2,15 +2,22 @@
 """The compact table device-check prints last: every GPU figure of the
 tandem-bench CSVs given, with its ratio to its peer (the same operation, key
 type, n and batch size done by raw CUB, the binary-search kernel or the
-linear-probing table) and to the device ceiling (copy bandwidth for sorts,
-random 8-byte gather rate for finds).
+linear-probing table, cuco::static_map at the same load, and from the
+Python rows CuPy and PyTorch; where several did it, the fastest) and to the
+device ceiling (copy bandwidth for sorts, random 8-byte gather rate for
+finds).
 
 usage: scripts/devcheck_table.py FILE.csv ...   (standard library only)
 """
 import csv
 import sys
 
-PEERS = {"cub", "binary_search", "linear_probing"}
+PEERS = {"cub", "binary_search", "linear_probing", "cuco"}
+
+
+def is_peer(impl):
+    """A peer's row (cuco at load 0.5 is not: tandem's rows are at 0.8)."""
+    return impl in PEERS or impl.startswith(("cupy.", "torch."))
 
 
 def main(paths):
@@ -31,11 +38,9 @@ def main(paths):
     gathers = {r["n"]: r for r in limits if r["operation"] == "gather"}
 
     def peer_of(r):
-        for p in rows:
-            if p["impl"] in PEERS and all(p[k] == r[k] for k in
-                                          ("structure", "operation", "key_type", "value_type", "n", "queries")):
-                return p
-        return None
+        same = [p for p in rows if is_peer(p["impl"]) and all(
+            p[k] == r[k] for k in ("structure", "operation", "key_type", "value_type", "n", "queries"))]
+        return max(same, key=lambda p: p["rate"]) if same else None
 
     def ceiling_of(r):
         """(M/s the ceiling allows, what it is), or None."""
@@ -58,9 +63,9 @@ def main(paths):
     for r in rows:
         batch = r["queries"] if r["queries"] != "0" else r["n"]
         unit = "GB/s" if r["operation"] == "memcpy_gbps" else "M/s"
-        peer = "" if r["impl"] in PEERS or r["structure"] == "limits" else "-"
+        peer = "" if is_peer(r["impl"]) or r["structure"] == "limits" else "-"
         ceil = ""
-        if r["impl"].startswith("tandem") or r["impl"] in PEERS:
+        if r["impl"].startswith("tandem") or is_peer(r["impl"]):
             p = peer_of(r) if r["impl"].startswith("tandem") else None
             if p:
                 peer = f"{r['rate'] / p['rate']:.2f}x {p['impl'][:8]}" if p["rate"] > 0 else "-"

@@ -17,7 +17,10 @@ prints a table. Rows:
                       join(inner) vs pandas.merge; each also as the bare C
                       call (tandem-c: outputs malloc'd per call, as a C caller
                       would; searchsorted: when the sorted keys are distinct);
-                      on CUDA vs CuPy / PyTorch. A ratio table follows.
+                      on CUDA (device arrays) unique, isin,
+                      searchsorted and sort vs CuPy and PyTorch (both when
+                      installed), every peer's result compared with tandem's
+                      (WRONG RESULT: exit status 4). A ratio table follows.
 Times are medians of --reps runs after one warm-up; inputs come from a fixed
 seed; each timed region holds the one call (inputs are prepared outside).
 --clock cpu times with the process's CPU time (all threads) instead of the
@@ -44,7 +47,7 @@ SHORT = {"uint32": "u32", "uint64": "u64", "int32": "i32", "int64": "i64", "floa
 
 class Runner:
     def __init__(self, args):
-        self.args, self.rows = args, []
+        self.args, self.rows, self.wrong = args, [], []
         self.threads = args.threads
         self.cpu_clock = args.clock == "cpu"
         self.clock = time.process_time if self.cpu_clock else time.perf_counter
@@ -241,33 +244,20 @@ def bench_ops(r, dtype, n):
             import pandas as pd
         except ImportError:
             print("(pandas not installed: no pandas rows)", file=sys.stderr)
-    xp = r.xp
-    cuda_unique = cuda_isin = cuda_search = None
-    if r.cuda and xp is not np and hasattr(xp, "unique"):  # CuPy
-        cuda_unique = [("cupy.unique", lambda: xp.unique(dk, return_counts=True))]
-        cuda_isin = [("cupy.isin", lambda: xp.isin(dq, ds))]
-        cuda_search = [("cupy.searchsorted", lambda: xp.searchsorted(dsrt, dq))]
-    elif r.cuda:  # PyTorch
-        t = xp.t
-        cuda_unique = [("torch.unique", lambda: t.unique(dk, return_counts=True))]
-        cuda_isin = [("torch.isin", lambda: t.isin(dq, ds))]
-        cuda_search = [("torch.searchsorted", lambda: t.searchsorted(dsrt, dq))]
+    if r.cuda:
+        bench_ops_cuda(r, dtype, n, dict(keys=keys, queries=queries, setk=setk, srt=srt, sortk=keys_for(dtype, n, 19)),
+                       dict(keys=dk, values=dv, left=dl, right=dr, queries=dq, setk=ds, srt=dsrt))
+        return
     trio("unique_counts", lambda: tandem.unique(dk, return_counts=True, ctx=c), "unique_counts", (keys, keys, eq),
-         cuda_unique or [("np.unique", lambda: np.unique(keys, return_counts=True))])
+         [("np.unique", lambda: np.unique(keys, return_counts=True))])
     trio("isin", lambda: tandem.isin(dq, ds, ctx=c), "isin", (queries, setk, eq),
-         cuda_isin or [("np.isin", lambda: np.isin(queries, setk))])
+         [("np.isin", lambda: np.isin(queries, setk))])
     # The bare C searchsorted is the duplicate-free path (a B+ tree over a's
     # keys, then ranks); 32-bit keys at 10^7 draw some duplicates, for which
     # the binding runs more (tdm_unique and a gather) than that call.
     distinct = srt.shape[0] < 2 or bool((srt[1:] != srt[:-1]).all())
     trio("searchsorted", lambda: tandem.searchsorted(dsrt, dq, ctx=c), "searchsorted" if distinct else None,
-         (srt, queries, 0), cuda_search or [("np.searchsorted", lambda: np.searchsorted(srt, queries))])
-    if r.cuda:
-        r.row("ops", "factorize", "tandem", dtype, "", n, 0, r.time(lambda _: tandem.factorize(dk, ctx=c)))
-        r.row("ops", "group_sum", "tandem", dtype, "", n, 0,
-              r.time(lambda _: tandem.group_reduce(dk, dv, "sum", ctx=c)))
-        r.row("ops", "join_inner", "tandem", dtype, "", n, 0, r.time(lambda _: tandem.join(dl, dr, ctx=c)))
-        return
+         (srt, queries, 0), [("np.searchsorted", lambda: np.searchsorted(srt, queries))])
     fl = eq | _core.ORDER_FIRST_SEEN
     trio("factorize", lambda: tandem.factorize(keys, ctx=c), "factorize", (keys, keys, fl),
          [("pandas.factorize", lambda: pd.factorize(keys))] if pd else [])
@@ -278,6 +268,100 @@ def bench_ops(r, dtype, n):
     rf = pd.DataFrame({"k": right, "b": np.arange(n)}) if pd else None
     trio("join_inner", lambda: tandem.join(left, right, ctx=c), "join_inner", (left, right, eq),
          [("pandas.merge", lambda: pd.merge(lf, rf, on="k"))] if pd else [])
+
+
+def _cuda_libs():
+    """{name: (asarray, module)} of CuPy and PyTorch where each sees a CUDA
+    device; what is missing is said once."""
+    libs = {}
+    try:
+        import cupy
+        if cupy.cuda.runtime.getDeviceCount() > 0:
+            libs["cupy"] = (cupy.asarray, cupy)
+    except Exception as e:  # not installed, or no device it can use
+        print(f"(no CuPy rows: {type(e).__name__}: {e})", file=sys.stderr)
+    try:
+        import torch
+        if torch.cuda.is_available():
+            libs["torch"] = (lambda a: torch.from_numpy(np.ascontiguousarray(a)).cuda(), torch)
+        else:
+            print("(no PyTorch rows: torch.cuda.is_available() is False)", file=sys.stderr)
+    except Exception as e:
+        print(f"(no PyTorch rows: {type(e).__name__}: {e})", file=sys.stderr)
+    return libs
+
+
+def _host(x):
+    """A result (or a tuple of them) as numpy arrays, from any device array."""
+    if isinstance(x, (tuple, list)):
+        return [_host(y) for y in x]
+    if hasattr(x, "get"):  # CuPy
+        return x.get()
+    if hasattr(x, "cpu"):  # PyTorch
+        return x.cpu().numpy()
+    return np.asarray(x)
+
+
+def _same(a, b):
+    """Equal results: the same values in the same order (integer outputs of
+    different widths compared as int64)."""
+    a, b = _host(a), _host(b)
+    if isinstance(a, list) or isinstance(b, list):
+        return isinstance(a, list) and isinstance(b, list) and len(a) == len(b) and all(map(_same, a, b))
+    if a.shape != b.shape:
+        return False
+    if a.dtype.kind in "iub" and b.dtype.kind in "iub" and a.dtype != b.dtype:
+        return np.array_equal(a.astype(np.int64), b.astype(np.int64))
+    return np.array_equal(a, b)
+
+
+def bench_ops_cuda(r, dtype, n, host, dev):
+    """The data operations on device arrays beside what a data user would
+    otherwise call on a GPU: CuPy (unique, isin, searchsorted, sort) and
+    PyTorch (torch.unique, torch.isin, torch.searchsorted, torch.sort), each
+    on its own device copy of the same inputs. Every peer's result is
+    compared with tandem's before it is timed: a difference prints WRONG
+    RESULT and makes the run fail. A call a library cannot make for this
+    dtype (PyTorch has few uint64 kernels) is said and left out."""
+    c = r.ctx
+    dk, dv, dl, dr, dq, ds, dsrt = (dev[k] for k in ("keys", "values", "left", "right", "queries", "setk", "srt"))
+    dsort = r.dev(host["sortk"])
+    sort_copy = (lambda: dsort.copy()) if hasattr(dsort, "copy") else (lambda: dsort.clone())
+    libs = _cuda_libs() if r.args.peers else {}
+    ops = [
+        ("unique_counts", lambda: tandem.unique(dk, return_counts=True, ctx=c), ("keys",),
+         {"cupy": lambda m, k: m.unique(k, return_counts=True),
+          "torch": lambda m, k: m.unique(k, sorted=True, return_counts=True)}),
+        ("isin", lambda: tandem.isin(dq, ds, ctx=c), ("queries", "setk"),
+         {"cupy": lambda m, q, s: m.isin(q, s), "torch": lambda m, q, s: m.isin(q, s)}),
+        ("searchsorted", lambda: tandem.searchsorted(dsrt, dq, ctx=c), ("srt", "queries"),
+         {"cupy": lambda m, a, v: m.searchsorted(a, v), "torch": lambda m, a, v: m.searchsorted(a, v)}),
+        ("sort", lambda: tandem.sort(dsort, ctx=c), ("sortk",),
+         {"cupy": lambda m, k: m.sort(k), "torch": lambda m, k: m.sort(k, stable=True).values}),
+    ]
+    for op, fn, inputs, peers in ops:
+        want = fn()
+        if op == "sort":  # in place, as a user sorting a column would; the copy is outside the clock
+            r.row("ops", op, "tandem", dtype, "", n, 0,
+                  r.time(lambda x: tandem.sort(x, inplace=True, ctx=c), sort_copy))
+        else:
+            r.row("ops", op, "tandem", dtype, "", n, 0, r.time(lambda _: fn()))
+        for lib, (asarray, mod) in libs.items():
+            args = [asarray(host[k]) for k in inputs]
+            call = peers[lib]
+            try:
+                got = call(mod, *args)
+            except Exception as e:  # e.g. a dtype the library has no kernel for
+                print(f"({lib}.{op} not measured for {dtype}: {type(e).__name__}: {str(e)[:120]})", file=sys.stderr)
+                continue
+            if not _same(want, got):
+                r.wrong.append(f"{lib} {op} ({dtype}, n={n}) differs from tandem's result")
+                print(f"WRONG RESULT: {r.wrong[-1]}", flush=True)
+            r.row("ops", op, f"{lib}.{op.split('_')[0]}", dtype, "", n, 0, r.time(lambda _: call(mod, *args)))
+            del args, got
+    r.row("ops", "factorize", "tandem", dtype, "", n, 0, r.time(lambda _: tandem.factorize(dk, ctx=c)))
+    r.row("ops", "group_sum", "tandem", dtype, "", n, 0, r.time(lambda _: tandem.group_reduce(dk, dv, "sum", ctx=c)))
+    r.row("ops", "join_inner", "tandem", dtype, "", n, 0, r.time(lambda _: tandem.join(dl, dr, ctx=c)))
 
 
 def ratios(rows):
@@ -339,6 +423,9 @@ def main(argv=None):
             w = csv.DictWriter(f, HEADER)
             w.writeheader()
             w.writerows(r.rows)
+    if r.wrong:
+        print(f"{len(r.wrong)} WRONG RESULT(s)", file=sys.stderr)
+        return 4
     return 0
 
 

@@ -4,7 +4,8 @@
  * operation, design (TANDEM_GPU_DESIGN) and key type, on device arrays, on a
  * stream-ordered context (so a host wait is one the operation needs).
  * Test-only.
- *   tandem-cost [--n N] [--csv FILE] [--append] [--budgets FILE]
+ *   tandem-cost [--n N] [--csv FILE] [--append] [--budgets FILE] [--only PART]
+ *   tandem-cost-profile [--n N] [--only PART] --profile STRUCTURE/OPERATION/KEY
  * prints a table, writes (or appends) the CSV rows and, with --budgets,
  * fails when a row exceeds its limits (cost-budgets.txt says how to read it).
  * The ideal column is the I/O bound: each input read once, each output
@@ -18,11 +19,29 @@
 
 #include <cuda_runtime_api.h>
 
-#include "emu_meter.h"
 #include "tandem/tandem.h"
 
 #ifndef TDM_EMU_METERED
 #define TDM_EMU_METERED 0
+#endif
+/* TDM_COST_PROFILE: the same program built against the real CUDA library
+ * (tandem-cost-profile), for the GPU check's calibration: `--profile
+ * STRUCTURE/OPERATION/KEY` runs every row as usual but brackets only that
+ * row's call with cudaProfilerStart and cudaProfilerStop, so that Nsight
+ * Compute (--profile-from-start off) reads the hardware's counters of
+ * exactly the call the meter measured, at the same n on the same inputs. */
+#ifndef TDM_COST_PROFILE
+#define TDM_COST_PROFILE 0
+#endif
+#if TDM_COST_PROFILE
+#include <cuda_profiler_api.h>
+typedef struct tdm_emu_meter {
+  unsigned long long sectors, atomics, max_same_address_atomics, launches, host_syncs, allocs, h2d_bytes, d2h_bytes;
+} tdm_emu_meter;
+static const char *profile_row; /* STRUCTURE/OPERATION/KEY, or NULL */
+static int profiling, profiled;
+#else
+#include "emu_meter.h"
 #endif
 
 typedef struct row {
@@ -69,6 +88,7 @@ static uint64_t mix(uint64_t z) {
   return z ^ (z >> 31);
 }
 
+#if !TDM_COST_PROFILE
 /* The budget of a row: its limits, or none (a new row fails: add it). */
 typedef struct budget {
   double sectors, atomics;
@@ -135,8 +155,35 @@ static void report(row *r) {
   }
   fflush(stdout);
 }
+#endif
 
-static void begin(void) { tdm_emu_meter_start(); }
+#if TDM_COST_PROFILE
+static void begin(const char *st, const char *op, const char *kt) {
+  char name[160];
+  snprintf(name, sizeof name, "%s/%s/%s", st, op, kt);
+  profiling = profile_row && !strcmp(name, profile_row);
+  /* Queued work of earlier rows must not fall inside the profiled range. */
+  if (profiling && (cudaDeviceSynchronize() != cudaSuccess || cudaProfilerStart() != cudaSuccess)) {
+    fprintf(stderr, "tandem-cost: cudaProfilerStart failed\n");
+    exit(2);
+  }
+}
+static void end(row *r, const char *st, const char *op, const char *kt, const char *vt, double ideal) {
+  (void)r, (void)vt, (void)ideal;
+  if (!profiling) return;
+  if (cudaDeviceSynchronize() != cudaSuccess || cudaProfilerStop() != cudaSuccess) {
+    fprintf(stderr, "tandem-cost: the profiled call failed on the device\n");
+    exit(2);
+  }
+  printf("profiled: %s,%s,%s,%s,%s,%zu\n", st, op, design, kt, vt, n_keys);
+  profiling = 0;
+  profiled++;
+}
+#else
+static void begin(const char *st, const char *op, const char *kt) {
+  (void)st, (void)op, (void)kt;
+  tdm_emu_meter_start();
+}
 static void end(row *r, const char *st, const char *op, const char *kt, const char *vt, double ideal) {
   tdm_emu_meter_read(&r->m);
   tdm_emu_meter_stop();
@@ -147,6 +194,7 @@ static void end(row *r, const char *st, const char *op, const char *kt, const ch
   r->ideal = ideal;
   report(r);
 }
+#endif
 
 /* ---- sort ------------------------------------------------------------------ */
 static void sorts(tdm_ctx *ctx) {
@@ -167,18 +215,18 @@ static void sorts(tdm_ctx *ctx) {
         memcpy((char *)h + i * 4, &f, 4);
       }
     up(dk, h, n * kinds[k].size);
-    begin();
+    begin("sort", "keys", kinds[k].name);
     CHECK(tdm_sort(ctx, kinds[k].t, dk, n, 0));
     end(&r, "sort", "keys", kinds[k].name, "none", 2.0 * kinds[k].size / 32);
   }
   for (size_t i = 0; i < 2 * n; i++) h[i] = mix(i);
   up(dk, h, n * 8);
   up(dv, h + n, n * 8);
-  begin();
+  begin("sort", "pairs", "u64");
   CHECK(tdm_sort_pairs(ctx, TDM_U64, dk, TDM_U64, dv, n, 0));
   end(&r, "sort", "pairs", "u64", "u64", 2.0 * 16 / 32);
   up(dk, h, n * 8);
-  begin();
+  begin("sort", "argsort", "u64");
   CHECK(tdm_argsort(ctx, TDM_U64, dk, TDM_U64, dp, n, 0));
   end(&r, "sort", "argsort", "u64", "u64", (8.0 + 8.0) / 32);
   cudaFree(dk);
@@ -208,19 +256,19 @@ static void hashes(tdm_ctx *ctx) {
   up(dk, h, n * 8);
   up(dv, h + n, n * 8);
   CHECK(tdm_hash_create(ctx, &o, &t));
-  begin();
+  begin("hash", "insert", "u64");
   CHECK(tdm_hash_insert(t, dk, dv, n));
   /* input 16 B, one slot sector written */
   end(&r, "hash", "insert", "u64", "u64", 16.0 / 32 + 1);
-  begin();
+  begin("hash", "find_hit", "u64");
   CHECK(tdm_hash_find(t, dk, dout, (uint8_t *)dfound, n));
   /* key 8 B, one slot sector, value 8 B and found 1 B written */
   end(&r, "hash", "find_hit", "u64", "u64", 17.0 / 32 + 8.0 / 32 + 1);
   up(dq, h + 2 * n, n * 8);
-  begin();
+  begin("hash", "find_miss50", "u64");
   CHECK(tdm_hash_find(t, dq, dout, (uint8_t *)dfound, n));
   end(&r, "hash", "find_miss50", "u64", "u64", 17.0 / 32 + 8.0 / 32 + 1);
-  begin();
+  begin("hash", "erase", "u64");
   CHECK(tdm_hash_erase(t, dk, n, &erased));
   end(&r, "hash", "erase", "u64", "u64", 8.0 / 32 + 1);
   if (erased != n) fprintf(stderr, "tandem-cost: hash erase removed %zu of %zu keys\n", erased, n), exit(2);
@@ -257,34 +305,34 @@ static void btrees(tdm_ctx *ctx) {
   }
   up(dk, h, n * 8);
   up(dv, h + n, n * 8);
-  begin();
+  begin("btree", "build", "u64");
   CHECK(tdm_btree_build(ctx, &o, dk, dv, n, &t));
   /* input 16 B; leaves written full: 16 B per key (the inner levels are a
    * sixteenth of that and left out) */
   end(&r, "btree", "build", "u64", "u64", 16.0 / 32 + 16.0 / 32);
   up(dq, h + 2 * n, n * 8);
-  begin();
+  begin("btree", "find_hit", "u64");
   CHECK(tdm_btree_find(t, dq, dout, (uint8_t *)dfound, n));
   end(&r, "btree", "find_hit", "u64", "u64", 17.0 / 32 + 8.0 / 32 + 1);
   for (size_t i = 0; i < n; i++) h[3 * n + i] = h[2 * n + i] | (i & 1);
   up(dq, h + 3 * n, n * 8);
-  begin();
+  begin("btree", "find_miss50", "u64");
   CHECK(tdm_btree_find(t, dq, dout, (uint8_t *)dfound, n));
   end(&r, "btree", "find_miss50", "u64", "u64", 17.0 / 32 + 8.0 / 32 + 1);
   up(dq, h + 2 * n, n * 8);
-  begin();
+  begin("btree", "rank", "u64");
   CHECK(tdm_btree_rank(t, dq, dout, n));
   end(&r, "btree", "rank", "u64", "u64", 16.0 / 32 + 1);
   for (size_t i = 0; i < n; i++) h[3 * n + i] = h[2 * n + i] + 2;
   up(dhi, h + 3 * n, n * 8);
-  begin();
+  begin("btree", "range_count", "u64");
   CHECK(tdm_btree_range_count(t, dq, dhi, dout, n));
   /* lo and hi 16 B, a sector at each end, the count 8 B */
   end(&r, "btree", "range_count", "u64", "u64", 24.0 / 32 + 2);
   for (size_t i = 0; i < n; i++) total += h[2 * n + i] + 2 < 2 * n ? 2 : 1;
   rk = dev(total * 8);
   rv = dev(total * 8);
-  begin();
+  begin("btree", "range", "u64");
   CHECK(tdm_btree_range(t, dq, dhi, n, doff, rk, rv, total));
   /* lo and hi 16 B, a sector of leaf, the offset 8 B, each hit's key and value */
   end(&r, "btree", "range", "u64", "u64", 24.0 / 32 + 1 + (double)total * 16 / 32 / (double)n);
@@ -317,15 +365,15 @@ static void ops(tdm_ctx *ctx) {
   up(dk, h, n * 8);
   up(dv, h + n, n * 8);
   up(dr, h + 2 * n, n * 8);
-  begin();
+  begin("ops", "unique", "u64");
   CHECK(tdm_unique(ctx, TDM_U64, dk, n, 0, o1, NULL, o2, NULL, &got));
   /* keys 8 B; the distinct keys and their counts, 16 B a group */
   end(&r, "ops", "unique", "u64", "u64", (8.0 * n + 16.0 * (double)groups) / 32 / (double)n);
-  begin();
+  begin("ops", "isin", "u64");
   CHECK(tdm_isin(ctx, TDM_U64, dr, n, dk, n, 0, (uint8_t *)o1));
   /* queries 8 B, the set (n keys) 8 B a key, found 1 B */
   end(&r, "ops", "isin", "u64", "u64", 17.0 / 32);
-  begin();
+  begin("ops", "group_sum", "u64");
   CHECK(tdm_group_reduce(ctx, TDM_U64, dk, TDM_U64, dv, n, TDM_AGG_SUM, 0, o1, o2, &got));
   /* keys and values 16 B; a key and a sum per group */
   end(&r, "ops", "group_sum", "u64", "u64", (16.0 * n + 16.0 * (double)groups) / 32 / (double)n);
@@ -333,7 +381,7 @@ static void ops(tdm_ctx *ctx) {
    * each plus keys never present: every left row matches exactly once */
   for (size_t i = 0; i < n; i++) h[2 * n + i] = i < groups ? mix(i) : mix(i + 3 * n) | 1;
   up(dr, h + 2 * n, n * 8);
-  begin();
+  begin("ops", "join_inner", "u64");
   CHECK(tdm_join(ctx, TDM_JOIN_INNER, TDM_U64, dk, n, dr, n, 0, (uint64_t *)o1, (uint64_t *)o2, n, &got));
   /* both sides 8 B a key, a pair of 8-byte indices per left row */
   end(&r, "ops", "join_inner", "u64", "u64", (8.0 + 8.0 + 16.0) / 32);
@@ -365,12 +413,12 @@ static void hot(tdm_ctx *ctx) {
   o.capacity = 16;
   o.on_duplicate = TDM_DUP_SUM;
   CHECK(tdm_hash_create(ctx, &o, &t));
-  begin();
+  begin("hash", "insert_sum_hot16", "u64");
   CHECK(tdm_hash_insert(t, dk, dv, n));
   /* input 16 B; the 16 slots are nothing per key */
   end(&r, "hash", "insert_sum_hot16", "u64", "u64", 16.0 / 32);
   tdm_hash_destroy(t);
-  begin();
+  begin("ops", "group_sum_hot16", "u64");
   CHECK(tdm_group_reduce(ctx, TDM_U64, dk, TDM_U64, dv, n, TDM_AGG_SUM, 0, o1, o2, &got));
   end(&r, "ops", "group_sum_hot16", "u64", "u64", 16.0 / 32);
   cudaFree(dk);
@@ -391,12 +439,16 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--append")) append = 1;
     else if (!strcmp(argv[i], "--budgets") && i + 1 < argc) budgets_path = argv[++i];
     else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+#if TDM_COST_PROFILE
+    else if (!strcmp(argv[i], "--profile") && i + 1 < argc) profile_row = argv[++i];
+#endif
     else {
-      fprintf(stderr, "usage: tandem-cost [--n N] [--csv FILE [--append]] [--budgets FILE] [--only sort|hash|btree|ops|hot]\n");
+      fprintf(stderr, "usage: tandem-cost [--n N] [--csv FILE [--append]] [--budgets FILE] [--only sort|hash|btree|ops|hot]%s\n",
+              TDM_COST_PROFILE ? " [--profile STRUCTURE/OPERATION/KEY]" : "");
       return 2;
     }
   }
-  if (!TDM_EMU_METERED) {
+  if (!TDM_EMU_METERED && !TDM_COST_PROFILE) {
     fprintf(stderr, "tandem-cost: this emulated build does not meter the library (configure it with -DEMU_METER=ON)\n");
     return 2;
   }
@@ -422,6 +474,13 @@ int main(int argc, char **argv) {
   if (!only || !strcmp(only, "hot")) hot(ctx);
   tdm_ctx_destroy(ctx);
   if (csv) fclose(csv);
+#if TDM_COST_PROFILE
+  (void)rows_done, (void)budgets_path; /* the metered build's: no table, no budgets here */
+  if (profile_row && !profiled) {
+    fprintf(stderr, "tandem-cost: no row %s (STRUCTURE/OPERATION/KEY, as the table names them)\n", profile_row);
+    return 2;
+  }
+#endif
   if (over_budget) printf("tandem-cost: %d figure(s) over budget (design %s)\n", over_budget, design);
   return over_budget ? 1 : 0;
 }

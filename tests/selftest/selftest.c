@@ -17,7 +17,7 @@
  * "N passed, N failed"; exit status 1 when any check failed. Without a usable
  * CUDA device it prints "SKIP: <reason>" and exits 77 (ctest: skipped).
  *
- *   tandem-selftest [--quick|--minimal] [--seed S] [--only sort|hash|btree] [--cpu-only]
+ *   tandem-selftest [--quick|--minimal] [--seed S] [--only sort|hash|btree|ops] [--cpu-only]
  *
  * --quick: fewer sizes and distributions; --minimal: two sizes and one mixed
  * distribution, every operation still on host and device arrays (for runs
@@ -25,6 +25,8 @@
  * --cpu-only: compare the CPU backend on one thread with the CPU backend on
  *   all threads, host arrays only; this exercises the program itself, and the
  *   thread-count independence of the CPU results, on a machine with no GPU.
+ * The data operations (tandem/ops.h: unique with every output, isin,
+ * group_reduce with every reduction, join of every kind) are the part "ops".
  * The library reads TANDEM_GPU_DESIGN at context creation, so the same program
  * checks each GPU design when run once per design.
  */
@@ -876,6 +878,127 @@ done:
 
 static void run_btree(void) { run_map(all_types, 6, 5, "btree", btree_one); }
 
+/* ---- data operations (tandem/ops.h) ---------------------------------------------- */
+
+static const char *const agg_names[7] = {"count", "sum", "min", "max", "first", "last", "mean"};
+static const char *const join_names[4] = {"inner", "left", "semi", "anti"};
+
+/* unique (every output), isin, group_reduce (every reduction) and join
+ * (every kind) with the case's flags (c->mode: TDM_EQ_NUMERIC,
+ * TDM_ORDER_FIRST_SEEN). The other side of isin and join: n / 2 + 1 keys,
+ * half of them drawn from the keys, the rest from the same distribution. */
+static void ops_one(const check_case *c, size_t si, size_t n, rng *r) {
+  tdm_type kt = c->kt, vt = c->vt;
+  size_t es = ts(kt), vs = ts(vt), m = n / 2 + 1;
+  unsigned fl = c->mode;
+  (void)si;
+  char *k = hbuf(n * es), *v = hbuf(n * vs), *o = hbuf(m * es);
+  gen(r, kt, k, n, c->d);
+  gen_values(r, vt, v, n);
+  gen(r, kt, o, m, c->d);
+  for (size_t i = 0; i < m && n; i += 2) set_bits(kt, o, i, get_bits(kt, k, rnext(r) % n));
+  void *pk = sp_in(k, n * es, c->dev), *pv = sp_in(v, n * vs, c->dev), *po = sp_in(o, m * es, c->dev);
+
+  /* unique, every output */
+  char *ur = hbuf(n * es), *ug = hbuf(n * es);
+  uint64_t *xr = hbuf(4 * n * 8), *xg = hbuf(4 * n * 8);
+  void *pu = sp_out(n * es, c->dev), *px = sp_out(4 * n * 8, c->dev);
+  uint64_t *dx = px;
+  size_t nr = 0, ng = 0;
+  tdm_status a = tdm_unique(g_ref, kt, k, n, fl, ur, xr, xr + n, xr + 2 * n, &nr);
+  tdm_status b = tdm_unique(g_cand, kt, pk, n, fl, pu, dx, dx + n, dx + 2 * n, &ng);
+  same_ok("tdm_unique", n, a, b);
+  if (nr != ng) fail("n=%zu: unique count: cpu %zu, %s %zu", n, nr, g_cand_name, ng);
+  sp_get(ug, pu, n * es, c->dev);
+  sp_get(xg, px, 3 * n * 8, c->dev);
+  same_bytes("unique keys", n, ur, ug, nr, es);
+  same_bytes("unique first index", n, xr, xg, nr, 8);
+  same_bytes("unique counts", n, xr + n, xg + n, nr, 8);
+  same_bytes("unique inverse", n, xr + 2 * n, xg + 2 * n, n, 8);
+  uint64_t total = 0; /* the reference on its own: the counts cover every row */
+  for (size_t i = 0; i < nr; i++) total += xr[n + i];
+  if (total != n) fail("n=%zu: cpu unique counts sum to %" PRIu64, n, total);
+
+  /* isin */
+  uint8_t *fr = hbuf(n), *fg = hbuf(n);
+  void *pf = sp_out(n, c->dev);
+  a = tdm_isin(g_ref, kt, k, n, o, m, fl & TDM_EQ_NUMERIC, fr);
+  b = tdm_isin(g_cand, kt, pk, n, po, m, fl & TDM_EQ_NUMERIC, pf);
+  same_ok("tdm_isin", n, a, b);
+  sp_get(fg, pf, n, c->dev);
+  same_bytes("isin", n, fr, fg, n, 1);
+
+  /* group_reduce, every reduction */
+  for (int agg = 0; agg < 7 && !g_check_failed; agg++) {
+    size_t os = agg == TDM_AGG_COUNT || agg == TDM_AGG_MEAN ? 8 : vs;
+    char *gkr = hbuf(n * es), *gkg = hbuf(n * es), *gvr = hbuf(n * os), *gvg = hbuf(n * os);
+    void *pgk = sp_out(n * es, c->dev), *pgv = sp_out(n * os, c->dev);
+    char what[64];
+    snprintf(what, sizeof what, "tdm_group_reduce %s", agg_names[agg]);
+    nr = ng = 0;
+    a = tdm_group_reduce(g_ref, kt, k, vt, v, n, (tdm_agg)agg, fl, gkr, gvr, &nr);
+    b = tdm_group_reduce(g_cand, kt, pk, vt, pv, n, (tdm_agg)agg, fl, pgk, pgv, &ng);
+    same_ok(what, n, a, b);
+    if (nr != ng) fail("n=%zu: %s: groups: cpu %zu, %s %zu", n, what, nr, g_cand_name, ng);
+    sp_get(gkg, pgk, n * es, c->dev);
+    sp_get(gvg, pgv, n * os, c->dev);
+    same_bytes("group keys", n, gkr, gkg, nr, es);
+    same_bytes(what, n, gvr, gvg, nr, os);
+  }
+
+  /* join, every kind: the size first (cap 0), then with exactly that room;
+   * an output past 8 rows a key (few distinct keys on both sides) is
+   * compared by its size only. */
+  for (int kind = 0; kind < 4 && !g_check_failed; kind++) {
+    char what[48];
+    snprintf(what, sizeof what, "tdm_join %s", join_names[kind]);
+    nr = ng = 0;
+    a = tdm_join(g_ref, (tdm_join_kind)kind, kt, k, n, o, m, fl & TDM_EQ_NUMERIC, NULL, NULL, 0, &nr);
+    b = tdm_join(g_cand, (tdm_join_kind)kind, kt, pk, n, po, m, fl & TDM_EQ_NUMERIC, NULL, NULL, 0, &ng);
+    same_status(what, n, a, b);
+    if (nr != ng) fail("n=%zu: %s: rows: cpu %zu, %s %zu", n, what, nr, g_cand_name, ng);
+    if (nr > 8 * (n + m) || g_check_failed) continue;
+    uint64_t *jr = hbuf(2 * nr * 8), *jg = hbuf(2 * nr * 8);
+    void *pj = sp_out(2 * nr * 8, c->dev);
+    uint64_t *dj = pj;
+    int pairs = kind == TDM_JOIN_INNER || kind == TDM_JOIN_LEFT;
+    size_t cr = 0, cg = 0;
+    a = tdm_join(g_ref, (tdm_join_kind)kind, kt, k, n, o, m, fl & TDM_EQ_NUMERIC, jr, pairs ? jr + nr : NULL, nr, &cr);
+    b = tdm_join(g_cand, (tdm_join_kind)kind, kt, pk, n, po, m, fl & TDM_EQ_NUMERIC, dj, pairs ? dj + nr : NULL, nr,
+                 &cg);
+    same_ok(what, n, a, b);
+    if (cr != nr || cg != nr) fail("n=%zu: %s: rows %zu, then cpu %zu, %s %zu", n, what, nr, cr, g_cand_name, cg);
+    sp_get(jg, pj, 2 * nr * 8, c->dev);
+    same_bytes("join left indices", n, jr, jg, nr, 8);
+    if (pairs) same_bytes("join right indices", n, jr + nr, jg + nr, nr, 8);
+  }
+}
+
+/* Every key type with default equality, and floats with numeric equality;
+ * key order and first-seen order; value types rotate. */
+static void run_ops(void) {
+  static const int dists[] = {D_UNIFORM, D_FEW, D_EQUAL, D_BOUNDARY, D_MIXED};
+  int nd = g_minimal ? 1 : g_quick ? 2 : 5;
+  for (int ti = 0; ti < 6; ti++) {
+    tdm_type kt = all_types[ti];
+    unsigned eqs = kt == TDM_F32 || kt == TDM_F64 ? 2 : 1;
+    for (unsigned eq = 0; eq < eqs; eq++) {
+      for (unsigned order = 0; order < 2; order++) {
+        for (int di = 0; di < nd; di++) {
+          int d = g_minimal ? D_MIXED : g_quick ? (di ? D_MIXED : D_BOUNDARY) : dists[di];
+          tdm_type vt = all_types[(ti + di + (int)order) % 6];
+          unsigned fl = (eq ? TDM_EQ_NUMERIC : 0) | (order ? TDM_ORDER_FIRST_SEEN : 0);
+          for (int dev = 0; dev <= !g_cpu_only; dev++) {
+            check_case c = {kt, vt, fl, d, dev};
+            run_check(&c, 6, kt * 8 + vt, ops_one, "ops %s values %s%s%s", tdm_type_name(kt), tdm_type_name(vt),
+                      eq ? " numeric-eq" : "", order ? " first-seen" : "");
+          }
+        }
+      }
+    }
+  }
+}
+
 /* ---- main ------------------------------------------------------------------------- */
 
 static double now_s(void) {
@@ -885,7 +1008,7 @@ static double now_s(void) {
 }
 
 static void usage(void) {
-  fprintf(stderr, "usage: tandem-selftest [--quick|--minimal] [--seed S] [--only sort|hash|btree] [--cpu-only]\n");
+  fprintf(stderr, "usage: tandem-selftest [--quick|--minimal] [--seed S] [--only sort|hash|btree|ops] [--cpu-only]\n");
   exit(2);
 }
 
@@ -901,7 +1024,7 @@ int main(int argc, char **argv) {
       if (*end) usage();
     } else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
       only = argv[++i];
-      if (strcmp(only, "sort") && strcmp(only, "hash") && strcmp(only, "btree")) usage();
+      if (strcmp(only, "sort") && strcmp(only, "hash") && strcmp(only, "btree") && strcmp(only, "ops")) usage();
     } else usage();
   }
   setvbuf(stdout, NULL, _IOLBF, 0);
@@ -941,8 +1064,8 @@ int main(int argc, char **argv) {
   struct {
     const char *name;
     void (*fn)(void);
-  } parts[] = {{"sort", run_sort}, {"hash", run_hash}, {"btree", run_btree}};
-  for (size_t i = 0; i < 3; i++) {
+  } parts[] = {{"sort", run_sort}, {"hash", run_hash}, {"btree", run_btree}, {"ops", run_ops}};
+  for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
     if (only && strcmp(only, parts[i].name)) continue;
     int p0 = g_passed, f0 = g_failed;
     double t0 = now_s();
