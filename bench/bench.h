@@ -25,6 +25,8 @@
 
 #include <tandem/tandem.h>
 
+#include "bench_peers.h"
+
 struct bench_opts {
   std::vector<std::string> backends; /* "cpu", "cuda" (cuda only when usable) */
   std::string type;                  /* --type, "" when not given */
@@ -179,16 +181,6 @@ void bench_h2d(void *d, const void *h, size_t bytes);
 void bench_d2h(void *h, const void *d, size_t bytes);
 void bench_d2d(void *dst, const void *src, size_t bytes);
 void bench_dev_sync();
-/* Raw cub::DeviceRadixSort on device-resident unsigned keys of key_bytes (4
- * or 8) with optional 8-byte values (d_vals NULL for keys only), sorting from
- * d_keys/d_vals using the alternate buffers; temp storage preallocated by the
- * caller through bench_cub_temp_bytes. */
-size_t bench_cub_temp_bytes(size_t n, int key_bytes, bool values);
-/* Returns 1 when the sorted result is in the alternate buffers, 0 when in
- * d_keys/d_vals (CUB's DoubleBuffer selector). */
-int bench_cub_sort(void *d_temp, size_t temp_bytes, void *d_keys, void *d_keys_alt, void *d_vals,
-                   void *d_vals_alt, size_t n, int key_bytes);
-
 /* bench_gpu.cu: inputs from bench_gen.h's formulas, one GPU thread per
  * element. */
 void bench_gpu_sort_keys(void *d, size_t n, tdm_type t, uint64_t seed);
@@ -212,14 +204,6 @@ size_t bench_gpu_check_range_count(const uint64_t *d_sorted, size_t n, const uin
  * table_bytes in M/s. */
 double bench_gpu_memcpy_gbps(const bench_opts &o, size_t bytes);
 double bench_gpu_gather_mops(const bench_opts &o, size_t table_bytes, size_t nq);
-/* Peers: binary search over sorted keys returning values; a linear-probing
- * table of 16-byte slots with the reserved empty key all-ones. */
-void bench_gpu_binsearch(const uint64_t *d_keys, const uint64_t *d_vals, size_t n, const uint64_t *d_q,
-                         uint64_t *d_out, uint8_t *d_found, size_t nq);
-void bench_lp_clear(void *d_table, size_t slots);
-void bench_lp_insert(void *d_table, size_t slots, const uint64_t *d_keys, const uint64_t *d_vals, size_t n);
-void bench_lp_find(const void *d_table, size_t slots, const uint64_t *d_q, uint64_t *d_out, uint8_t *d_found,
-                   size_t nq);
 #ifdef TANDEM_BENCH_HAVE_CUCO
 /* bench_cuco.cu: cuCollections' cuco::static_map u64 -> u64 (the default
  * linear probing by groups of 4 threads), all-ones as the empty key. create:

@@ -17,6 +17,7 @@
 #ifndef TANDEM_BENCH_GEN_H
 #define TANDEM_BENCH_GEN_H
 
+#include <cstddef>
 #include <cstdint>
 
 #ifdef __CUDACC__
@@ -30,6 +31,35 @@ BENCH_HD uint64_t bench_fin(uint64_t z) {
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
   return z ^ (z >> 31);
 }
+
+/* Launch shape of the benchmark's own kernels: 256 threads a block,
+ * grid-stride loops over what more than 65535 x 64 blocks would cover. */
+inline unsigned bench_blocks_for(size_t n) {
+  size_t b = (n + 255) / 256;
+  if (b > 65535u * 64u) b = 65535u * 64u;
+  return (unsigned)(b ? b : 1);
+}
+#define BENCH_GRID_STRIDE(i, n) \
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (n); i += (size_t)gridDim.x * blockDim.x)
+
+/* Sorted-array searches (the benchmark's checks and its binary-search peer):
+ * the number of the n sorted keys below x (bench_lower) or at most x
+ * (bench_upper). */
+BENCH_HD size_t bench_search(const uint64_t *s, size_t n, uint64_t x, bool upper) {
+  size_t lo = 0, len = n;
+  while (len > 0) {
+    size_t half = len / 2;
+    if (s[lo + half] < x || (upper && s[lo + half] == x)) {
+      lo += half + 1;
+      len -= half + 1;
+    } else {
+      len = half;
+    }
+  }
+  return lo;
+}
+BENCH_HD size_t bench_lower(const uint64_t *s, size_t n, uint64_t x) { return bench_search(s, n, x, false); }
+BENCH_HD size_t bench_upper(const uint64_t *s, size_t n, uint64_t x) { return bench_search(s, n, x, true); }
 
 /* Equal to bench_unique_u64(n, seed)[j]. */
 BENCH_HD uint64_t bench_key(uint64_t seed, uint64_t j) {

@@ -7,9 +7,7 @@
  *    formulas, rank and range counts by a plain binary search);
  *  - the device ceilings: device-to-device copy bandwidth and the rate of
  *    random 8-byte loads from a table of a given size;
- *  - the peers written here: a binary search over sorted keys that returns
- *    values, and a linear-probing hash table with a reserved empty key (one
- *    thread per key, CAS insert), the baseline a GPU hash table must beat.
+ *  (the peers are in bench_peers.cu).
  */
 #include <cstdio>
 #include <cstdlib>
@@ -19,25 +17,8 @@
 
 namespace {
 
-void check(cudaError_t e, const char *what) {
-  if (e != cudaSuccess) {
-    fprintf(stderr, "tandem-bench: %s: %s\n", what, cudaGetErrorString(e));
-    exit(1);
-  }
-}
-
-void launched(const char *what) {
-  check(cudaGetLastError(), what);
-  check(cudaDeviceSynchronize(), what);
-}
-
-unsigned blocks_for(size_t n) {
-  size_t b = (n + 255) / 256;
-  if (b > 65535u * 64u) b = 65535u * 64u; /* grid-stride loops cover the rest */
-  return (unsigned)(b ? b : 1);
-}
-
-#define GRID_STRIDE(i, n) for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (n); i += (size_t)gridDim.x * blockDim.x)
+void check(cudaError_t e, const char *what) { bench_cuda_check((int)e, what); }
+void launched(const char *what) { bench_cuda_launched(what); }
 
 struct type_info {
   int bytes;
@@ -74,7 +55,7 @@ struct counter {
 /* Keys of sort benchmarks as bench_sort's make_keys shapes them: integers are
  * the random word's low bytes, floats finite values of random sign. */
 __global__ void k_sort_keys(void *d, size_t n, type_info ti, uint64_t seed) {
-  GRID_STRIDE(i, n) {
+  BENCH_GRID_STRIDE(i, n) {
     uint64_t w = bench_word(seed, i);
     if (ti.is_float && ti.bytes == 4) ((float *)d)[i] = (float)((double)(int64_t)w / 9.2e15);
     else if (ti.is_float) ((double *)d)[i] = (double)(int64_t)w / 9.2e15;
@@ -84,30 +65,30 @@ __global__ void k_sort_keys(void *d, size_t n, type_info ti, uint64_t seed) {
 }
 
 __global__ void k_iota(uint64_t *d, size_t n) {
-  GRID_STRIDE(i, n) d[i] = i;
+  BENCH_GRID_STRIDE(i, n) d[i] = i;
 }
 
 __global__ void k_keys(uint64_t *d, size_t n, uint64_t seed, uint64_t first) {
-  GRID_STRIDE(i, n) d[i] = bench_key(seed, first + i);
+  BENCH_GRID_STRIDE(i, n) d[i] = bench_key(seed, first + i);
 }
 
 __global__ void k_values(uint64_t *d, size_t n, uint64_t seed) {
-  GRID_STRIDE(i, n) d[i] = bench_value(seed, i);
+  BENCH_GRID_STRIDE(i, n) d[i] = bench_value(seed, i);
 }
 
 __global__ void k_queries(uint64_t *d, size_t nq, uint64_t seed, size_t n, bool miss50) {
-  GRID_STRIDE(i, nq) d[i] = bench_key(seed, miss50 ? bench_miss50_index(seed, i, n) : bench_hit_index(seed, i, n));
+  BENCH_GRID_STRIDE(i, nq) d[i] = bench_key(seed, miss50 ? bench_miss50_index(seed, i, n) : bench_hit_index(seed, i, n));
 }
 
 __global__ void k_add_span(uint64_t *hi, const uint64_t *lo, size_t nq, uint64_t span) {
-  GRID_STRIDE(i, nq) hi[i] = lo[i] + span < lo[i] ? ~0ull : lo[i] + span;
+  BENCH_GRID_STRIDE(i, nq) hi[i] = lo[i] + span < lo[i] ? ~0ull : lo[i] + span;
 }
 
 /* ---- checks ---------------------------------------------------------------------- */
 
 __global__ void k_check_find(uint64_t seed, size_t n, size_t nq, bool miss50, const uint8_t *found,
                              const uint64_t *vals, int valmode, unsigned long long *err) {
-  GRID_STRIDE(i, nq) {
+  BENCH_GRID_STRIDE(i, nq) {
     uint64_t j = miss50 ? bench_miss50_index(seed, i, n) : bench_hit_index(seed, i, n);
     bool present = j < n;
     bool ok = found[i] == (present ? 1 : 0);
@@ -117,7 +98,7 @@ __global__ void k_check_find(uint64_t seed, size_t n, size_t nq, bool miss50, co
 }
 
 __global__ void k_check_order(const void *keys, size_t n, type_info ti, bool desc, unsigned long long *err) {
-  GRID_STRIDE(i, n) {
+  BENCH_GRID_STRIDE(i, n) {
     if (i == 0) continue;
     uint64_t a = bench_ordered(ti.bytes, ti.is_signed, ti.is_float, load_bits(keys, i - 1, ti.bytes));
     uint64_t b = bench_ordered(ti.bytes, ti.is_signed, ti.is_float, load_bits(keys, i, ti.bytes));
@@ -127,7 +108,7 @@ __global__ void k_check_order(const void *keys, size_t n, type_info ti, bool des
 
 __global__ void k_fingerprint(const void *keys, size_t n, int bytes, unsigned long long *sum) {
   uint64_t s = 0;
-  GRID_STRIDE(i, n) s += bench_fin(load_bits(keys, i, bytes) + 0x9e3779b97f4a7c15ull);
+  BENCH_GRID_STRIDE(i, n) s += bench_fin(load_bits(keys, i, bytes) + 0x9e3779b97f4a7c15ull);
   /* One atomic per warp, not per thread: 2^28 atomics on one word would
    * take longer than the sort being checked. */
   for (int off = 16; off > 0; off /= 2) s += __shfl_down_sync(0xffffffffu, s, off);
@@ -139,7 +120,7 @@ __global__ void k_fingerprint(const void *keys, size_t n, int bytes, unsigned lo
  * sorted[i] (when given) equals keys0[perm[i]]. */
 __global__ void k_check_perm(const void *keys0, const uint64_t *perm, const void *sorted, size_t n, type_info ti,
                              bool desc, unsigned *marks, unsigned long long *err) {
-  GRID_STRIDE(i, n) {
+  BENCH_GRID_STRIDE(i, n) {
     uint64_t p = perm[i];
     if (p >= n || atomicAdd(&marks[p], 1u) != 0) {
       atomicAdd(err, 1ull);
@@ -157,43 +138,15 @@ __global__ void k_check_perm(const void *keys0, const uint64_t *perm, const void
   }
 }
 
-__device__ size_t lower(const uint64_t *s, size_t n, uint64_t x) {
-  size_t lo = 0, len = n;
-  while (len > 0) {
-    size_t half = len / 2;
-    if (s[lo + half] < x) {
-      lo += half + 1;
-      len -= half + 1;
-    } else {
-      len = half;
-    }
-  }
-  return lo;
-}
-
-__device__ size_t upper(const uint64_t *s, size_t n, uint64_t x) {
-  size_t lo = 0, len = n;
-  while (len > 0) {
-    size_t half = len / 2;
-    if (s[lo + half] <= x) {
-      lo += half + 1;
-      len -= half + 1;
-    } else {
-      len = half;
-    }
-  }
-  return lo;
-}
-
 __global__ void k_check_rank(const uint64_t *s, size_t n, const uint64_t *q, const uint64_t *rank, size_t nq,
                              unsigned long long *err) {
-  GRID_STRIDE(i, nq) if (rank[i] != lower(s, n, q[i])) atomicAdd(err, 1ull);
+  BENCH_GRID_STRIDE(i, nq) if (rank[i] != bench_lower(s, n, q[i])) atomicAdd(err, 1ull);
 }
 
 __global__ void k_check_range_count(const uint64_t *s, size_t n, const uint64_t *lo, const uint64_t *hi,
                                     const uint64_t *cnt, size_t nq, unsigned long long *err) {
-  GRID_STRIDE(i, nq) {
-    uint64_t want = lo[i] > hi[i] ? 0 : upper(s, n, hi[i]) - lower(s, n, lo[i]);
+  BENCH_GRID_STRIDE(i, nq) {
+    uint64_t want = lo[i] > hi[i] ? 0 : bench_upper(s, n, hi[i]) - bench_lower(s, n, lo[i]);
     if (cnt[i] != want) atomicAdd(err, 1ull);
   }
 }
@@ -201,73 +154,13 @@ __global__ void k_check_range_count(const uint64_t *s, size_t n, const uint64_t 
 /* ---- ceilings --------------------------------------------------------------------- */
 
 __global__ void k_fill_words(uint64_t *d, size_t n, uint64_t seed) {
-  GRID_STRIDE(i, n) d[i] = bench_word(seed, i);
+  BENCH_GRID_STRIDE(i, n) d[i] = bench_word(seed, i);
 }
 
 /* Independent random 8-byte loads: the index is a hash of the query number,
  * so no load waits for another; each result is written so none is dropped. */
 __global__ void k_gather(const uint64_t *table, size_t words, uint64_t *out, size_t nq) {
-  GRID_STRIDE(i, nq) out[i] = table[bench_word(77, i) % words];
-}
-
-/* ---- peers ------------------------------------------------------------------------- */
-
-__global__ void k_binsearch(const uint64_t *keys, const uint64_t *vals, size_t n, const uint64_t *q, uint64_t *out,
-                            uint8_t *found, size_t nq) {
-  GRID_STRIDE(i, nq) {
-    uint64_t x = q[i];
-    size_t p = lower(keys, n, x);
-    bool hit = p < n && keys[p] == x;
-    found[i] = hit;
-    out[i] = hit ? vals[p] : 0;
-  }
-}
-
-/* Linear probing over 16-byte slots {key, value}; the key all-ones marks an
- * empty slot (so it cannot be stored: the baseline's restriction, not
- * tandem's). */
-const uint64_t LP_EMPTY = ~0ull;
-
-__device__ size_t lp_home(uint64_t k, size_t mask) { return (size_t)bench_fin(k ^ 0x5bd1e995ull) & mask; }
-
-/* A key it cannot store (the empty key, or a full table) is dropped: the
- * find check after the run counts it as a wrong result. */
-__global__ void k_lp_insert(ulonglong2 *t, size_t mask, const uint64_t *k, const uint64_t *v, size_t n) {
-  GRID_STRIDE(i, n) {
-    uint64_t key = k[i];
-    if (key == LP_EMPTY) continue;
-    size_t s = lp_home(key, mask);
-    for (size_t probes = 0; probes <= mask; probes++) {
-      unsigned long long old = atomicCAS(&t[s].x, LP_EMPTY, (unsigned long long)key);
-      if (old == LP_EMPTY || old == key) {
-        t[s].y = v[i];
-        break;
-      }
-      s = (s + 1) & mask;
-    }
-  }
-}
-
-__global__ void k_lp_find(const ulonglong2 *t, size_t mask, const uint64_t *q, uint64_t *out, uint8_t *found,
-                          size_t n) {
-  GRID_STRIDE(i, n) {
-    uint64_t key = q[i];
-    size_t s = lp_home(key, mask);
-    uint64_t val = 0;
-    uint8_t f = 0;
-    for (size_t probes = 0; probes <= mask; probes++) {
-      ulonglong2 e = t[s]; /* one 16-byte load */
-      if (e.x == key) {
-        val = e.y;
-        f = 1;
-        break;
-      }
-      if (e.x == LP_EMPTY) break;
-      s = (s + 1) & mask;
-    }
-    out[i] = val;
-    found[i] = f;
-  }
+  BENCH_GRID_STRIDE(i, nq) out[i] = table[bench_word(77, i) % words];
 }
 
 } // namespace
@@ -275,48 +168,48 @@ __global__ void k_lp_find(const ulonglong2 *t, size_t mask, const uint64_t *q, u
 /* ---- the functions bench.h declares --------------------------------------------------- */
 
 void bench_gpu_sort_keys(void *d, size_t n, tdm_type t, uint64_t seed) {
-  k_sort_keys<<<blocks_for(n), 256>>>(d, n, info(t), seed);
+  k_sort_keys<<<bench_blocks_for(n), 256>>>(d, n, info(t), seed);
   launched("generate sort keys");
 }
 void bench_gpu_iota(uint64_t *d, size_t n) {
-  k_iota<<<blocks_for(n), 256>>>(d, n);
+  k_iota<<<bench_blocks_for(n), 256>>>(d, n);
   launched("generate iota");
 }
 void bench_gpu_keys(uint64_t *d, size_t n, uint64_t seed, uint64_t first) {
-  k_keys<<<blocks_for(n), 256>>>(d, n, seed, first);
+  k_keys<<<bench_blocks_for(n), 256>>>(d, n, seed, first);
   launched("generate keys");
 }
 void bench_gpu_values(uint64_t *d, size_t n, uint64_t seed) {
-  k_values<<<blocks_for(n), 256>>>(d, n, seed);
+  k_values<<<bench_blocks_for(n), 256>>>(d, n, seed);
   launched("generate values");
 }
 void bench_gpu_queries(uint64_t *d, size_t nq, uint64_t seed, size_t n, bool miss50) {
-  k_queries<<<blocks_for(nq), 256>>>(d, nq, seed, n, miss50);
+  k_queries<<<bench_blocks_for(nq), 256>>>(d, nq, seed, n, miss50);
   launched("generate queries");
 }
 void bench_gpu_add_span(uint64_t *hi, const uint64_t *lo, size_t nq, uint64_t span) {
-  k_add_span<<<blocks_for(nq), 256>>>(hi, lo, nq, span);
+  k_add_span<<<bench_blocks_for(nq), 256>>>(hi, lo, nq, span);
   launched("generate range ends");
 }
 
 size_t bench_gpu_check_find(uint64_t seed, size_t n, size_t nq, bool miss50, const uint8_t *d_found,
                             const uint64_t *d_vals, int valmode) {
   counter c;
-  k_check_find<<<blocks_for(nq), 256>>>(seed, n, nq, miss50, d_found, d_vals, valmode, c.d);
+  k_check_find<<<bench_blocks_for(nq), 256>>>(seed, n, nq, miss50, d_found, d_vals, valmode, c.d);
   launched("check find");
   return c.get();
 }
 
 size_t bench_gpu_check_order(const void *d_keys, size_t n, tdm_type t, bool desc) {
   counter c;
-  k_check_order<<<blocks_for(n), 256>>>(d_keys, n, info(t), desc, c.d);
+  k_check_order<<<bench_blocks_for(n), 256>>>(d_keys, n, info(t), desc, c.d);
   launched("check order");
   return c.get();
 }
 
 uint64_t bench_gpu_fingerprint(const void *d_keys, size_t n, tdm_type t) {
   counter c;
-  k_fingerprint<<<blocks_for(n), 256>>>(d_keys, n, info(t).bytes, c.d);
+  k_fingerprint<<<bench_blocks_for(n), 256>>>(d_keys, n, info(t).bytes, c.d);
   launched("fingerprint");
   return c.get();
 }
@@ -326,7 +219,7 @@ size_t bench_gpu_check_perm(const void *d_keys0, const uint64_t *d_perm, const v
   counter c;
   unsigned *marks = (unsigned *)bench_dev_alloc(n * sizeof(unsigned));
   check(cudaMemset(marks, 0, n * sizeof(unsigned)), "cudaMemset (marks)");
-  k_check_perm<<<blocks_for(n), 256>>>(d_keys0, d_perm, d_sorted, n, info(t), desc, marks, c.d);
+  k_check_perm<<<bench_blocks_for(n), 256>>>(d_keys0, d_perm, d_sorted, n, info(t), desc, marks, c.d);
   launched("check permutation");
   bench_dev_free(marks);
   return c.get();
@@ -334,7 +227,7 @@ size_t bench_gpu_check_perm(const void *d_keys0, const uint64_t *d_perm, const v
 
 size_t bench_gpu_check_rank(const uint64_t *d_sorted, size_t n, const uint64_t *d_q, const uint64_t *d_rank, size_t nq) {
   counter c;
-  k_check_rank<<<blocks_for(nq), 256>>>(d_sorted, n, d_q, d_rank, nq, c.d);
+  k_check_rank<<<bench_blocks_for(nq), 256>>>(d_sorted, n, d_q, d_rank, nq, c.d);
   launched("check rank");
   return c.get();
 }
@@ -342,7 +235,7 @@ size_t bench_gpu_check_rank(const uint64_t *d_sorted, size_t n, const uint64_t *
 size_t bench_gpu_check_range_count(const uint64_t *d_sorted, size_t n, const uint64_t *d_lo, const uint64_t *d_hi,
                                    const uint64_t *d_cnt, size_t nq) {
   counter c;
-  k_check_range_count<<<blocks_for(nq), 256>>>(d_sorted, n, d_lo, d_hi, d_cnt, nq, c.d);
+  k_check_range_count<<<bench_blocks_for(nq), 256>>>(d_sorted, n, d_lo, d_hi, d_cnt, nq, c.d);
   launched("check range_count");
   return c.get();
 }
@@ -350,7 +243,7 @@ size_t bench_gpu_check_range_count(const uint64_t *d_sorted, size_t n, const uin
 double bench_gpu_memcpy_gbps(const bench_opts &o, size_t bytes) {
   bytes &= ~(size_t)255;
   void *a = bench_dev_alloc(bytes), *b = bench_dev_alloc(bytes);
-  k_fill_words<<<blocks_for(bytes / 8), 256>>>((uint64_t *)a, bytes / 8, 3);
+  k_fill_words<<<bench_blocks_for(bytes / 8), 256>>>((uint64_t *)a, bytes / 8, 3);
   launched("fill");
   bench_row row = bench_make_row("limits", "memcpy_gbps", "cudaMemcpy", "cuda", "u8", "", bytes, 0, 1);
   /* GB/s of bytes copied (each byte is read once and written once, so the
@@ -367,11 +260,11 @@ double bench_gpu_memcpy_gbps(const bench_opts &o, size_t bytes) {
 double bench_gpu_gather_mops(const bench_opts &o, size_t table_bytes, size_t nq) {
   size_t words = table_bytes / 8;
   uint64_t *t = (uint64_t *)bench_dev_alloc(words * 8), *out = (uint64_t *)bench_dev_alloc(nq * 8);
-  k_fill_words<<<blocks_for(words), 256>>>(t, words, 5);
+  k_fill_words<<<bench_blocks_for(words), 256>>>(t, words, 5);
   launched("fill");
   bench_row row = bench_make_row("limits", "gather", "gather", "cuda", "u64", "", words, nq, 1);
   row = bench_measure(o, row, (double)nq, nullptr, [&] {
-    k_gather<<<blocks_for(nq), 256>>>(t, words, out, nq);
+    k_gather<<<bench_blocks_for(nq), 256>>>(t, words, out, nq);
     launched("gather");
   });
   /* The gather must have loaded what the table holds. */
@@ -381,26 +274,4 @@ double bench_gpu_gather_mops(const bench_opts &o, size_t table_bytes, size_t nq)
   bench_dev_free(t);
   bench_dev_free(out);
   return row.median;
-}
-
-void bench_gpu_binsearch(const uint64_t *d_keys, const uint64_t *d_vals, size_t n, const uint64_t *d_q,
-                         uint64_t *d_out, uint8_t *d_found, size_t nq) {
-  k_binsearch<<<blocks_for(nq), 256>>>(d_keys, d_vals, n, d_q, d_out, d_found, nq);
-  launched("binary search");
-}
-
-void bench_lp_clear(void *d_table, size_t slots) {
-  check(cudaMemset(d_table, 0xff, slots * 16), "cudaMemset (linear probing table)");
-  check(cudaDeviceSynchronize(), "sync");
-}
-
-void bench_lp_insert(void *d_table, size_t slots, const uint64_t *d_keys, const uint64_t *d_vals, size_t n) {
-  k_lp_insert<<<blocks_for(n), 256>>>((ulonglong2 *)d_table, slots - 1, d_keys, d_vals, n);
-  launched("linear probing insert");
-}
-
-void bench_lp_find(const void *d_table, size_t slots, const uint64_t *d_q, uint64_t *d_out, uint8_t *d_found,
-                   size_t nq) {
-  k_lp_find<<<blocks_for(nq), 256>>>((const ulonglong2 *)d_table, slots - 1, d_q, d_out, d_found, nq);
-  launched("linear probing find");
 }

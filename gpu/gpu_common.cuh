@@ -47,7 +47,7 @@ struct tdm__gpu_state {
 /* The operation tables of each kernel design (gpu/<structure>_legacy.cu,
  * gpu/<structure>_v2.cu), gathered into one backend descriptor per design by
  * backend_gpu.cu. */
-extern const tdm__sort_ops tdm__sort_cuda_legacy_ops, tdm__sort_cuda_v2_ops;
+extern const tdm__sort_ops tdm__sort_cuda_ops; /* one sort for every design */
 extern const tdm__hash_ops tdm__hash_cuda_legacy_ops, tdm__hash_cuda_v2_ops;
 extern const tdm__btree_ops tdm__btree_cuda_legacy_ops, tdm__btree_cuda_v2_ops;
 /* The data operations, one table for both designs (ops_gpu.cu). */

@@ -1,14 +1,13 @@
 /*
- * sort_gpu.cu: what both GPU designs' sorts share, and the staged sort.
- *
- * The staged sort (the legacy design's sort, and argsort in both designs):
- * stage (host arrays are copied in; device arrays are read in place) -> map
- * keys to order-preserving bits into a scratch buffer (detail/keybits.h, the
- * same functions the CPU runs) -> CUB radix sort between two scratch
- * buffers -> map back into the caller's array. The caller's arrays are
- * written only after the sort succeeded, so a failed call leaves them as
- * they were. The v2 design's sort (sort_v2.cu) sorts in place instead,
- * through the CUB wrappers and the bit map below.
+ * sort_gpu.cu: the CUDA sort (sort, sort_pairs, and the B+ tree's batch
+ * sorts, which go through its table), in place (tdm__gpu_sort below), and
+ * argsort, staged: host arrays are copied in, device arrays read in place,
+ * the keys mapped to order-preserving bits in a scratch buffer
+ * (detail/keybits.h, the same functions the CPU runs), (bits, index) pairs
+ * sorted by CUB between two scratch buffers, the permutation written out.
+ * One sort for every GPU design: the cost meter (tests/cuda_emu, make
+ * cuda-emu-cost) put the in-place sort at exactly raw CUB's sectors per key
+ * for integer keys and pairs, where the staged sort moved 1.3-1.7x that.
  */
 #include <string.h>
 
@@ -94,18 +93,6 @@ tdm_status tdm__gpu_cub_sort_with(tdm_ctx *ctx, tdm__sort_bufs *b, size_t temp_b
   return cub_widths(ckind, ks, vs)->run(ctx, b, temp_bytes, n, desc, kcur, vcur);
 }
 
-/* The staged sort's CUB step: sizes CUB's storage, allocates it in the
- * call's scope and sorts. */
-static tdm_status cub_sort(tdm_ctx *ctx, tdm__gpu_scope &sc, tdm__sort_bufs *b, size_t n, size_t ks, size_t vs, int *kcur,
-                           int *vcur) {
-  size_t temp_bytes = 0;
-  tdm_status st;
-  if ((st = tdm__gpu_cub_temp_bytes(ctx, b, n, TDM_KIND_UNSIGNED, ks, vs, 0, &temp_bytes)) != TDM_OK ||
-      (st = sc.alloc(temp_bytes, &b->temp)) != TDM_OK)
-    return st;
-  return tdm__gpu_cub_sort_with(ctx, b, temp_bytes, n, TDM_KIND_UNSIGNED, ks, vs, 0, kcur, vcur);
-}
-
 /* Allocates the buffers of one sort: keys always, values when vs > 0 (with
  * v0 non-NULL, the device array v0 is the first value buffer). */
 static tdm_status alloc_bufs(tdm__gpu_scope &sc, tdm__sort_bufs *b, size_t n, size_t ks, size_t vs, void *v0) {
@@ -180,38 +167,10 @@ void tdm__gpu_map_bits(cudaStream_t s, const void *in, void *out, size_t n, size
   }
 }
 
-tdm_status tdm__gpu_sort_staged(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type value_type, void *values,
-                                size_t n, int desc) {
-  tdm__gpu_scope sc(ctx);
-  sort_job j;
-  tdm_status st;
-  if ((st = sort_begin(&j, sc, ctx, key_type, keys, values ? tdm_type_size(value_type) : 0, n, desc, NULL)) != TDM_OK)
-    return st;
-  if (j.vs) {
-    cudaMemcpyKind k = tdm__cuda_is_device_ptr(values) ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice;
-    TDM_CUDA_TRY(cudaMemcpyAsync(j.b.v[0], values, n * j.vs, k, j.s), (void)0);
-  }
-  if ((st = cub_sort(ctx, sc, &j.b, n, j.ks, j.vs, &j.kcur, &j.vcur)) != TDM_OK) return st;
-  /* Back to keys, in the scratch buffer not holding the result, then out. */
-  if (j.ks == 4)
-    from_bits_kernel<uint32_t><<<j.grid, TDM_GPU_BLOCK, 0, j.s>>>((const uint32_t *)j.b.k[j.kcur],
-                                                                  (uint32_t *)j.b.k[j.kcur ^ 1], n, j.kind, desc);
-  else
-    from_bits_kernel<uint64_t><<<j.grid, TDM_GPU_BLOCK, 0, j.s>>>((const uint64_t *)j.b.k[j.kcur],
-                                                                  (uint64_t *)j.b.k[j.kcur ^ 1], n, j.kind, desc);
-  if ((st = tdm__launch_check("tdm_sort (keys from bits)")) != TDM_OK) return st;
-  /* Everything that can fail for lack of resources has succeeded: write out.
-   * Stream-ordered with device arrays: queued, no wait (device faults are
-   * deferred to tdm_ctx_sync, as documented). */
-  int q = tdm__gpu_queue_only(ctx, keys, j.vs ? values : NULL, NULL);
-  if (!q && (st = tdm__gpu_sync(ctx, "tdm_sort (device sort)")) != TDM_OK) return st;
-  if ((st = store(ctx, keys, j.b.k[j.kcur ^ 1], n * j.ks)) != TDM_OK) return st;
-  if (j.vs && (st = store(ctx, values, j.b.v[j.vcur], n * j.vs)) != TDM_OK) return st;
-  return tdm__gpu_finish(ctx, q, "tdm_sort (copy out)");
-}
-
-tdm_status tdm__gpu_argsort(tdm_ctx *ctx, tdm_type key_type, const void *keys, tdm_type index_type, void *perm_out,
-                            size_t n, int desc) {
+/* argsort: the staged sort of (key bits, index) pairs, the indices built
+ * and sorted straight in perm_out when it is device memory. */
+static tdm_status tdm__gpu_argsort(tdm_ctx *ctx, tdm_type key_type, const void *keys, tdm_type index_type,
+                                   void *perm_out, size_t n, int desc) {
   tdm__gpu_scope sc(ctx);
   sort_job j;
   size_t temp_bytes = 0;
@@ -234,3 +193,96 @@ tdm_status tdm__gpu_argsort(tdm_ctx *ctx, tdm_type key_type, const void *keys, t
   if ((st = store(ctx, perm_out, j.b.v[j.vcur], n * j.vs)) != TDM_OK) return st;
   return tdm__gpu_finish(ctx, q, "tdm_argsort (copy out)");
 }
+
+/* The sort: in place in the caller's device arrays
+ * (or in the one staging copy of a host array), with CUB's DoubleBuffer
+ * between the caller's array and one alternate buffer per array.
+ *  - Unsigned and signed integer keys are already CUB's order (CUB flips
+ *    the sign bit of signed keys inside its digit passes), ascending or
+ *    (CUB's stable descending sort) descending: no transform at all.
+ *  - Floats are mapped to sort bits in place before the sort, and back
+ *    after it; when CUB's result lies in the alternate buffer the map back
+ *    writes straight into the caller's array (the copy is the map). CUB's
+ *    own float order is not tandem's: it ranks -0.0 and +0.0 equal (keeping
+ *    their input order), where IEEE totalOrder puts -0.0 first.
+ * All-or-nothing: every buffer (alternates, CUB's temporary storage, staging)
+ * is allocated and CUB's storage size known before the first write to the
+ * caller's memory. What can still fail after that is a launch error or a
+ * device fault; a launch error before CUB started is undone by mapping the
+ * keys back, and a fault inside CUB leaves the device unusable (the context
+ * reports TDM_ERR_DEVICE), as any kernel fault does.
+ * The B+ tree's build sorts its own scratch through here too. argsort is
+ * staged (its keys are read-only, so they need a copy anyway). */
+static tdm_status tdm__gpu_sort(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type value_type, void *values, size_t n,
+                          int desc) {
+  tdm__gpu_scope sc(ctx);
+  tdm__dev_array dk, dv;
+  tdm__sort_bufs b;
+  cudaStream_t s;
+  size_t ks = tdm_type_size(key_type), vs = values ? tdm_type_size(value_type) : 0, temp_bytes = 0;
+  /* Integer keys are CUB's order (ckind), ascending or descending (cdesc):
+   * no map. Floats are mapped to unsigned sort bits (inverted for desc) and
+   * sorted ascending. */
+  int kind = tdm__key_kind(key_type), transform = kind == TDM_KIND_FLOAT, cdesc = !transform && desc,
+      ckind = transform ? (int)TDM_KIND_UNSIGNED : kind, kcur = 0, vcur = 0;
+  tdm_status st;
+  if ((st = sc.enter()) != TDM_OK) return st;
+  s = tdm__stream(ctx);
+  memset(&b, 0, sizeof b);
+  memset(&dv, 0, sizeof dv);
+  if ((st = sc.in(keys, n * ks, &dk)) != TDM_OK || (vs && (st = sc.in(values, n * vs, &dv)) != TDM_OK) ||
+      (st = sc.alloc(n * ks, &b.k[1])) != TDM_OK || (st = sc.alloc(n * vs, &b.v[1])) != TDM_OK)
+    return st;
+  b.k[0] = dk.d;
+  b.v[0] = dv.d;
+  if ((st = tdm__gpu_cub_temp_bytes(ctx, &b, n, ckind, ks, vs, cdesc, &temp_bytes)) != TDM_OK ||
+      (st = sc.alloc(temp_bytes, &b.temp)) != TDM_OK)
+    return st;
+  /* From here on the caller's array (or its staging copy) changes. */
+  if (transform) {
+    tdm__gpu_map_bits(s, b.k[0], b.k[0], n, ks, kind, desc, 1);
+    /* A failed launch ran nothing: the keys are unchanged. */
+    if ((st = tdm__launch_check("tdm_sort (key bits, in place)")) != TDM_OK) return st;
+  }
+  if ((st = tdm__gpu_cub_sort_with(ctx, &b, temp_bytes, n, ckind, ks, vs, cdesc, &kcur, &vcur)) != TDM_OK) {
+    /* CUB refused before its first kernel ran (the usual case of an error
+     * return): the keys are the mapped input, so map them back. */
+    if (transform) tdm__gpu_map_bits(s, b.k[0], b.k[0], n, ks, kind, desc, 0);
+    (void)cudaGetLastError();
+    return st;
+  }
+  /* The keys hold sorted bits now: every step below is committed, so a
+   * refused launch or copy is retried once (tdm__gpu_copy_committed) rather
+   * than leaving them half done. */
+  if (transform) {
+    for (int tries = 0; tries < 2; tries++) {
+      tdm__gpu_map_bits(s, b.k[kcur], b.k[0], n, ks, kind, desc, 0);
+      if (cudaPeekAtLastError() == cudaSuccess) break;
+      if (tries == 0) (void)cudaGetLastError();
+    }
+    if ((st = tdm__launch_check("tdm_sort (keys from bits)")) != TDM_OK) return st;
+  } else if (kcur == 1 &&
+             (st = tdm__gpu_copy_committed(ctx, b.k[0], b.k[1], n * ks, cudaMemcpyDeviceToDevice, "tdm_sort")) != TDM_OK) {
+    return st;
+  }
+  if (vs && vcur == 1 &&
+      (st = tdm__gpu_copy_committed(ctx, b.v[0], b.v[1], n * vs, cudaMemcpyDeviceToDevice, "tdm_sort")) != TDM_OK)
+    return st;
+  /* Staged host arrays go back to the caller (the scope waits for them if
+   * the call fails after). */
+  dk.copied = dk.staged;
+  if (dk.staged &&
+      (st = tdm__gpu_copy_committed(ctx, keys, dk.d, n * ks, cudaMemcpyDeviceToHost, "tdm_sort")) != TDM_OK)
+    return st;
+  if (vs && dv.staged &&
+      (st = tdm__gpu_copy_committed(ctx, values, dv.d, n * vs, cudaMemcpyDeviceToHost, "tdm_sort")) != TDM_OK)
+    return st;
+  /* No wait on a stream-ordered context with device arrays (so the call
+   * can be captured into a CUDA graph). */
+  return sc.finish("tdm_sort");
+}
+
+const tdm__sort_ops tdm__sort_cuda_ops = {
+    .sort = tdm__gpu_sort,
+    .argsort = tdm__gpu_argsort,
+};

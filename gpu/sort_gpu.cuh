@@ -1,6 +1,7 @@
 /*
- * sort_gpu.cuh: what the GPU designs' sorts share (sort_gpu.cu): the staged
- * sort, argsort, the CUB radix sort over a DoubleBuffer pair, and the map
+ * sort_gpu.cuh: what sort_gpu.cu offers the rest of the CUDA backend
+ * besides its table (tdm__sort_cuda_ops): the CUB radix sort over a
+ * DoubleBuffer pair (the data operations sort through it) and the map
  * between keys and their order-preserving sort bits.
  */
 #ifndef TANDEM_SORT_GPU_CUH
@@ -14,15 +15,6 @@
 struct tdm__sort_bufs {
   void *k[2], *v[2], *temp;
 };
-
-/* The staged sort (sort_gpu.cu's top comment): the legacy design's sort. */
-tdm_status tdm__gpu_sort_staged(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type value_type, void *values,
-                                size_t n, int desc);
-/* argsort, the same in every design (its keys are read-only, so they need a
- * copy anyway): the staged sort of (key bits, index) pairs, the indices built
- * and sorted straight in perm_out when it is device memory. */
-tdm_status tdm__gpu_argsort(tdm_ctx *ctx, tdm_type key_type, const void *keys, tdm_type index_type, void *perm_out,
-                            size_t n, int desc);
 
 /* CUB's temporary storage for a sort of n keys of width ks (values vs, 0
  * for keys only) between the buffers of b, descending when desc. ckind is

@@ -17,9 +17,11 @@ Generated blocks. README.md and docs/*.md may hold blocks between
 whose text comes from docs/data/<machine>/: every *.csv file there (in name
 order, as tandem-bench --csv writes them) and meta.json (the machine, its
 cores, the date and the commands that produced the CSV files). KIND is
-"tables" (the machine's full tables, for docs/results.md) or "headline" (the
+"tables" (the machine's full tables, for docs/results.md), "headline" (the
 README's short table: sort, sort_pairs, hash insert and find, B-tree find and
-build at n = 10^7, tandem at 1 and 2 threads and the best peer). --write
+build at n = 10^7, tandem at 1 and 2 threads and the best peer) or "cost"
+(the GPU cost meter's table of docs/gpu-cost.md, from the snapshot of `make
+cuda-emu-cost` in docs/data/cost-meter/; no meta.json). --write
 rewrites the blocks from the data; --check compares them and fails, naming
 the file, the line and the block, when one differs. ROOT defaults to the
 folder above this script. scripts/check-docs.py runs the check.
@@ -97,8 +99,10 @@ def tables(rows):
 
 def machine_data(root, machine):
     folder = os.path.join(root, "docs", "data", machine)
-    with open(os.path.join(folder, "meta.json")) as f:
-        meta = json.load(f)
+    meta = {}
+    if os.path.isfile(os.path.join(folder, "meta.json")):
+        with open(os.path.join(folder, "meta.json")) as f:
+            meta = json.load(f)
     return meta, read_csvs(sorted(glob.glob(os.path.join(folder, "*.csv"))))
 
 
@@ -143,7 +147,19 @@ def block_headline(meta, rows, machine):
     return out
 
 
-KINDS = {"tables": block_tables, "headline": block_headline}
+def block_cost(meta, rows, machine):
+    del meta, machine
+    out = ["| structure | operation | design | key | sectors / key | ideal | x ideal | atomics / key "
+           "| max on one address | launches | host syncs |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        spk, ideal = float(r["sectors_per_key"]), float(r["ideal_sectors_per_key"])
+        out.append(f'| {r["structure"]} | {r["operation"]} | {r["design"]} | {r["key_type"]} | {spk:.3f} '
+                   f'| {ideal:.3f} | {spk / ideal:.1f} | {float(r["atomics_per_key"]):.3f} '
+                   f'| {r["max_same_address_atomics"]} | {r["launches"]} | {r["host_syncs"]} |')
+    return out
+
+
+KINDS = {"tables": block_tables, "headline": block_headline, "cost": block_cost}
 
 
 def docs_with_blocks(root):

@@ -3,9 +3,12 @@
  * emulated device's meter (src/meter.cc; make cuda-emu-cost), one row per
  * operation, design (TANDEM_GPU_DESIGN) and key type, on device arrays, on a
  * stream-ordered context (so a host wait is one the operation needs).
- * Test-only.
- *   tandem-cost [--n N] [--csv FILE] [--append] [--budgets FILE] [--only PART]
- *   tandem-cost-profile [--n N] [--only PART] --profile STRUCTURE/OPERATION/KEY
+ * With --peers it measures instead the benchmark's GPU peers
+ * (bench/bench_peers.h: raw CUB, a binary search over sorted keys, a
+ * linear-probing table), rows whose design is the peer's name, on the same
+ * inputs. Test-only.
+ *   tandem-cost [--n N] [--csv FILE] [--append] [--budgets FILE] [--only PART] [--peers]
+ *   tandem-cost-profile [--n N] [--only PART] [--peers] --profile STRUCTURE/OPERATION/KEY
  * prints a table, writes (or appends) the CSV rows and, with --budgets,
  * fails when a row exceeds its limits (cost-budgets.txt says how to read it).
  * The ideal column is the I/O bound: each input read once, each output
@@ -19,6 +22,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "bench_peers.h"
 #include "tandem/tandem.h"
 
 #ifndef TDM_EMU_METERED
@@ -45,7 +49,7 @@ static int profiling, profiled;
 #endif
 
 typedef struct row {
-  const char *structure, *operation, *key_type, *value_type;
+  const char *structure, *operation, *design, *key_type, *value_type;
   double ideal; /* sectors per key */
   tdm_emu_meter m;
 } row;
@@ -53,7 +57,7 @@ typedef struct row {
 static size_t n_keys = (size_t)1 << 18;
 static const char *design = "legacy";
 static FILE *csv;
-static int over_budget, rows_done;
+static int over_budget, rows_done, peers;
 static const char *budgets_path;
 
 static void die(const char *what, tdm_status s) {
@@ -112,7 +116,7 @@ static budget find_budget(const row *r) {
     if (sscanf(line, "%63s %63s %63s %63s %63s %lf %lf %llu %llu %llu", st, op, de, kt, vt, &x.sectors, &x.atomics,
                &x.max_same, &x.launches, &x.syncs) != 10)
       continue;
-    if (!strcmp(st, r->structure) && !strcmp(op, r->operation) && !strcmp(de, design) && !strcmp(kt, r->key_type) &&
+    if (!strcmp(st, r->structure) && !strcmp(op, r->operation) && !strcmp(de, r->design) && !strcmp(kt, r->key_type) &&
         !strcmp(vt, r->value_type)) {
       b = x;
       b.found = 1;
@@ -126,14 +130,16 @@ static void report(row *r) {
   const tdm_emu_meter *m = &r->m;
   double n = (double)n_keys, spk = (double)m->sectors / n, apk = (double)m->atomics / n;
   if (!rows_done++)
-    printf("%-6s %-16s %-6s %-4s %-4s %9s %7s %7s %8s %8s %6s %5s %6s %8s %8s\n", "struct", "operation", "design",
-           "key", "val", "sect/key", "ideal", "x ideal", "atom/key", "max-addr", "launch", "syncs", "allocs", "h2d",
-           "d2h");
-  printf("%-6s %-16s %-6s %-4s %-4s %9.3f %7.3f %7.2f %8.3f %8llu %6llu %5llu %6llu %8llu %8llu\n", r->structure,
-         r->operation, design, r->key_type, r->value_type, spk, r->ideal, spk / r->ideal, apk,
-         m->max_same_address_atomics, m->launches, m->host_syncs, m->allocs, m->h2d_bytes, m->d2h_bytes);
+    printf("%-6s %-21s %-14s %-4s %-4s %9s %7s %7s %8s %8s %6s %5s %6s %5s %8s %8s %8s %8s\n", "struct", "operation",
+           "design", "key", "val", "sect/key", "ideal", "x ideal", "atom/key", "max-addr", "launch", "syncs", "allocs",
+           "ptr-q", "smem/key", "repl/acc", "h2d", "d2h");
+  printf("%-6s %-21s %-14s %-4s %-4s %9.3f %7.3f %7.2f %8.3f %8llu %6llu %5llu %6llu %5llu %8.3f %8.3f %8llu %8llu\n",
+         r->structure, r->operation, r->design, r->key_type, r->value_type, spk, r->ideal, spk / r->ideal, apk,
+         m->max_same_address_atomics, m->launches, m->host_syncs, m->allocs, m->ptr_queries,
+         (double)m->shared_requests / n, m->shared_requests ? (double)m->bank_conflict_replays / m->shared_requests : 0.0,
+         m->h2d_bytes, m->d2h_bytes);
   if (csv)
-    fprintf(csv, "%s,%s,%s,%s,%s,%zu,%.4f,%.4f,%.4f,%llu,%llu,%llu,%llu,%llu\n", r->structure, r->operation, design,
+    fprintf(csv, "%s,%s,%s,%s,%s,%zu,%.4f,%.4f,%.4f,%llu,%llu,%llu,%llu,%llu\n", r->structure, r->operation, r->design,
             r->key_type, r->value_type, n_keys, spk, r->ideal, apk, m->max_same_address_atomics, m->launches,
             m->host_syncs, m->h2d_bytes, m->d2h_bytes);
   if (budgets_path) {
@@ -155,8 +161,11 @@ static void report(row *r) {
   }
   fflush(stdout);
 }
+
 #endif
 
+/* begin, then end (a row of tandem's, the design measured) or end_as (a
+ * row of the peer de) around each measured call. */
 #if TDM_COST_PROFILE
 static void begin(const char *st, const char *op, const char *kt) {
   char name[160];
@@ -168,14 +177,15 @@ static void begin(const char *st, const char *op, const char *kt) {
     exit(2);
   }
 }
-static void end(row *r, const char *st, const char *op, const char *kt, const char *vt, double ideal) {
+static void end_as(row *r, const char *st, const char *op, const char *de, const char *kt, const char *vt,
+                   double ideal) {
   (void)r, (void)vt, (void)ideal;
   if (!profiling) return;
   if (cudaDeviceSynchronize() != cudaSuccess || cudaProfilerStop() != cudaSuccess) {
     fprintf(stderr, "tandem-cost: the profiled call failed on the device\n");
     exit(2);
   }
-  printf("profiled: %s,%s,%s,%s,%s,%zu\n", st, op, design, kt, vt, n_keys);
+  printf("profiled: %s,%s,%s,%s,%s,%zu\n", st, op, de, kt, vt, n_keys);
   profiling = 0;
   profiled++;
 }
@@ -184,10 +194,12 @@ static void begin(const char *st, const char *op, const char *kt) {
   (void)st, (void)op, (void)kt;
   tdm_emu_meter_start();
 }
-static void end(row *r, const char *st, const char *op, const char *kt, const char *vt, double ideal) {
+static void end_as(row *r, const char *st, const char *op, const char *de, const char *kt, const char *vt,
+                   double ideal) {
   tdm_emu_meter_read(&r->m);
   tdm_emu_meter_stop();
   r->structure = st;
+  r->design = de;
   r->operation = op;
   r->key_type = kt;
   r->value_type = vt;
@@ -195,6 +207,24 @@ static void end(row *r, const char *st, const char *op, const char *kt, const ch
   report(r);
 }
 #endif
+static void end(row *r, const char *st, const char *op, const char *kt, const char *vt, double ideal) {
+  end_as(r, st, op, design, kt, vt, ideal);
+}
+
+/* Hot-key inputs: keys h[0..n) with one key on 90 % of the rows (chosen by
+ * a hash of the row, so they are spread), the other rows distinct keys;
+ * values h[n..2n). Returns the number of distinct keys. */
+static const uint64_t hot_key = 0x5eed5eed5eedull;
+static int is_hot(size_t i) { return mix(i ^ 0xabcdefull) % 10 != 0; }
+static size_t hot90(uint64_t *h, size_t n) {
+  size_t distinct = 1;
+  for (size_t i = 0; i < n; i++) {
+    h[i] = is_hot(i) ? hot_key : mix(i) | 1ull << 63; /* the hot key's top bit is clear */
+    distinct += !is_hot(i);
+    h[n + i] = mix(i + n);
+  }
+  return distinct;
+}
 
 /* ---- sort ------------------------------------------------------------------ */
 static void sorts(tdm_ctx *ctx) {
@@ -229,13 +259,57 @@ static void sorts(tdm_ctx *ctx) {
   begin("sort", "argsort", "u64");
   CHECK(tdm_argsort(ctx, TDM_U64, dk, TDM_U64, dp, n, 0));
   end(&r, "sort", "argsort", "u64", "u64", (8.0 + 8.0) / 32);
+  hot90(h, n);
+  up(dk, h, n * 8);
+  up(dv, h + n, n * 8);
+  begin("sort", "pairs_hot90", "u64");
+  CHECK(tdm_sort_pairs(ctx, TDM_U64, dk, TDM_U64, dv, n, 0));
+  end(&r, "sort", "pairs_hot90", "u64", "u64", 2.0 * 16 / 32);
   cudaFree(dk);
   cudaFree(dv);
   cudaFree(dp);
   free(h);
 }
 
+/* Raw CUB on the same inputs: keys u32 and u64, pairs u64 + u64. */
+static void peer_sorts(void) {
+  size_t n = n_keys, tb = bench_cub_temp_bytes(n, 8, 1);
+  uint64_t *h = malloc(n * 16);
+  void *dk = dev(n * 8), *dka = dev(n * 8), *dv = dev(n * 8), *dva = dev(n * 8), *dt = dev(tb);
+  row r;
+  for (size_t i = 0; i < 2 * n; i++) h[i] = mix(i);
+  up(dk, h, n * 4);
+  begin("sort", "keys", "u32");
+  bench_cub_sort(dt, tb, dk, dka, NULL, NULL, n, 4);
+  end_as(&r, "sort", "keys", "cub", "u32", "none", 2.0 * 4 / 32);
+  up(dk, h, n * 8);
+  begin("sort", "keys", "u64");
+  bench_cub_sort(dt, tb, dk, dka, NULL, NULL, n, 8);
+  end_as(&r, "sort", "keys", "cub", "u64", "none", 2.0 * 8 / 32);
+  up(dk, h, n * 8);
+  up(dv, h + n, n * 8);
+  begin("sort", "pairs", "u64");
+  bench_cub_sort(dt, tb, dk, dka, dv, dva, n, 8);
+  end_as(&r, "sort", "pairs", "cub", "u64", "u64", 2.0 * 16 / 32);
+  cudaFree(dk);
+  cudaFree(dka);
+  cudaFree(dv);
+  cudaFree(dva);
+  cudaFree(dt);
+  free(h);
+}
+
 /* ---- hash table (u64 -> u64) ------------------------------------------------ */
+/* Stored keys h[0..n) (top bit clear), values h[n..2n), queries h[2n..3n):
+ * half stored, half never. */
+static void hash_inputs(uint64_t *h, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    h[i] = mix(2 * i) >> 1;
+    h[n + i] = mix(3 * i + 7);
+    h[2 * n + i] = i % 2 ? mix(2 * i + 1) >> 1 | 1ull << 63 : h[i];
+  }
+}
+
 static void hashes(tdm_ctx *ctx) {
   size_t n = n_keys, erased = 0;
   uint64_t *h = malloc(n * 8 * 3);
@@ -248,11 +322,7 @@ static void hashes(tdm_ctx *ctx) {
   o.value_type = TDM_U64;
   o.capacity = n;
   o.on_duplicate = TDM_DUP_KEEP_LAST;
-  for (size_t i = 0; i < n; i++) {
-    h[i] = mix(2 * i) >> 1;             /* stored keys */
-    h[n + i] = mix(3 * i + 7);          /* values */
-    h[2 * n + i] = i % 2 ? mix(2 * i + 1) >> 1 | 1ull << 63 : h[i]; /* half stored, half never */
-  }
+  hash_inputs(h, n);
   up(dk, h, n * 8);
   up(dv, h + n, n * 8);
   CHECK(tdm_hash_create(ctx, &o, &t));
@@ -281,7 +351,51 @@ static void hashes(tdm_ctx *ctx) {
   free(h);
 }
 
+/* The benchmark's linear-probing table at load 0.5 (2n slots), same inputs. */
+static void peer_hashes(void) {
+  size_t n = n_keys, slots = 1;
+  uint64_t *h = malloc(n * 8 * 3);
+  while (slots < 2 * n) slots *= 2;
+  void *dk = dev(n * 8), *dv = dev(n * 8), *dq = dev(n * 8), *dout = dev(n * 8), *dfound = dev(n),
+       *dt = dev(slots * 16);
+  row r;
+  hash_inputs(h, n);
+  up(dk, h, n * 8);
+  up(dv, h + n, n * 8);
+  up(dq, h + 2 * n, n * 8);
+  bench_lp_clear(dt, slots);
+  begin("hash", "insert", "u64");
+  bench_lp_insert(dt, slots, dk, dv, n);
+  end_as(&r, "hash", "insert", "linear_probing", "u64", "u64", 16.0 / 32 + 1);
+  begin("hash", "find_hit", "u64");
+  bench_lp_find(dt, slots, dk, dout, dfound, n);
+  end_as(&r, "hash", "find_hit", "linear_probing", "u64", "u64", 17.0 / 32 + 8.0 / 32 + 1);
+  begin("hash", "find_miss50", "u64");
+  bench_lp_find(dt, slots, dq, dout, dfound, n);
+  end_as(&r, "hash", "find_miss50", "linear_probing", "u64", "u64", 17.0 / 32 + 8.0 / 32 + 1);
+  cudaFree(dk);
+  cudaFree(dv);
+  cudaFree(dq);
+  cudaFree(dout);
+  cudaFree(dfound);
+  cudaFree(dt);
+  free(h);
+}
+
 /* ---- B+ tree (u64 -> u64) ---------------------------------------------------- */
+/* Stored keys h[0..n): the even numbers below 2n, shuffled; values
+ * h[n..2n); queries h[2n..3n): the stored keys shuffled again (hits; with
+ * the low bit set on every other one, half misses; ranges [k, k + 2]). */
+static void btree_inputs(uint64_t *h, size_t n) {
+  for (size_t i = 0; i < n; i++) h[i] = 2 * i, h[n + i] = mix(i), h[2 * n + i] = 2 * i;
+  for (size_t i = n; i > 1; i--) {
+    size_t j = mix(i) % i, l = mix(i + n) % i;
+    uint64_t x = h[i - 1];
+    h[i - 1] = h[j], h[j] = x;
+    x = h[2 * n + i - 1], h[2 * n + i - 1] = h[2 * n + l], h[2 * n + l] = x;
+  }
+}
+
 static void btrees(tdm_ctx *ctx) {
   size_t n = n_keys;
   uint64_t *h = malloc(n * 8 * 4), total = 0;
@@ -294,15 +408,7 @@ static void btrees(tdm_ctx *ctx) {
   o.key_type = TDM_U64;
   o.value_type = TDM_U64;
   o.on_duplicate = TDM_DUP_KEEP_LAST;
-  /* Stored keys: the even numbers below 2n, shuffled; queries: the stored
-   * keys shuffled again, or half of them odd (absent); ranges [k, k + 2]. */
-  for (size_t i = 0; i < n; i++) h[i] = 2 * i, h[n + i] = mix(i), h[2 * n + i] = 2 * i;
-  for (size_t i = n; i > 1; i--) {
-    size_t j = mix(i) % i, l = mix(i + n) % i;
-    uint64_t x = h[i - 1];
-    h[i - 1] = h[j], h[j] = x;
-    x = h[2 * n + i - 1], h[2 * n + i - 1] = h[2 * n + l], h[2 * n + l] = x;
-  }
+  btree_inputs(h, n);
   up(dk, h, n * 8);
   up(dv, h + n, n * 8);
   begin("btree", "build", "u64");
@@ -349,14 +455,62 @@ static void btrees(tdm_ctx *ctx) {
   free(h);
 }
 
+/* The benchmark's binary search over the keys sorted by raw CUB (its
+ * "build": a pair sort), same inputs and ideals as the tree's rows. */
+static void peer_btrees(void) {
+  size_t n = n_keys, tb = bench_cub_temp_bytes(n, 8, 1);
+  uint64_t *h = malloc(n * 8 * 4);
+  void *dk = dev(n * 8), *dka = dev(n * 8), *dv = dev(n * 8), *dva = dev(n * 8), *dt = dev(tb), *dq = dev(n * 8),
+       *dhi = dev(n * 8), *dout = dev(n * 8), *dfound = dev(n);
+  const uint64_t *sk, *sv;
+  row r;
+  btree_inputs(h, n);
+  up(dk, h, n * 8);
+  up(dv, h + n, n * 8);
+  begin("btree", "build", "u64");
+  int alt = bench_cub_sort(dt, tb, dk, dka, dv, dva, n, 8);
+  end_as(&r, "btree", "build", "binary_search", "u64", "u64", 16.0 / 32 + 16.0 / 32);
+  sk = alt ? dka : dk;
+  sv = alt ? dva : dv;
+  up(dq, h + 2 * n, n * 8);
+  begin("btree", "find_hit", "u64");
+  bench_gpu_binsearch(sk, sv, n, dq, dout, dfound, n);
+  end_as(&r, "btree", "find_hit", "binary_search", "u64", "u64", 17.0 / 32 + 8.0 / 32 + 1);
+  for (size_t i = 0; i < n; i++) h[3 * n + i] = h[2 * n + i] | (i & 1);
+  up(dhi, h + 3 * n, n * 8);
+  begin("btree", "find_miss50", "u64");
+  bench_gpu_binsearch(sk, sv, n, dhi, dout, dfound, n);
+  end_as(&r, "btree", "find_miss50", "binary_search", "u64", "u64", 17.0 / 32 + 8.0 / 32 + 1);
+  begin("btree", "rank", "u64");
+  bench_gpu_binsearch_rank(sk, n, dq, dout, n);
+  end_as(&r, "btree", "rank", "binary_search", "u64", "u64", 16.0 / 32 + 1);
+  for (size_t i = 0; i < n; i++) h[3 * n + i] = h[2 * n + i] + 2;
+  up(dhi, h + 3 * n, n * 8);
+  begin("btree", "range_count", "u64");
+  bench_gpu_binsearch_range_count(sk, n, dq, dhi, dout, n);
+  end_as(&r, "btree", "range_count", "binary_search", "u64", "u64", 24.0 / 32 + 2);
+  cudaFree(dk);
+  cudaFree(dka);
+  cudaFree(dv);
+  cudaFree(dva);
+  cudaFree(dt);
+  cudaFree(dq);
+  cudaFree(dhi);
+  cudaFree(dout);
+  cudaFree(dfound);
+  free(h);
+}
+
 /* ---- data operations (u64 keys) -------------------------------------------- */
 static void ops(tdm_ctx *ctx) {
   size_t n = n_keys, groups = n / 16, got = 0;
+  double g = (double)groups / (double)n; /* groups per row */
   uint64_t *h = malloc(n * 8 * 3);
-  void *dk = dev(n * 8), *dv = dev(n * 8), *dr = dev(n * 8), *o1 = dev(n * 8), *o2 = dev(n * 8), *o3 = dev(n * 8);
+  void *dk = dev(n * 8), *dv = dev(n * 8), *dr = dev(n * 8), *o1 = dev(2 * n * 8), *o2 = dev(2 * n * 8),
+       *o3 = dev(n * 8);
   row r;
   /* keys: n / 16 distinct, in random order; values: random; the other side
-   * (isin's set, join's right): n distinct keys, half of them present */
+   * (isin's set): n distinct keys, half of them present */
   for (size_t i = 0; i < n; i++) {
     h[i] = mix(mix(i) % groups);
     h[n + i] = mix(i + n);
@@ -366,9 +520,13 @@ static void ops(tdm_ctx *ctx) {
   up(dv, h + n, n * 8);
   up(dr, h + 2 * n, n * 8);
   begin("ops", "unique", "u64");
-  CHECK(tdm_unique(ctx, TDM_U64, dk, n, 0, o1, NULL, o2, NULL, &got));
-  /* keys 8 B; the distinct keys and their counts, 16 B a group */
-  end(&r, "ops", "unique", "u64", "u64", (8.0 * n + 16.0 * (double)groups) / 32 / (double)n);
+  CHECK(tdm_unique(ctx, TDM_U64, dk, n, 0, o1, NULL, NULL, NULL, &got));
+  /* keys 8 B; the distinct keys, 8 B a group */
+  end(&r, "ops", "unique", "u64", "u64", 8.0 / 32 + g * 8 / 32);
+  begin("ops", "unique_counts_inverse", "u64");
+  CHECK(tdm_unique(ctx, TDM_U64, dk, n, 0, o1, NULL, o2, o3, &got));
+  /* keys 8 B, the inverse 8 B a row; the distinct keys and counts, 16 B a group */
+  end(&r, "ops", "unique_counts_inverse", "u64", "u64", 16.0 / 32 + g * 16 / 32);
   begin("ops", "isin", "u64");
   CHECK(tdm_isin(ctx, TDM_U64, dr, n, dk, n, 0, (uint8_t *)o1));
   /* queries 8 B, the set (n keys) 8 B a key, found 1 B */
@@ -376,7 +534,7 @@ static void ops(tdm_ctx *ctx) {
   begin("ops", "group_sum", "u64");
   CHECK(tdm_group_reduce(ctx, TDM_U64, dk, TDM_U64, dv, n, TDM_AGG_SUM, 0, o1, o2, &got));
   /* keys and values 16 B; a key and a sum per group */
-  end(&r, "ops", "group_sum", "u64", "u64", (16.0 * n + 16.0 * (double)groups) / 32 / (double)n);
+  end(&r, "ops", "group_sum", "u64", "u64", 16.0 / 32 + g * 16 / 32);
   /* join: left = the keys (n / 16 distinct), right = n / 16 of them once
    * each plus keys never present: every left row matches exactly once */
   for (size_t i = 0; i < n; i++) h[2 * n + i] = i < groups ? mix(i) : mix(i + 3 * n) | 1;
@@ -386,7 +544,15 @@ static void ops(tdm_ctx *ctx) {
   /* both sides 8 B a key, a pair of 8-byte indices per left row */
   end(&r, "ops", "join_inner", "u64", "u64", (8.0 + 8.0 + 16.0) / 32);
   if (got != n) fprintf(stderr, "tandem-cost: join gave %zu rows, not %zu\n", got, n), exit(2);
-  (void)o3;
+  /* join with duplicate keys on both sides: the right side holds each of
+   * the n / 16 keys twice, so every left row matches twice (2n rows) */
+  for (size_t i = 0; i < n; i++) h[2 * n + i] = i < 2 * groups ? mix(i % groups) : mix(i + 3 * n) | 1;
+  up(dr, h + 2 * n, n * 8);
+  begin("ops", "join_dup", "u64");
+  CHECK(tdm_join(ctx, TDM_JOIN_INNER, TDM_U64, dk, n, dr, n, 0, (uint64_t *)o1, (uint64_t *)o2, 2 * n, &got));
+  /* both sides 8 B a key, two pairs of 8-byte indices per left row */
+  end(&r, "ops", "join_dup", "u64", "u64", (8.0 + 8.0 + 32.0) / 32);
+  if (got != 2 * n) fprintf(stderr, "tandem-cost: join gave %zu rows, not %zu\n", got, 2 * n), exit(2);
   cudaFree(dk);
   cudaFree(dv);
   cudaFree(dr);
@@ -396,33 +562,49 @@ static void ops(tdm_ctx *ctx) {
   free(h);
 }
 
-/* ---- hot keys: every key one of 16 ------------------------------------------- */
+/* ---- hot keys: one key on 90 % of the rows (hot90) ----------------------------- */
 static void hot(tdm_ctx *ctx) {
   size_t n = n_keys, got = 0;
-  uint64_t *h = malloc(n * 16);
-  void *dk = dev(n * 8), *dv = dev(n * 8), *o1 = dev(n * 8), *o2 = dev(n * 8);
+  uint64_t *h = malloc(n * 24);
+  void *dk = dev(n * 8), *dv = dev(n * 8), *dr = dev(n * 8), *o1 = dev(n * 8), *o2 = dev(n * 8);
+  double d = (double)hot90(h, n) / (double)n; /* distinct keys per row */
   tdm_hash_opts o;
   tdm_hash *t;
   row r;
-  for (size_t i = 0; i < n; i++) h[i] = mix(i % 16) >> 1, h[n + i] = i;
   up(dk, h, n * 8);
   up(dv, h + n, n * 8);
   memset(&o, 0, sizeof o);
   o.key_type = TDM_U64;
   o.value_type = TDM_U64;
-  o.capacity = 16;
+  o.capacity = n;
   o.on_duplicate = TDM_DUP_SUM;
   CHECK(tdm_hash_create(ctx, &o, &t));
-  begin("hash", "insert_sum_hot16", "u64");
+  begin("hash", "insert_sum_hot90", "u64");
   CHECK(tdm_hash_insert(t, dk, dv, n));
-  /* input 16 B; the 16 slots are nothing per key */
-  end(&r, "hash", "insert_sum_hot16", "u64", "u64", 16.0 / 32);
+  /* input 16 B; one slot sector per distinct key */
+  end(&r, "hash", "insert_sum_hot90", "u64", "u64", 16.0 / 32 + d);
   tdm_hash_destroy(t);
-  begin("ops", "group_sum_hot16", "u64");
+  begin("ops", "group_sum_hot90", "u64");
   CHECK(tdm_group_reduce(ctx, TDM_U64, dk, TDM_U64, dv, n, TDM_AGG_SUM, 0, o1, o2, &got));
-  end(&r, "ops", "group_sum_hot16", "u64", "u64", 16.0 / 32);
+  /* keys and values 16 B; a key and a sum per group */
+  end(&r, "ops", "group_sum_hot90", "u64", "u64", 16.0 / 32 + d * 16 / 32);
+  /* join: the right side holds every left key once (the hot one too) and
+   * as many absent keys: every left row matches once */
+  for (size_t i = 0, j = 0; i < n; i++) {
+    if (!is_hot(i)) h[2 * n + j++] = h[i];
+    if (i + 1 == n) {
+      h[2 * n + j++] = hot_key;
+      while (j < n) h[2 * n + j] = mix(j + 7 * n) >> 1, j++; /* top bit clear: never a left key */
+    }
+  }
+  up(dr, h + 2 * n, n * 8);
+  begin("ops", "join_hot90", "u64");
+  CHECK(tdm_join(ctx, TDM_JOIN_INNER, TDM_U64, dk, n, dr, n, 0, (uint64_t *)o1, (uint64_t *)o2, n, &got));
+  end(&r, "ops", "join_hot90", "u64", "u64", (8.0 + 8.0 + 16.0) / 32);
+  if (got != n) fprintf(stderr, "tandem-cost: join gave %zu rows, not %zu\n", got, n), exit(2);
   cudaFree(dk);
   cudaFree(dv);
+  cudaFree(dr);
   cudaFree(o1);
   cudaFree(o2);
   free(h);
@@ -439,11 +621,12 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--append")) append = 1;
     else if (!strcmp(argv[i], "--budgets") && i + 1 < argc) budgets_path = argv[++i];
     else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+    else if (!strcmp(argv[i], "--peers")) peers = 1;
 #if TDM_COST_PROFILE
     else if (!strcmp(argv[i], "--profile") && i + 1 < argc) profile_row = argv[++i];
 #endif
     else {
-      fprintf(stderr, "usage: tandem-cost [--n N] [--csv FILE [--append]] [--budgets FILE] [--only sort|hash|btree|ops|hot]%s\n",
+      fprintf(stderr, "usage: tandem-cost [--n N] [--csv FILE [--append]] [--budgets FILE] [--peers] [--only sort|hash|btree|ops|hot]%s\n",
               TDM_COST_PROFILE ? " [--profile STRUCTURE/OPERATION/KEY]" : "");
       return 2;
     }
@@ -453,6 +636,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   if (getenv("TANDEM_GPU_DESIGN") && *getenv("TANDEM_GPU_DESIGN")) design = getenv("TANDEM_GPU_DESIGN");
+  if (peers) design = "peers";
   if (csv_path) {
     csv = fopen(csv_path, append ? "a" : "w");
     if (!csv) {
@@ -463,16 +647,22 @@ int main(int argc, char **argv) {
       fprintf(csv, "structure,operation,design,key_type,value_type,n,sectors_per_key,ideal_sectors_per_key,"
                    "atomics_per_key,max_same_address_atomics,launches,host_syncs,h2d_bytes,d2h_bytes\n");
   }
-  memset(&co, 0, sizeof co);
-  co.backend = TDM_BACKEND_CUDA;
-  co.flags = TDM_CTX_STREAM_ORDERED;
-  CHECK(tdm_ctx_create(&co, &ctx));
-  if (!only || !strcmp(only, "sort")) sorts(ctx);
-  if (!only || !strcmp(only, "hash")) hashes(ctx);
-  if (!only || !strcmp(only, "btree")) btrees(ctx);
-  if (!only || !strcmp(only, "ops")) ops(ctx);
-  if (!only || !strcmp(only, "hot")) hot(ctx);
-  tdm_ctx_destroy(ctx);
+  if (peers) {
+    if (!only || !strcmp(only, "sort")) peer_sorts();
+    if (!only || !strcmp(only, "hash")) peer_hashes();
+    if (!only || !strcmp(only, "btree")) peer_btrees();
+  } else {
+    memset(&co, 0, sizeof co);
+    co.backend = TDM_BACKEND_CUDA;
+    co.flags = TDM_CTX_STREAM_ORDERED;
+    CHECK(tdm_ctx_create(&co, &ctx));
+    if (!only || !strcmp(only, "sort")) sorts(ctx);
+    if (!only || !strcmp(only, "hash")) hashes(ctx);
+    if (!only || !strcmp(only, "btree")) btrees(ctx);
+    if (!only || !strcmp(only, "ops")) ops(ctx);
+    if (!only || !strcmp(only, "hot")) hot(ctx);
+    tdm_ctx_destroy(ctx);
+  }
   if (csv) fclose(csv);
 #if TDM_COST_PROFILE
   (void)rows_done, (void)budgets_path; /* the metered build's: no table, no budgets here */

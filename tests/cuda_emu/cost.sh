@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # What each bulk GPU operation costs on the emulated device's meter
 # (make cuda-emu-cost; tests/cuda_emu/README.md, "Cost meter"): runs
-# tandem-cost of a metered build (EMU_METER=ON) for both designs, writes
-# one CSV, prints the table and the rows furthest above their ideal, and
+# tandem-cost of a metered build (EMU_METER=ON) for both designs and the
+# benchmark's peers, writes one CSV, prints the table and the rows furthest above their ideal, and
 # fails when a row exceeds its limits in cost-budgets.txt.
 # Usage: tests/cuda_emu/cost.sh BUILD_DIR CSV
 # The device: seed 2 (the H200 shape, 132 SMs), one worker, so a run
@@ -17,6 +17,26 @@ for d in legacy v2; do
     "$b/tandem-cost" --csv "$csv" $append --budgets "$here/cost-budgets.txt" || rc=1
   append=--append
 done
+# The benchmark's GPU peers on the same inputs, rows named by the peer.
+TANDEM_EMU_SEED=2 TANDEM_EMU_WORKERS=1 \
+  "$b/tandem-cost" --peers --csv "$csv" --append --budgets "$here/cost-budgets.txt" || rc=1
+# The check itself can fail: the same sort rows against a copy of the
+# budgets whose v2 u32 keys row allows 1 % fewer sectors and one launch
+# fewer than measured must fail on exactly those two figures.
+tight=$(mktemp)
+awk '$1 == "sort" && $2 == "keys" && $3 == "v2" && $4 == "u32" { $6 = sprintf("%.4f", $6 / 1.02 * 0.99); $9 = $9 - 1 } { print }' \
+  "$here/cost-budgets.txt" >"$tight"
+out=$(TANDEM_EMU_SEED=2 TANDEM_EMU_WORKERS=1 TANDEM_GPU_DESIGN=v2 "$b/tandem-cost" --only sort --budgets "$tight")
+src=$?
+rm -f "$tight"
+if [ $src -eq 1 ] && [ "$(grep -c 'OVER BUDGET' <<<"$out")" = 2 ] && grep -q 'OVER BUDGET: sectors_per_key' <<<"$out" &&
+  grep -q 'OVER BUDGET: launches' <<<"$out"; then
+  echo "cuda-emu-cost: a budget tightened below the measurement fails, as it must"
+else
+  echo "cuda-emu-cost: FAIL: a budget tightened below the measurement did not fail as expected (exit $src):"
+  echo "$out"
+  rc=1
+fi
 echo
 echo "furthest above their ideal (sectors per key / ideal):"
 tail -n +2 "$csv" | awk -F, '{ printf "  %6.1fx  %s %s (%s, %s)  %s sectors/key, ideal %s\n", $7 / $8, $1, $2, $3, $4, $7, $8 }' |

@@ -16,7 +16,18 @@
  *   hot atomic   every thread adds 1 to one word: n atomics, all n on one
  *                address; the warp-aggregated form makes n/32, n/32 on one.
  *   staging      the copy through shared memory and a local array: no more
- *                sectors than the plain copy (only device memory counts).
+ *                sectors than the plain copy (only device memory counts);
+ *                per warp 5 shared accesses (a row written, 4 rows read),
+ *                each one wavefront, no replays.
+ *   bank conflict the copy through a 32 x 32 tile of shared words, each warp
+ *                writing and reading a column (lane L at word 32 L + warp):
+ *                all 32 lanes in one bank, 32 wavefronts an access, 31 of
+ *                them replays: per warp 2 accesses, 64 wavefronts, 62 replays.
+ *   wide rows    8-byte words, a warp's lanes on consecutive ones: 64 words,
+ *                two in each bank: 2 wavefronts an access, which its width
+ *                needs, so no replays; a broadcast (every lane reads word 0)
+ *                is 1 wavefront: per warp 2 accesses, 3 wavefronts.
+ *   ptr query    the copy and one cudaPointerGetAttributes: +1 query.
  *   round trip   n words up and back: h2d and d2h bytes 4n each, two waits
  *                (the synchronous copies).
  */
@@ -62,9 +73,26 @@ __global__ void staged_kernel(const unsigned *in, unsigned *out, size_t n) {
   if (i < n) out[i] = local[0];
 }
 
+__global__ void conflict_kernel(const unsigned *in, unsigned *out, size_t n) {
+  __shared__ unsigned tile[32 * 32];
+  size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  unsigned column = (threadIdx.x % 32u) * 32u + threadIdx.x / 32u;
+  tile[column] = i < n ? in[i] : 0u;
+  __syncthreads();
+  if (i < n) out[i] = tile[column];
+}
+
+__global__ void wide_kernel(const unsigned *in, unsigned *out, size_t n) {
+  __shared__ unsigned long long row[BLOCK];
+  size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  row[threadIdx.x] = i < n ? in[i] : 0u;
+  __syncthreads();
+  if (i < n) out[i] = (unsigned)(row[0] + threadIdx.x);
+}
+
 struct figures {
   unsigned long long load_sectors, store_sectors, load_lines, store_lines, atomics, max_same, launches, syncs, h2d,
-      d2h;
+      d2h, shared_requests, wavefronts, replays, ptr_queries;
 };
 
 static figures measure(void (*body)(void *), void *arg) {
@@ -75,7 +103,7 @@ static figures measure(void (*body)(void *), void *arg) {
   tdm_emu_meter_stop();
   return figures{m.load_sectors + m.model_read_sectors, m.store_sectors + m.model_write_sectors, m.load_lines,
                  m.store_lines, m.atomics, m.max_same_address_atomics, m.launches, m.host_syncs, m.h2d_bytes,
-                 m.d2h_bytes};
+                 m.d2h_bytes, m.shared_requests, m.shared_wavefronts, m.bank_conflict_replays, m.ptr_queries};
 }
 
 struct bufs {
@@ -112,6 +140,20 @@ static void run_staged(void *p) {
   bufs *b = (bufs *)p;
   staged_kernel<<<grid(b->n), BLOCK>>>(b->in, b->out, b->n);
 }
+static void run_conflict(void *p) {
+  bufs *b = (bufs *)p;
+  conflict_kernel<<<grid(b->n), BLOCK>>>(b->in, b->out, b->n);
+}
+static void run_wide(void *p) {
+  bufs *b = (bufs *)p;
+  wide_kernel<<<grid(b->n), BLOCK>>>(b->in, b->out, b->n);
+}
+static void run_ptr_query(void *p) {
+  bufs *b = (bufs *)p;
+  cudaPointerAttributes a;
+  run_copy(p);
+  cudaPointerGetAttributes(&a, b->in);
+}
 static void run_round_trip(void *p) {
   bufs *b = (bufs *)p;
   cudaMemcpy(b->in, b->host, b->n * 4, cudaMemcpyHostToDevice);
@@ -137,6 +179,10 @@ static void expect_all(const char *what, figures f, figures want) {
   expect(what, "host syncs", f.syncs, want.syncs);
   expect(what, "h2d bytes", f.h2d, want.h2d);
   expect(what, "d2h bytes", f.d2h, want.d2h);
+  expect(what, "shared access", f.shared_requests, want.shared_requests);
+  expect(what, "wavefronts", f.wavefronts, want.wavefronts);
+  expect(what, "bank replays", f.replays, want.replays);
+  expect(what, "ptr queries", f.ptr_queries, want.ptr_queries);
 }
 
 int main(int argc, char **argv) {
@@ -160,7 +206,7 @@ int main(int argc, char **argv) {
 
   const unsigned long long N = n;
   figures copy = measure(run_copy, &b);
-  figures want = {N / 8, N / 8, N / 32, N / 32, 0, 0, 1, 0, 0, 0};
+  figures want = {N / 8, N / 8, N / 32, N / 32, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0};
   expect_all("copy", copy, want);
 
   figures f = measure(run_strided, &b);
@@ -185,17 +231,38 @@ int main(int argc, char **argv) {
 
   /* The atomic cases read the input (n/8 sectors) and write nothing plain. */
   f = measure(run_hot, &b);
-  w = figures{N / 8, 0, N / 32, 0, N, N, 1, 0, 0, 0};
+  w = figures{N / 8, 0, N / 32, 0, N, N, 1, 0, 0, 0, 0, 0, 0, 0};
   expect_all("hot atomic", f, w);
   f = measure(run_warp, &b);
-  w = figures{N / 8, 0, N / 32, 0, N / 32, N / 32, 1, 0, 0, 0};
+  w = figures{N / 8, 0, N / 32, 0, N / 32, N / 32, 1, 0, 0, 0, 0, 0, 0, 0};
   expect_all("warp atomic", f, w);
 
+  const unsigned long long warps = N / 32;
   f = measure(run_staged, &b);
-  expect_all("staging", f, want);
+  w = want;
+  w.shared_requests = w.wavefronts = 5 * warps;
+  expect_all("staging", f, w);
+
+  f = measure(run_conflict, &b);
+  w = want;
+  w.shared_requests = 2 * warps;
+  w.wavefronts = 64 * warps;
+  w.replays = 62 * warps;
+  expect_all("bank conflict", f, w);
+
+  f = measure(run_wide, &b);
+  w = want;
+  w.shared_requests = 2 * warps;
+  w.wavefronts = 3 * warps;
+  expect_all("wide rows", f, w);
+
+  f = measure(run_ptr_query, &b);
+  w = want;
+  w.ptr_queries = 1;
+  expect_all("ptr query", f, w);
 
   f = measure(run_round_trip, &b);
-  w = figures{0, 0, 0, 0, 0, 0, 0, 2, 4 * N, 4 * N};
+  w = figures{0, 0, 0, 0, 0, 0, 0, 2, 4 * N, 4 * N, 0, 0, 0, 0};
   expect_all("round trip", f, w);
 
   cudaFree(b.in);

@@ -23,6 +23,11 @@ typedef struct tdm_emu_meter {
   unsigned long long kernels, cub_calls, launches;      /* launches = kernels + CUB device-wide calls */
   unsigned long long host_syncs;                        /* calls that wait for the device */
   unsigned long long h2d_bytes, d2h_bytes, allocs;
+  unsigned long long ptr_queries; /* cudaPointerGetAttributes, cuPointerGetAttribute(s) calls */
+  /* warp-level __shared__ accesses of instrumented kernels: wavefronts (the
+   * most distinct words in one bank) and bank-conflict replays (wavefronts
+   * beyond the access's width: distinct words / 32, rounded up) */
+  unsigned long long shared_requests, shared_wavefronts, bank_conflict_replays;
 } tdm_emu_meter;
 
 /* Zeroes the counts and turns the meter on. */

@@ -39,10 +39,12 @@ extern const char *running_op; /* what the engine runs now, for messages */
 void drain(void);
 /* The live device-accessible allocations [base, end), sorted (the meter). */
 void device_ranges(std::vector<std::pair<uintptr_t, uintptr_t>> &out);
+/* Whether p lies in the running block's __shared__ storage (exec.cc). */
+bool in_block_shared(const void *p);
 
 /* The cost meter (meter.cc): off unless a program started it. */
 namespace meter {
-enum event { E_KERNEL, E_CUB, E_SYNC, E_H2D, E_D2H, E_ALLOC, E_MODEL_READ, E_MODEL_WRITE };
+enum event { E_KERNEL, E_CUB, E_SYNC, E_H2D, E_D2H, E_ALLOC, E_PTR_QUERY, E_MODEL_READ, E_MODEL_WRITE };
 void count(event e, uint64_t amount);
 void kernel_begin(const std::string &name); /* the engine: around each grid, after each block */
 void kernel_end(void);

@@ -81,6 +81,7 @@ struct pending {
 struct shared_block {
   const void *site;
   void *p;
+  size_t bytes;
 };
 
 struct block_run {
@@ -552,8 +553,16 @@ void *shared_alloc(const void *site, size_t bytes, size_t align) {
     if (s.site == site) return s.p;
   void *p = aligned_alloc(align, (bytes + align - 1) / align * align);
   memset(p, 0xA7, bytes); /* fresh shared memory: garbage */
-  blk->shared.push_back(shared_block{site, p});
+  blk->shared.push_back(shared_block{site, p, bytes});
   return p;
+}
+
+bool in_block_shared(const void *p) {
+  if (!blk) return false;
+  uintptr_t a = (uintptr_t)p;
+  for (const shared_block &s : blk->shared)
+    if (a >= (uintptr_t)s.p && a < (uintptr_t)s.p + s.bytes) return true;
+  return false;
 }
 
 int run_kernel(const kernel &k) {

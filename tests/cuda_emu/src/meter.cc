@@ -9,11 +9,17 @@
  *    each lane at that site form one access, and the distinct 32-byte sectors
  *    and 128-byte lines it touches are what a coalescing memory system
  *    fetches. Only device memory counts (the allocation table, snapshotted
- *    at each kernel's start): locals, shared memory and host memory do not;
+ *    at each kernel's start): locals and host memory do not;
+ *  - the block's __shared__ memory, grouped the same way: per warp-level
+ *    access the wavefronts its lanes need, the most distinct 4-byte words
+ *    in one of the 32 banks, and the replays among them, the wavefronts
+ *    beyond what the access's width needs (its distinct words / 32, rounded
+ *    up): lanes reading one word share it, lanes on distinct words of one
+ *    bank wait for each other;
  *  - atomics on device memory (the prelude's atomic functions call
  *    atomic_at), and the most that land on one address in one launch;
  *  - per call (runtime.cc): launches, host waits, copies by direction,
- *    allocations, and the modelled traffic of the CUB stand-ins, copies and
+ *    allocations, pointer-attribute queries, and the modelled traffic of the CUB stand-ins, copies and
  *    memsets (model()).
  * It is off until tdm_emu_meter_start; the hooks then cost a table lookup per
  * access. Caches, timing, occupancy and vector widths are outside it.
@@ -72,7 +78,7 @@ struct access {
  * the thread came by, per (warp, site, visit, store) what its lanes touched. */
 struct block_log {
   std::unordered_map<std::pair<uint64_t, uint64_t>, uint32_t, key_hash> visits;
-  std::unordered_map<std::pair<uint64_t, uint64_t>, std::vector<access>, key_hash> groups;
+  std::unordered_map<std::pair<uint64_t, uint64_t>, std::vector<access>, key_hash> groups, shared_groups;
   std::unordered_map<uintptr_t, uint64_t> atomics;
   uint64_t n_access = 0, n_atomic = 0;
 };
@@ -91,13 +97,15 @@ bool in_device(uintptr_t a) {
 void record(const void *site, const void *p, size_t bytes, bool store) {
   if (!on || !cur || !bytes) return;
   uintptr_t a = (uintptr_t)p;
-  if (!in_device(a)) return;
+  bool shared = false;
+  if (!in_device(a) && !(shared = in_block_shared(p))) return;
   const thread_state *t = cur;
   uint64_t linear = ((uint64_t)t->tid.z * t->bdim.y + t->tid.y) * t->bdim.x + t->tid.x;
   uint64_t s = (uint64_t)(uintptr_t)site << 1 | (store ? 1u : 0u);
   uint32_t visit = blog.visits[std::make_pair(linear, s)]++;
-  blog.groups[std::make_pair((linear / 32) << 32 | visit, s)].push_back(access{a, (uint32_t)bytes});
-  blog.n_access++;
+  (shared ? blog.shared_groups : blog.groups)[std::make_pair((linear / 32) << 32 | visit, s)].push_back(
+      access{a, (uint32_t)bytes});
+  blog.n_access += !shared;
 }
 
 namespace {
@@ -109,6 +117,16 @@ uint64_t distinct(const std::vector<access> &v, int shift, std::vector<uintptr_t
     for (uintptr_t u = x.addr >> shift; u <= (x.addr + x.bytes - 1) >> shift; u++) scratch.push_back(u);
   std::sort(scratch.begin(), scratch.end());
   return (uint64_t)(std::unique(scratch.begin(), scratch.end()) - scratch.begin());
+}
+
+/* Wavefronts of one warp-level shared-memory access: the most distinct
+ * 4-byte words in one bank (words differ in a bank by multiples of 128
+ * bytes, so the allocation's base does not matter). */
+uint64_t wavefronts(const std::vector<access> &v, std::vector<uintptr_t> &scratch, uint64_t *words) {
+  uint64_t per_bank[32] = {0};
+  *words = distinct(v, 2, scratch); /* leaves the distinct words, sorted, in scratch */
+  for (uint64_t i = 0; i < *words; i++) per_bank[scratch[i] & 31]++;
+  return *std::max_element(per_bank, per_bank + 32);
 }
 
 }  // namespace
@@ -133,7 +151,7 @@ void kernel_end(void) {
 
 void block_end(void) {
   if (!on) {
-    if (!blog.groups.empty() || !blog.visits.empty()) blog = block_log();
+    if (!blog.groups.empty() || !blog.shared_groups.empty() || !blog.visits.empty()) blog = block_log();
     return;
   }
   uint64_t ls = 0, ss = 0, ll = 0, sl = 0, lg = 0, sg = 0;
@@ -145,7 +163,17 @@ void block_end(void) {
     (store ? sl : ll) += lines;
     (store ? sg : lg)++;
   }
+  uint64_t sreq = 0, swave = 0, sreplay = 0;
+  for (auto &kv : blog.shared_groups) {
+    uint64_t words, w = wavefronts(kv.second, scratch, &words);
+    sreq++;
+    swave += w;
+    sreplay += w - (words + 31) / 32;
+  }
   std::lock_guard<std::mutex> lk(mu);
+  tot.shared_requests += sreq;
+  tot.shared_wavefronts += swave;
+  tot.bank_conflict_replays += sreplay;
   tot.load_sectors += ls;
   tot.store_sectors += ss;
   tot.load_lines += ll;
@@ -161,6 +189,7 @@ void block_end(void) {
   for (auto &kv : blog.atomics) launch_atomics[kv.first] += kv.second;
   blog.visits.clear();
   blog.groups.clear();
+  blog.shared_groups.clear();
   blog.atomics.clear();
   blog.n_access = blog.n_atomic = 0;
 }
@@ -182,6 +211,7 @@ void count(event e, uint64_t amount) {
   case E_H2D: tot.h2d_bytes += amount; break;
   case E_D2H: tot.d2h_bytes += amount; break;
   case E_ALLOC: tot.allocs += amount; break;
+  case E_PTR_QUERY: tot.ptr_queries += amount; break;
   case E_MODEL_READ:
     tot.model_read_sectors += (amount + 31) / 32;
     parts[std::string(running_op ? running_op : "copies and memsets") + " (modelled)"].load_sectors += (amount + 31) / 32;

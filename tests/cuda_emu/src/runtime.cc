@@ -856,6 +856,7 @@ API cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t pool, cudaMemPoolAttr a, v
 API cudaError_t cudaPointerGetAttributes(cudaPointerAttributes *a, const void *p) {
   LOCK;
   init();
+  meter::count(meter::E_PTR_QUERY, 1);
   if (!a) return set_err(cudaErrorInvalidValue);
   memset(a, 0, sizeof *a);
   alloc_rec *r = find_rec(p);
@@ -1257,11 +1258,13 @@ API int cuInit(unsigned flags) {
 }
 API int cuPointerGetAttribute(void *data, int attr, unsigned long long ptr) {
   LOCK;
+  meter::count(meter::E_PTR_QUERY, 1);
   if (!g_init) return CU_NOT_INITIALIZED;
   return driver_attr(data, attr, (const void *)(uintptr_t)ptr, false);
 }
 API int cuPointerGetAttributes(unsigned n, int *attrs, void **data, unsigned long long ptr) {
   LOCK;
+  meter::count(meter::E_PTR_QUERY, 1);
   if (!g_init) return CU_NOT_INITIALIZED;
   for (unsigned i = 0; i < n; i++) {
     int e = driver_attr(data[i], attrs[i], (const void *)(uintptr_t)ptr, true);
