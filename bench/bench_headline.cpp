@@ -147,12 +147,12 @@ void sort_keys(const bench_opts &o, tdm_type t, const char *what, size_t n, cons
     bench_measure(o, r, (double)n, reset, [&] { sorter(work.data(), n, hwy::SortAscending()); });
     verify_sorted("vqsort", work, fp);
     if (hwy_has_avx512()) {
-      hwy::DisableTargets(HWY_AVX3 | HWY_AVX3_DL);
+      bench_hwy_disable(HWY_AVX3 | HWY_AVX3_DL);
       r = cpu_row("sort", "sort", "vqsort-avx2", tn, "", n, 0, 1);
       r.note = "Highway's AVX2 path (AVX-512 disabled)";
       bench_measure(o, r, (double)n, reset, [&] { sorter(work.data(), n, hwy::SortAscending()); });
       verify_sorted("vqsort-avx2", work, fp);
-      hwy::DisableTargets(0);
+      bench_hwy_disable(0);
     }
   }
 #endif
@@ -200,12 +200,12 @@ void sort_pairs(const bench_opts &o, size_t n, const std::vector<int> &threads) 
     bench_measure(o, r, (double)n, fill, [&] { sorter(kv.data(), n, hwy::SortAscending()); });
     check("vqsort (pairs)");
     if (hwy_has_avx512()) {
-      hwy::DisableTargets(HWY_AVX3 | HWY_AVX3_DL);
+      bench_hwy_disable(HWY_AVX3 | HWY_AVX3_DL);
       r = cpu_row("sort", "sort_pairs", "vqsort-avx2", "u64", "u64", n, 0, 1);
       r.note = "Highway's AVX2 path (AVX-512 disabled)";
       bench_measure(o, r, (double)n, fill, [&] { sorter(kv.data(), n, hwy::SortAscending()); });
       check("vqsort-avx2 (pairs)");
-      hwy::DisableTargets(0);
+      bench_hwy_disable(0);
     }
   }
 #endif

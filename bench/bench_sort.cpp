@@ -217,11 +217,11 @@ void bench_keys_cpu(const bench_opts &o, tdm_type t, size_t n, const std::vector
     verify_sorted("vqsort", t, work.data(), n, fp);
     /* Highway's AVX-512 path is slow on some chips (AMD Zen 4); time the AVX2
      * path too and compare against the faster of the two. */
-    hwy::DisableTargets(HWY_AVX3 | HWY_AVX3_DL);
+    bench_hwy_disable(HWY_AVX3 | HWY_AVX3_DL);
     bench_measure(o, vq_row("sort", "vqsort-avx2", t, nullptr, n), (double)n, reset,
                   [&] { vq_keys(sorter, t, work.data(), n); });
     verify_sorted("vqsort-avx2", t, work.data(), n, fp);
-    hwy::DisableTargets(0);
+    bench_hwy_disable(0);
     /* The two-thread ceiling of any design that ends in one vqsort per
      * thread: two threads each vqsort their own half at the same time (no
      * partition, so the whole is not sorted), against one vqsort of the
@@ -317,10 +317,10 @@ void bench_pairs_cpu(const bench_opts &o, tdm_type t, size_t n, const std::vecto
     };
     bench_measure(o, vq_row("sort_pairs", "vqsort", t, "u64", n), (double)n, fill,
                   [&] { sorter(kv.data(), n, hwy::SortAscending()); });
-    hwy::DisableTargets(HWY_AVX3 | HWY_AVX3_DL);
+    bench_hwy_disable(HWY_AVX3 | HWY_AVX3_DL);
     bench_measure(o, vq_row("sort_pairs", "vqsort-avx2", t, "u64", n), (double)n, fill,
                   [&] { sorter(kv.data(), n, hwy::SortAscending()); });
-    hwy::DisableTargets(0);
+    bench_hwy_disable(0);
   }
 #endif
   if (n <= 100000000) {
