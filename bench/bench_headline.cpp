@@ -111,13 +111,13 @@ void verify_pairs(const char *who, const std::vector<uint64_t> &input, const uin
 /* The target vqsort dispatches to: Highway numbers better x86 targets with
  * lower bits, so the lowest bit set among the supported ones. */
 std::string hwy_best_target() {
-  int64_t t = hwy::SupportedTargets();
+  int64_t t = bench_hwy_targets();
   return t ? hwy::TargetName(t & -t) : "?";
 }
 
 /* The AVX2 row is only a second path where AVX-512 exists; elsewhere it
  * would time the same code twice. */
-bool hwy_has_avx512() { return (hwy::SupportedTargets() & (HWY_AVX3 | HWY_AVX3_DL)) != 0; }
+bool hwy_has_avx512() { return (bench_hwy_targets() & (HWY_AVX3 | HWY_AVX3_DL)) != 0; }
 #endif
 
 template <typename K>

@@ -59,7 +59,7 @@ uint64_t splitmix(uint64_t &x) {
   fprintf(stderr,
           "usage: tandem-bench {headline|sort|hash|btree|ops|all} [--backend cpu|cuda|all] [--type T] [--n N]\n"
           "                    [--queries Q] [--threads K] [--reps R] [--peers] [--csv FILE] [--table FILE]\n"
-          "                    [--seed S] [--clock wall|cpu] [--no-map-cache] [--design D1,D2,...] [--isa avx2]\n"
+          "                    [--seed S] [--clock wall|cpu] [--no-map-cache] [--design D1,D2,...] [--isa avx2|sse4]\n"
           "  headline: the first run to make (`make bench`): sort u32, sort u64, sort_pairs u64+u64, hash\n"
           "  insert and find hits, B-tree build and find hits, unique and isin, on the CPU at n = 1e7\n"
           "  (--n) with 3 reps (--reps), numbered steps, then a summary: tandem against the best peer of\n"
@@ -71,9 +71,10 @@ uint64_t splitmix(uint64_t &x) {
           "  N and Q accept 1e7-style numbers. Default backend: all usable; default threads: 1 and all cores.\n"
           "  --clock cpu: time by process CPU time (1-thread CPU rows on a busy machine); default wall.\n"
           "  --no-map-cache: contexts keep no freed mappings (TDM_CTX_NO_MAP_CACHE).\n"
-          "  --isa avx2: Highway (vqsort, and tandem's CPU keys-only sorts, which follow its dispatch\n"
-          "  and pick their plan when a context is created) uses at most AVX2 for the whole run: an\n"
-          "  AVX-512 machine measured as an AVX2 one (its cores and memory stay what they are).\n"
+          "  --isa avx2|sse4: Highway (vqsort, and tandem's CPU keys-only sorts, which follow its\n"
+          "  dispatch and pick their plan when a context is created) uses at most that instruction set\n"
+          "  for the whole run: a machine measured as one without the wider vectors (its cores and\n"
+          "  memory stay what they are).\n"
           "  --csv FILE: the rows as CSV; --table FILE: a copy of the printed table (and summary).\n"
           "  --design: run the GPU rows once per named design, setting TANDEM_GPU_DESIGN=<design> before\n"
           "  each context is created; rows of designs other than \"default\" get impl tandem-<design>.\n"
@@ -95,9 +96,20 @@ bench_register::bench_register(const char *name, bench_fn fn) { registry()[name]
 /* The Highway targets --isa leaves out for the whole run. */
 static int64_t hwy_off_run;
 
+int64_t bench_hwy_targets() {
+#ifdef TANDEM_BENCH_HAVE_HWY
+  int64_t t = hwy::SupportedTargets();
+  hwy::GetChosenTarget().Update(t);
+  return t;
+#else
+  return 0;
+#endif
+}
+
 void bench_hwy_disable(int64_t extra) {
 #ifdef TANDEM_BENCH_HAVE_HWY
   hwy::DisableTargets(hwy_off_run | extra);
+  (void)bench_hwy_targets();
 #else
   (void)extra;
 #endif
@@ -457,9 +469,9 @@ int main(int argc, char **argv) {
     else if (a == "--no-map-cache") ctx_flags |= TDM_CTX_NO_MAP_CACHE;
     else if (a == "--isa") {
       std::string v = val();
-      if (v != "avx2") usage("--isa must be avx2");
+      if (v != "avx2" && v != "sse4") usage("--isa must be avx2 or sse4");
 #ifdef TANDEM_BENCH_HAVE_HWY
-      hwy_off_run = HWY_AVX3 | HWY_AVX3_DL;
+      hwy_off_run = HWY_AVX3 | HWY_AVX3_DL | (v == "sse4" ? HWY_AVX2 : 0);
 #else
       usage("--isa needs a build with Highway");
 #endif

@@ -138,14 +138,14 @@ void verify_perm(const char *what, tdm_type t, const char *keys0, const uint64_t
  * lower bits), for the note that tells the vqsort row from vqsort-avx2,
  * which on a machine without AVX-512 times the same path. */
 std::string hwy_best_target() {
-  int64_t t = hwy::SupportedTargets();
+  int64_t t = bench_hwy_targets();
   return t ? hwy::TargetName(t & -t) : "?";
 }
 
 bench_row vq_row(const std::string &op, const std::string &impl, tdm_type kt, const char *vt, size_t n) {
   bench_row r = base_row(op, impl, "cpu", kt, vt, n, 1);
   r.note = impl == "vqsort" ? "Highway's best target here: " + hwy_best_target()
-                            : std::string("Highway's AVX2 path (AVX-512 disabled)");
+                            : "Highway without AVX-512: " + hwy_best_target();
   return r;
 }
 
