@@ -88,8 +88,33 @@ static size_t SK_FN(part_finish)(SK_K *a, size_t rl, size_t rr, size_t wl, size_
   return wl;
 }
 
+/* Starts a vector partition (below) of a[0, n), n >= 3 vectors of lanes
+ * keys: the first and last vector are held in buf (which has room for
+ * three), which frees two vectors of slots, one at each end; *rl and *rr
+ * are where the unread keys start and end. */
+static inline void SK_FN(part_begin)(const SK_K *a, size_t n, size_t lanes, SK_K *buf, size_t *rl, size_t *rr) {
+  memcpy(buf, a, lanes * sizeof(SK_K));
+  memcpy(buf + lanes, a + n - lanes, lanes * sizeof(SK_K));
+  *rl = lanes;
+  *rr = n - lanes;
+}
+
+/* Where a vector partition (below) reads its next vector: from the side
+ * with less free room, whose read end moves past it. */
+static inline size_t SK_FN(part_next)(size_t *rl, size_t *rr, size_t wl, size_t wr, size_t lanes) {
+  size_t at;
+  if (*rl - wl <= wr - *rr) {
+    at = *rl;
+    *rl += lanes;
+  } else {
+    *rr -= lanes;
+    at = *rr;
+  }
+  return at;
+}
+
 /* The same partition in AVX-512 compares. The first and last vector are
- * held in registers, which leaves two vectors of free slots; each step reads
+ * held aside, which leaves two vectors of free slots; each step reads
  * a vector from the side with less free room, and compress-stores its low
  * keys at the left write end and its high keys at the right one, each with a
  * mask of exactly their count. Free room stays two vectors in all, and the
@@ -99,23 +124,12 @@ SK_AVX512 static size_t SK_FN(part_avx512)(SK_K *a, size_t n, SK_K s) {
   const __m512i sv = SK_V_SET1(s);
   SK_K buf[3 * SK_V_LANES];
   size_t rl, rr, wl = 0, wr = n;
-  __m512i first, last;
   if (n < (size_t)3 * SK_V_LANES) return SK_FN(part_scalar)(a, n, s);
-  first = _mm512_loadu_si512((const void *)a);
-  last = _mm512_loadu_si512((const void *)(a + n - SK_V_LANES));
-  rl = SK_V_LANES;
-  rr = n - SK_V_LANES;
+  SK_FN(part_begin)(a, n, SK_V_LANES, buf, &rl, &rr);
   while (rr - rl >= SK_V_LANES) {
-    __m512i v;
+    __m512i v = _mm512_loadu_si512((const void *)(a + SK_FN(part_next)(&rl, &rr, wl, wr, SK_V_LANES)));
     unsigned ml;
     int cl;
-    if (rl - wl <= wr - rr) {
-      v = _mm512_loadu_si512((const void *)(a + rl));
-      rl += SK_V_LANES;
-    } else {
-      rr -= SK_V_LANES;
-      v = _mm512_loadu_si512((const void *)(a + rr));
-    }
     ml = (unsigned)SK_V_LT(v, sv);
     cl = __builtin_popcount(ml);
     SK_V_STORE(a + wl, SK_V_PREFIX(cl), SK_V_COMPRESS(ml, v));
@@ -123,8 +137,6 @@ SK_AVX512 static size_t SK_FN(part_avx512)(SK_K *a, size_t n, SK_K s) {
     wr -= (size_t)(SK_V_LANES - cl);
     SK_V_STORE(a + wr, SK_V_PREFIX(SK_V_LANES - cl), SK_V_COMPRESS(~ml & SK_V_ALL, v));
   }
-  _mm512_storeu_si512((void *)buf, first);
-  _mm512_storeu_si512((void *)(buf + SK_V_LANES), last);
   return SK_FN(part_finish)(a, rl, rr, wl, wr, s, buf, (size_t)2 * SK_V_LANES);
 }
 
@@ -142,23 +154,12 @@ SK_AVX2 static size_t SK_FN(part_avx2)(SK_K *a, size_t n, SK_K s) {
   const __m256i shifts = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
   SK_K buf[3 * SK_A_LANES];
   size_t rl, rr, wl = 0, wr = n;
-  __m256i first, last;
   if (n < (size_t)3 * SK_A_LANES) return SK_FN(part_scalar)(a, n, s);
-  first = _mm256_loadu_si256((const __m256i *)a);
-  last = _mm256_loadu_si256((const __m256i *)(a + n - SK_A_LANES));
-  rl = SK_A_LANES;
-  rr = n - SK_A_LANES;
+  SK_FN(part_begin)(a, n, SK_A_LANES, buf, &rl, &rr);
   while (rr - rl >= SK_A_LANES) {
-    __m256i v, idx, p;
+    __m256i v = _mm256_loadu_si256((const __m256i *)(a + SK_FN(part_next)(&rl, &rr, wl, wr, SK_A_LANES))), idx, p;
     unsigned ml;
     int cl;
-    if (rl - wl <= wr - rr) {
-      v = _mm256_loadu_si256((const __m256i *)(a + rl));
-      rl += SK_A_LANES;
-    } else {
-      rr -= SK_A_LANES;
-      v = _mm256_loadu_si256((const __m256i *)(a + rr));
-    }
     ml = SK_A_LT(_mm256_xor_si256(v, bias), sb);
     cl = __builtin_popcount(ml);
     /* Lane j's index is nibble j of the entry; the permute reads only the
@@ -170,8 +171,6 @@ SK_AVX2 static size_t SK_FN(part_avx2)(SK_K *a, size_t n, SK_K s) {
     wl += (size_t)cl;
     wr -= (size_t)(SK_A_LANES - cl);
   }
-  _mm256_storeu_si256((__m256i *)buf, first);
-  _mm256_storeu_si256((__m256i *)(buf + SK_A_LANES), last);
   return SK_FN(part_finish)(a, rl, rr, wl, wr, s, buf, (size_t)2 * SK_A_LANES);
 }
 #endif

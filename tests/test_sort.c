@@ -519,6 +519,22 @@ Test(sort_cpu, keys_only_every_isa) {
 #endif
 }
 
+/* The split sort's partition loops (cpu/sort_plan_cpu.c): a context takes
+ * its plan from Highway's targets when it is created, so each mode limits
+ * them and makes a two-thread context: 0 the best loop of this CPU, 1 at
+ * most AVX2 (its permute loop), 2 at most SSE4 (the scalar loop). NULL when
+ * the mode does not exist (built without Highway, only mode 0). *isa names
+ * Highway's best target left. */
+static tdm_ctx *split_mode_ctx(int mode, const char **isa) {
+#if TANDEM_TEST_HAVE_HWY
+  *isa = tdm_test_hwy_limit(mode);
+#else
+  *isa = "none";
+  if (mode > 0) return NULL;
+#endif
+  return prop_ctx(TDM_BACKEND_CPU, 2);
+}
+
 /* The two-thread keys-only split sort (cpu/sort_split_cpu.c), forced onto
  * every size so that a loaded machine, where the call would take one
  * thread, still runs it: every key type, both directions, every
@@ -527,8 +543,7 @@ Test(sort_cpu, keys_only_every_isa) {
  * boundary one), sizes around the vector partitions' cutoffs (under three
  * vectors: the scalar loop, 48 u32 or 24 u64 keys for AVX-512, 24 and 12 for
  * AVX2; tails of one vector) and the sample size, with each partition loop
- * this CPU has: a context takes its plan (cpu/sort_plan_cpu.c) from
- * Highway's targets when it is created, so each mode makes its own. */
+ * this CPU has (split_mode_ctx). */
 Test(sort_cpu, keys_split_two_threads) {
   static const size_t sizes[] = {1,  2,  3,  11, 12, 13,   23,   24,   25,    47,    48,
                                  49, 95, 97, 1000, 4095, 4097, 65537, 200003};
@@ -536,16 +551,9 @@ Test(sort_cpu, keys_split_two_threads) {
   tdm_test_keys_split(1);
   for (mode = 0; mode <= 2; mode++) {
     size_t ti, si;
-    tdm_ctx *ctx;
-#if TANDEM_TEST_HAVE_HWY
-    /* 0: the best partition; 1: at most AVX2 (its permute loop); 2: SSE4 at
-     * most (the scalar loop). */
-    const char *isa = tdm_test_hwy_limit(mode);
-#else
-    const char *isa = "none";
-    if (mode > 0) break;
-#endif
-    ctx = prop_ctx(TDM_BACKEND_CPU, 2);
+    const char *isa;
+    tdm_ctx *ctx = split_mode_ctx(mode, &isa);
+    if (!ctx) break;
     for (ti = 0; ti < 6; ti++) {
       tdm_type t = all_types[ti];
       size_t ks = tdm_type_size(t);
@@ -621,15 +629,10 @@ Test(sort_cpu, keys_split_matches_one_thread) {
   int mode, shape;
   tdm_ctx *one = prop_ctx(TDM_BACKEND_CPU, 1);
   for (mode = 0; mode <= 2; mode++) {
-    tdm_ctx *two;
     size_t ti, si;
-#if TANDEM_TEST_HAVE_HWY
-    const char *isa = tdm_test_hwy_limit(mode);
-#else
-    const char *isa = "none";
-    if (mode > 0) break;
-#endif
-    two = prop_ctx(TDM_BACKEND_CPU, 2);
+    const char *isa;
+    tdm_ctx *two = split_mode_ctx(mode, &isa);
+    if (!two) break;
     for (ti = 0; ti < 6; ti++) {
       tdm_type t = all_types[ti];
       size_t ks = tdm_type_size(t);
