@@ -98,6 +98,19 @@ const std::vector<bench_row> &bench_rows();
  * the highest sample exceeds the number of cores. */
 void bench_sample_load();
 
+/* Highway's run-time targets (vqsort's, and so the CPU keys-only sorts'
+ * of tandem, which share the library): leaves out the targets --isa left
+ * out for the whole run, and also those of `extra` (a Highway target mask:
+ * HWY_AVX3 | HWY_AVX3_DL for the vqsort-avx2 rows; 0 to restore). Nothing
+ * in a build without Highway. */
+void bench_hwy_disable(int64_t extra);
+/* Highway's supported targets now (0 without Highway). Ask here, never
+ * hwy::SupportedTargets() directly: Highway 1.0's SupportedTargets, called
+ * after DisableTargets, points its dispatch back at every target of the CPU
+ * (it expects its dispatcher to narrow it again right after), so a direct
+ * call would undo --isa and the vqsort-avx2 rows' limit. */
+int64_t bench_hwy_targets();
+
 /* The "headline" mode (bench_headline.cpp): one row set per headline
  * operation at n = 10^7 on the CPU, with a numbered progress line per step.
  * Not a registered subcommand, so `all` and --list do not include it. */

@@ -111,13 +111,13 @@ void verify_pairs(const char *who, const std::vector<uint64_t> &input, const uin
 /* The target vqsort dispatches to: Highway numbers better x86 targets with
  * lower bits, so the lowest bit set among the supported ones. */
 std::string hwy_best_target() {
-  int64_t t = hwy::SupportedTargets();
+  int64_t t = bench_hwy_targets();
   return t ? hwy::TargetName(t & -t) : "?";
 }
 
 /* The AVX2 row is only a second path where AVX-512 exists; elsewhere it
  * would time the same code twice. */
-bool hwy_has_avx512() { return (hwy::SupportedTargets() & (HWY_AVX3 | HWY_AVX3_DL)) != 0; }
+bool hwy_has_avx512() { return (bench_hwy_targets() & (HWY_AVX3 | HWY_AVX3_DL)) != 0; }
 #endif
 
 template <typename K>
@@ -147,12 +147,12 @@ void sort_keys(const bench_opts &o, tdm_type t, const char *what, size_t n, cons
     bench_measure(o, r, (double)n, reset, [&] { sorter(work.data(), n, hwy::SortAscending()); });
     verify_sorted("vqsort", work, fp);
     if (hwy_has_avx512()) {
-      hwy::DisableTargets(HWY_AVX3 | HWY_AVX3_DL);
+      bench_hwy_disable(HWY_AVX3 | HWY_AVX3_DL);
       r = cpu_row("sort", "sort", "vqsort-avx2", tn, "", n, 0, 1);
       r.note = "Highway's AVX2 path (AVX-512 disabled)";
       bench_measure(o, r, (double)n, reset, [&] { sorter(work.data(), n, hwy::SortAscending()); });
       verify_sorted("vqsort-avx2", work, fp);
-      hwy::DisableTargets(0);
+      bench_hwy_disable(0);
     }
   }
 #endif
@@ -200,12 +200,12 @@ void sort_pairs(const bench_opts &o, size_t n, const std::vector<int> &threads) 
     bench_measure(o, r, (double)n, fill, [&] { sorter(kv.data(), n, hwy::SortAscending()); });
     check("vqsort (pairs)");
     if (hwy_has_avx512()) {
-      hwy::DisableTargets(HWY_AVX3 | HWY_AVX3_DL);
+      bench_hwy_disable(HWY_AVX3 | HWY_AVX3_DL);
       r = cpu_row("sort", "sort_pairs", "vqsort-avx2", "u64", "u64", n, 0, 1);
       r.note = "Highway's AVX2 path (AVX-512 disabled)";
       bench_measure(o, r, (double)n, fill, [&] { sorter(kv.data(), n, hwy::SortAscending()); });
       check("vqsort-avx2 (pairs)");
-      hwy::DisableTargets(0);
+      bench_hwy_disable(0);
     }
   }
 #endif

@@ -18,6 +18,10 @@
 
 #include "bench.h"
 
+#ifdef TANDEM_BENCH_HAVE_HWY
+#include <hwy/targets.h>
+#endif
+
 namespace {
 
 std::map<std::string, bench_fn> &registry() {
@@ -55,7 +59,7 @@ uint64_t splitmix(uint64_t &x) {
   fprintf(stderr,
           "usage: tandem-bench {headline|sort|hash|btree|ops|all} [--backend cpu|cuda|all] [--type T] [--n N]\n"
           "                    [--queries Q] [--threads K] [--reps R] [--peers] [--csv FILE] [--table FILE]\n"
-          "                    [--seed S] [--clock wall|cpu] [--no-map-cache] [--design D1,D2,...]\n"
+          "                    [--seed S] [--clock wall|cpu] [--no-map-cache] [--design D1,D2,...] [--isa avx2|sse4]\n"
           "  headline: the first run to make (`make bench`): sort u32, sort u64, sort_pairs u64+u64, hash\n"
           "  insert and find hits, B-tree build and find hits, unique and isin, on the CPU at n = 1e7\n"
           "  (--n) with 3 reps (--reps), numbered steps, then a summary: tandem against the best peer of\n"
@@ -67,6 +71,10 @@ uint64_t splitmix(uint64_t &x) {
           "  N and Q accept 1e7-style numbers. Default backend: all usable; default threads: 1 and all cores.\n"
           "  --clock cpu: time by process CPU time (1-thread CPU rows on a busy machine); default wall.\n"
           "  --no-map-cache: contexts keep no freed mappings (TDM_CTX_NO_MAP_CACHE).\n"
+          "  --isa avx2|sse4: Highway (vqsort, and tandem's CPU keys-only sorts, which follow its\n"
+          "  dispatch and pick their plan when a context is created) uses at most that instruction set\n"
+          "  for the whole run: a machine measured as one without the wider vectors (its cores and\n"
+          "  memory stay what they are).\n"
           "  --csv FILE: the rows as CSV; --table FILE: a copy of the printed table (and summary).\n"
           "  --design: run the GPU rows once per named design, setting TANDEM_GPU_DESIGN=<design> before\n"
           "  each context is created; rows of designs other than \"default\" get impl tandem-<design>.\n"
@@ -84,6 +92,28 @@ size_t parse_count(const char *s) {
 } // namespace
 
 bench_register::bench_register(const char *name, bench_fn fn) { registry()[name] = fn; }
+
+/* The Highway targets --isa leaves out for the whole run. */
+static int64_t hwy_off_run;
+
+int64_t bench_hwy_targets() {
+#ifdef TANDEM_BENCH_HAVE_HWY
+  int64_t t = hwy::SupportedTargets();
+  hwy::GetChosenTarget().Update(t);
+  return t;
+#else
+  return 0;
+#endif
+}
+
+void bench_hwy_disable(int64_t extra) {
+#ifdef TANDEM_BENCH_HAVE_HWY
+  hwy::DisableTargets(hwy_off_run | extra);
+  (void)bench_hwy_targets();
+#else
+  (void)extra;
+#endif
+}
 
 void bench_check(tdm_status s, const char *what) {
   if (s != TDM_OK) {
@@ -437,6 +467,16 @@ int main(int argc, char **argv) {
     else if (a == "--seed") o.seed = parse_count(val());
     else if (a == "--peers") o.peers = true;
     else if (a == "--no-map-cache") ctx_flags |= TDM_CTX_NO_MAP_CACHE;
+    else if (a == "--isa") {
+      std::string v = val();
+      if (v != "avx2" && v != "sse4") usage("--isa must be avx2 or sse4");
+#ifdef TANDEM_BENCH_HAVE_HWY
+      hwy_off_run = HWY_AVX3 | HWY_AVX3_DL | (v == "sse4" ? HWY_AVX2 : 0);
+#else
+      usage("--isa needs a build with Highway");
+#endif
+      bench_hwy_disable(0);
+    }
     else if (a == "--clock") {
       std::string c = val();
       if (c != "wall" && c != "cpu") usage("--clock must be wall or cpu");

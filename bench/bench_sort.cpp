@@ -138,14 +138,14 @@ void verify_perm(const char *what, tdm_type t, const char *keys0, const uint64_t
  * lower bits), for the note that tells the vqsort row from vqsort-avx2,
  * which on a machine without AVX-512 times the same path. */
 std::string hwy_best_target() {
-  int64_t t = hwy::SupportedTargets();
+  int64_t t = bench_hwy_targets();
   return t ? hwy::TargetName(t & -t) : "?";
 }
 
 bench_row vq_row(const std::string &op, const std::string &impl, tdm_type kt, const char *vt, size_t n) {
   bench_row r = base_row(op, impl, "cpu", kt, vt, n, 1);
   r.note = impl == "vqsort" ? "Highway's best target here: " + hwy_best_target()
-                            : std::string("Highway's AVX2 path (AVX-512 disabled)");
+                            : "Highway without AVX-512: " + hwy_best_target();
   return r;
 }
 
@@ -217,11 +217,11 @@ void bench_keys_cpu(const bench_opts &o, tdm_type t, size_t n, const std::vector
     verify_sorted("vqsort", t, work.data(), n, fp);
     /* Highway's AVX-512 path is slow on some chips (AMD Zen 4); time the AVX2
      * path too and compare against the faster of the two. */
-    hwy::DisableTargets(HWY_AVX3 | HWY_AVX3_DL);
+    bench_hwy_disable(HWY_AVX3 | HWY_AVX3_DL);
     bench_measure(o, vq_row("sort", "vqsort-avx2", t, nullptr, n), (double)n, reset,
                   [&] { vq_keys(sorter, t, work.data(), n); });
     verify_sorted("vqsort-avx2", t, work.data(), n, fp);
-    hwy::DisableTargets(0);
+    bench_hwy_disable(0);
     /* The two-thread ceiling of any design that ends in one vqsort per
      * thread: two threads each vqsort their own half at the same time (no
      * partition, so the whole is not sorted), against one vqsort of the
@@ -317,10 +317,10 @@ void bench_pairs_cpu(const bench_opts &o, tdm_type t, size_t n, const std::vecto
     };
     bench_measure(o, vq_row("sort_pairs", "vqsort", t, "u64", n), (double)n, fill,
                   [&] { sorter(kv.data(), n, hwy::SortAscending()); });
-    hwy::DisableTargets(HWY_AVX3 | HWY_AVX3_DL);
+    bench_hwy_disable(HWY_AVX3 | HWY_AVX3_DL);
     bench_measure(o, vq_row("sort_pairs", "vqsort-avx2", t, "u64", n), (double)n, fill,
                   [&] { sorter(kv.data(), n, hwy::SortAscending()); });
-    hwy::DisableTargets(0);
+    bench_hwy_disable(0);
   }
 #endif
   if (n <= 100000000) {

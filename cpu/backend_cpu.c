@@ -4,7 +4,7 @@
 const tdm__backend tdm__cpu_backend = {
     .id = TDM_BACKEND_CPU,
     .host_arrays_only = 1,
-    .ctx_init = NULL,
+    .ctx_init = tdm__cpu_ctx_init,
     .ctx_fini = NULL,
     .ctx_sync = NULL,
     .sort = &tdm__sort_cpu_ops,

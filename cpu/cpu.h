@@ -104,6 +104,10 @@ static inline void tdm__stream_fence(void) {
 
 /* ---- sort ------------------------------------------------------------------ */
 
+/* The CPU backend's context set-up (sort_plan_cpu.c): picks the context's
+ * keys-only sort plan. Cannot fail. */
+TDM_INTERNAL tdm_status tdm__cpu_ctx_init(tdm_ctx *ctx);
+
 /* The sort operations (sort_cpu.c), also used by the B+ tree to sort batches. */
 TDM_INTERNAL tdm_status tdm__cpu_sort(tdm_ctx *ctx, tdm_type key_type, void *keys, tdm_type value_type, void *values,
                                       size_t n, int desc);

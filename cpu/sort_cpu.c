@@ -8,7 +8,7 @@
  * nothing after that point can fail. When Highway is built in, pairs and
  * argsorts of up to RS_SMALL_MAX elements take small_sort instead (one
  * vqsort of (bits, index) keys), and keys-only sorts follow the per-width
- * rule of rs_keys_rules (one vqsort of the whole array or the two-thread
+ * rule of the context's plan (sort_plan_cpu.c: one vqsort of the whole array or the two-thread
  * split sort of sort_split_cpu.c, which take no memory, or the radix
  * partition).
  */
@@ -145,35 +145,29 @@ int tdm__keys_force_split; /* test hook: sort_cpu.h */
 
 /* A keys-only sort's output does not depend on how equal keys are ordered
  * (equal sort bits are equal keys), so any sort may serve it. The rule, per
- * key width, is this table and nothing else asks again: on one thread, one
+ * key width, is the context's plan (sort_plan_cpu.c, chosen once at its
+ * creation for this machine) and nothing else asks again: on one thread, one
  * vqsort of the whole array (the peer itself: nothing sorts keys alone
- * faster here); from part_min keys on, on two threads the algorithm `two`
- * (the in-place split sort of sort_split_cpu.c, or the radix partition with
- * vqsorted buckets) and on three or more the radix partition (the split is
- * two-way); below part_min one vqsort, where the forks weigh more than the
- * second thread wins. The figures behind the table are in docs/design.md's
- * sort section. Built without Highway, every keys-only sort takes the radix
- * path. */
+ * faster here); from part_min keys on, on two threads the plan's algorithm
+ * `two` (the in-place split sort of sort_split_cpu.c, or the radix
+ * partition with vqsorted buckets) and on three or more the radix partition
+ * (the split is two-way); below part_min one vqsort, where the forks weigh
+ * more than the second thread wins. The figures behind the plans are in
+ * docs/design.md's sort section. Built without Highway, every keys-only sort
+ * takes the radix path. */
 #if TANDEM_HAVE_HWY
-typedef enum rs_keys_alg { RS_KEYS_WHOLE, RS_KEYS_SPLIT, RS_KEYS_RADIX } rs_keys_alg;
-
-typedef struct rs_keys_rule {
-  size_t part_min; /* several threads: one of the parallel sorts from this n on */
-  rs_keys_alg two; /* on two threads: RS_KEYS_SPLIT or RS_KEYS_RADIX */
-} rs_keys_rule;
-
-static const rs_keys_rule rs_keys_rules[2] = {
-    {(size_t)1 << 18, RS_KEYS_SPLIT}, /* 32-bit keys */
-    {(size_t)1 << 18, RS_KEYS_SPLIT}, /* 64-bit keys */
-};
+/* The plan of ctx (a context of another backend: this machine's). */
+static const tdm__keys_plan *rs_keys_plan(const tdm_ctx *ctx) {
+  return ctx->keys_plan ? ctx->keys_plan : tdm__keys_plan_pick();
+}
 
 /* The algorithm of a keys-only sort of n ks-byte keys on threads threads,
- * on a context of ctx_threads. */
-static rs_keys_alg rs_keys_pick(size_t ks, int threads, int ctx_threads, size_t n) {
-  const rs_keys_rule *r = &rs_keys_rules[ks == 8];
-  if (__atomic_load_n(&tdm__keys_force_split, __ATOMIC_RELAXED) && ctx_threads >= 2) return RS_KEYS_SPLIT;
-  if (threads <= 1 || n < r->part_min) return RS_KEYS_WHOLE;
-  return threads == 2 ? r->two : RS_KEYS_RADIX;
+ * by plan p, on a context of ctx_threads. */
+static tdm__keys_alg rs_keys_pick(const tdm__keys_plan *p, size_t ks, int threads, int ctx_threads, size_t n) {
+  const tdm__keys_rule *r = &p->rule[ks == 8];
+  if (__atomic_load_n(&tdm__keys_force_split, __ATOMIC_RELAXED) && ctx_threads >= 2) return TDM__KEYS_SPLIT;
+  if (threads <= 1 || n < r->part_min) return TDM__KEYS_WHOLE;
+  return threads == 2 ? r->two : TDM__KEYS_RADIX;
 }
 
 /* One vqsort of the whole array, in place, through the key map (keybits.h)
@@ -253,13 +247,14 @@ static tdm_status sort_any(tdm_ctx *ctx, tdm_type key_type, const void *in_keys,
   threads = rs_threads(ctx, n);
 #if TANDEM_HAVE_HWY
   if (!vs) {
-    rs_keys_alg alg = rs_keys_pick(ks, threads, ctx->threads, n);
-    if (alg == RS_KEYS_WHOLE) {
+    const tdm__keys_plan *p = rs_keys_plan(ctx);
+    tdm__keys_alg alg = rs_keys_pick(p, ks, threads, ctx->threads, n);
+    if (alg == TDM__KEYS_WHOLE) {
       rs_keys_vq(keys, ks, n, &o);
       return TDM_OK;
     }
-    if (alg == RS_KEYS_SPLIT) {
-      tdm__split_sort2(keys, ks, n, &o);
+    if (alg == TDM__KEYS_SPLIT) {
+      tdm__split_sort2(keys, ks, n, &o, (int)p->part);
       return TDM_OK;
     }
   }

@@ -89,11 +89,42 @@ typedef struct tdm__rs_fns {
                     size_t n, const rs_out *o);
 } tdm__rs_fns;
 
+/* ---- keys only: the methods of this machine ------------------------------ */
+
+/* The algorithms a keys-only sort may take (sort_cpu.c, rs_keys_pick). */
+typedef enum tdm__keys_alg {
+  TDM__KEYS_WHOLE, /* one vqsort of the whole array */
+  TDM__KEYS_SPLIT, /* the two-thread split sort (sort_split_cpu.c) */
+  TDM__KEYS_RADIX  /* the radix partition with vqsorted buckets (radix_impl.h) */
+} tdm__keys_alg;
+
+/* The split sort's partition loop. */
+typedef enum tdm__split_isa { TDM__SPLIT_SCALAR, TDM__SPLIT_AVX2, TDM__SPLIT_AVX512 } tdm__split_isa;
+
+/* The rule for one key width. */
+typedef struct tdm__keys_rule {
+  size_t part_min;   /* several threads: a parallel sort from this n on, below it one vqsort */
+  tdm__keys_alg two; /* the parallel sort on two threads (three or more: the radix partition) */
+} tdm__keys_rule;
+
+/* The keys-only sort's methods on this machine, chosen once per CPU context
+ * at its creation (sort_plan_cpu.c) from the instruction sets Highway
+ * dispatches to then, as Highway picks its own; every call follows the
+ * context's plan and nothing asks again. */
+typedef struct tdm__keys_plan {
+  const char *name;         /* the instruction-set level it is for */
+  tdm__keys_rule rule[2];   /* by key width: [0] 32-bit, [1] 64-bit keys */
+  tdm__split_isa part;      /* the split's partition loop */
+} tdm__keys_plan;
+
+/* The plan of a context created now (sort_plan_cpu.c). */
+TDM_INTERNAL const tdm__keys_plan *tdm__keys_plan_pick(void);
+
 #if TANDEM_HAVE_HWY
 /* The keys-only sort on two threads (sort_split_cpu.c): in place, takes no
  * memory and cannot fail. keys are the caller's; o says how they map to
- * bits. */
-TDM_INTERNAL void tdm__split_sort2(void *keys, size_t ks, size_t n, const rs_out *o);
+ * bits; isa (tdm__split_isa) is the partition loop. */
+TDM_INTERNAL void tdm__split_sort2(void *keys, size_t ks, size_t n, const rs_out *o, int isa);
 #endif
 /* Test hook (tests/hooks/keys_split.c): non-zero sends every keys-only sort
  * of a context with two or more threads to the split sort, whatever n and

@@ -18,4 +18,12 @@ void tdm__vq_sort_u128(uint64_t *a, size_t n) {
   hwy::Sorter()(reinterpret_cast<hwy::uint128_t *>(a), n, hwy::SortAscending());
 }
 
-int tdm__vq_avx512(void) { return (hwy::SupportedTargets() & HWY_AVX3) != 0; }
+int tdm__vq_level(void) {
+  int64_t t = hwy::SupportedTargets();
+  /* Highway 1.0's SupportedTargets, called after DisableTargets, points its
+   * dispatch back at every target of the CPU (its dispatcher narrows it again
+   * right after its own call); narrow it here as that would, or asking would
+   * undo a caller's limit on Highway's targets. */
+  hwy::GetChosenTarget().Update(t);
+  return (t & (HWY_AVX3 | HWY_AVX3_DL)) ? 2 : (t & HWY_AVX2) ? 1 : 0;
+}

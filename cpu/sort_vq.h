@@ -4,7 +4,7 @@
  * When the library is built with Highway (TANDEM_HAVE_HWY), keys-only sorts
  * take Highway's vqsort, over the whole array, over each side of the
  * two-thread split (sort_split_cpu.c) or for the cache-sized buckets of the
- * radix partition (the rule is sort_cpu.c's rs_keys_rules); it picks the
+ * radix partition (the rule is the context's plan, sort_plan_cpu.c); it picks the
  * widest instruction set of the running CPU (AVX-512, AVX2, SSE4 or scalar)
  * at run time. Keys-only output does not depend on how equal keys are ordered
  * (equal sort bits are equal keys), so every path gives the same bytes as the
@@ -30,11 +30,12 @@ TDM_INTERNAL void tdm__vq_sort_u64(uint64_t *a, size_t n);
 /* n 128-bit keys stored as (low word, high word) pairs, 16-byte aligned,
  * ordered by high word then low word: small_sort in sort_cpu.c. */
 TDM_INTERNAL void tdm__vq_sort_u128(uint64_t *a, size_t n);
-/* 1 when Highway's dispatch may use AVX-512 now. The two-thread split sort
- * (sort_split_cpu.c) partitions with AVX-512 only then, so the instruction
- * set is probed in one place and a limit on Highway's targets (the tests'
- * tdm_test_hwy_limit) limits the partition too. */
-TDM_INTERNAL int tdm__vq_avx512(void);
+/* The widest x86 vector level Highway's dispatch may use now: 2 AVX-512, 1
+ * AVX2, 0 neither. A context's keys-only plan (sort_plan_cpu.c) is chosen
+ * from it, so the instruction set is probed in one place and a limit on
+ * Highway's targets (the tests' tdm_test_hwy_limit, tandem-bench's --isa)
+ * limits the split's partition too. */
+TDM_INTERNAL int tdm__vq_level(void);
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,7 @@
  *   SK_MAP(k, o)  forward key map (keybits.h), SK_UNMAP(b, o) its inverse
  *   SK_VQ(a, n)   vqsort of SK_K bits (sort_vq.h)
  *   SK_V_*        the AVX-512 operations of this width (when SK_X86)
+ *   SK_A_*        the AVX2 ones (when SK_X86)
  * The steps are described in sort_split_cpu.c.
  */
 
@@ -70,8 +71,50 @@ static size_t SK_FN(part_scalar)(SK_K *a, size_t n, SK_K s) {
 }
 
 #if SK_X86
+/* The end of a vector partition (below): the unread middle [rl, rr) and the
+ * held keys buf[0, held) (the first and last vector, under three vectors in
+ * all with the middle; buf has room for three) go to the free slots [wl,
+ * wr), exactly as many. Returns the count of keys below s. */
+static size_t SK_FN(part_finish)(SK_K *a, size_t rl, size_t rr, size_t wl, size_t wr, SK_K s, SK_K *buf,
+                                 size_t held) {
+  size_t m = rr - rl, i;
+  memcpy(buf + held, a + rl, m * sizeof(SK_K));
+  m += held;
+  for (i = 0; i < m; i++) {
+    SK_K k = buf[i];
+    if (k < s) a[wl++] = k;
+    else a[--wr] = k;
+  }
+  return wl;
+}
+
+/* Starts a vector partition (below) of a[0, n), n >= 3 vectors of lanes
+ * keys: the first and last vector are held in buf (which has room for
+ * three), which frees two vectors of slots, one at each end; *rl and *rr
+ * are where the unread keys start and end. */
+static inline void SK_FN(part_begin)(const SK_K *a, size_t n, size_t lanes, SK_K *buf, size_t *rl, size_t *rr) {
+  memcpy(buf, a, lanes * sizeof(SK_K));
+  memcpy(buf + lanes, a + n - lanes, lanes * sizeof(SK_K));
+  *rl = lanes;
+  *rr = n - lanes;
+}
+
+/* Where a vector partition (below) reads its next vector: from the side
+ * with less free room, whose read end moves past it. */
+static inline size_t SK_FN(part_next)(size_t *rl, size_t *rr, size_t wl, size_t wr, size_t lanes) {
+  size_t at;
+  if (*rl - wl <= wr - *rr) {
+    at = *rl;
+    *rl += lanes;
+  } else {
+    *rr -= lanes;
+    at = *rr;
+  }
+  return at;
+}
+
 /* The same partition in AVX-512 compares. The first and last vector are
- * held in registers, which leaves two vectors of free slots; each step reads
+ * held aside, which leaves two vectors of free slots; each step reads
  * a vector from the side with less free room, and compress-stores its low
  * keys at the left write end and its high keys at the right one, each with a
  * mask of exactly their count. Free room stays two vectors in all, and the
@@ -80,24 +123,13 @@ static size_t SK_FN(part_scalar)(SK_K *a, size_t n, SK_K s) {
 SK_AVX512 static size_t SK_FN(part_avx512)(SK_K *a, size_t n, SK_K s) {
   const __m512i sv = SK_V_SET1(s);
   SK_K buf[3 * SK_V_LANES];
-  size_t rl, rr, wl = 0, wr = n, m, i;
-  __m512i first, last;
+  size_t rl, rr, wl = 0, wr = n;
   if (n < (size_t)3 * SK_V_LANES) return SK_FN(part_scalar)(a, n, s);
-  first = _mm512_loadu_si512((const void *)a);
-  last = _mm512_loadu_si512((const void *)(a + n - SK_V_LANES));
-  rl = SK_V_LANES;
-  rr = n - SK_V_LANES;
+  SK_FN(part_begin)(a, n, SK_V_LANES, buf, &rl, &rr);
   while (rr - rl >= SK_V_LANES) {
-    __m512i v;
+    __m512i v = _mm512_loadu_si512((const void *)(a + SK_FN(part_next)(&rl, &rr, wl, wr, SK_V_LANES)));
     unsigned ml;
     int cl;
-    if (rl - wl <= wr - rr) {
-      v = _mm512_loadu_si512((const void *)(a + rl));
-      rl += SK_V_LANES;
-    } else {
-      rr -= SK_V_LANES;
-      v = _mm512_loadu_si512((const void *)(a + rr));
-    }
     ml = (unsigned)SK_V_LT(v, sv);
     cl = __builtin_popcount(ml);
     SK_V_STORE(a + wl, SK_V_PREFIX(cl), SK_V_COMPRESS(ml, v));
@@ -105,32 +137,56 @@ SK_AVX512 static size_t SK_FN(part_avx512)(SK_K *a, size_t n, SK_K s) {
     wr -= (size_t)(SK_V_LANES - cl);
     SK_V_STORE(a + wr, SK_V_PREFIX(SK_V_LANES - cl), SK_V_COMPRESS(~ml & SK_V_ALL, v));
   }
-  /* Left over: the unread middle and the two held vectors, exactly as many
-   * keys as the free slots [wl, wr). */
-  m = rr - rl;
-  memcpy(buf, a + rl, m * sizeof(SK_K));
-  _mm512_storeu_si512((void *)(buf + m), first);
-  _mm512_storeu_si512((void *)(buf + m + SK_V_LANES), last);
-  m += (size_t)2 * SK_V_LANES;
-  for (i = 0; i < m; i++) {
-    SK_K k = buf[i];
-    if (k < s) a[wl++] = k;
-    else a[--wr] = k;
+  return SK_FN(part_finish)(a, rl, rr, wl, wr, s, buf, (size_t)2 * SK_V_LANES);
+}
+
+/* The same partition in AVX2, which has no compress store: a table indexed
+ * by the compare mask gives the permutation that puts a vector's low keys
+ * first (in lane order) and its high keys after them, and the permuted
+ * vector is stored whole twice, at the left write end and ending at the
+ * right one. Each store writes a whole vector into free room (the room rule
+ * is the AVX-512 loop's: the side just read has at least a vector free, and
+ * so has the other, whose free room is the larger), and only the lanes
+ * counted as written there are kept: the left end advances past the low
+ * keys, the right end back over the high ones. */
+SK_AVX2 static size_t SK_FN(part_avx2)(SK_K *a, size_t n, SK_K s) {
+  const __m256i bias = SK_A_BIAS, sb = _mm256_xor_si256(SK_A_SET1(s), bias);
+  const __m256i shifts = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
+  SK_K buf[3 * SK_A_LANES];
+  size_t rl, rr, wl = 0, wr = n;
+  if (n < (size_t)3 * SK_A_LANES) return SK_FN(part_scalar)(a, n, s);
+  SK_FN(part_begin)(a, n, SK_A_LANES, buf, &rl, &rr);
+  while (rr - rl >= SK_A_LANES) {
+    __m256i v = _mm256_loadu_si256((const __m256i *)(a + SK_FN(part_next)(&rl, &rr, wl, wr, SK_A_LANES))), idx, p;
+    unsigned ml;
+    int cl;
+    ml = SK_A_LT(_mm256_xor_si256(v, bias), sb);
+    cl = __builtin_popcount(ml);
+    /* Lane j's index is nibble j of the entry; the permute reads only the
+     * low three bits of each lane, so the nibbles above need no masking. */
+    idx = _mm256_srlv_epi32(_mm256_set1_epi32((int)SK_A_PERM[ml]), shifts);
+    p = _mm256_permutevar8x32_epi32(v, idx);
+    _mm256_storeu_si256((__m256i *)(a + wl), p);
+    _mm256_storeu_si256((__m256i *)(a + wr - SK_A_LANES), p);
+    wl += (size_t)cl;
+    wr -= (size_t)(SK_A_LANES - cl);
   }
-  return wl;
+  return SK_FN(part_finish)(a, rl, rr, wl, wr, s, buf, (size_t)2 * SK_A_LANES);
 }
 #endif
 
-static size_t SK_FN(part)(SK_K *a, size_t n, SK_K s, int avx512) {
+/* The partition loop of the context's plan (tdm__keys_plan.part). */
+static size_t SK_FN(part)(SK_K *a, size_t n, SK_K s, int isa) {
 #if SK_X86
-  if (avx512) return SK_FN(part_avx512)(a, n, s);
+  if (isa == TDM__SPLIT_AVX512) return SK_FN(part_avx512)(a, n, s);
+  if (isa == TDM__SPLIT_AVX2) return SK_FN(part_avx2)(a, n, s);
 #endif
-  (void)avx512;
+  (void)isa;
   return SK_FN(part_scalar)(a, n, s);
 }
 
 /* The whole sort of n keys on two threads; see sort_split_cpu.c. */
-static void SK_FN(split2)(SK_K *a, size_t n, const rs_out *o, int avx512) {
+static void SK_FN(split2)(SK_K *a, size_t n, const rs_out *o, int isa) {
   SK_K smp[SK_SAMPLE_BYTES / sizeof(SK_K)], s;
   size_t h = n / 2, cut[2], L, lo, hi, moved, S;
   int t;
@@ -146,7 +202,7 @@ static void SK_FN(split2)(SK_K *a, size_t n, const rs_out *o, int avx512) {
     return;
   }
   /* 1. Each thread partitions its half in place: [lo0 | hi0 | lo1 | hi1]. */
-  TDM__PAR_FOR(2, t, 2, cut[t] = (t ? h : 0) + SK_FN(part)(a + (t ? h : 0), t ? n - h : h, s, avx512));
+  TDM__PAR_FOR(2, t, 2, cut[t] = (t ? h : 0) + SK_FN(part)(a + (t ? h : 0), t ? n - h : h, s, isa));
   /* 2. Swap hi0 with lo1 where they overlap the other side's target: only
    * min(|hi0|, |lo1|) keys move, since order within a side does not matter. */
   L = cut[0] + (cut[1] - h);

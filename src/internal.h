@@ -112,6 +112,7 @@ static inline int tdm__add_ok(size_t a, size_t b, size_t *out) {
 /* ---- context ----------------------------------------------------------- */
 
 struct tdm__gpu_state;  /* owned by gpu/, opaque here */
+struct tdm__keys_plan; /* owned by cpu/ (sort_cpu.h), opaque here */
 struct tdm__backend;   /* backend.h */
 
 /* A reusable scratch block. Only one call at a time can hold the context's
@@ -212,6 +213,9 @@ struct tdm_ctx {
   tdm__map_cache maps; /* freed large mappings kept for reuse (CPU contexts) */
 
   struct tdm__gpu_state *gpu; /* the CUDA backend's per-context state */
+  /* The CPU backend's keys-only sort methods for this machine, chosen once
+   * at creation (cpu/sort_plan_cpu.c); NULL on other backends. */
+  const struct tdm__keys_plan *keys_plan;
 };
 
 static inline void tdm__count_alloc(tdm_ctx *ctx) { __atomic_add_fetch(&ctx->n_allocs, 1, __ATOMIC_RELAXED); }

@@ -506,9 +506,11 @@ Test(sort_cpu, keys_only_every_isa) {
       keys_only_sizes_case(ctx, th, isa, small, sizeof small / sizeof *small, small_d, 4,
                            0x150A000000ull + (uint64_t)level * 0x1000000 + (uint64_t)th * 0x100000);
       /* The partition and the bucket hand-off do not depend on the
-       * instruction set: large sizes run at the best one, and once at the
-       * baseline. */
-      if (level == 0 || (level == 3 && th == 1))
+       * instruction set: large sizes run at the best one, once at the
+       * baseline, and on two threads at AVX2, whose plan sends 64-bit keys
+       * to the radix partition (cpu/sort_plan_cpu.c) when both cores are
+       * free. */
+      if (level == 0 || (level == 1 && th == 2) || (level == 3 && th == 1))
         keys_only_sizes_case(ctx, th, isa, large, sizeof large / sizeof *large, large_d, 2,
                              0x150B000000ull + (uint64_t)level * 0x1000000 + (uint64_t)th * 0x100000);
       tdm_ctx_destroy(ctx);
@@ -519,27 +521,41 @@ Test(sort_cpu, keys_only_every_isa) {
 #endif
 }
 
+/* The split sort's partition loops (cpu/sort_plan_cpu.c): a context takes
+ * its plan from Highway's targets when it is created, so each mode limits
+ * them and makes a two-thread context: 0 the best loop of this CPU, 1 at
+ * most AVX2 (its permute loop), 2 at most SSE4 (the scalar loop). NULL when
+ * the mode does not exist (built without Highway, only mode 0). *isa names
+ * Highway's best target left. */
+static tdm_ctx *split_mode_ctx(int mode, const char **isa) {
+#if TANDEM_TEST_HAVE_HWY
+  *isa = tdm_test_hwy_limit(mode);
+#else
+  *isa = "none";
+  if (mode > 0) return NULL;
+#endif
+  return prop_ctx(TDM_BACKEND_CPU, 2);
+}
+
 /* The two-thread keys-only split sort (cpu/sort_split_cpu.c), forced onto
  * every size so that a loaded machine, where the call would take one
  * thread, still runs it: every key type, both directions, every
  * distribution (all-equal and few distinct keys take its one-thread
  * fallback or put a repeated median on one side; NaNs and -0.0 are in the
- * boundary one), sizes around the AVX-512 partition's cutoffs (under three
- * vectors: the scalar loop; tails of one vector) and the sample size, with
- * the AVX-512 partition and with the scalar one. */
+ * boundary one), sizes around the vector partitions' cutoffs (under three
+ * vectors: the scalar loop, 48 u32 or 24 u64 keys for AVX-512, 24 and 12 for
+ * AVX2; tails of one vector) and the sample size, with each partition loop
+ * this CPU has (split_mode_ctx). */
 Test(sort_cpu, keys_split_two_threads) {
-  static const size_t sizes[] = {1, 2, 3, 47, 48, 49, 95, 97, 1000, 4095, 4097, 65537, 200003};
+  static const size_t sizes[] = {1,  2,  3,  11, 12, 13,   23,   24,   25,    47,    48,
+                                 49, 95, 97, 1000, 4095, 4097, 65537, 200003};
   int mode;
-  tdm_ctx *ctx = prop_ctx(TDM_BACKEND_CPU, 2);
   tdm_test_keys_split(1);
-  for (mode = 1; mode <= 2; mode++) {
+  for (mode = 0; mode <= 2; mode++) {
     size_t ti, si;
-#if TANDEM_TEST_HAVE_HWY
-    /* mode 2: Highway without AVX-512, so the partition's scalar loop. */
-    tdm_test_hwy_limit(mode - 1);
-#else
-    if (mode > 1) break;
-#endif
+    const char *isa;
+    tdm_ctx *ctx = split_mode_ctx(mode, &isa);
+    if (!ctx) break;
     for (ti = 0; ti < 6; ti++) {
       tdm_type t = all_types[ti];
       size_t ks = tdm_type_size(t);
@@ -550,7 +566,7 @@ Test(sort_cpu, keys_split_two_threads) {
         cr_assert(in != NULL);
         for (d = 0; d < PROP_DIST_COUNT; d++) {
           int desc;
-          uint64_t id = 0x5B117000000ull + (uint64_t)mode * 0x1000000 + ti * 100000 + si * 100 + (uint64_t)d * 10;
+          uint64_t id = 0x5B117000000ull + (uint64_t)(mode + 1) * 0x1000000 + ti * 100000 + si * 100 + (uint64_t)d * 10;
           prop_rng r;
           /* The large sizes on a few distributions only: the reference
            * sort dominates the time. */
@@ -561,20 +577,99 @@ Test(sort_cpu, keys_split_two_threads) {
           for (desc = 0; desc < 2; desc++) {
             sort_env e = {ctx, t, TDM_U32, desc, 0, 0};
             char name[160];
-            snprintf(name, sizeof name, "keys-only split sort %s %s %s n=%zu partition=%s", tdm_type_name(t),
-                     desc ? "desc" : "asc", prop_dist_name(d), n, mode == 1 ? "best" : "no AVX-512");
+            snprintf(name, sizeof name, "keys-only split sort %s %s %s n=%zu isa=%s", tdm_type_name(t),
+                     desc ? "desc" : "asc", prop_dist_name(d), n, isa);
             prop_check(name, id + (uint64_t)desc, t, ks, in, n, sort_property, &e);
           }
         }
         free(in);
       }
     }
+    tdm_ctx_destroy(ctx);
   }
 #if TANDEM_TEST_HAVE_HWY
   tdm_test_hwy_limit(0);
 #endif
   tdm_test_keys_split(0);
-  tdm_ctx_destroy(ctx);
+}
+
+/* Fills in[0, n) of ks-byte keys for split_matches_one_thread's shape s:
+ * 0 two distinct keys, one on 7 rows of 8; 1 two keys alternating; 2 +0.0
+ * and -0.0 (floats; integers: 0 and the sign bit); 3 NaNs of both signs and
+ * several payloads among -0.0, +0.0 and infinities; 4 the low key on one row
+ * of 9 only, the sample's bound at the edge of its 1/8 fallback; 5 sorted
+ * with runs of four equal keys. */
+static void split_shape_fill(void *in, size_t ks, int shape, size_t n, prop_rng *r) {
+  static const uint32_t special32[] = {0x7fc00000u, 0xffc00000u, 0x7fc00001u, 0xff800001u, 0x80000000u,
+                                       0x00000000u, 0x7f800000u, 0xff800000u};
+  static const uint64_t special64[] = {0x7ff8000000000000ull, 0xfff8000000000000ull, 0x7ff8000000000001ull,
+                                       0xfff0000000000001ull, 0x8000000000000000ull, 0x0000000000000000ull,
+                                       0x7ff0000000000000ull, 0xfff0000000000000ull};
+  size_t i;
+  for (i = 0; i < n; i++) {
+    uint64_t x = prop_next(r), v;
+    switch (shape) {
+    case 0: v = x % 8 ? 5 : 3; break;
+    case 1: v = i & 1 ? 9 : 4; break;
+    case 2: v = x & 1 ? (ks == 4 ? 0x80000000u : 0x8000000000000000ull) : 0; break;
+    case 3: v = ks == 4 ? special32[x % 8] : special64[x % 8]; break;
+    case 4: v = x % 9 ? 1000 + x % 3 : 7; break;
+    default: v = i / 4; break;
+    }
+    if (ks == 4) ((uint32_t *)in)[i] = (uint32_t)v;
+    else ((uint64_t *)in)[i] = v;
+  }
+}
+
+/* The split sort's bytes against the one-thread sort's (one vqsort of the
+ * whole array, or the radix passes built without Highway) on inputs made to
+ * strain its bound and its partition: every key type, both directions, the
+ * shapes of split_shape_fill and sizes around the halves' and the vectors'
+ * edges, with each partition loop of this CPU. */
+Test(sort_cpu, keys_split_matches_one_thread) {
+  static const size_t sizes[] = {2, 3, 5, 24, 25, 26, 48, 49, 50, 97, 98, 4096, 4097, 20001};
+  int mode, shape;
+  tdm_ctx *one = prop_ctx(TDM_BACKEND_CPU, 1);
+  for (mode = 0; mode <= 2; mode++) {
+    size_t ti, si;
+    const char *isa;
+    tdm_ctx *two = split_mode_ctx(mode, &isa);
+    if (!two) break;
+    for (ti = 0; ti < 6; ti++) {
+      tdm_type t = all_types[ti];
+      size_t ks = tdm_type_size(t);
+      for (si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+        size_t n = sizes[si];
+        char *in = (char *)malloc(n * ks), *a = (char *)malloc(n * ks), *b = (char *)malloc(n * ks);
+        cr_assert(in && a && b);
+        for (shape = 0; shape < 6; shape++) {
+          int desc;
+          prop_rng r;
+          prop_rng_init(&r, 0x5B11D000000ull + (uint64_t)mode * 0x100000 + ti * 10000 + si * 10 + (uint64_t)shape);
+          split_shape_fill(in, ks, shape, n, &r);
+          for (desc = 0; desc < 2; desc++) {
+            unsigned flags = desc ? TDM_SORT_DESCENDING : 0;
+            memcpy(a, in, n * ks);
+            memcpy(b, in, n * ks);
+            cr_assert_eq(tdm_sort(one, t, a, n, flags), TDM_OK);
+            tdm_test_keys_split(1);
+            cr_assert_eq(tdm_sort(two, t, b, n, flags), TDM_OK);
+            tdm_test_keys_split(0);
+            cr_assert(memcmp(a, b, n * ks) == 0, "split sort %s %s shape %d n=%zu isa=%s: bytes differ from 1 thread",
+                      tdm_type_name(t), desc ? "desc" : "asc", shape, n, isa);
+          }
+        }
+        free(in);
+        free(a);
+        free(b);
+      }
+    }
+    tdm_ctx_destroy(two);
+  }
+#if TANDEM_TEST_HAVE_HWY
+  tdm_test_hwy_limit(0);
+#endif
+  tdm_ctx_destroy(one);
 }
 
 /* The float order of the contract, spelled out. */

@@ -73,9 +73,11 @@ tdm_status tdm_test_sort_copy_sink(tdm_ctx *ctx, tdm_type key_type, const void *
 /* Keys-only sorts on contexts of two or more threads: 0 follows the
  * library's rule, 1 sends every one to the two-thread split sort
  * (cpu/sort_split_cpu.c) whatever its size and the load of the machine. Its
- * partition uses AVX-512 only while Highway may (tdm_test_hwy_limit(1) and
- * above select its scalar loop). Process-wide. Built without Highway there is
- * no split sort, and the hook changes nothing. */
+ * partition loop is the one of the context's plan, chosen when the context
+ * was created from the targets Highway had then: a context made after
+ * tdm_test_hwy_limit(1) partitions with AVX2, after (2) and above with the
+ * scalar loop. Process-wide. Built without Highway there is no split sort,
+ * and the hook changes nothing. */
 void tdm_test_keys_split(int on);
 
 #ifdef __cplusplus
