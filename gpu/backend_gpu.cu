@@ -5,15 +5,16 @@
  * per context (src/backends.c reads TANDEM_GPU_DESIGN against the list
  * below); no operation asks which design it runs in.
  *
- * The designs: "legacy" the first kernels; "v2" the redesign (lane-group
- * hash probing, a hash insert that folds each key's copies before one claim
- * per key, lane-group B+ tree search over the keys only; see the table in
- * docs/design.md). The sort is one for both (sort_gpu.cu): the cost meter
- * chose the in-place sort. The first entry of tdm__cuda_designs is
- * the default, and stays legacy until a GPU run of bench/device-check.sh
- * has compared the two (v2 is compiled and tested on the CPU only).
- * Dropping a design is deleting its files (gpu/<structure>_<design>.cu) and its entry
- * here.
+ * The designs differ in the hash table only: "legacy" the first kernels,
+ * "v2" lane-group hash probing and a hash insert that folds each key's
+ * copies before one claim per key (see the table in docs/design.md). The
+ * sort (sort_gpu.cu) and the B+ tree (btree_gpu.cu, btree_lanes.cu) are one
+ * for both: the cost meter chose the in-place sort and the lane-group tree.
+ * The first entry of tdm__cuda_designs is the default, and stays legacy
+ * until a GPU run of bench/device-check.sh has compared the two (v2 is
+ * compiled and tested on the CPU only).
+ * Dropping a design is deleting its files (gpu/hash_<design>.cu) and its
+ * entry here.
  */
 #include "gpu_common.cuh"
 
@@ -25,7 +26,7 @@ extern "C" const tdm__backend tdm__cuda_legacy_backend = {
     .ctx_sync = tdm__gpu_ctx_sync,
     .sort = &tdm__sort_cuda_ops,
     .hash = &tdm__hash_cuda_legacy_ops,
-    .btree = &tdm__btree_cuda_legacy_ops,
+    .btree = &tdm__btree_cuda_ops,
     .copy = tdm__gpu_copy,
     .ops = &tdm__ops_cuda_ops,
 };
@@ -38,7 +39,7 @@ extern "C" const tdm__backend tdm__cuda_v2_backend = {
     .ctx_sync = tdm__gpu_ctx_sync,
     .sort = &tdm__sort_cuda_ops,
     .hash = &tdm__hash_cuda_v2_ops,
-    .btree = &tdm__btree_cuda_v2_ops,
+    .btree = &tdm__btree_cuda_ops,
     .copy = tdm__gpu_copy,
     .ops = &tdm__ops_cuda_ops,
 };

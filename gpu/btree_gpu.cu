@@ -6,15 +6,20 @@
  * filled by the same tdm__bt_fill_leaf / tdm__bt_fill_inner functions the CPU
  * runs, one node per thread.
  *
- *  - build: stage a copy of the input, stable CUB radix sort (the design's
- *    sort table), the design's reduce of duplicate runs under the policy
- *    (btree_legacy.cu, btree_v2.cu), fill nodes (and the design's search
- *    arrays, if it has any).
- *  - find / rank / range_count: the design's queries; the descent kernels
- *    here (one thread per query walks root to leaf with tdm__bt_descend)
- *    are the legacy design's, and v2's when the geometry does not describe
- *    the tree.
- *  - range: counts, exclusive scan into offsets, then the design's fill
+ * One tree for every GPU design: on the cost meter (tests/cuda_emu, make
+ * cuda-emu-cost) the lane-group queries and the reduce by key of
+ * btree_lanes.cu moved fewer sectors on every row than the one-thread
+ * descent and one-thread run reduce they replaced (find 38.7 against 52.6
+ * a key at 2^18, range_count 53.7 against 106.9, build 21.2 against 25.4).
+ *
+ *  - build: stage a copy of the input, stable CUB radix sort (the context's
+ *    sort table), reduce of duplicate runs under the policy by CUB's
+ *    reduce-by-key (btree_lanes.cu: a hot key is reduced by the whole grid),
+ *    fill nodes and the search arrays.
+ *  - find / rank / range_count: the lane-group queries of btree_lanes.cu;
+ *    the descent kernels here (one thread per query walks root to leaf
+ *    with tdm__bt_descend) when the geometry does not describe the tree.
+ *  - range: counts, exclusive scan into offsets, then btree_lanes.cu's fill
  *    copies the hits, mapping global key index -> (leaf, slot) arithmetically.
  *  - insert: the stored keys (in order) followed by the batch are sorted
  *    stably and reduced, so for equal keys the stored entry comes first and
@@ -189,13 +194,12 @@ static tdm_status install(tdm_btree *t, const uint64_t *ukb, const uint64_t *uvb
     if (g.nodes >= TDM_BT_NIL)
       return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "tdm_btree: %llu keys need more than 2^32 - 1 nodes",
                        (unsigned long long)m);
-    /* The nodes and the design's search arrays are all taken before the old
-     * ones are touched. */
+    /* The nodes and the search arrays are all taken before the old ones are
+     * touched. */
     if ((st = sc.alloc((size_t)g.nodes * sizeof(tdm__bt_node), &nn)) != TDM_OK) return st;
     k_fill_leaves<<<tdm__grid(g.cnt[0]), TDM_GPU_BLOCK, 0, s>>>(nn, g, ukb, uvb);
     for (uint32_t l = 1; l < g.h; l++) k_fill_inner<<<tdm__grid(g.cnt[l]), TDM_GPU_BLOCK, 0, s>>>(nn, g, ukb, l);
-    if (BG(t)->design->search_arrays && (st = BG(t)->design->search_arrays(ctx, sc, nn, g, &ns)) != TDM_OK)
-      return st;
+    if ((st = tdm__bg_search_arrays(ctx, sc, nn, g, &ns)) != TDM_OK) return st;
     if ((st = tdm__launch_check("tdm_btree (fill nodes)")) != TDM_OK ||
         (st = tdm__gpu_sync(ctx, "tdm_btree (fill nodes)")) != TDM_OK)
       return st;
@@ -218,8 +222,8 @@ static tdm_status install(tdm_btree *t, const uint64_t *ukb, const uint64_t *uvb
 }
 
 /* Sorts n raw keys / values already in device buffers (modified in place,
- * by the design's sort), reduces duplicate runs the design's way and
- * installs the result as t's nodes. */
+ * by the context's sort), reduces duplicate runs and installs the result as
+ * t's nodes. */
 static tdm_status sort_reduce_install(tdm_btree *t, tdm__gpu_scope &sc, void *d_k, void *d_v, uint64_t n) {
   tdm_ctx *ctx = t->ctx;
   uint64_t *kb, *vb, *ukb, *uvb, m = 0;
@@ -228,7 +232,7 @@ static tdm_status sort_reduce_install(tdm_btree *t, tdm__gpu_scope &sc, void *d_
   if ((st = sc.alloc(n * 8, &kb)) != TDM_OK || (st = sc.alloc(n * 8, &vb)) != TDM_OK) return st;
   k_to_bits<<<tdm__grid(n), TDM_GPU_BLOCK, 0, tdm__stream(ctx)>>>(d_k, d_v, kb, vb, n, t->ks, t->vs, t->kind);
   if ((st = tdm__launch_check("tdm_btree (key bits)")) != TDM_OK) return st;
-  if ((st = BG(t)->design->reduce(t, sc, kb, vb, n, &ukb, &uvb, &m)) != TDM_OK) return st;
+  if ((st = tdm__bg_reduce(t, sc, kb, vb, n, &ukb, &uvb, &m)) != TDM_OK) return st;
   return install(t, ukb, uvb, m);
 }
 
@@ -250,12 +254,11 @@ static tdm_status zero(tdm_ctx *ctx, void *d, size_t bytes, const char *where) {
 
 /* ---- operations ------------------------------------------------------------ */
 
-tdm_status tdm__bg_build(tdm_btree *t, const tdm__bg_design *d, const void *keys, const void *values, size_t n) {
+static tdm_status bg_build(tdm_btree *t, const void *keys, const void *values, size_t n) {
   tdm_ctx *ctx = t->ctx;
   tdm__gpu_scope sc(ctx);
   void *d_k, *d_v;
   tdm_status st;
-  BG(t)->design = d; /* once: every later operation goes through it */
   if ((st = sc.enter()) != TDM_OK) return st;
   if (n == 0) return install(t, NULL, NULL, 0);
   if ((st = sc.alloc(n * t->ks, &d_k)) != TDM_OK || (st = sc.alloc(n * t->vs, &d_v)) != TDM_OK ||
@@ -264,7 +267,7 @@ tdm_status tdm__bg_build(tdm_btree *t, const tdm__bg_design *d, const void *keys
   return sort_reduce_install(t, sc, d_k, d_v, n);
 }
 
-void tdm__bg_destroy(tdm_btree *t) {
+static void bg_destroy(tdm_btree *t) {
   tdm__gpu_device dev;
   if (BG(t)->d_nodes || BG(t)->d_seps) {
     (void)dev.enter(t->ctx);
@@ -276,7 +279,7 @@ void tdm__bg_destroy(tdm_btree *t) {
   }
 }
 
-tdm_status tdm__bg_insert(tdm_btree *t, const void *keys, const void *values, size_t n) {
+static tdm_status bg_insert(tdm_btree *t, const void *keys, const void *values, size_t n) {
   tdm_ctx *ctx = t->ctx;
   cudaStream_t s = tdm__stream(ctx);
   tdm__gpu_scope sc(ctx);
@@ -296,7 +299,7 @@ tdm_status tdm__bg_insert(tdm_btree *t, const void *keys, const void *values, si
   return sort_reduce_install(t, sc, d_k, d_v, total);
 }
 
-tdm_status tdm__bg_erase(tdm_btree *t, const void *keys, size_t n, size_t *erased_out) {
+static tdm_status bg_erase(tdm_btree *t, const void *keys, size_t n, size_t *erased_out) {
   tdm_ctx *ctx = t->ctx;
   cudaStream_t s = tdm__stream(ctx);
   tdm__gpu_scope sc(ctx);
@@ -331,7 +334,7 @@ tdm_status tdm__bg_erase(tdm_btree *t, const void *keys, size_t n, size_t *erase
 
 /* Queries stage their inputs and outputs (host arrays get device copies),
  * launch one thread per query and copy outputs back. */
-tdm_status tdm__bg_find(const tdm_btree *t, const void *keys, void *values_out, uint8_t *found_out, size_t n) {
+static tdm_status bg_find(const tdm_btree *t, const void *keys, void *values_out, uint8_t *found_out, size_t n) {
   tdm_ctx *ctx = t->ctx;
   tdm__gpu_scope sc(ctx);
   tdm__dev_array q, v, f;
@@ -348,7 +351,7 @@ tdm_status tdm__bg_find(const tdm_btree *t, const void *keys, void *values_out, 
         (found_out && (st = zero(ctx, f.d, n, "tdm_btree_find (memset)")) != TDM_OK))
       return st;
   } else {
-    BG(t)->design->find(t, q.d, n, values_out ? v.d : NULL, (uint8_t *)(found_out ? f.d : NULL));
+    tdm__bg_launch_find(t, q.d, n, values_out ? v.d : NULL, (uint8_t *)(found_out ? f.d : NULL));
     if ((st = tdm__launch_check("tdm_btree_find")) != TDM_OK) return st;
   }
   if ((values_out && (st = tdm__gpu_out_finish(ctx, &v)) != TDM_OK) ||
@@ -357,7 +360,7 @@ tdm_status tdm__bg_find(const tdm_btree *t, const void *keys, void *values_out, 
   return sc.finish("tdm_btree_find");
 }
 
-tdm_status tdm__bg_rank(const tdm_btree *t, const void *keys, uint64_t *rank_out, size_t n) {
+static tdm_status bg_rank(const tdm_btree *t, const void *keys, uint64_t *rank_out, size_t n) {
   tdm_ctx *ctx = t->ctx;
   tdm__gpu_scope sc(ctx);
   tdm__dev_array q, r;
@@ -367,7 +370,7 @@ tdm_status tdm__bg_rank(const tdm_btree *t, const void *keys, uint64_t *rank_out
   if (t->size == 0) {
     if ((st = zero(ctx, r.d, n * 8, "tdm_btree_rank (memset)")) != TDM_OK) return st;
   } else {
-    BG(t)->design->rank(t, q.d, n, (uint64_t *)r.d);
+    tdm__bg_launch_rank(t, q.d, n, (uint64_t *)r.d);
     if ((st = tdm__launch_check("tdm_btree_rank")) != TDM_OK) return st;
   }
   if ((st = tdm__gpu_out_finish(ctx, &r)) != TDM_OK) return st;
@@ -382,11 +385,11 @@ static tdm_status counts(const tdm_btree *t, const void *d_lo, const void *d_hi,
     TDM_CUDA_TRY(cudaMemsetAsync(d_cnt, 0, cnt_len * 8, s), (void)0);
     return TDM_OK;
   }
-  BG(t)->design->counts(t, d_lo, d_hi, n, cnt_len, d_cnt);
+  tdm__bg_launch_counts(t, d_lo, d_hi, n, cnt_len, d_cnt);
   return tdm__launch_check("tdm_btree_range_count");
 }
 
-tdm_status tdm__bg_range_count(const tdm_btree *t, const void *lo, const void *hi, uint64_t *count_out, size_t n) {
+static tdm_status bg_range_count(const tdm_btree *t, const void *lo, const void *hi, uint64_t *count_out, size_t n) {
   tdm_ctx *ctx = t->ctx;
   tdm__gpu_scope sc(ctx);
   tdm__dev_array a, b, c;
@@ -399,7 +402,7 @@ tdm_status tdm__bg_range_count(const tdm_btree *t, const void *lo, const void *h
   return sc.finish("tdm_btree_range_count");
 }
 
-tdm_status tdm__bg_range(const tdm_btree *t, const void *lo, const void *hi, size_t n, uint64_t *offsets_out,
+static tdm_status bg_range(const tdm_btree *t, const void *lo, const void *hi, size_t n, uint64_t *offsets_out,
                            void *keys_out, void *values_out, size_t cap) {
   tdm_ctx *ctx = t->ctx;
   cudaStream_t s = tdm__stream(ctx);
@@ -417,7 +420,7 @@ tdm_status tdm__bg_range(const tdm_btree *t, const void *lo, const void *hi, siz
   }
   if ((st = sc.in(lo, n * t->ks, &a)) != TDM_OK || (st = sc.in(hi, n * t->ks, &b)) != TDM_OK ||
       (st = sc.alloc((n + 1) * 8, &cnt)) != TDM_OK || (st = sc.alloc((n + 1) * 8, &off)) != TDM_OK ||
-      (st = sc.alloc(n * BG(t)->design->fill_rank_bytes, &rank)) != TDM_OK ||
+      (st = sc.alloc(n * 8, &rank)) != TDM_OK ||
       (st = counts(t, a.d, b.d, n, n + 1, cnt)) != TDM_OK ||
       (st = tdm__bg_scan_total(ctx, sc, cnt, off, n + 1, &total)) != TDM_OK)
     return st;
@@ -432,7 +435,7 @@ tdm_status tdm__bg_range(const tdm_btree *t, const void *lo, const void *hi, siz
     if ((keys_out && (st = sc.out(keys_out, total * t->ks, &k)) != TDM_OK) ||
         (values_out && (st = sc.out(values_out, total * t->vs, &v)) != TDM_OK))
       return st;
-    BG(t)->design->fill(t, a.d, n, off, rank, total, keys_out ? k.d : NULL, values_out ? v.d : NULL);
+    tdm__bg_launch_fill(t, a.d, n, off, rank, total, keys_out ? k.d : NULL, values_out ? v.d : NULL);
     if ((st = tdm__launch_check("tdm_btree_range")) != TDM_OK) return st;
     if ((keys_out && (st = tdm__gpu_out_finish(ctx, &k)) != TDM_OK) ||
         (values_out && (st = tdm__gpu_out_finish(ctx, &v)) != TDM_OK))
@@ -441,7 +444,7 @@ tdm_status tdm__bg_range(const tdm_btree *t, const void *lo, const void *hi, siz
   return tdm__gpu_sync(ctx, "tdm_btree_range");
 }
 
-tdm_status tdm__bg_export(const tdm_btree *t, void *keys_out, void *values_out) {
+static tdm_status bg_export(const tdm_btree *t, void *keys_out, void *values_out) {
   tdm_ctx *ctx = t->ctx;
   tdm__gpu_scope sc(ctx);
   tdm__dev_array k, v;
@@ -463,8 +466,8 @@ tdm_status tdm__bg_export(const tdm_btree *t, void *keys_out, void *values_out) 
 }
 
 /* A device tree is checked by the backend-neutral checker (src/btree_check.c)
- * on a host copy of its nodes, then its design checks its own arrays. */
-tdm_status tdm__bg_validate(const tdm_btree *t) {
+ * on a host copy of its nodes, then the search arrays against the nodes. */
+static tdm_status bg_validate(const tdm_btree *t) {
   size_t bytes = (size_t)BG(t)->geom.nodes * sizeof(tdm__bt_node);
   tdm__bt_node *h;
   tdm_status st;
@@ -477,13 +480,28 @@ tdm_status tdm__bg_validate(const tdm_btree *t) {
                tdm__ctx_free(t->ctx, h, bytes));
   if ((st = tdm__gpu_sync(t->ctx, "tdm_btree_validate (copy nodes)")) == TDM_OK)
     st = tdm__bt_check_nodes(t, h, (uint32_t)BG(t)->geom.nodes, (uint32_t)BG(t)->geom.nodes);
-  if (st == TDM_OK && BG(t)->design->validate) st = BG(t)->design->validate(t, h);
+  if (st == TDM_OK) st = tdm__bg_check_search_arrays(t, h);
   tdm__ctx_free(t->ctx, h, bytes);
   return st;
 }
 
-tdm_status tdm__bg_view(const tdm_btree *t, tdm_btree_view *out) {
+static tdm_status bg_view(const tdm_btree *t, tdm_btree_view *out) {
   out->nodes = t->root == TDM_BT_NIL ? NULL : BG(t)->d_nodes;
   out->device = t->ctx->gpu->device;
   return TDM_OK;
 }
+
+const tdm__btree_ops tdm__btree_cuda_ops = {
+    .state_bytes = sizeof(btree_gpu),
+    .build = bg_build,
+    .destroy = bg_destroy,
+    .find = bg_find,
+    .rank = bg_rank,
+    .range_count = bg_range_count,
+    .range = bg_range,
+    .insert = bg_insert,
+    .erase = bg_erase,
+    .export_all = bg_export,
+    .validate = bg_validate,
+    .view = bg_view,
+};

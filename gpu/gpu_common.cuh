@@ -44,12 +44,13 @@ struct tdm__gpu_state {
   int n_parked;
 };
 
-/* The operation tables of each kernel design (gpu/<structure>_legacy.cu,
- * gpu/<structure>_v2.cu), gathered into one backend descriptor per design by
- * backend_gpu.cu. */
+/* The operation tables, gathered into one backend descriptor per kernel
+ * design by backend_gpu.cu: the sort and the B+ tree are one for every
+ * design; the hash table is each design's (gpu/hash_legacy.cu,
+ * gpu/hash_v2.cu). */
 extern const tdm__sort_ops tdm__sort_cuda_ops; /* one sort for every design */
 extern const tdm__hash_ops tdm__hash_cuda_legacy_ops, tdm__hash_cuda_v2_ops;
-extern const tdm__btree_ops tdm__btree_cuda_legacy_ops, tdm__btree_cuda_v2_ops;
+extern const tdm__btree_ops tdm__btree_cuda_ops; /* one B+ tree for every design */
 /* The data operations, one table for both designs (ops_gpu.cu). */
 extern const tdm__ops_ops tdm__ops_cuda_ops;
 

@@ -1,5 +1,6 @@
 /*
- * btree_v2.cu: the v2 design's own steps of the B+ tree:
+ * btree_lanes.cu: the steps of the CUDA B+ tree (btree_gpu.cu) that work by
+ * lane groups or by CUB:
  *  - reduce: CUB's reduce-by-key over the sorted bits, so a run of equal
  *    keys of any length is reduced by the whole grid;
  *  - search arrays: install also keeps the compact separator array of the
@@ -12,7 +13,8 @@
  *    bytes per inner level, one leaf key line and (find only) one value; no
  *    child index, prefix count or node header. Taken when
  *    tdm__bt_search_plan says the geometry describes the tree (always, since
- *    install is the only writer of the nodes), else the descent kernels;
+ *    install is the only writer of the nodes), else btree_gpu.cu's descent
+ *    kernels;
  *  - range fill: the ranks of the queries' lower bounds, then one thread per
  *    output element;
  *  - validate: the separator array against the nodes.
@@ -262,11 +264,12 @@ struct dup_op {
   }
 };
 
-/* The v2 reduce: CUB's reduce-by-key over the sorted bits, so a run of equal
- * keys of any length is reduced by the whole grid (the legacy k_reduce gives
- * a run to one thread: all-equal keys made one thread fold the whole input). */
-static tdm_status reduce_by_key(tdm_btree *t, tdm__gpu_scope &sc, const uint64_t *kb, const uint64_t *vb, uint64_t n,
-                                uint64_t **ukb, uint64_t **uvb, uint64_t *m) {
+/* The reduce: CUB's reduce-by-key over the sorted bits, so a run of equal
+ * keys of any length is reduced by the whole grid (a run given to one
+ * thread, as the first kernels did, made all-equal keys one thread's fold of
+ * the whole input). */
+tdm_status tdm__bg_reduce(tdm_btree *t, tdm__gpu_scope &sc, const uint64_t *kb, const uint64_t *vb, uint64_t n,
+                          uint64_t **ukb, uint64_t **uvb, uint64_t *m) {
   tdm_ctx *ctx = t->ctx;
   cudaStream_t s = tdm__stream(ctx);
   dup_op op = {(int)t->dup, t->vs, t->vkind};
@@ -307,7 +310,7 @@ static tdm_status reduce_by_key(tdm_btree *t, tdm__gpu_scope &sc, const uint64_t
 /* What the search relies on, on host copies: the nodes are the bulk
  * layout of the recorded geometry, and the separator array holds their
  * separators. */
-static tdm_status check_search_arrays(const tdm_btree *t, const tdm__bt_node *h) {
+tdm_status tdm__bg_check_search_arrays(const tdm_btree *t, const tdm__bt_node *h) {
   const btree_gpu *b = BG(t);
   uint64_t words = tdm__bt_sep_words(&b->geom), j, *hs;
   size_t bytes = (size_t)words * 8;
@@ -335,8 +338,8 @@ static tdm_status check_search_arrays(const tdm_btree *t, const tdm__bt_node *h)
   return st;
 }
 
-static tdm_status search_arrays(tdm_ctx *ctx, tdm__gpu_scope &sc, const tdm__bt_node *nn, const tdm__bt_geom &g,
-                                uint64_t **seps) {
+tdm_status tdm__bg_search_arrays(tdm_ctx *ctx, tdm__gpu_scope &sc, const tdm__bt_node *nn, const tdm__bt_geom &g,
+                                 uint64_t **seps) {
   uint64_t words = tdm__bt_sep_words(&g);
   tdm_status st;
   if ((st = sc.alloc((size_t)words * 8, seps)) != TDM_OK) return st;
@@ -347,27 +350,28 @@ static tdm_status search_arrays(tdm_ctx *ctx, tdm__gpu_scope &sc, const tdm__bt_
 /* The top levels a search of t keeps in shared memory. */
 static bt_top top_of(const tdm_btree *t) { return bt_top_levels(BG(t)->lgeom, tdm__bt_sep_words(&BG(t)->geom)); }
 
-static void find(const tdm_btree *t, const void *q, size_t n, void *vals, uint8_t *found) {
+void tdm__bg_launch_find(const tdm_btree *t, const void *q, size_t n, void *vals, uint8_t *found) {
   if (!lanes_search(t)) return tdm__bg_find_descend(t, q, n, vals, found);
   k_find_lanes<BT_LANES><<<tdm__grid(n * BT_LANES), TDM_GPU_BLOCK, 0, tdm__stream(t->ctx)>>>(
       BG(t)->d_nodes, BG(t)->d_seps, top_of(t), BG(t)->lgeom, q, n, t->ks, t->kind, vals, found, t->vs);
 }
 
-static void rank(const tdm_btree *t, const void *q, size_t n, uint64_t *r) {
+void tdm__bg_launch_rank(const tdm_btree *t, const void *q, size_t n, uint64_t *r) {
   if (!lanes_search(t)) return tdm__bg_rank_descend(t, q, n, r);
   k_rank_lanes<BT_LANES><<<tdm__grid(n * BT_LANES), TDM_GPU_BLOCK, 0, tdm__stream(t->ctx)>>>(
       BG(t)->d_nodes, BG(t)->d_seps, top_of(t), BG(t)->lgeom, q, n, (const uint64_t *)NULL, t->ks, t->kind, r);
 }
 
-static void counts(const tdm_btree *t, const void *lo, const void *hi, size_t n, uint64_t cnt_len, uint64_t *cnt) {
+void tdm__bg_launch_counts(const tdm_btree *t, const void *lo, const void *hi, size_t n, uint64_t cnt_len,
+                           uint64_t *cnt) {
   if (!lanes_search(t)) return tdm__bg_counts_descend(t, lo, hi, n, cnt_len, cnt);
   k_range_count_lanes<BT_LANES><<<tdm__grid(cnt_len * BT_LANES), TDM_GPU_BLOCK, 0, tdm__stream(t->ctx)>>>(
       BG(t)->d_nodes, BG(t)->d_seps, top_of(t), BG(t)->lgeom, lo, hi, n, cnt_len, t->ks, t->kind, cnt);
 }
 
 /* Ranks of the queries' lower bounds, then one thread per output. */
-static void fill(const tdm_btree *t, const void *lo, size_t n, const uint64_t *off, uint64_t *r, uint64_t total,
-                 void *keys, void *vals) {
+void tdm__bg_launch_fill(const tdm_btree *t, const void *lo, size_t n, const uint64_t *off, uint64_t *r,
+                         uint64_t total, void *keys, void *vals) {
   cudaStream_t s = tdm__stream(t->ctx);
   if (lanes_search(t))
     k_rank_lanes<BT_LANES><<<tdm__grid(n * BT_LANES), TDM_GPU_BLOCK, 0, s>>>(
@@ -381,20 +385,3 @@ static void fill(const tdm_btree *t, const void *lo, size_t n, const uint64_t *o
   k_range_fill_out<<<tdm__grid(total), TDM_GPU_BLOCK, 0, s>>>(BG(t)->d_nodes, BG(t)->geom, n, off, r, total, keys, vals,
                                                               t->ks, t->vs, t->kind);
 }
-
-static const tdm__bg_design v2 = {
-    .reduce = reduce_by_key,
-    .search_arrays = search_arrays,
-    .find = find,
-    .rank = rank,
-    .counts = counts,
-    .fill_rank_bytes = 8,
-    .fill = fill,
-    .validate = check_search_arrays,
-};
-
-static tdm_status build(tdm_btree *t, const void *keys, const void *values, size_t n) {
-  return tdm__bg_build(t, &v2, keys, values, n);
-}
-
-const tdm__btree_ops tdm__btree_cuda_v2_ops = TDM__BG_OPS(build);
