@@ -42,6 +42,7 @@ struct tdm__gpu_state {
   int resident_per_sm;    /* blocks of TDM_GPU_BLOCK threads one SM holds at once */
   tdm__dev_block *blocks; /* live and parked device blocks (guarded by ctx->lock) */
   int n_parked;
+  unsigned long long capture_memo; /* (call number << 1) | capturing, for tdm__gpu_capturing */
 };
 
 /* The operation tables, gathered into one backend descriptor per kernel

@@ -40,16 +40,6 @@ int tdm__cuda_device_count(void) {
   return device_count_cached;
 }
 
-int tdm__cuda_is_device_ptr(const void *p) {
-  cudaPointerAttributes attr;
-  if (tdm__cuda_device_count() == 0) return 0;
-  if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return 0;
-  }
-  return attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged;
-}
-
 tdm_status tdm__cuda_fail(cudaError_t e, const char *what, const char *file, int line) {
   tdm_status s = (e == cudaErrorMemoryAllocation) ? TDM_ERR_OUT_OF_MEMORY : TDM_ERR_DEVICE;
   return tdm__fail(s, "CUDA error %s (%s) in %s at %s:%d", cudaGetErrorName(e), cudaGetErrorString(e), what,
@@ -218,13 +208,22 @@ static tdm_status block_new(tdm_ctx *ctx, size_t bytes, void **out) {
   return TDM_OK;
 }
 
+/* Asked once per call: every allocation and wait of a call asks, and only
+ * the caller can begin or end a capture, between calls. The answer is kept
+ * with the call's number (tdm__call_id) in one word, so a context used by
+ * several threads in turn never reads another call's answer. */
 int tdm__gpu_capturing(const tdm_ctx *ctx) {
   cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+  unsigned long long call = tdm__call_id(), memo = __atomic_load_n(&ctx->gpu->capture_memo, __ATOMIC_RELAXED);
+  int capturing;
+  if (call && memo >> 1 == call) return (int)(memo & 1);
   if (cudaStreamIsCapturing(tdm__stream(ctx), &cs) != cudaSuccess) {
     (void)cudaGetLastError();
     return 0;
   }
-  return cs != cudaStreamCaptureStatusNone;
+  capturing = cs != cudaStreamCaptureStatusNone;
+  __atomic_store_n(&ctx->gpu->capture_memo, call << 1 | (unsigned long long)capturing, __ATOMIC_RELAXED);
+  return capturing;
 }
 
 tdm_status tdm__gpu_malloc(tdm_ctx *ctx, size_t bytes, void **out) {
@@ -327,9 +326,9 @@ void tdm__gpu_unpark_all(tdm_ctx *ctx) {
 
 int tdm__gpu_queue_only(tdm_ctx *ctx, const void *a, const void *b, const void *c) {
   if (!(ctx->flags & TDM_CTX_STREAM_ORDERED)) return 0;
-  if (a && !tdm__cuda_is_device_ptr(a)) return 0;
-  if (b && !tdm__cuda_is_device_ptr(b)) return 0;
-  if (c && !tdm__cuda_is_device_ptr(c)) return 0;
+  if (a && !tdm__is_device_ptr(a)) return 0;
+  if (b && !tdm__is_device_ptr(b)) return 0;
+  if (c && !tdm__is_device_ptr(c)) return 0;
   return 1;
 }
 
@@ -351,7 +350,7 @@ tdm_status tdm__gpu_in(tdm_ctx *ctx, const void *user, size_t bytes, tdm__dev_ar
   a->bytes = bytes;
   a->staged = 0;
   a->d = (void *)user;
-  if (bytes == 0 || tdm__cuda_is_device_ptr(user)) return TDM_OK;
+  if (bytes == 0 || tdm__is_device_ptr(user)) return TDM_OK;
   st = tdm__gpu_malloc(ctx, bytes, &a->d);
   if (st != TDM_OK) return st;
   a->staged = 1;
@@ -366,7 +365,7 @@ tdm_status tdm__gpu_out(tdm_ctx *ctx, void *user, size_t bytes, tdm__dev_array *
   a->bytes = bytes;
   a->staged = 0;
   a->d = user;
-  if (bytes == 0 || tdm__cuda_is_device_ptr(user)) return TDM_OK;
+  if (bytes == 0 || tdm__is_device_ptr(user)) return TDM_OK;
   st = tdm__gpu_malloc(ctx, bytes, &a->d);
   if (st != TDM_OK) return st;
   a->staged = 1;

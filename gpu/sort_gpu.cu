@@ -111,7 +111,7 @@ static tdm_status load_bits(tdm_ctx *ctx, tdm__sort_bufs *b, const void *keys, s
   cudaStream_t s = tdm__stream(ctx);
   const void *src = keys;
   unsigned grid = tdm__grid(n);
-  if (!tdm__cuda_is_device_ptr(keys)) {
+  if (!tdm__is_device_ptr(keys)) {
     TDM_CUDA_TRY(cudaMemcpyAsync(b->k[0], keys, n * ks, cudaMemcpyHostToDevice, s), (void)0);
     src = b->k[0]; /* transform in place */
   }
@@ -124,7 +124,7 @@ static tdm_status load_bits(tdm_ctx *ctx, tdm__sort_bufs *b, const void *keys, s
 
 /* Copies bytes from a device buffer to the caller's array, host or device. */
 static tdm_status store(tdm_ctx *ctx, void *user, const void *d, size_t bytes) {
-  cudaMemcpyKind kind = tdm__cuda_is_device_ptr(user) ? cudaMemcpyDeviceToDevice : cudaMemcpyDeviceToHost;
+  cudaMemcpyKind kind = tdm__is_device_ptr(user) ? cudaMemcpyDeviceToDevice : cudaMemcpyDeviceToHost;
   /* The first store of a pair sort commits the call: the second must not
    * fail for a transient reason after it. */
   return tdm__gpu_copy_committed(ctx, user, d, bytes, kind, "tdm_sort (copy out)");
@@ -177,7 +177,7 @@ static tdm_status tdm__gpu_argsort(tdm_ctx *ctx, tdm_type key_type, const void *
   tdm_status st;
   /* A device perm_out is the sort's first index buffer: the permutation is
    * built straight in it, and copied only when CUB leaves it in the other. */
-  void *direct = tdm__cuda_is_device_ptr(perm_out) ? perm_out : NULL;
+  void *direct = tdm__is_device_ptr(perm_out) ? perm_out : NULL;
   if ((st = sort_begin(&j, sc, ctx, key_type, keys, tdm_type_size(index_type), n, desc, direct)) != TDM_OK) return st;
   /* Everything that can fail for lack of memory before perm_out is written. */
   if ((st = tdm__gpu_cub_temp_bytes(ctx, &j.b, n, TDM_KIND_UNSIGNED, j.ks, j.vs, 0, &temp_bytes)) != TDM_OK ||

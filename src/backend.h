@@ -277,8 +277,6 @@ typedef struct tdm__cuda_design {
 TDM_INTERNAL extern const tdm__cuda_design tdm__cuda_designs[];
 /* Usable CUDA devices (0 without a driver); never fails. */
 TDM_INTERNAL int tdm__cuda_device_count(void);
-/* 1 if p is device or managed memory of a usable device. */
-TDM_INTERNAL int tdm__cuda_is_device_ptr(const void *p);
 #endif
 
 /* src/backends.c, the one place a backend is chosen: the descriptor for a

@@ -26,6 +26,7 @@ static tdm_status check_overlap(const char *fn, const arg *a, int na) {
 }
 
 static tdm_status check_tree(const tdm_btree *t, const char *fn) {
+  tdm__call_begin(); /* every entry on a tree checks it first */
   if (!t) return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: tree is NULL", fn);
   return TDM_OK;
 }

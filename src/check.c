@@ -2,6 +2,7 @@
 #include "backend.h"
 
 tdm_status tdm__check_ctx(const tdm_ctx *ctx, const char *fn) {
+  tdm__call_begin(); /* every entry that takes a context checks it first */
   if (!ctx) return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
   return TDM_OK;
 }

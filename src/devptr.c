@@ -90,7 +90,58 @@ static get_attrs_fn driver_get_attrs(void) {
   return f;
 }
 
+/* ---- one question per array and call ----------------------------------------
+ * A public call asks about each caller array in its checks (src/check.c) and
+ * again where the backend stages it, decides whether it may only queue, or
+ * picks a copy's direction: 2 to 9 driver calls per call where one per
+ * array answers them all. The caller's arrays cannot change memory space
+ * while the call runs, so the answers are kept for the call: every public
+ * entry begins with tdm__call_begin (through its first check), which starts
+ * an empty memo on the calling thread; queries of that call read it. The
+ * memo holds the last MEMO_SLOTS arrays (no call passes more), and is never
+ * read by a later call: each begin takes a new call number. Only the thread
+ * that entered the library asks (CPU workers never do). */
+#define MEMO_SLOTS 8
+static unsigned long long calls_begun; /* process-wide, so call numbers are unique across threads */
+static _Thread_local unsigned long long this_call;
+static _Thread_local unsigned memo_used, memo_next;
+static _Thread_local struct {
+  const void *p;
+  int space, device;
+} memo[MEMO_SLOTS];
+
+void tdm__call_begin(void) {
+  this_call = __atomic_add_fetch(&calls_begun, 1, __ATOMIC_RELAXED);
+  memo_used = memo_next = 0;
+}
+
+unsigned long long tdm__call_id(void) { return this_call; }
+
+static int ask_driver(const void *p, int *device);
+
 int tdm__ptr_space(const void *p, int *device) {
+  unsigned i;
+  int space, dev;
+  for (i = 0; i < memo_used; i++) {
+    if (memo[i].p == p) {
+      if (device) *device = memo[i].device;
+      return memo[i].space;
+    }
+  }
+  space = ask_driver(p, &dev);
+  if (this_call) {
+    memo[memo_next].p = p;
+    memo[memo_next].space = space;
+    memo[memo_next].device = dev;
+    memo_next = (memo_next + 1) % MEMO_SLOTS;
+    if (memo_used < MEMO_SLOTS) memo_used++;
+  }
+  if (device) *device = dev;
+  return space;
+}
+
+/* The driver's answer for p (TDM__MEM_*), its device in *device. */
+static int ask_driver(const void *p, int *device) {
   get_attrs_fn get;
   unsigned int type = 0, managed = 0;
   int dev = -1;
@@ -100,12 +151,12 @@ int tdm__ptr_space(const void *p, int *device) {
   data[0] = &type;
   data[1] = &managed;
   data[2] = &dev;
-  if (device) *device = -1;
+  *device = -1;
   if (!p || !(get = driver_get_attrs())) return TDM__MEM_HOST;
   /* Memory the driver does not know (host memory) answers type 0. */
   if (get(3, attrs, data, (unsigned long long)(uintptr_t)p) != CUDA_SUCCESS || type != CU_MEMORYTYPE_DEVICE)
     return TDM__MEM_HOST; /* host, pinned host, unknown to CUDA, or CUDA not initialised */
-  if (device) *device = dev;
+  *device = dev;
   return managed ? TDM__MEM_MANAGED : TDM__MEM_DEVICE;
 }
 

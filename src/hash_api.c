@@ -29,6 +29,7 @@
 
 
 static tdm_status check_h(const tdm_hash *h, const char *fn) {
+  tdm__call_begin(); /* every entry on a table checks it first */
   if (!h) return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: table is NULL", fn);
   return TDM_OK;
 }

@@ -288,6 +288,13 @@ enum { TDM__MEM_HOST = 0, TDM__MEM_DEVICE = 1, TDM__MEM_MANAGED = 2 };
 TDM_INTERNAL int tdm__ptr_space(const void *p, int *device);
 /* 1 if p is device or managed memory, 0 for host memory. */
 TDM_INTERNAL int tdm__is_device_ptr(const void *p);
+/* Begins a public call on this thread: the memory-space answers above are
+ * kept until the next begin (devptr.c says why). Called by the entry points'
+ * first checks (tdm__check_ctx, the table and tree checks, the services). */
+TDM_INTERNAL void tdm__call_begin(void);
+/* The number of the call this thread is in (unique in the process; 0 before
+ * any call): lets a context keep an answer for one call (tdm__gpu_capturing). */
+TDM_INTERNAL unsigned long long tdm__call_id(void);
 
 #ifdef __cplusplus
 }

@@ -42,6 +42,7 @@ void tdm_svc_free(void *p) {
 
 tdm_status tdm_svc_check_array(const tdm_ctx *ctx, const char *fn, const char *what, const void *p, size_t n,
                                size_t elem) {
+  tdm__call_begin(); /* an extension's call: nothing it asks is kept past the next service */
   if (!ctx) return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
   if (!elem) return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: %s has elements of 0 bytes", fn, what);
   return tdm__check_array(ctx, fn, what, p, n, elem, NULL);
@@ -49,6 +50,7 @@ tdm_status tdm_svc_check_array(const tdm_ctx *ctx, const char *fn, const char *w
 
 tdm_status tdm_svc_stage_in(tdm_ctx *ctx, const void *user, size_t bytes, int copy_in, tdm_svc_stage *s) {
   tdm_status st;
+  tdm__call_begin();
   memset(s, 0, sizeof *s);
   s->ctx = ctx;
   s->user = (void *)user; /* the caller's array, written only by stage_out */
