@@ -52,8 +52,13 @@ __global__ void k_to_bits(const void *kraw, const void *vraw, uint64_t *kb, uint
   }
 }
 
+/* One thread per slot of a leaf (tdm__bt_fill_leaf_slot says why). */
 __global__ void k_fill_leaves(tdm__bt_node *nodes, tdm__bt_geom g, const uint64_t *ukb, const uint64_t *uvb) {
-  TDM_GRID_STRIDE(i, (uint64_t)g.cnt[0]) (void)tdm__bt_fill_leaf(nodes, &g, ukb, uvb, 8, 8, TDM_KIND_UNSIGNED, i);
+  TDM_GRID_STRIDE(t, (uint64_t)g.cnt[0] * 16) {
+    uint64_t i = t >> 4, s = tdm__bt_even_start(g.m, g.cnt[0], i), e = tdm__bt_even_start(g.m, g.cnt[0], i + 1);
+    (void)tdm__bt_fill_leaf_slot(&nodes[g.base[0] + i], &g, ukb, uvb, 8, 8, TDM_KIND_UNSIGNED, 0, i, s,
+                                 (uint32_t)(e - s), (uint32_t)(t & 15));
+  }
 }
 
 __global__ void k_fill_inner(tdm__bt_node *nodes, tdm__bt_geom g, const uint64_t *ukb, uint32_t l) {
@@ -179,8 +184,11 @@ tdm_status tdm__bg_scan_total(tdm_ctx *ctx, tdm__gpu_scope &sc, const uint64_t *
 }
 
 /* Builds a bulk-layout node array from m sorted unique key bits / values and
- * installs it in t, freeing the old one. Nothing in t changes on failure. */
-static tdm_status install(tdm_btree *t, const uint64_t *ukb, const uint64_t *uvb, uint64_t m) {
+ * installs it in t, freeing the old one. Nothing in t changes on failure.
+ * queue: the call may return without waiting for the fill (stream-ordered,
+ * device arrays: tdm__gpu_queue_only); the wait otherwise makes the nodes
+ * ready for the caller's own kernels on any stream (the views). */
+static tdm_status install(tdm_btree *t, const uint64_t *ukb, const uint64_t *uvb, uint64_t m, int queue) {
   tdm_ctx *ctx = t->ctx;
   cudaStream_t s = tdm__stream(ctx);
   tdm__gpu_scope sc(ctx);
@@ -197,11 +205,11 @@ static tdm_status install(tdm_btree *t, const uint64_t *ukb, const uint64_t *uvb
     /* The nodes and the search arrays are all taken before the old ones are
      * touched. */
     if ((st = sc.alloc((size_t)g.nodes * sizeof(tdm__bt_node), &nn)) != TDM_OK) return st;
-    k_fill_leaves<<<tdm__grid(g.cnt[0]), TDM_GPU_BLOCK, 0, s>>>(nn, g, ukb, uvb);
+    k_fill_leaves<<<tdm__grid((size_t)g.cnt[0] * 16), TDM_GPU_BLOCK, 0, s>>>(nn, g, ukb, uvb);
     for (uint32_t l = 1; l < g.h; l++) k_fill_inner<<<tdm__grid(g.cnt[l]), TDM_GPU_BLOCK, 0, s>>>(nn, g, ukb, l);
     if ((st = tdm__bg_search_arrays(ctx, sc, nn, g, &ns)) != TDM_OK) return st;
     if ((st = tdm__launch_check("tdm_btree (fill nodes)")) != TDM_OK ||
-        (st = tdm__gpu_sync(ctx, "tdm_btree (fill nodes)")) != TDM_OK)
+        (st = tdm__gpu_finish(ctx, queue, "tdm_btree (fill nodes)")) != TDM_OK)
       return st;
     sc.keep(nn);
     sc.keep(ns);
@@ -224,16 +232,23 @@ static tdm_status install(tdm_btree *t, const uint64_t *ukb, const uint64_t *uvb
 /* Sorts n raw keys / values already in device buffers (modified in place,
  * by the context's sort), reduces duplicate runs and installs the result as
  * t's nodes. */
-static tdm_status sort_reduce_install(tdm_btree *t, tdm__gpu_scope &sc, void *d_k, void *d_v, uint64_t n) {
+static tdm_status sort_reduce_install(tdm_btree *t, tdm__gpu_scope &sc, void *d_k, void *d_v, uint64_t n,
+                                      int queue) {
   tdm_ctx *ctx = t->ctx;
   uint64_t *kb, *vb, *ukb, *uvb, m = 0;
   tdm_status st;
   if (n > 1 && (st = ctx->be->sort->sort(ctx, t->key_type, d_k, t->value_type, d_v, n, 0)) != TDM_OK) return st;
-  if ((st = sc.alloc(n * 8, &kb)) != TDM_OK || (st = sc.alloc(n * 8, &vb)) != TDM_OK) return st;
-  k_to_bits<<<tdm__grid(n), TDM_GPU_BLOCK, 0, tdm__stream(ctx)>>>(d_k, d_v, kb, vb, n, t->ks, t->vs, t->kind);
-  if ((st = tdm__launch_check("tdm_btree (key bits)")) != TDM_OK) return st;
+  if (t->ks == 8 && t->vs == 8 && t->kind == TDM_KIND_UNSIGNED) {
+    /* Already 64-bit key bits and values: the map would copy them as they are. */
+    kb = (uint64_t *)d_k;
+    vb = (uint64_t *)d_v;
+  } else {
+    if ((st = sc.alloc(n * 8, &kb)) != TDM_OK || (st = sc.alloc(n * 8, &vb)) != TDM_OK) return st;
+    k_to_bits<<<tdm__grid(n), TDM_GPU_BLOCK, 0, tdm__stream(ctx)>>>(d_k, d_v, kb, vb, n, t->ks, t->vs, t->kind);
+    if ((st = tdm__launch_check("tdm_btree (key bits)")) != TDM_OK) return st;
+  }
   if ((st = tdm__bg_reduce(t, sc, kb, vb, n, &ukb, &uvb, &m)) != TDM_OK) return st;
-  return install(t, ukb, uvb, m);
+  return install(t, ukb, uvb, m, queue);
 }
 
 /* Copies bytes from the caller's array (host or device) into device memory. */
@@ -260,11 +275,11 @@ static tdm_status bg_build(tdm_btree *t, const void *keys, const void *values, s
   void *d_k, *d_v;
   tdm_status st;
   if ((st = sc.enter()) != TDM_OK) return st;
-  if (n == 0) return install(t, NULL, NULL, 0);
+  if (n == 0) return install(t, NULL, NULL, 0, 1);
   if ((st = sc.alloc(n * t->ks, &d_k)) != TDM_OK || (st = sc.alloc(n * t->vs, &d_v)) != TDM_OK ||
       (st = copy_in(ctx, d_k, keys, n * t->ks)) != TDM_OK || (st = copy_in(ctx, d_v, values, n * t->vs)) != TDM_OK)
     return st;
-  return sort_reduce_install(t, sc, d_k, d_v, n);
+  return sort_reduce_install(t, sc, d_k, d_v, n, tdm__gpu_queue_only(ctx, keys, values, NULL));
 }
 
 static void bg_destroy(tdm_btree *t) {
@@ -296,7 +311,7 @@ static tdm_status bg_insert(tdm_btree *t, const void *keys, const void *values, 
   if ((st = copy_in(ctx, d_k + m * t->ks, keys, n * t->ks)) != TDM_OK ||
       (st = copy_in(ctx, d_v + m * t->vs, values, n * t->vs)) != TDM_OK)
     return st;
-  return sort_reduce_install(t, sc, d_k, d_v, total);
+  return sort_reduce_install(t, sc, d_k, d_v, total, tdm__gpu_queue_only(ctx, keys, values, NULL));
 }
 
 static tdm_status bg_erase(tdm_btree *t, const void *keys, size_t n, size_t *erased_out) {
@@ -326,7 +341,7 @@ static tdm_status bg_erase(tdm_btree *t, const void *keys, size_t n, size_t *era
     if ((st = sc.alloc(kept * 8 + 8, &ukb)) != TDM_OK || (st = sc.alloc(kept * 8 + 8, &uvb)) != TDM_OK) return st;
     k_compact<<<tdm__grid(m), TDM_GPU_BLOCK, 0, s>>>(kb, vb, keep, pos, m, ukb, uvb);
     if ((st = tdm__launch_check("tdm_btree_erase (compact)")) != TDM_OK) return st;
-    if ((st = install(t, ukb, uvb, kept)) != TDM_OK) return st;
+    if ((st = install(t, ukb, uvb, kept, tdm__gpu_queue_only(ctx, keys, NULL, NULL))) != TDM_OK) return st;
   }
   if (erased_out) *erased_out = (size_t)(m - kept);
   return TDM_OK;
@@ -425,7 +440,7 @@ static tdm_status bg_range(const tdm_btree *t, const void *lo, const void *hi, s
       (st = tdm__bg_scan_total(ctx, sc, cnt, off, n + 1, &total)) != TDM_OK)
     return st;
   TDM_CUDA_TRY(cudaMemcpyAsync(offsets_out, off, (n + 1) * 8, cudaMemcpyDefault, s), (void)0);
-  sc.wait_at_end(); /* a failure below must not return while that copy may still write offsets_out */
+  if (!tdm__is_device_ptr(offsets_out)) sc.wait_at_end(); /* a failure below must not return while that copy may still write there */
   if (total > cap) {
     if ((st = tdm__gpu_sync(ctx, "tdm_btree_range")) != TDM_OK) return st;
     return tdm__fail(TDM_ERR_CAPACITY, "tdm_btree_range: the ranges hold %llu keys, but cap is %zu",
@@ -441,7 +456,10 @@ static tdm_status bg_range(const tdm_btree *t, const void *lo, const void *hi, s
         (values_out && (st = tdm__gpu_out_finish(ctx, &v)) != TDM_OK))
       return st;
   }
-  return tdm__gpu_sync(ctx, "tdm_btree_range");
+  /* offsets_out was written by a plain copy, not through the scope: a host
+   * one makes the call wait as a staged array would. */
+  if (!tdm__is_device_ptr(offsets_out)) return tdm__gpu_sync(ctx, "tdm_btree_range");
+  return sc.finish("tdm_btree_range");
 }
 
 static tdm_status bg_export(const tdm_btree *t, void *keys_out, void *values_out) {

@@ -86,7 +86,7 @@ typedef struct tdm__bt_node {
   uint32_t level;   /* 0 for leaves, height - 1 at the root, TDM_BT_FREE when free */
   uint32_t next;    /* leaf chain (and free list) */
   uint32_t prev;    /* leaf chain */
-  uint8_t pad[48];  /* to 384 bytes: six whole cache lines */
+  uint64_t pad[6];  /* to 384 bytes: six whole cache lines (words: one 8-byte store each) */
 } tdm__bt_node;
 
 /* Number of keys in key[0..15] that are < q: the lower-bound slot of q. */
@@ -223,29 +223,49 @@ TDM_HD uint64_t tdm__bt_geom_key_start(const tdm__bt_geom *g, uint32_t l, uint64
  * starting from the key before its first (when that key is in the arrays), so
  * 1 from every leaf proves the input free of duplicates. */
 TDM_HD int tdm__bt_fill_leaf_into(tdm__bt_node *x, const tdm__bt_geom *g, const void *keys, const void *vals,
+                                 uint32_t ks, uint32_t vs, int kind, uint64_t koff, uint64_t i);
+
+/* Slot j (0..15) of leaf i, whose keys are [s, s + c) (tdm__bt_even_start):
+ * key[j] and val[j], and the j-th of the sixteen 8-byte words of the node's
+ * last 128 bytes (the line leaves leave unused, the header, the padding), so
+ * every byte of the leaf is written by exactly one slot. A GPU build fills a
+ * leaf with sixteen threads whose stores are whole rows (one thread per leaf
+ * wrote 32 nodes' rows per warp store: four times the sectors); the CPU loops
+ * over j. Returns 0 when the slot's key is not above the key before it (that
+ * key when it is in the arrays; see tdm__bt_fill_leaf_into). */
+TDM_HD int tdm__bt_fill_leaf_slot(tdm__bt_node *x, const tdm__bt_geom *g, const void *keys, const void *vals,
+                                  uint32_t ks, uint32_t vs, int kind, uint64_t koff, uint64_t i, uint64_t s,
+                                  uint32_t c, uint32_t j) {
+  int ok = 1;
+  if (j < c) {
+    uint64_t k = tdm__bt_key_bits(keys, s - koff + j, ks, kind);
+    if (s + j != koff) ok = k > tdm__bt_key_bits(keys, s + j - 1 - koff, ks, kind);
+    x->key[j] = k;
+    x->u.val[j] = vals ? tdm__bt_load_val(vals, s - koff + j, vs) : 0;
+  } else {
+    x->key[j] = TDM_BT_PAD;
+    x->u.val[j] = 0;
+  }
+  if (j < 8) {
+    x->u.in.cum[8 + j] = 0; /* zero, so trees are byte-identical */
+  } else if (j == 8) {
+    x->count = c;
+    x->level = 0;
+  } else if (j == 9) {
+    x->next = i + 1 < g->cnt[0] ? (uint32_t)(i + 1) : TDM_BT_NIL;
+    x->prev = i > 0 ? (uint32_t)(i - 1) : TDM_BT_NIL;
+  } else {
+    x->pad[j - 10] = 0;
+  }
+  return ok;
+}
+
+TDM_HD int tdm__bt_fill_leaf_into(tdm__bt_node *x, const tdm__bt_geom *g, const void *keys, const void *vals,
                                  uint32_t ks, uint32_t vs, int kind, uint64_t koff, uint64_t i) {
   uint64_t s = tdm__bt_even_start(g->m, g->cnt[0], i), e = tdm__bt_even_start(g->m, g->cnt[0], i + 1);
-  uint64_t prev = s > koff ? tdm__bt_key_bits(keys, s - 1 - koff, ks, kind) : 0, k;
-  uint32_t j, c = (uint32_t)(e - s);
+  uint32_t j;
   int ok = 1;
-  for (j = 0; j < 16; j++) {
-    if (j < c) {
-      k = tdm__bt_key_bits(keys, s - koff + j, ks, kind);
-      ok &= (s + j == koff) | (k > prev);
-      prev = k;
-      x->key[j] = k;
-      x->u.val[j] = vals ? tdm__bt_load_val(vals, s - koff + j, vs) : 0;
-    } else {
-      x->key[j] = TDM_BT_PAD;
-      x->u.val[j] = 0;
-    }
-  }
-  for (j = 8; j < 16; j++) x->u.in.cum[j] = 0; /* the line leaves leave unused: zero, so trees are byte-identical */
-  x->count = c;
-  x->level = 0;
-  x->next = i + 1 < g->cnt[0] ? (uint32_t)(i + 1) : TDM_BT_NIL;
-  x->prev = i > 0 ? (uint32_t)(i - 1) : TDM_BT_NIL;
-  for (j = 0; j < 48; j++) x->pad[j] = 0;
+  for (j = 0; j < 16; j++) ok &= tdm__bt_fill_leaf_slot(x, g, keys, vals, ks, vs, kind, koff, i, s, (uint32_t)(e - s), j);
   return ok;
 }
 /* tdm__bt_fill_leaf into leaf i's place in the node array. (The CPU fills a
@@ -282,7 +302,7 @@ TDM_HD void tdm__bt_fill_inner_into(tdm__bt_node *x, const tdm__bt_geom *g, cons
   x->level = l;
   x->next = TDM_BT_NIL;
   x->prev = TDM_BT_NIL;
-  for (j = 0; j < 48; j++) x->pad[j] = 0;
+  for (j = 0; j < 6; j++) x->pad[j] = 0;
 }
 /* tdm__bt_fill_inner_into into the node's place in the node array. */
 TDM_HD void tdm__bt_fill_inner(tdm__bt_node *nodes, const tdm__bt_geom *g, const void *keys, uint32_t ks, int kind,
