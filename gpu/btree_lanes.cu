@@ -70,7 +70,10 @@ __global__ void k_fill_seps(const tdm__bt_node *nodes, tdm__bt_geom g, uint64_t 
  * shared memory (one coalesced sweep, then a barrier) and the descent reads
  * those levels from there instead of from global memory / L2. Budget:
  * BT_SH_NODES inner nodes (128 bytes each, 16 KiB), so 8 blocks of 256
- * threads still fit an SM. */
+ * threads still fit an SM. The search grids are one resident wave
+ * (tdm__grid_resident), so the copies number a few per SM however many
+ * queries come: a block per 32 queries made the copy 16 of the 24 sectors
+ * a find read per query on the cost meter (2^16 keys). */
 #define BT_SH_NODES 128u
 
 /* The cached part of the separator array: levels >= cut, its words
@@ -352,20 +355,20 @@ static bt_top top_of(const tdm_btree *t) { return bt_top_levels(BG(t)->lgeom, td
 
 void tdm__bg_launch_find(const tdm_btree *t, const void *q, size_t n, void *vals, uint8_t *found) {
   if (!lanes_search(t)) return tdm__bg_find_descend(t, q, n, vals, found);
-  k_find_lanes<BT_LANES><<<tdm__grid(n * BT_LANES), TDM_GPU_BLOCK, 0, tdm__stream(t->ctx)>>>(
+  k_find_lanes<BT_LANES><<<tdm__grid_resident(t->ctx, n * BT_LANES), TDM_GPU_BLOCK, 0, tdm__stream(t->ctx)>>>(
       BG(t)->d_nodes, BG(t)->d_seps, top_of(t), BG(t)->lgeom, q, n, t->ks, t->kind, vals, found, t->vs);
 }
 
 void tdm__bg_launch_rank(const tdm_btree *t, const void *q, size_t n, uint64_t *r) {
   if (!lanes_search(t)) return tdm__bg_rank_descend(t, q, n, r);
-  k_rank_lanes<BT_LANES><<<tdm__grid(n * BT_LANES), TDM_GPU_BLOCK, 0, tdm__stream(t->ctx)>>>(
+  k_rank_lanes<BT_LANES><<<tdm__grid_resident(t->ctx, n * BT_LANES), TDM_GPU_BLOCK, 0, tdm__stream(t->ctx)>>>(
       BG(t)->d_nodes, BG(t)->d_seps, top_of(t), BG(t)->lgeom, q, n, (const uint64_t *)NULL, t->ks, t->kind, r);
 }
 
 void tdm__bg_launch_counts(const tdm_btree *t, const void *lo, const void *hi, size_t n, uint64_t cnt_len,
                            uint64_t *cnt) {
   if (!lanes_search(t)) return tdm__bg_counts_descend(t, lo, hi, n, cnt_len, cnt);
-  k_range_count_lanes<BT_LANES><<<tdm__grid(cnt_len * BT_LANES), TDM_GPU_BLOCK, 0, tdm__stream(t->ctx)>>>(
+  k_range_count_lanes<BT_LANES><<<tdm__grid_resident(t->ctx, cnt_len * BT_LANES), TDM_GPU_BLOCK, 0, tdm__stream(t->ctx)>>>(
       BG(t)->d_nodes, BG(t)->d_seps, top_of(t), BG(t)->lgeom, lo, hi, n, cnt_len, t->ks, t->kind, cnt);
 }
 
@@ -374,7 +377,7 @@ void tdm__bg_launch_fill(const tdm_btree *t, const void *lo, size_t n, const uin
                          uint64_t total, void *keys, void *vals) {
   cudaStream_t s = tdm__stream(t->ctx);
   if (lanes_search(t))
-    k_rank_lanes<BT_LANES><<<tdm__grid(n * BT_LANES), TDM_GPU_BLOCK, 0, s>>>(
+    k_rank_lanes<BT_LANES><<<tdm__grid_resident(t->ctx, n * BT_LANES), TDM_GPU_BLOCK, 0, s>>>(
         BG(t)->d_nodes, BG(t)->d_seps, top_of(t), BG(t)->lgeom, lo, n, off, t->ks, t->kind, r);
   else
     k_range_lo_rank<<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>(BG(t)->d_nodes, t->root, t->height, lo, n, off, t->ks,

@@ -90,6 +90,17 @@ __global__ void wide_kernel(const unsigned *in, unsigned *out, size_t n) {
   if (i < n) out[i] = (unsigned)(row[0] + threadIdx.x);
 }
 
+/* A 16-byte load per lane (8 lanes read a 128-byte row, as the B+ tree's
+ * lane groups do): one access of 16 bytes per lane, as the hardware's one
+ * vector load. */
+__global__ void vector_kernel(const ulonglong2 *in, unsigned *out, size_t n4) {
+  size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  if (i < n4) {
+    ulonglong2 v = __ldg(in + i);
+    out[i] = (unsigned)(v.x + v.y);
+  }
+}
+
 struct figures {
   unsigned long long load_sectors, store_sectors, load_lines, store_lines, atomics, max_same, launches, syncs, h2d,
       d2h, shared_requests, wavefronts, replays, ptr_queries;
@@ -147,6 +158,10 @@ static void run_conflict(void *p) {
 static void run_wide(void *p) {
   bufs *b = (bufs *)p;
   wide_kernel<<<grid(b->n), BLOCK>>>(b->in, b->out, b->n);
+}
+static void run_vector(void *p) {
+  bufs *b = (bufs *)p;
+  vector_kernel<<<grid(b->n / 4), BLOCK>>>((const ulonglong2 *)b->in, b->out, b->n / 4);
 }
 static void run_ptr_query(void *p) {
   bufs *b = (bufs *)p;
@@ -255,6 +270,11 @@ int main(int argc, char **argv) {
   w.shared_requests = 2 * warps;
   w.wavefronts = 3 * warps;
   expect_all("wide rows", f, w);
+
+  /* n / 4 lanes read 16 bytes each (the whole input) and write 4. */
+  f = measure(run_vector, &b);
+  w = figures{N / 8, N / 32, N / 32, N / 128, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0};
+  expect_all("vector loads", f, w);
 
   f = measure(run_ptr_query, &b);
   w = want;
