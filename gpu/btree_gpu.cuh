@@ -13,8 +13,9 @@
 
 /* A CUDA tree's private state (at t->be): always in bulk-loaded layout (its
  * batched updates merge and rebuild), so geom describes it exactly. Install
- * also keeps the compact separator array of the inner nodes (d_seps, NULL
- * for a tree of one leaf) and the geometry in the search's form (lgeom);
+ * also keeps the search array (d_seps: the compact separators of the inner
+ * nodes, then every node's summary; btree_lanes.h) and the geometry in the
+ * search's form (lgeom);
  * bulk records that the nodes were written from geom (install is their only
  * writer), which tdm__bt_search_plan requires. */
 struct btree_gpu {

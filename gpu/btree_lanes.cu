@@ -4,14 +4,19 @@
  *  - reduce: CUB's reduce-by-key over the sorted bits, so a run of equal
  *    keys of any length is reduced by the whole grid;
  *  - search arrays: install also keeps the compact separator array of the
- *    inner nodes (128 bytes per inner node, built from the new nodes);
+ *    inner nodes (128 bytes per inner node) and every node's summary (the
+ *    last key of each 32-byte sector, 32 bytes per node), built from the new
+ *    nodes;
  *  - find / rank / range_count: a group of 8 lanes searches one node
- *    together (each lane compares two keys read with one 16-byte load, two
- *    ballots and popc give the lower-bound slot), inner levels keys-only from
- *    the separator array, children, ranks and leaf sizes from the bulk
- *    geometry (include/tandem/detail/btree_lanes.h), so a query reads 128
- *    bytes per inner level, one leaf key line and (find only) one value; no
- *    child index, prefix count or node header. Taken when
+ *    together, inner levels keys-only from the separator array, children,
+ *    ranks and leaf sizes from the bulk geometry
+ *    (include/tandem/detail/btree_lanes.h). The top levels come from the
+ *    block's shared copy (each lane compares two keys read with one 16-byte
+ *    load, two ballots and popc give the lower-bound slot); every other
+ *    level and the leaf by two sectors (the node's summary, then the one key
+ *    sector it names), so a query reads 64 bytes per level below the shared
+ *    ones and (find only) one value; no child index, prefix count or node
+ *    header. Taken when
  *    tdm__bt_search_plan says the geometry describes the tree (always, since
  *    install is the only writer of the nodes), else btree_gpu.cu's descent
  *    kernels;
@@ -59,9 +64,9 @@ __global__ void k_range_fill_out(const tdm__bt_node *nodes, tdm__bt_geom g, uint
  * sweep and a warp serves four queries. */
 #define BT_LANES 8u
 
-/* The separator array: word j of it for j < words. */
+/* The search array (separators, then summaries): word j of it for j < words. */
 __global__ void k_fill_seps(const tdm__bt_node *nodes, tdm__bt_geom g, uint64_t *seps, uint64_t words) {
-  TDM_GRID_STRIDE(j, words) seps[j] = tdm__bt_sep_word(nodes, &g, j);
+  TDM_GRID_STRIDE(j, words) seps[j] = tdm__bt_search_word(nodes, &g, j);
 }
 
 /* The top inner levels, in shared memory: the separator array holds level
@@ -132,6 +137,24 @@ static __device__ __forceinline__ uint32_t group_lower(const cg::thread_block_ti
   return tdm__bt_lanes_combine(__popc(tile.ballot((c & 1u) != 0)), __popc(tile.ballot((c & 2u) != 0)));
 }
 
+/* The lower-bound slot of q among the 16 words at key from two sectors
+ * (btree_lanes.h, "two sectors per node"): lanes 0..3 read the node's
+ * summary at sum, then the sector of key it points at; *at receives the word
+ * at the slot (unset when the slot is 16), so a leaf's hit needs no reload. */
+template <unsigned G>
+static __device__ __forceinline__ uint32_t group_lower2(const cg::thread_block_tile<G> &tile, const uint64_t *sum,
+                                                        const uint64_t *key, uint64_t q, uint64_t *at) {
+  const uint32_t r = tile.thread_rank();
+  const bool reads = r < 4u;
+  uint64_t w = reads ? __ldg(sum + r) : 0;
+  uint32_t s = (uint32_t)__popc(tile.ballot(reads && w < q));
+  if (s >= 4u) return tdm__bt_two_step(s, 0); /* the same for the whole tile */
+  w = reads ? __ldg(key + 4u * s + r) : 0;
+  uint32_t c = (uint32_t)__popc(tile.ballot(reads && w < q)); /* < 4: word 4s + 3 is >= q */
+  *at = tile.shfl(w, (int)c);
+  return tdm__bt_two_step(s, c);
+}
+
 /* Where a search's separators are: the array, and its top levels in the
  * block's shared copy. */
 struct bt_seps {
@@ -141,21 +164,23 @@ struct bt_seps {
 };
 
 /* Keys-only descent of q: the leaf (index within level 0, which starts at
- * node 0) and the lower-bound slot in it; levels >= top.cut from shared
- * memory. */
+ * node 0) and the lower-bound slot in it, *at the key there (unset when the
+ * slot is 16); levels >= top.cut from shared memory (all 16 words: shared
+ * reads are cheap), the others and the leaf by two sectors each. */
 template <unsigned G>
 static __device__ __forceinline__ uint32_t group_descend(const cg::thread_block_tile<G> &tile,
                                                          const tdm__bt_node *nodes, const bt_seps &sp,
-                                                         const tdm__bt_lgeom &lg, uint64_t q, uint32_t *pos) {
+                                                         const tdm__bt_lgeom &lg, uint64_t q, uint32_t *pos,
+                                                         uint64_t *at) {
   uint32_t n = 0;
   for (uint32_t l = lg.h - 1; l > 0; l--) {
-    uint64_t w = tdm__bt_lg_sep(&lg, l, n);
+    uint64_t w = tdm__bt_lg_sep(&lg, l, n), unused;
     uint32_t c = l >= sp.top.cut
                      ? group_lower<G, true>(tile, reinterpret_cast<const uint64_t *>(sp.sh) + (w - sp.top.first), q)
-                     : group_lower<G, false>(tile, sp.g + w, q);
+                     : group_lower2<G>(tile, sp.g + tdm__bt_lg_sum(&lg, l, n), sp.g + w, q, &unused);
     n = tdm__bt_lg_child(&lg, l, n, c);
   }
-  *pos = group_lower<G, false>(tile, nodes[n].key, q);
+  *pos = group_lower2<G>(tile, sp.g + tdm__bt_lg_sum(&lg, 0, n), nodes[n].key, q, at);
   return n;
 }
 
@@ -180,13 +205,12 @@ __global__ void __launch_bounds__(TDM_GPU_BLOCK)
   BT_SEARCH_SEPS(sp, seps, top);
   cg::thread_block_tile<G> tile = cg::tiled_partition<G>(cg::this_thread_block());
   TDM_GROUP_STRIDE(i, n, G) {
-    uint64_t b = tdm__bt_key_bits(q, i, ks, kind);
-    uint32_t pos, leaf = group_descend(tile, nodes, sp, lg, b, &pos);
+    uint64_t b = tdm__bt_key_bits(q, i, ks, kind), at = 0;
+    uint32_t pos, leaf = group_descend(tile, nodes, sp, lg, b, &pos, &at);
     if (tile.thread_rank() == 0) {
-      const tdm__bt_node *x = &nodes[leaf];
-      int hit = tdm__bt_lg_leaf_hit(x->key, pos, tdm__bt_lg_leaf_count(&lg, leaf), b);
+      int hit = tdm__bt_lg_hit_at(at, pos, tdm__bt_lg_leaf_count(&lg, leaf), b);
       if (found) found[i] = (uint8_t)hit;
-      if (vals) tdm__bt_store_val(vals, i, hit ? x->u.val[pos] : 0, vs);
+      if (vals) tdm__bt_store_val(vals, i, hit ? nodes[leaf].u.val[pos] : 0, vs);
     }
   }
 }
@@ -202,7 +226,8 @@ __global__ void __launch_bounds__(TDM_GPU_BLOCK)
   cg::thread_block_tile<G> tile = cg::tiled_partition<G>(cg::this_thread_block());
   TDM_GROUP_STRIDE(i, n, G) {
     if (off && off[i] == off[i + 1]) continue; /* the same for the whole tile */
-    uint32_t pos, leaf = group_descend(tile, nodes, sp, lg, tdm__bt_key_bits(q, i, ks, kind), &pos);
+    uint64_t at;
+    uint32_t pos, leaf = group_descend(tile, nodes, sp, lg, tdm__bt_key_bits(q, i, ks, kind), &pos, &at);
     if (tile.thread_rank() == 0) rank[i] = tdm__bt_lg_leaf_start(&lg, leaf) + pos;
   }
 }
@@ -221,11 +246,12 @@ __global__ void __launch_bounds__(TDM_GPU_BLOCK)
       continue;
     }
     uint64_t a = tdm__bt_key_bits(lo, i, ks, kind), b = tdm__bt_key_bits(hi, i, ks, kind);
-    uint32_t pa, pb, la = group_descend(tile, nodes, sp, lg, a, &pa);
-    uint32_t lb = group_descend(tile, nodes, sp, lg, b, &pb);
+    uint64_t at_a, at_b = 0;
+    uint32_t pa, pb, la = group_descend(tile, nodes, sp, lg, a, &pa, &at_a);
+    uint32_t lb = group_descend(tile, nodes, sp, lg, b, &pb, &at_b);
     if (tile.thread_rank() == 0) {
       uint64_t ra = tdm__bt_lg_leaf_start(&lg, la) + pa, rb = tdm__bt_lg_leaf_start(&lg, lb) + pb;
-      rb += (uint64_t)tdm__bt_lg_leaf_hit(nodes[lb].key, pb, tdm__bt_lg_leaf_count(&lg, lb), b);
+      rb += (uint64_t)tdm__bt_lg_hit_at(at_b, pb, tdm__bt_lg_leaf_count(&lg, lb), b);
       cnt[i] = a <= b ? rb - ra : 0;
     }
   }
@@ -315,7 +341,7 @@ tdm_status tdm__bg_reduce(tdm_btree *t, tdm__gpu_scope &sc, const uint64_t *kb, 
  * separators. */
 tdm_status tdm__bg_check_search_arrays(const tdm_btree *t, const tdm__bt_node *h) {
   const btree_gpu *b = BG(t);
-  uint64_t words = tdm__bt_sep_words(&b->geom), j, *hs;
+  uint64_t words = tdm__bt_search_words(&b->geom), seps = tdm__bt_sep_words(&b->geom), j, *hs;
   size_t bytes = (size_t)words * 8;
   tdm__bt_geom g;
   tdm_status st = TDM_OK;
@@ -329,10 +355,16 @@ tdm_status tdm__bg_check_search_arrays(const tdm_btree *t, const tdm__bt_node *h
                tdm__ctx_free(t->ctx, hs, bytes));
   if ((st = tdm__gpu_sync(t->ctx, "tdm_btree_validate (copy separators)")) == TDM_OK) {
     for (j = 0; j < words; j++) {
-      if (hs[j] != tdm__bt_sep_word(h, &b->geom, j)) {
-        st = tdm__fail(TDM_ERR_CORRUPT,
-                       "tdm_btree_validate: node %llu: separator array: word %u differs from the node's key",
-                       (unsigned long long)(b->geom.cnt[0] + j / 16), (unsigned)(j % 16));
+      if (hs[j] != tdm__bt_search_word(h, &b->geom, j)) {
+        if (j < seps)
+          st = tdm__fail(TDM_ERR_CORRUPT,
+                         "tdm_btree_validate: node %llu: separator array: word %u differs from the node's key",
+                         (unsigned long long)(b->geom.cnt[0] + j / 16), (unsigned)(j % 16));
+        else
+          st = tdm__fail(TDM_ERR_CORRUPT,
+                         "tdm_btree_validate: node %llu: summary: word %u differs from the node's key %u",
+                         (unsigned long long)((j - seps) / 4), (unsigned)((j - seps) % 4),
+                         (unsigned)((j - seps) % 4 * 4 + 3));
         break;
       }
     }
@@ -343,7 +375,7 @@ tdm_status tdm__bg_check_search_arrays(const tdm_btree *t, const tdm__bt_node *h
 
 tdm_status tdm__bg_search_arrays(tdm_ctx *ctx, tdm__gpu_scope &sc, const tdm__bt_node *nn, const tdm__bt_geom &g,
                                  uint64_t **seps) {
-  uint64_t words = tdm__bt_sep_words(&g);
+  uint64_t words = tdm__bt_search_words(&g);
   tdm_status st;
   if ((st = sc.alloc((size_t)words * 8, seps)) != TDM_OK) return st;
   if (words) k_fill_seps<<<tdm__grid(words), TDM_GPU_BLOCK, 0, tdm__stream(ctx)>>>(nn, g, *seps, words);

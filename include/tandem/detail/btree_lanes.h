@@ -71,6 +71,8 @@ typedef struct tdm__bt_lgeom {
   uint32_t q[TDM_BT_MAX_HEIGHT];   /* level l >= 1: cnt[l-1] / cnt[l], children per node */
   uint32_t r[TDM_BT_MAX_HEIGHT];   /* level l >= 1: cnt[l-1] % cnt[l], nodes with one more child */
   uint32_t sep[TDM_BT_MAX_HEIGHT]; /* level l >= 1: its first node's index in the separator array */
+  uint64_t leaves;                 /* cnt[0] */
+  uint64_t sums;                   /* the summaries' first word in the search array (tdm__bt_sep_words) */
 } tdm__bt_lgeom;
 
 TDM_HD void tdm__bt_lgeom_init(tdm__bt_lgeom *lg, const tdm__bt_geom *g) {
@@ -79,6 +81,8 @@ TDM_HD void tdm__bt_lgeom_init(tdm__bt_lgeom *lg, const tdm__bt_geom *g) {
   lg->leaf_q = g->m / g->cnt[0];
   lg->leaf_r = g->m % g->cnt[0];
   lg->h = g->h;
+  lg->leaves = g->cnt[0];
+  lg->sums = (g->nodes - g->cnt[0]) * 16u;
   for (l = 0; l < TDM_BT_MAX_HEIGHT; l++) {
     lg->q[l] = lg->r[l] = lg->sep[l] = 0;
     if (l >= 1 && l < g->h) {
@@ -95,6 +99,39 @@ TDM_HD uint64_t tdm__bt_sep_words(const tdm__bt_geom *g) { return (g->nodes - g-
 /* Word j of the separator array, from the node array (one word per thread). */
 TDM_HD uint64_t tdm__bt_sep_word(const tdm__bt_node *nodes, const tdm__bt_geom *g, uint64_t j) {
   return nodes[g->cnt[0] + j / 16u].key[j % 16u];
+}
+
+/* ---- two sectors per node ------------------------------------------------------
+ * A node's 16 sorted key words are four 32-byte sectors; its summary is the
+ * last word of each (words 3, 7, 11, 15). The lower bound of q is 4s + c,
+ * where s is the number of summary words < q (the sector holding the bound;
+ * 4: past every word) and c the number of words < q in sector s. So the
+ * levels a search reads from global memory cost it one sector of summary and
+ * one of keys instead of all four (lanes 0..3 of the group, a word each).
+ * The search array holds the summaries of every node, in node index order
+ * (leaves first, the root last), 4 words each, after the separators. */
+
+/* Word j (0..3) of the summary of the 16 words key. */
+TDM_HD uint64_t tdm__bt_sum_of(const uint64_t *key, uint32_t j) { return key[4u * j + 3u]; }
+/* The lower bound from s and c (c unused when s == 4). */
+TDM_HD uint32_t tdm__bt_two_step(uint32_t s, uint32_t c) { return s >= 4u ? 16u : 4u * s + c; }
+/* Words of the summaries of a tree with geometry g. */
+TDM_HD uint64_t tdm__bt_sum_words(const tdm__bt_geom *g) { return g->nodes * 4u; }
+/* Word j of the summaries, from the node array (one word per thread). */
+TDM_HD uint64_t tdm__bt_sum_word(const tdm__bt_node *nodes, uint64_t j) {
+  return tdm__bt_sum_of(nodes[j / 4u].key, (uint32_t)(j % 4u));
+}
+/* Words of the whole search array: the separators, then the summaries. */
+TDM_HD uint64_t tdm__bt_search_words(const tdm__bt_geom *g) { return tdm__bt_sep_words(g) + tdm__bt_sum_words(g); }
+/* First summary word, in the search array, of node i of level l. */
+TDM_HD uint64_t tdm__bt_lg_sum(const tdm__bt_lgeom *lg, uint32_t l, uint64_t i) {
+  return lg->sums + 4u * (l == 0 ? i : lg->leaves + lg->sep[l] + i);
+}
+
+/* Word j of the search array, from the node array (one word per thread). */
+TDM_HD uint64_t tdm__bt_search_word(const tdm__bt_node *nodes, const tdm__bt_geom *g, uint64_t j) {
+  uint64_t sw = tdm__bt_sep_words(g);
+  return j < sw ? tdm__bt_sep_word(nodes, g, j) : tdm__bt_sum_word(nodes, j - sw);
 }
 
 /* First separator word of inner node i (within level l >= 1). */
@@ -120,8 +157,9 @@ TDM_HD uint32_t tdm__bt_lg_leaf_count(const tdm__bt_lgeom *lg, uint64_t i) {
 /* 1 if slot pos (the lower bound of q in a leaf of cnt keys) holds q. The
  * count comes from the geometry, not the node header: padding (all ones)
  * equals q = all ones, so slots at or after cnt never match. */
+TDM_HD int tdm__bt_lg_hit_at(uint64_t at, uint32_t pos, uint32_t cnt, uint64_t q) { return pos < cnt && at == q; }
 TDM_HD int tdm__bt_lg_leaf_hit(const uint64_t *key, uint32_t pos, uint32_t cnt, uint64_t q) {
-  return pos < cnt && key[pos] == q;
+  return pos < cnt && tdm__bt_lg_hit_at(key[pos], pos, cnt, q);
 }
 
 /* Which search a CUDA tree's queries run under design v2. The keys-only
@@ -139,7 +177,7 @@ TDM_HD int tdm__bt_search_plan(const tdm__bt_geom *g, int bulk, uint64_t size, u
   if (!bulk || size == 0 || g->m != size || g->h != height || g->h < 1 || g->h > TDM_BT_MAX_HEIGHT ||
       (uint64_t)root + 1 != g->nodes)
     return TDM__BT_SEARCH_DESCEND;
-  if (g->h > 1 && !seps) return TDM__BT_SEARCH_DESCEND;
+  if (!seps) return TDM__BT_SEARCH_DESCEND; /* a single leaf's summary is there too */
   return TDM__BT_SEARCH_LANES;
 }
 
