@@ -752,21 +752,6 @@ static tdm_status ops_group_reduce(tdm_ctx *ctx, const tdm__group_args *a, int m
   size_t ks = tdm_type_size(a->key_type);
   int P, t;
   tdm_status st;
-  if (method == TDM__OPS_DENSE) {
-    /* COUNT only (src/ops_api.c): the distinct keys and their counts. */
-    tdm__unique_args u;
-    memset(&u, 0, sizeof u);
-    u.key_type = a->key_type;
-    u.keys = a->keys;
-    u.n = a->n;
-    u.first_seen = a->first_seen;
-    u.unique_out = a->keys_out;
-    u.counts_out = (uint64_t *)a->values_out;
-    u.n_unique_out = a->n_groups_out;
-    u.dense_min = a->dense_min;
-    u.dense_span = a->dense_span;
-    return unique_dense(ctx, fn, &u);
-  }
   if (method == TDM__OPS_SORT && !a->numeric && !a->first_seen) return group_sorted_pairs(ctx, fn, a);
   st = grp_build(ctx, fn, &in, a->first_seen ? ORDER_FIRST_SEEN : ORDER_ASC, method, NULL, &g);
   if (st != TDM_OK) return st;
@@ -974,4 +959,5 @@ const tdm__ops_ops tdm__ops_cpu_ops = {
     .isin = ops_isin,
     .join = ops_join,
     .minmax = ops_minmax,
+    .dense_by_rule = 1,
 };

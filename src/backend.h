@@ -256,6 +256,10 @@ typedef struct tdm__ops_ops {
    * or device memory as for the operations. */
   tdm_status (*minmax)(tdm_ctx *ctx, tdm_type key_type, const void *keys, size_t n, uint64_t *min_bits,
                        uint64_t *max_bits);
+  /* 1: the library's rule may pick the dense method (and runs the min/max
+   * pass on every integer call to decide); 0: only a forced DENSE (the test
+   * hook) takes it, where the pass costs more than the rule could gain. */
+  int dense_by_rule;
 } tdm__ops_ops;
 
 /* ---- backends ------------------------------------------------------------ */

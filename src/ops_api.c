@@ -9,6 +9,8 @@
  * small range, decided from one min/max pass: pick_dense); docs/design.md
  * has the measurements behind it.
  */
+#include <string.h>
+
 #include "backend.h"
 
 int tdm__ops_force_method = TDM__OPS_AUTO;
@@ -122,9 +124,9 @@ static int pick_unique_method(size_t n, int first_seen, size_t *hash_max_groups)
 
 /* The most slots the dense method may take for keys that allow it, from
  * the rule above: auto_slots when the method is the library's choice. */
-static uint64_t dense_max_slots(tdm_type t, uint64_t auto_slots) {
+static uint64_t dense_max_slots(const tdm_ctx *ctx, tdm_type t, uint64_t auto_slots) {
   if (is_float(t)) return 0;
-  if (tdm__ops_force_method == TDM__OPS_AUTO) return auto_slots;
+  if (tdm__ops_force_method == TDM__OPS_AUTO) return ctx->be->ops->dense_by_rule ? auto_slots : 0;
   return tdm__ops_force_method == TDM__OPS_DENSE ? OPS_DENSE_FORCED_MAX_SLOTS : 0;
 }
 
@@ -137,7 +139,7 @@ static uint64_t mul_sat(uint64_t a, uint64_t b) { return b && a > UINT64_MAX / b
  * becomes the sort. */
 static tdm_status pick_dense(tdm_ctx *ctx, tdm_type t, const void *keys, size_t n, uint64_t auto_slots, int *method,
                              uint64_t *lo, uint64_t *span) {
-  uint64_t mn = 0, mx = 0, s, max_slots = dense_max_slots(t, auto_slots);
+  uint64_t mn = 0, mx = 0, s, max_slots = dense_max_slots(ctx, t, auto_slots);
   tdm_status st;
   *lo = *span = 0;
   if (*method == TDM__OPS_DENSE) *method = TDM__OPS_SORT;
@@ -291,6 +293,21 @@ tdm_status tdm_group_reduce(tdm_ctx *ctx, tdm_type key_type, const void *keys, t
   else if ((st = pick_dense(ctx, key_type, keys, n, mul_sat(n, OPS_DENSE_SLOTS_PER_ROW), &method, &a.dense_min,
                             &a.dense_span)) != TDM_OK)
     return st;
+  if (method == TDM__OPS_DENSE) {
+    /* COUNT by the dense table is tdm_unique's keys and counts. */
+    tdm__unique_args u;
+    memset(&u, 0, sizeof u);
+    u.key_type = key_type;
+    u.keys = keys;
+    u.n = n;
+    u.first_seen = a.first_seen;
+    u.unique_out = keys_out;
+    u.counts_out = (uint64_t *)values_out;
+    u.n_unique_out = n_groups_out;
+    u.dense_min = a.dense_min;
+    u.dense_span = a.dense_span;
+    return ctx->be->ops->unique(ctx, &u, method);
+  }
   return ctx->be->ops->group_reduce(ctx, &a, method);
 }
 

@@ -457,24 +457,6 @@ out:
   return ok;
 }
 
-/* Integer keys in a small range, where the dense method applies: from the
- * type's zero, across the sign (signed: [-s/2, s/2)), up to the type's
- * largest value and from its smallest, with spans of a few keys, about n,
- * and 4n. */
-#define SMALL_RANGE_BASES 4
-static void small_range_fill(prop_rng *r, tdm_type t, void *out, size_t n, int base) {
-  int w4 = tdm_type_size(t) == 4, sgn = t == TDM_I32 || t == TDM_I64;
-  uint64_t span = prop_below(r, 3) == 0 ? 3 : prop_below(r, 2) ? (uint64_t)n + 1 : 4 * (uint64_t)n + 1, lo, i;
-  uint64_t top = w4 ? (sgn ? 0x7fffffffu : 0xffffffffu) : (sgn ? (uint64_t)INT64_MAX : UINT64_MAX);
-  uint64_t bottom = sgn ? (w4 ? 0x80000000u : (uint64_t)1 << 63) : 0;
-  lo = base == 0 ? 0 : base == 1 ? (uint64_t)0 - span / 2 : base == 2 ? top - (span - 1) : bottom;
-  for (i = 0; i < n; i++) {
-    uint64_t k = lo + prop_below(r, span);
-    if (w4) ((uint32_t *)out)[i] = (uint32_t)k;
-    else ((uint64_t *)out)[i] = k;
-  }
-}
-
 static void run_props(tdm_type t, size_t max_n, size_t join_max) {
   prop_rng r;
   size_t sizes[24], ns, si, ks = tdm_type_size(t);
@@ -506,7 +488,7 @@ static void run_props(tdm_type t, size_t max_n, size_t join_max) {
         free(in);
       }
   if (!is_float(t))
-    for (d = 0; d < SMALL_RANGE_BASES; d++)
+    for (d = 0; d < PROP_SMALL_RANGE_BASES; d++)
       for (si = 0; si < ns; si++)
         for (fl = 0; fl < 4; fl += 2) { /* TDM_EQ_NUMERIC is a no-op on integers */
           size_t n = sizes[si];
@@ -514,7 +496,7 @@ static void run_props(tdm_type t, size_t max_n, size_t join_max) {
           void *in = malloc(n * ks + 8);
           char name[96];
           prop_rng_init(&r, id);
-          small_range_fill(&r, t, in, n, d);
+          prop_fill_small_range(&r, t, in, n, d);
           e.flags = (unsigned)fl;
           e.case_id = id;
           snprintf(name, sizeof name, "unique %s small range %d flags %d", tdm_type_name(t), d, fl);
@@ -1023,14 +1005,14 @@ Test(ops_dense, minmax_and_isin_against_plain_loops) {
   size_t si;
   prop_rng_init(&r, 0xDE45E);
   for (ti = 0; ti < 4; ti++)
-    for (base = 0; base < SMALL_RANGE_BASES; base++)
+    for (base = 0; base < PROP_SMALL_RANGE_BASES; base++)
       for (si = 0; si < 5; si++) {
         tdm_type t = ts[ti];
         size_t n = sizes[si], m = n / 3 + 1, ks = tdm_type_size(t), i, j;
         char *q = malloc(n * ks), *s = malloc(m * ks);
         uint8_t *f = malloc(n), *want = malloc(n);
         uint64_t mn, mx, wmn, wmx, *sb = malloc(m * 8);
-        small_range_fill(&r, t, q, n, base);
+        prop_fill_small_range(&r, t, q, n, base);
         memcpy(s, q + (n - m) * ks, m * ks);
         wmn = wmx = int_key(t, q, 0);
         for (i = 1; i < n; i++) {
