@@ -107,30 +107,37 @@ static int pick_unique_method(size_t n, int first_seen, size_t *hash_max_groups)
  * direct access per row instead of a probe or a sort. The backend's min/max
  * pass (one read of the keys, or of the set for tdm_isin) decides it.
  * Measured at 10^7 u64 rows (docs/design.md):
- *  - tdm_unique and tdm_group_reduce COUNT keep a count and a number per
- *    slot (8 to 24 bytes); the table beats the hash numbering and the sort
- *    while it has at most as many slots as there are rows;
- *  - tdm_isin keeps one bit per value of the set's range; the bit table
- *    is at most 8 bytes per set key, smaller than the hash table of the set
- *    it replaces, up to 64 slots per set key.
+ *  - tdm_unique and tdm_group_reduce COUNT keep a count (and when asked, a
+ *    number and a first row) per slot, 8 to 24 bytes; one row is one random
+ *    access to it, which beats the hash numbering and the sort (1.4x at
+ *    n / 4 slots, 3x at n / 16) until the table leaves the caches: at n
+ *    slots it was 1.5x slower. So at most one slot per 4 rows;
+ *  - tdm_isin keeps one bit per value of the set's range: at most 64 slots
+ *    per set key, a bit table of at most 8 bytes per set key, smaller than
+ *    the hash table of the set it replaces (10x faster than it at 40 slots
+ *    per set key, still 1.3x at 160).
  * Floats never take it (their equal keys need not have equal bits under
  * TDM_EQ_NUMERIC, and their range is rarely small); other aggregations of
  * tdm_group_reduce need each group's members listed, which is the sort's
- * or the hash's work anyway. A forced DENSE (tests) takes it up to
- * OPS_DENSE_FORCED_MAX_SLOTS slots and falls back to the sort beyond. */
-#define OPS_DENSE_SLOTS_PER_ROW ((uint64_t)1)
+ * or the hash's work anyway. A forced DENSE (tests) takes it up to 64
+ * times the rule's slots plus 4096, at most OPS_DENSE_FORCED_MAX_SLOTS
+ * (so that two random 32-bit keys do not make a table of 2^31 slots), and
+ * falls back to the sort beyond. */
+#define OPS_DENSE_ROWS_PER_SLOT ((size_t)4)
 #define OPS_DENSE_SLOTS_PER_SET_KEY ((uint64_t)64)
 #define OPS_DENSE_FORCED_MAX_SLOTS ((uint64_t)1 << 24)
+
+static uint64_t mul_sat(uint64_t a, uint64_t b) { return b && a > UINT64_MAX / b ? UINT64_MAX : a * b; }
 
 /* The most slots the dense method may take for keys that allow it, from
  * the rule above: auto_slots when the method is the library's choice. */
 static uint64_t dense_max_slots(const tdm_ctx *ctx, tdm_type t, uint64_t auto_slots) {
   if (is_float(t)) return 0;
   if (tdm__ops_force_method == TDM__OPS_AUTO) return ctx->be->ops->dense_by_rule ? auto_slots : 0;
-  return tdm__ops_force_method == TDM__OPS_DENSE ? OPS_DENSE_FORCED_MAX_SLOTS : 0;
+  if (tdm__ops_force_method != TDM__OPS_DENSE) return 0;
+  auto_slots = mul_sat(auto_slots, 64);
+  return auto_slots < OPS_DENSE_FORCED_MAX_SLOTS - 4096 ? auto_slots + 4096 : OPS_DENSE_FORCED_MAX_SLOTS;
 }
-
-static uint64_t mul_sat(uint64_t a, uint64_t b) { return b && a > UINT64_MAX / b ? UINT64_MAX : a * b; }
 
 /* Turns *method into TDM__OPS_DENSE, with the keys' range in *lo / *span
  * (key - lo <= span, in the key's width), when the n > 0 keys fit the
@@ -195,7 +202,7 @@ tdm_status tdm_unique(tdm_ctx *ctx, tdm_type key_type, const void *keys, size_t 
   a.inverse_out = inverse_out;
   a.n_unique_out = n_unique_out;
   method = pick_unique_method(n, a.first_seen, &a.hash_max_groups);
-  st = pick_dense(ctx, key_type, keys, n, mul_sat(n, OPS_DENSE_SLOTS_PER_ROW), &method, &a.dense_min, &a.dense_span);
+  st = pick_dense(ctx, key_type, keys, n, n / OPS_DENSE_ROWS_PER_SLOT, &method, &a.dense_min, &a.dense_span);
   if (st != TDM_OK) return st;
   return ctx->be->ops->unique(ctx, &a, method);
 }
@@ -290,7 +297,7 @@ tdm_status tdm_group_reduce(tdm_ctx *ctx, tdm_type key_type, const void *keys, t
   method = pick_group_method();
   a.dense_min = a.dense_span = 0;
   if (agg != TDM_AGG_COUNT) method = method == TDM__OPS_DENSE ? TDM__OPS_SORT : method;
-  else if ((st = pick_dense(ctx, key_type, keys, n, mul_sat(n, OPS_DENSE_SLOTS_PER_ROW), &method, &a.dense_min,
+  else if ((st = pick_dense(ctx, key_type, keys, n, n / OPS_DENSE_ROWS_PER_SLOT, &method, &a.dense_min,
                             &a.dense_span)) != TDM_OK)
     return st;
   if (method == TDM__OPS_DENSE) {
