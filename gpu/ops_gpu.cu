@@ -464,6 +464,18 @@ static tdm_status opt_out(tdm__gpu_scope &sc, void *user, size_t bytes, tdm__dev
   return user ? sc.out(user, bytes, a) : TDM_OK;
 }
 
+/* The four optional outputs of tdm_unique for G groups (outs[0..3]: keys,
+ * first rows, counts, inverse). */
+static tdm_status unique_outs(tdm__gpu_scope &sc, const tdm__unique_args *a, size_t G, size_t ks,
+                              tdm__dev_array *outs) {
+  tdm_status st;
+  if ((st = opt_out(sc, a->unique_out, G * ks, &outs[0])) != TDM_OK ||
+      (st = opt_out(sc, a->first_index_out, G * 8, &outs[1])) != TDM_OK ||
+      (st = opt_out(sc, a->counts_out, G * 8, &outs[2])) != TDM_OK)
+    return st;
+  return opt_out(sc, a->inverse_out, a->n * 8, &outs[3]);
+}
+
 /* Copies the staged outputs back and waits. */
 static tdm_status finish_outs(tdm_ctx *ctx, tdm__dev_array *outs, int count, const char *where) {
   tdm_status st;
@@ -530,11 +542,7 @@ static tdm_status unique_t(tdm_ctx *ctx, const tdm__unique_args *a) {
       (st = grp_build<K>(ctx, sc, fn, a->key_type, (const K *)keys.d, n, a->numeric, a->first_seen, &g, &G)) !=
           TDM_OK)
     return st;
-  if ((st = opt_out(sc, a->unique_out, G * sizeof(K), &outs[0])) != TDM_OK ||
-      (st = opt_out(sc, a->first_index_out, G * 8, &outs[1])) != TDM_OK ||
-      (st = opt_out(sc, a->counts_out, G * 8, &outs[2])) != TDM_OK ||
-      (st = opt_out(sc, a->inverse_out, n * 8, &outs[3])) != TDM_OK)
-    return st;
+  if ((st = unique_outs(sc, a, G, sizeof(K), outs)) != TDM_OK) return st;
   cudaStream_t s = tdm__stream(ctx);
   unique_kernel<K><<<tdm__grid(G), TDM_GPU_BLOCK, 0, s>>>(g, (const K *)keys.d, (K *)outs[0].d,
                                                          (uint64_t *)outs[1].d, (uint64_t *)outs[2].d, G);
@@ -634,18 +642,33 @@ static tdm_status group_reduce_t(tdm_ctx *ctx, const tdm__group_args *a) {
   return TDM_OK;
 }
 
+/* tdm_isin: a binary search of the sorted set's bits per query, or with
+ * the dense method a bit per value of the set's range (queries outside it
+ * are not members). */
 template <typename K>
-static tdm_status isin_t(tdm_ctx *ctx, const tdm__isin_args *a) {
+static tdm_status isin_t(tdm_ctx *ctx, const tdm__isin_args *a, int method) {
   static const char fn[] = "tdm_isin";
   tdm__gpu_scope sc(ctx);
   tdm__dev_array q, set, out;
   cudaStream_t s = tdm__stream(ctx);
-  int kind = tdm__key_kind(a->key_type);
-  K *bits = NULL;
+  int kind = tdm__key_kind(a->key_type), dense = method == TDM__OPS_DENSE && a->m;
+  size_t words = (size_t)(a->dense_span >> 5) + 1;
+  K *bits = NULL, lo = (K)a->dense_min;
+  unsigned *table = NULL;
   tdm_status st;
   if ((st = enter_waiting(sc, ctx, fn)) != TDM_OK || (st = sc.in(a->queries, a->n * sizeof(K), &q)) != TDM_OK ||
-      (st = sc.in(a->set, a->m * sizeof(K), &set)) != TDM_OK || (st = sc.alloc(a->m * sizeof(K), &bits)) != TDM_OK)
+      (st = sc.in(a->set, a->m * sizeof(K), &set)) != TDM_OK)
     return st;
+  if (dense) {
+    if ((st = sc.alloc(words * 4, &table)) != TDM_OK || (st = sc.out(a->found_out, a->n, &out)) != TDM_OK) return st;
+    TDM_CUDA_TRY(cudaMemsetAsync(table, 0, words * 4, s), (void)0);
+    dense_set_kernel<K><<<tdm__grid(a->m), TDM_GPU_BLOCK, 0, s>>>((const K *)set.d, a->m, lo, table);
+    dense_isin_kernel<K><<<tdm__grid(a->n), TDM_GPU_BLOCK, 0, s>>>((const K *)q.d, a->n, lo, (K)a->dense_span,
+                                                                  table, (uint8_t *)out.d);
+    if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
+    return finish_outs(ctx, &out, 1, fn);
+  }
+  if ((st = sc.alloc(a->m * sizeof(K), &bits)) != TDM_OK) return st;
   if (a->m) {
     canon_bits_kernel<K><<<tdm__grid(a->m), TDM_GPU_BLOCK, 0, s>>>((const K *)set.d, bits, a->m, kind, a->numeric);
     if ((st = tdm__launch_check(fn)) != TDM_OK || (st = sort_in_place(ctx, bits, NULL, a->m, sizeof(K))) != TDM_OK)
@@ -754,11 +777,7 @@ static tdm_status unique_dense_t(tdm_ctx *ctx, const tdm__unique_args *a) {
   if ((st = tdm__launch_check(fn)) != TDM_OK || (st = exclusive_sum(ctx, flag, sum, len + 1)) != TDM_OK ||
       (st = word_to_host(ctx, sum + len, &G, fn)) != TDM_OK)
     return st;
-  if ((st = opt_out(sc, a->unique_out, G * sizeof(K), &outs[0])) != TDM_OK ||
-      (st = opt_out(sc, a->first_index_out, G * 8, &outs[1])) != TDM_OK ||
-      (st = opt_out(sc, a->counts_out, G * 8, &outs[2])) != TDM_OK ||
-      (st = opt_out(sc, a->inverse_out, n * 8, &outs[3])) != TDM_OK)
-    return st;
+  if ((st = unique_outs(sc, a, G, sizeof(K), outs)) != TDM_OK) return st;
   dense_unique_kernel<K><<<tdm__grid(S), TDM_GPU_BLOCK, 0, s>>>(cnt, first, sum, a->first_seen, lo, num,
                                                                (K *)outs[0].d, (uint64_t *)outs[1].d,
                                                                (uint64_t *)outs[2].d, S);
@@ -770,32 +789,8 @@ static tdm_status unique_dense_t(tdm_ctx *ctx, const tdm__unique_args *a) {
   return TDM_OK;
 }
 
-/* tdm_isin by a bit per value of the set's range (queries outside it are
- * not members). */
-template <typename K>
-static tdm_status isin_dense_t(tdm_ctx *ctx, const tdm__isin_args *a) {
-  static const char fn[] = "tdm_isin";
-  tdm__gpu_scope sc(ctx);
-  tdm__dev_array q, set, out;
-  cudaStream_t s = tdm__stream(ctx);
-  size_t words = (size_t)(a->dense_span >> 5) + 1;
-  K lo = (K)a->dense_min;
-  unsigned *bits;
-  tdm_status st;
-  if ((st = enter_waiting(sc, ctx, fn)) != TDM_OK || (st = sc.in(a->queries, a->n * sizeof(K), &q)) != TDM_OK ||
-      (st = sc.in(a->set, a->m * sizeof(K), &set)) != TDM_OK || (st = sc.alloc(words * 4, &bits)) != TDM_OK ||
-      (st = sc.out(a->found_out, a->n, &out)) != TDM_OK)
-    return st;
-  TDM_CUDA_TRY(cudaMemsetAsync(bits, 0, words * 4, s), (void)0);
-  dense_set_kernel<K><<<tdm__grid(a->m), TDM_GPU_BLOCK, 0, s>>>((const K *)set.d, a->m, lo, bits);
-  dense_isin_kernel<K><<<tdm__grid(a->n), TDM_GPU_BLOCK, 0, s>>>((const K *)q.d, a->n, lo, (K)a->dense_span, bits,
-                                                                (uint8_t *)out.d);
-  if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
-  return finish_outs(ctx, &out, 1, fn);
-}
-
 /* The key width is an argument of each call, so each call picks its
- * instantiation; method is not used (see the top of the file). */
+ * instantiation; method matters only as the dense one (see the top of the file). */
 static tdm_status ops_unique(tdm_ctx *ctx, const tdm__unique_args *a, int method) {
   if (method == TDM__OPS_DENSE)
     return tdm_type_size(a->key_type) == 4 ? unique_dense_t<uint32_t>(ctx, a) : unique_dense_t<uint64_t>(ctx, a);
@@ -806,9 +801,7 @@ static tdm_status ops_group_reduce(tdm_ctx *ctx, const tdm__group_args *a, int m
   return tdm_type_size(a->key_type) == 4 ? group_reduce_t<uint32_t>(ctx, a) : group_reduce_t<uint64_t>(ctx, a);
 }
 static tdm_status ops_isin(tdm_ctx *ctx, const tdm__isin_args *a, int method) {
-  if (method == TDM__OPS_DENSE)
-    return tdm_type_size(a->key_type) == 4 ? isin_dense_t<uint32_t>(ctx, a) : isin_dense_t<uint64_t>(ctx, a);
-  return tdm_type_size(a->key_type) == 4 ? isin_t<uint32_t>(ctx, a) : isin_t<uint64_t>(ctx, a);
+  return tdm_type_size(a->key_type) == 4 ? isin_t<uint32_t>(ctx, a, method) : isin_t<uint64_t>(ctx, a, method);
 }
 static tdm_status ops_join(tdm_ctx *ctx, const tdm__join_args *a, int method) {
   (void)method;
