@@ -373,38 +373,48 @@ static uint64_t mm_flip(tdm_type t) {
   return t == TDM_I32 ? (uint64_t)1 << 31 : t == TDM_I64 ? (uint64_t)1 << 63 : 0;
 }
 
-static void minmax_range(const void *keys, size_t ks, uint64_t flip, size_t lo, size_t hi, uint64_t *mn,
-                         uint64_t *mx) {
+/* Keys read between two looks at the range, in minmax_range. */
+#define MINMAX_BLOCK ((size_t)4096)
+
+/* Min and max of the flipped bits of keys [lo, hi), stopping after the
+ * block where max - min reaches stop (the flip keeps order, so the
+ * difference of flipped bits is the keys' distance). */
+static void minmax_range(const void *keys, size_t ks, uint64_t flip, uint64_t stop, size_t lo, size_t hi,
+                         uint64_t *mn, uint64_t *mx) {
   uint64_t a = UINT64_MAX, b = 0;
-  size_t i;
-  if (ks == 4) {
-    const uint32_t *k = (const uint32_t *)keys;
-    uint32_t a4 = UINT32_MAX, b4 = 0, f = (uint32_t)flip;
-    for (i = lo; i < hi; i++) {
-      uint32_t x = k[i] ^ f;
-      a4 = x < a4 ? x : a4;
-      b4 = x > b4 ? x : b4;
-    }
-    a = a4;
-    b = b4;
-  } else {
-    const uint64_t *k = (const uint64_t *)keys;
-    for (i = lo; i < hi; i++) {
-      uint64_t x = k[i] ^ flip;
-      a = x < a ? x : a;
-      b = x > b ? x : b;
+  size_t i, e;
+  for (; lo < hi && !(a <= b && b - a >= stop); lo = e) {
+    e = hi - lo > MINMAX_BLOCK ? lo + MINMAX_BLOCK : hi;
+    if (ks == 4) {
+      const uint32_t *k = (const uint32_t *)keys;
+      uint32_t a4 = (uint32_t)(a < UINT32_MAX ? a : UINT32_MAX), b4 = (uint32_t)b, f = (uint32_t)flip;
+      for (i = lo; i < e; i++) {
+        uint32_t x = k[i] ^ f;
+        a4 = x < a4 ? x : a4;
+        b4 = x > b4 ? x : b4;
+      }
+      a = a4;
+      b = b4;
+    } else {
+      const uint64_t *k = (const uint64_t *)keys;
+      for (i = lo; i < e; i++) {
+        uint64_t x = k[i] ^ flip;
+        a = x < a ? x : a;
+        b = x > b ? x : b;
+      }
     }
   }
   *mn = a;
   *mx = b;
 }
 
-static tdm_status ops_minmax(tdm_ctx *ctx, tdm_type key_type, const void *keys, size_t n, uint64_t *min_bits,
-                             uint64_t *max_bits) {
+static tdm_status ops_minmax(tdm_ctx *ctx, tdm_type key_type, const void *keys, size_t n, uint64_t stop_span,
+                             uint64_t *min_bits, uint64_t *max_bits) {
   uint64_t mn[OPS_MAX_CHUNKS], mx[OPS_MAX_CHUNKS], flip = mm_flip(key_type), a = UINT64_MAX, b = 0;
   size_t ks = tdm_type_size(key_type);
   int P = chunks_for(ctx, n), t;
-  TDM__PAR_FOR(P, t, P, minmax_range(keys, ks, flip, chunk(n, P, t), chunk(n, P, t + 1), &mn[t], &mx[t]));
+  TDM__PAR_FOR(P, t, P,
+               minmax_range(keys, ks, flip, stop_span, chunk(n, P, t), chunk(n, P, t + 1), &mn[t], &mx[t]));
   for (t = 0; t < P; t++) {
     a = mn[t] < a ? mn[t] : a;
     b = mx[t] > b ? mx[t] : b;

@@ -808,8 +808,11 @@ static tdm_status ops_join(tdm_ctx *ctx, const tdm__join_args *a, int method) {
   return tdm_type_size(a->key_type) == 4 ? join_t<uint32_t>(ctx, a) : join_t<uint64_t>(ctx, a);
 }
 
-static tdm_status ops_minmax(tdm_ctx *ctx, tdm_type key_type, const void *keys, size_t n, uint64_t *min_bits,
-                             uint64_t *max_bits) {
+/* stop_span is not used: the kernel reads every key (no block can know
+ * another's range without a round trip). */
+static tdm_status ops_minmax(tdm_ctx *ctx, tdm_type key_type, const void *keys, size_t n, uint64_t stop_span,
+                             uint64_t *min_bits, uint64_t *max_bits) {
+  (void)stop_span;
   return tdm_type_size(key_type) == 4 ? minmax_t<uint32_t>(ctx, key_type, keys, n, min_bits, max_bits)
                                       : minmax_t<uint64_t>(ctx, key_type, keys, n, min_bits, max_bits);
 }

@@ -253,9 +253,12 @@ typedef struct tdm__ops_ops {
   /* The smallest and largest of n > 0 integer keys (TDM_U32 .. TDM_I64) in
    * the type's numeric order, as their bits (zero-extended from 32): the
    * one pass the core reads to decide the dense method. Keys may be host
-   * or device memory as for the operations. */
-  tdm_status (*minmax)(tdm_ctx *ctx, tdm_type key_type, const void *keys, size_t n, uint64_t *min_bits,
-                       uint64_t *max_bits);
+   * or device memory as for the operations. The pass may stop as soon as
+   * max - min >= stop_span (the range is then too wide to matter, and the
+   * two results only say so): keys spread wide cost a few blocks, not a
+   * pass. */
+  tdm_status (*minmax)(tdm_ctx *ctx, tdm_type key_type, const void *keys, size_t n, uint64_t stop_span,
+                       uint64_t *min_bits, uint64_t *max_bits);
   /* 1: the library's rule may pick the dense method (and runs the min/max
    * pass on every integer call to decide); 0: only a forced DENSE (the test
    * hook) takes it, where the pass costs more than the rule could gain. */

@@ -151,7 +151,7 @@ static tdm_status pick_dense(tdm_ctx *ctx, tdm_type t, const void *keys, size_t 
   *lo = *span = 0;
   if (*method == TDM__OPS_DENSE) *method = TDM__OPS_SORT;
   if (max_slots == 0 || n == 0 || !ctx->be->ops->minmax) return TDM_OK;
-  if ((st = ctx->be->ops->minmax(ctx, t, keys, n, &mn, &mx)) != TDM_OK) return st;
+  if ((st = ctx->be->ops->minmax(ctx, t, keys, n, max_slots, &mn, &mx)) != TDM_OK) return st;
   s = tdm_type_size(t) == 4 ? (uint64_t)(uint32_t)(mx - mn) : mx - mn;
   if (s < max_slots) {
     *method = TDM__OPS_DENSE;
