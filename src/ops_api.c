@@ -9,6 +9,7 @@
  * small range, decided from one min/max pass: pick_dense); docs/design.md
  * has the measurements behind it.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "backend.h"
@@ -313,7 +314,13 @@ tdm_status tdm_group_reduce(tdm_ctx *ctx, tdm_type key_type, const void *keys, t
     u.n_unique_out = n_groups_out;
     u.dense_min = a.dense_min;
     u.dense_span = a.dense_span;
-    return ctx->be->ops->unique(ctx, &u, method);
+    if ((st = ctx->be->ops->unique(ctx, &u, method)) != TDM_OK) {
+      /* The message names the call the caller made. */
+      char inner[400];
+      snprintf(inner, sizeof inner, "%s", tdm_last_error());
+      return tdm__fail(st, "%s (COUNT): %s", fn, inner);
+    }
+    return TDM_OK;
   }
   return ctx->be->ops->group_reduce(ctx, &a, method);
 }
