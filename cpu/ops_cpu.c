@@ -360,6 +360,198 @@ static void copy_key(void *dst, size_t d, const void *src, size_t s, size_t ks) 
   else ((uint64_t *)dst)[d] = ((const uint64_t *)src)[s];
 }
 
+/* ---- dense integer ranges ------------------------------------------------ */
+
+/* The dense method (src/ops_api.c's rule): integer keys with
+ * key - min <= span (unsigned, in the key's width) index a table of
+ * span + 1 slots directly. Signed keys need nothing more: in two's
+ * complement, key - min as unsigned is the key's distance above min. */
+
+/* Order-preserving bits of an integer key (the sign flipped for signed),
+ * so that one unsigned compare serves every integer type. */
+static uint64_t mm_flip(tdm_type t) {
+  return t == TDM_I32 ? (uint64_t)1 << 31 : t == TDM_I64 ? (uint64_t)1 << 63 : 0;
+}
+
+/* Keys read between two looks at the range, in minmax_range. */
+#define MINMAX_BLOCK ((size_t)4096)
+
+/* Min and max of the flipped bits of keys [lo, hi), stopping after the
+ * block where max - min reaches stop (the flip keeps order, so the
+ * difference of flipped bits is the keys' distance). */
+static void minmax_range(const void *keys, size_t ks, uint64_t flip, uint64_t stop, size_t lo, size_t hi,
+                         uint64_t *mn, uint64_t *mx) {
+  uint64_t a = UINT64_MAX, b = 0;
+  size_t i, e;
+  for (; lo < hi && !(a <= b && b - a >= stop); lo = e) {
+    e = hi - lo > MINMAX_BLOCK ? lo + MINMAX_BLOCK : hi;
+    if (ks == 4) {
+      const uint32_t *k = (const uint32_t *)keys;
+      uint32_t a4 = (uint32_t)(a < UINT32_MAX ? a : UINT32_MAX), b4 = (uint32_t)b, f = (uint32_t)flip;
+      for (i = lo; i < e; i++) {
+        uint32_t x = k[i] ^ f;
+        a4 = x < a4 ? x : a4;
+        b4 = x > b4 ? x : b4;
+      }
+      a = a4;
+      b = b4;
+    } else {
+      const uint64_t *k = (const uint64_t *)keys;
+      for (i = lo; i < e; i++) {
+        uint64_t x = k[i] ^ flip;
+        a = x < a ? x : a;
+        b = x > b ? x : b;
+      }
+    }
+  }
+  *mn = a;
+  *mx = b;
+}
+
+static tdm_status ops_minmax(tdm_ctx *ctx, tdm_type key_type, const void *keys, size_t n, uint64_t stop_span,
+                             uint64_t *min_bits, uint64_t *max_bits) {
+  uint64_t mn[OPS_MAX_CHUNKS], mx[OPS_MAX_CHUNKS], flip = mm_flip(key_type), a = UINT64_MAX, b = 0;
+  size_t ks = tdm_type_size(key_type);
+  int P = chunks_for(ctx, n), t;
+  TDM__PAR_FOR(P, t, P,
+               minmax_range(keys, ks, flip, stop_span, chunk(n, P, t), chunk(n, P, t + 1), &mn[t], &mx[t]));
+  for (t = 0; t < P; t++) {
+    a = mn[t] < a ? mn[t] : a;
+    b = mx[t] > b ? mx[t] : b;
+  }
+  *min_bits = a ^ flip;
+  *max_bits = b ^ flip;
+  return TDM_OK;
+}
+
+/* Slot of row i: key - lo in the key's width. */
+static size_t dense_slot(const void *keys, size_t ks, uint64_t lo, size_t i) {
+  return ks == 4 ? (size_t)(uint32_t)(((const uint32_t *)keys)[i] - (uint32_t)lo)
+                 : (size_t)(((const uint64_t *)keys)[i] - lo);
+}
+
+static void dense_isin_range(const tdm__isin_args *a, const uint64_t *bits, size_t lo, size_t hi) {
+  size_t i, ks = tdm_type_size(a->key_type), span = (size_t)a->dense_span;
+  for (i = lo; i < hi; i++) {
+    size_t s = dense_slot(a->queries, ks, a->dense_min, i);
+    a->found_out[i] = (uint8_t)(s <= span && (bits[s >> 6] >> (s & 63) & 1));
+  }
+}
+
+/* tdm_isin by a bit per value of the set's range. */
+static tdm_status isin_dense(tdm_ctx *ctx, const char *fn, const tdm__isin_args *a) {
+  size_t words = (size_t)(a->dense_span >> 6) + 1, ks = tdm_type_size(a->key_type), j;
+  uint64_t *bits;
+  int P, t;
+  tdm_status st = take(ctx, fn, words, 8, (void **)&bits);
+  if (st != TDM_OK) return st;
+  memset(bits, 0, words * 8);
+  for (j = 0; j < a->m; j++) {
+    size_t s = dense_slot(a->set, ks, a->dense_min, j);
+    bits[s >> 6] |= (uint64_t)1 << (s & 63);
+  }
+  P = chunks_for(ctx, a->n);
+  TDM__PAR_FOR(P, t, P, dense_isin_range(a, bits, chunk(a->n, P, t), chunk(a->n, P, t + 1)));
+  give(ctx, bits, words, 8);
+  return TDM_OK;
+}
+
+/* The dense table of tdm_unique: per slot its rows, its group number (the
+ * output position) and, when wanted, its first row. */
+typedef struct dense_tab {
+  size_t S, G;
+  uint64_t *cnt, *num, *first; /* S each; num and first may be NULL */
+} dense_tab;
+
+static void dense_free(tdm_ctx *ctx, dense_tab *d) {
+  give(ctx, d->cnt, d->S, 8);
+  give(ctx, d->num, d->S, 8);
+  give(ctx, d->first, d->S, 8);
+}
+
+/* One pass over the rows in input order counts every slot and, at a slot's
+ * first row, notes that row and (first-seen order) the next group number:
+ * the numbers are then the first-seen order with no further pass. In
+ * ascending order the slots are numbered in slot order, which is key order
+ * (key - min preserves it). The pass is sequential, so the numbers do not
+ * depend on the thread count. */
+static void dense_count(const tdm__unique_args *a, dense_tab *d) {
+  size_t i, ks = tdm_type_size(a->key_type), G = 0;
+  uint64_t *cnt = d->cnt, *num = a->first_seen ? d->num : NULL, *first = d->first;
+  if (!num && !first) {
+    if (ks == 4)
+      for (i = 0; i < a->n; i++) cnt[(uint32_t)(((const uint32_t *)a->keys)[i] - (uint32_t)a->dense_min)]++;
+    else
+      for (i = 0; i < a->n; i++) cnt[((const uint64_t *)a->keys)[i] - a->dense_min]++;
+  } else {
+    for (i = 0; i < a->n; i++) {
+      size_t s = dense_slot(a->keys, ks, a->dense_min, i);
+      if (cnt[s]++ == 0) {
+        if (num) num[s] = G++;
+        if (first) first[s] = i;
+      }
+    }
+  }
+  if (!a->first_seen) {
+    size_t s;
+    for (s = 0; s < d->S; s++)
+      if (cnt[s]) {
+        if (d->num) d->num[s] = G;
+        G++;
+      }
+  }
+  d->G = G;
+}
+
+/* Slots [lo, hi) to their output positions. */
+static void dense_out_range(const dense_tab *d, const tdm__unique_args *a, size_t lo, size_t hi, size_t p) {
+  size_t s, ks = tdm_type_size(a->key_type);
+  for (s = lo; s < hi; s++) {
+    if (!d->cnt[s]) continue;
+    if (d->num) p = (size_t)d->num[s];
+    if (a->unique_out) {
+      if (ks == 4) ((uint32_t *)a->unique_out)[p] = (uint32_t)a->dense_min + (uint32_t)s;
+      else ((uint64_t *)a->unique_out)[p] = a->dense_min + s;
+    }
+    if (a->counts_out) a->counts_out[p] = d->cnt[s];
+    if (a->first_index_out) a->first_index_out[p] = d->first[s];
+    p++;
+  }
+}
+
+static void dense_inverse_range(const dense_tab *d, const tdm__unique_args *a, size_t lo, size_t hi) {
+  size_t i, ks = tdm_type_size(a->key_type);
+  for (i = lo; i < hi; i++) a->inverse_out[i] = d->num[dense_slot(a->keys, ks, a->dense_min, i)];
+}
+
+/* tdm_unique by the dense table: every output is read from it, so the
+ * bytes are the grouping paths' (a slot's key is min + slot, the bits of
+ * every row of that slot). */
+static tdm_status unique_dense(tdm_ctx *ctx, const char *fn, const tdm__unique_args *a) {
+  dense_tab d;
+  tdm_status st;
+  int P, t;
+  memset(&d, 0, sizeof d);
+  d.S = (size_t)a->dense_span + 1;
+  if ((st = take(ctx, fn, d.S, 8, (void **)&d.cnt)) != TDM_OK) goto done;
+  if ((a->first_seen || a->inverse_out) && (st = take(ctx, fn, d.S, 8, (void **)&d.num)) != TDM_OK) goto done;
+  if (a->first_index_out && (st = take(ctx, fn, d.S, 8, (void **)&d.first)) != TDM_OK) goto done;
+  memset(d.cnt, 0, d.S * 8);
+  dense_count(a, &d);
+  /* With numbers each slot knows its position; without them (ascending
+   * order, no inverse) the slots are written in order from position 0. */
+  P = d.num ? chunks_for(ctx, d.S) : 1;
+  TDM__PAR_FOR(P, t, P, dense_out_range(&d, a, chunk(d.S, P, t), chunk(d.S, P, t + 1), 0));
+  if (a->inverse_out) {
+    P = chunks_for(ctx, a->n);
+    TDM__PAR_FOR(P, t, P, dense_inverse_range(&d, a, chunk(a->n, P, t), chunk(a->n, P, t + 1)));
+  }
+  *a->n_unique_out = d.G;
+done:
+  dense_free(ctx, &d);
+  return st;
+}
+
 /* ---- unique ------------------------------------------------------------- */
 
 static void unique_range(const grp *g, const tdm__unique_args *a, size_t ks, size_t lo, size_t hi) {
@@ -477,6 +669,7 @@ static tdm_status ops_unique(tdm_ctx *ctx, const tdm__unique_args *a, int method
   size_t ks = tdm_type_size(a->key_type);
   int P, t;
   tdm_status st;
+  if (method == TDM__OPS_DENSE) return unique_dense(ctx, fn, a);
   if (method == TDM__OPS_HASH) {
     int fell_back;
     if ((st = unique_numbered(ctx, fn, a, &fell_back)) != TDM_OK || !fell_back) return st;
@@ -632,6 +825,7 @@ static tdm_status ops_isin(tdm_ctx *ctx, const tdm__isin_args *a, int method) {
     memset(a->found_out, 0, a->n);
     return TDM_OK;
   }
+  if (method == TDM__OPS_DENSE) return isin_dense(ctx, fn, a);
   if ((st = take(ctx, fn, a->m, ks, &sc)) != TDM_OK) return st;
   canon_copy(ctx, a->set, sc, 0, ks, a->m, a->numeric);
   if (method == TDM__OPS_SORT) {
@@ -774,4 +968,6 @@ const tdm__ops_ops tdm__ops_cpu_ops = {
     .group_reduce = ops_group_reduce,
     .isin = ops_isin,
     .join = ops_join,
+    .minmax = ops_minmax,
+    .dense_by_rule = 1,
 };

@@ -18,6 +18,11 @@
  * block, one search per tile), so a hot key is spread over the grid, with
  * the per-row logic the CPU runs (ops_keys.h). The hash method
  * argument is ignored: the sort method's bytes are the contract's either way.
+ * The dense method (integer keys of a small range, src/ops_api.c) is the
+ * CPU's tables on the device: unique counts rows per slot with atomicAdd,
+ * notes each slot's first row with atomicMin, and numbers the slots by an
+ * exclusive sum of flags (slots in use, or rows that are their slot's
+ * first); isin sets a bit per set key with atomicOr.
  *
  * Caller arrays may be host or device memory (staged through the call's
  * tdm__gpu_scope). Output sizes come to the host, so unique, group_reduce
@@ -295,6 +300,106 @@ __global__ void __launch_bounds__(TDM_GPU_BLOCK)
   }
 }
 
+/* ---- dense integer ranges ----------------------------------------------- */
+
+/* The dense method (src/ops_api.c's rule) on integer keys with
+ * key - lo <= span (unsigned, in the key's width): the same tables as the
+ * CPU's (cpu/ops_cpu.c), filled with atomics. */
+
+/* The min and max of the order-preserving bits (the sign flipped for
+ * signed keys) into mm[0] / mm[1]: each block reduces its threads' in
+ * shared memory, then one thread adds an atomicMin and an atomicMax (none
+ * for a block without keys, where min > max). */
+template <typename K>
+__global__ void __launch_bounds__(TDM_GPU_BLOCK) minmax_kernel(const K *keys, size_t n, K flip, unsigned long long *mm) {
+  __shared__ K smin[TDM_GPU_BLOCK];
+  __shared__ K smax[TDM_GPU_BLOCK];
+  K a = (K)~(K)0, b = 0;
+  unsigned t = threadIdx.x;
+  TDM_GRID_STRIDE(i, n) {
+    K x = keys[i] ^ flip;
+    a = x < a ? x : a;
+    b = x > b ? x : b;
+  }
+  smin[t] = a;
+  smax[t] = b;
+  __syncthreads();
+  for (unsigned w = TDM_GPU_BLOCK / 2; w > 0; w >>= 1) {
+    if (t < w) {
+      smin[t] = smin[t + w] < smin[t] ? smin[t + w] : smin[t];
+      smax[t] = smax[t + w] > smax[t] ? smax[t + w] : smax[t];
+    }
+    __syncthreads();
+  }
+  if (t == 0 && smin[0] <= smax[0]) {
+    atomicMin(&mm[0], (unsigned long long)smin[0]);
+    atomicMax(&mm[1], (unsigned long long)smax[0]);
+  }
+}
+
+/* A bit per value of the set's range, in 32-bit words. */
+template <typename K>
+__global__ void dense_set_kernel(const K *set, size_t m, K lo, unsigned *bits) {
+  TDM_GRID_STRIDE(j, m) {
+    K s = (K)(set[j] - lo);
+    atomicOr(&bits[s >> 5], 1u << (s & 31));
+  }
+}
+
+template <typename K>
+__global__ void dense_isin_kernel(const K *q, size_t n, K lo, K span, const unsigned *bits, uint8_t *found) {
+  TDM_GRID_STRIDE(i, n) {
+    K s = (K)(q[i] - lo);
+    found[i] = (uint8_t)(s <= span && (bits[s >> 5] >> (s & 31) & 1u));
+  }
+}
+
+/* Rows per slot, and (first non-NULL) each slot's first row. */
+template <typename K>
+__global__ void dense_count_kernel(const K *keys, size_t n, K lo, unsigned long long *cnt, unsigned long long *first) {
+  TDM_GRID_STRIDE(i, n) {
+    K s = (K)(keys[i] - lo);
+    atomicAdd(&cnt[s], 1ull);
+    if (first) atomicMin(&first[s], (unsigned long long)i);
+  }
+}
+
+/* Flags whose exclusive sum numbers the groups (flag[len] = 0, so the
+ * sum's last entry is their number): ascending order flags each slot in
+ * use, so the numbers follow the keys; first-seen order flags each row that
+ * is its slot's first, so the numbers follow the rows. */
+template <typename K>
+__global__ void dense_flag_kernel(const K *keys, K lo, const unsigned long long *cnt, const unsigned long long *first,
+                                  int by_row, uint64_t *flag, size_t len) {
+  TDM_GRID_STRIDE(x, len + 1) {
+    if (x == len) flag[x] = 0;
+    else if (by_row) flag[x] = first[(K)(keys[x] - lo)] == x;
+    else flag[x] = cnt[x] != 0;
+  }
+}
+
+/* One thread per slot in use: its number (from the sum of the flags), and
+ * its key (lo + slot: every row of the slot has those bits), first row and
+ * count at that output position. */
+template <typename K>
+__global__ void dense_unique_kernel(const unsigned long long *cnt, const unsigned long long *first,
+                                    const uint64_t *sum, int by_row, K lo, uint64_t *num, K *unique_out,
+                                    uint64_t *first_out, uint64_t *counts_out, size_t S) {
+  TDM_GRID_STRIDE(s, S) {
+    if (!cnt[s]) continue;
+    uint64_t p = by_row ? sum[first[s]] : sum[s];
+    if (num) num[s] = p;
+    if (unique_out) unique_out[p] = (K)(lo + (K)s);
+    if (first_out) first_out[p] = first[s];
+    if (counts_out) counts_out[p] = cnt[s];
+  }
+}
+
+template <typename K>
+__global__ void dense_inverse_kernel(const K *keys, size_t n, K lo, const uint64_t *num, uint64_t *inverse_out) {
+  TDM_GRID_STRIDE(i, n) inverse_out[i] = num[(K)(keys[i] - lo)];
+}
+
 /* ---- steps -------------------------------------------------------------- */
 
 /* Sorts d_k (n words of width ks; with d_v, u64 values along) in place,
@@ -357,6 +462,18 @@ static tdm_status enter_waiting(tdm__gpu_scope &sc, tdm_ctx *ctx, const char *fn
 static tdm_status opt_out(tdm__gpu_scope &sc, void *user, size_t bytes, tdm__dev_array *a) {
   memset(a, 0, sizeof *a);
   return user ? sc.out(user, bytes, a) : TDM_OK;
+}
+
+/* The four optional outputs of tdm_unique for G groups (outs[0..3]: keys,
+ * first rows, counts, inverse). */
+static tdm_status unique_outs(tdm__gpu_scope &sc, const tdm__unique_args *a, size_t G, size_t ks,
+                              tdm__dev_array *outs) {
+  tdm_status st;
+  if ((st = opt_out(sc, a->unique_out, G * ks, &outs[0])) != TDM_OK ||
+      (st = opt_out(sc, a->first_index_out, G * 8, &outs[1])) != TDM_OK ||
+      (st = opt_out(sc, a->counts_out, G * 8, &outs[2])) != TDM_OK)
+    return st;
+  return opt_out(sc, a->inverse_out, a->n * 8, &outs[3]);
 }
 
 /* Copies the staged outputs back and waits. */
@@ -425,11 +542,7 @@ static tdm_status unique_t(tdm_ctx *ctx, const tdm__unique_args *a) {
       (st = grp_build<K>(ctx, sc, fn, a->key_type, (const K *)keys.d, n, a->numeric, a->first_seen, &g, &G)) !=
           TDM_OK)
     return st;
-  if ((st = opt_out(sc, a->unique_out, G * sizeof(K), &outs[0])) != TDM_OK ||
-      (st = opt_out(sc, a->first_index_out, G * 8, &outs[1])) != TDM_OK ||
-      (st = opt_out(sc, a->counts_out, G * 8, &outs[2])) != TDM_OK ||
-      (st = opt_out(sc, a->inverse_out, n * 8, &outs[3])) != TDM_OK)
-    return st;
+  if ((st = unique_outs(sc, a, G, sizeof(K), outs)) != TDM_OK) return st;
   cudaStream_t s = tdm__stream(ctx);
   unique_kernel<K><<<tdm__grid(G), TDM_GPU_BLOCK, 0, s>>>(g, (const K *)keys.d, (K *)outs[0].d,
                                                          (uint64_t *)outs[1].d, (uint64_t *)outs[2].d, G);
@@ -529,18 +642,33 @@ static tdm_status group_reduce_t(tdm_ctx *ctx, const tdm__group_args *a) {
   return TDM_OK;
 }
 
+/* tdm_isin: a binary search of the sorted set's bits per query, or with
+ * the dense method a bit per value of the set's range (queries outside it
+ * are not members). */
 template <typename K>
-static tdm_status isin_t(tdm_ctx *ctx, const tdm__isin_args *a) {
+static tdm_status isin_t(tdm_ctx *ctx, const tdm__isin_args *a, int method) {
   static const char fn[] = "tdm_isin";
   tdm__gpu_scope sc(ctx);
   tdm__dev_array q, set, out;
   cudaStream_t s = tdm__stream(ctx);
-  int kind = tdm__key_kind(a->key_type);
-  K *bits = NULL;
+  int kind = tdm__key_kind(a->key_type), dense = method == TDM__OPS_DENSE && a->m;
+  size_t words = (size_t)(a->dense_span >> 5) + 1;
+  K *bits = NULL, lo = (K)a->dense_min;
+  unsigned *table = NULL;
   tdm_status st;
   if ((st = enter_waiting(sc, ctx, fn)) != TDM_OK || (st = sc.in(a->queries, a->n * sizeof(K), &q)) != TDM_OK ||
-      (st = sc.in(a->set, a->m * sizeof(K), &set)) != TDM_OK || (st = sc.alloc(a->m * sizeof(K), &bits)) != TDM_OK)
+      (st = sc.in(a->set, a->m * sizeof(K), &set)) != TDM_OK)
     return st;
+  if (dense) {
+    if ((st = sc.alloc(words * 4, &table)) != TDM_OK || (st = sc.out(a->found_out, a->n, &out)) != TDM_OK) return st;
+    TDM_CUDA_TRY(cudaMemsetAsync(table, 0, words * 4, s), (void)0);
+    dense_set_kernel<K><<<tdm__grid(a->m), TDM_GPU_BLOCK, 0, s>>>((const K *)set.d, a->m, lo, table);
+    dense_isin_kernel<K><<<tdm__grid(a->n), TDM_GPU_BLOCK, 0, s>>>((const K *)q.d, a->n, lo, (K)a->dense_span,
+                                                                  table, (uint8_t *)out.d);
+    if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
+    return finish_outs(ctx, &out, 1, fn);
+  }
+  if ((st = sc.alloc(a->m * sizeof(K), &bits)) != TDM_OK) return st;
   if (a->m) {
     canon_bits_kernel<K><<<tdm__grid(a->m), TDM_GPU_BLOCK, 0, s>>>((const K *)set.d, bits, a->m, kind, a->numeric);
     if ((st = tdm__launch_check(fn)) != TDM_OK || (st = sort_in_place(ctx, bits, NULL, a->m, sizeof(K))) != TDM_OK)
@@ -597,10 +725,75 @@ static tdm_status join_t(tdm_ctx *ctx, const tdm__join_args *a) {
   return finish_outs(ctx, outs, 2, fn);
 }
 
+/* The min/max pass of the dense method's rule (backend.h). */
+template <typename K>
+static tdm_status minmax_t(tdm_ctx *ctx, tdm_type key_type, const void *keys, size_t n, uint64_t *min_bits,
+                           uint64_t *max_bits) {
+  static const char fn[] = "the data operation's min/max pass";
+  tdm__gpu_scope sc(ctx);
+  tdm__dev_array k;
+  cudaStream_t s = tdm__stream(ctx);
+  K flip = key_type == TDM_I32 || key_type == TDM_I64 ? (K)((K)1 << (sizeof(K) * 8 - 1)) : (K)0;
+  unsigned long long *mm, h[2];
+  tdm_status st;
+  if ((st = enter_waiting(sc, ctx, fn)) != TDM_OK || (st = sc.in(keys, n * sizeof(K), &k)) != TDM_OK ||
+      (st = sc.alloc(16, &mm)) != TDM_OK)
+    return st;
+  TDM_CUDA_TRY(cudaMemsetAsync(mm, 0xff, 8, s), (void)0);
+  TDM_CUDA_TRY(cudaMemsetAsync(mm + 1, 0, 8, s), (void)0);
+  minmax_kernel<K><<<tdm__grid_resident(ctx, n), TDM_GPU_BLOCK, 0, s>>>((const K *)k.d, n, flip, mm);
+  if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
+  TDM_CUDA_TRY(cudaMemcpyAsync(h, mm, 16, cudaMemcpyDeviceToHost, s), (void)0);
+  if ((st = tdm__gpu_sync(ctx, fn)) != TDM_OK) return st;
+  *min_bits = (uint64_t)((K)h[0] ^ flip);
+  *max_bits = (uint64_t)((K)h[1] ^ flip);
+  return TDM_OK;
+}
+
+/* tdm_unique by the dense table (see dense_flag_kernel for the numbering);
+ * the bytes are the CPU's. */
+template <typename K>
+static tdm_status unique_dense_t(tdm_ctx *ctx, const tdm__unique_args *a) {
+  static const char fn[] = "tdm_unique";
+  tdm__gpu_scope sc(ctx);
+  tdm__dev_array keys, outs[4];
+  cudaStream_t s = tdm__stream(ctx);
+  size_t n = a->n, S = (size_t)a->dense_span + 1, len = a->first_seen ? n : S;
+  K lo = (K)a->dense_min;
+  unsigned long long *cnt, *first = NULL;
+  uint64_t *flag, *sum, *num = NULL, G = 0;
+  tdm_status st;
+  if ((st = enter_waiting(sc, ctx, fn)) != TDM_OK || (st = sc.in(a->keys, n * sizeof(K), &keys)) != TDM_OK ||
+      (st = sc.alloc(S * 8, &cnt)) != TDM_OK ||
+      ((a->first_seen || a->first_index_out) && (st = sc.alloc(S * 8, &first)) != TDM_OK) ||
+      (st = sc.alloc((len + 1) * 8, &flag)) != TDM_OK || (st = sc.alloc((len + 1) * 8, &sum)) != TDM_OK ||
+      (a->inverse_out && (st = sc.alloc(S * 8, &num)) != TDM_OK))
+    return st;
+  TDM_CUDA_TRY(cudaMemsetAsync(cnt, 0, S * 8, s), (void)0);
+  if (first) TDM_CUDA_TRY(cudaMemsetAsync(first, 0xff, S * 8, s), (void)0);
+  dense_count_kernel<K><<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>((const K *)keys.d, n, lo, cnt, first);
+  dense_flag_kernel<K><<<tdm__grid(len + 1), TDM_GPU_BLOCK, 0, s>>>((const K *)keys.d, lo, cnt, first, a->first_seen,
+                                                                   flag, len);
+  if ((st = tdm__launch_check(fn)) != TDM_OK || (st = exclusive_sum(ctx, flag, sum, len + 1)) != TDM_OK ||
+      (st = word_to_host(ctx, sum + len, &G, fn)) != TDM_OK)
+    return st;
+  if ((st = unique_outs(sc, a, G, sizeof(K), outs)) != TDM_OK) return st;
+  dense_unique_kernel<K><<<tdm__grid(S), TDM_GPU_BLOCK, 0, s>>>(cnt, first, sum, a->first_seen, lo, num,
+                                                               (K *)outs[0].d, (uint64_t *)outs[1].d,
+                                                               (uint64_t *)outs[2].d, S);
+  if (num)
+    dense_inverse_kernel<K><<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>((const K *)keys.d, n, lo, num,
+                                                                  (uint64_t *)outs[3].d);
+  if ((st = tdm__launch_check(fn)) != TDM_OK || (st = finish_outs(ctx, outs, 4, fn)) != TDM_OK) return st;
+  *a->n_unique_out = (size_t)G;
+  return TDM_OK;
+}
+
 /* The key width is an argument of each call, so each call picks its
- * instantiation; method is not used (see the top of the file). */
+ * instantiation; method matters only as the dense one (see the top of the file). */
 static tdm_status ops_unique(tdm_ctx *ctx, const tdm__unique_args *a, int method) {
-  (void)method;
+  if (method == TDM__OPS_DENSE)
+    return tdm_type_size(a->key_type) == 4 ? unique_dense_t<uint32_t>(ctx, a) : unique_dense_t<uint64_t>(ctx, a);
   return tdm_type_size(a->key_type) == 4 ? unique_t<uint32_t>(ctx, a) : unique_t<uint64_t>(ctx, a);
 }
 static tdm_status ops_group_reduce(tdm_ctx *ctx, const tdm__group_args *a, int method) {
@@ -608,12 +801,20 @@ static tdm_status ops_group_reduce(tdm_ctx *ctx, const tdm__group_args *a, int m
   return tdm_type_size(a->key_type) == 4 ? group_reduce_t<uint32_t>(ctx, a) : group_reduce_t<uint64_t>(ctx, a);
 }
 static tdm_status ops_isin(tdm_ctx *ctx, const tdm__isin_args *a, int method) {
-  (void)method;
-  return tdm_type_size(a->key_type) == 4 ? isin_t<uint32_t>(ctx, a) : isin_t<uint64_t>(ctx, a);
+  return tdm_type_size(a->key_type) == 4 ? isin_t<uint32_t>(ctx, a, method) : isin_t<uint64_t>(ctx, a, method);
 }
 static tdm_status ops_join(tdm_ctx *ctx, const tdm__join_args *a, int method) {
   (void)method;
   return tdm_type_size(a->key_type) == 4 ? join_t<uint32_t>(ctx, a) : join_t<uint64_t>(ctx, a);
+}
+
+/* stop_span is not used: the kernel reads every key (no block can know
+ * another's range without a round trip). */
+static tdm_status ops_minmax(tdm_ctx *ctx, tdm_type key_type, const void *keys, size_t n, uint64_t stop_span,
+                             uint64_t *min_bits, uint64_t *max_bits) {
+  (void)stop_span;
+  return tdm_type_size(key_type) == 4 ? minmax_t<uint32_t>(ctx, key_type, keys, n, min_bits, max_bits)
+                                      : minmax_t<uint64_t>(ctx, key_type, keys, n, min_bits, max_bits);
 }
 
 const tdm__ops_ops tdm__ops_cuda_ops = {
@@ -621,4 +822,9 @@ const tdm__ops_ops tdm__ops_cuda_ops = {
     .group_reduce = ops_group_reduce,
     .isin = ops_isin,
     .join = ops_join,
+    .minmax = ops_minmax,
+    /* The min/max pass is a host round trip here: only a forced DENSE
+     * takes the method until a GPU's measurements say where it pays
+     * (docs/design.md). */
+    .dense_by_rule = 0,
 };

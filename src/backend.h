@@ -179,9 +179,12 @@ TDM_INTERNAL tdm_status tdm__bt_check_nodes(const tdm_btree *t, const tdm__bt_no
 /* ---- data operations (tandem/ops.h) -------------------------------------- */
 
 /* How a data operation finds equal keys: hashing (the hash table of
- * tandem/hash.h) or sorting (the radix sort). src/ops_api.c picks one per
- * call (AUTO never reaches a backend); the results are the same bytes. */
-enum tdm__ops_method { TDM__OPS_AUTO = 0, TDM__OPS_HASH = 1, TDM__OPS_SORT = 2 };
+ * tandem/hash.h), sorting (the radix sort), or, for integer keys whose
+ * range is small, a dense table indexed by key - min (the args' dense_min
+ * and dense_span say the range). src/ops_api.c picks one per call (AUTO
+ * never reaches a backend; DENSE only with the range set); the results are
+ * the same bytes. */
+enum tdm__ops_method { TDM__OPS_AUTO = 0, TDM__OPS_HASH = 1, TDM__OPS_SORT = 2, TDM__OPS_DENSE = 3 };
 
 /* Set only by the test build (tests/hooks/ops_method.c): a method other than
  * AUTO forces every data operation onto it. */
@@ -201,6 +204,9 @@ typedef struct tdm__unique_args {
   /* The hash method gives way to the sort past this many distinct keys
    * (SIZE_MAX when the method was forced; src/ops_api.c's rule). */
   size_t hash_max_groups;
+  /* The dense method's range: every key k has (k - dense_min), in the key's
+   * width as unsigned arithmetic, at most dense_span. */
+  uint64_t dense_min, dense_span;
 } tdm__unique_args;
 
 typedef struct tdm__group_args {
@@ -211,6 +217,7 @@ typedef struct tdm__group_args {
   int numeric, first_seen;
   void *keys_out, *values_out;
   size_t *n_groups_out;
+  uint64_t dense_min, dense_span; /* as in tdm__unique_args */
 } tdm__group_args;
 
 /* n > 0 and m > 0. */
@@ -220,6 +227,9 @@ typedef struct tdm__isin_args {
   size_t n, m;
   int numeric;
   uint8_t *found_out;
+  /* The dense method's range, of the set (queries outside it are not
+   * members): as in tdm__unique_args. */
+  uint64_t dense_min, dense_span;
 } tdm__isin_args;
 
 /* n_left > 0 (n_right may be 0). The backend sets *n_out, and writes the
@@ -240,6 +250,19 @@ typedef struct tdm__ops_ops {
   tdm_status (*group_reduce)(tdm_ctx *ctx, const tdm__group_args *a, int method);
   tdm_status (*isin)(tdm_ctx *ctx, const tdm__isin_args *a, int method);
   tdm_status (*join)(tdm_ctx *ctx, const tdm__join_args *a, int method);
+  /* The smallest and largest of n > 0 integer keys (TDM_U32 .. TDM_I64) in
+   * the type's numeric order, as their bits (zero-extended from 32): the
+   * one pass the core reads to decide the dense method. Keys may be host
+   * or device memory as for the operations. The pass may stop as soon as
+   * max - min >= stop_span (the range is then too wide to matter, and the
+   * two results only say so): keys spread wide cost a few blocks, not a
+   * pass. */
+  tdm_status (*minmax)(tdm_ctx *ctx, tdm_type key_type, const void *keys, size_t n, uint64_t stop_span,
+                       uint64_t *min_bits, uint64_t *max_bits);
+  /* 1: the library's rule may pick the dense method (and runs the min/max
+   * pass on every integer call to decide); 0: only a forced DENSE (the test
+   * hook) takes it, where the pass costs more than the rule could gain. */
+  int dense_by_rule;
 } tdm__ops_ops;
 
 /* ---- backends ------------------------------------------------------------ */

@@ -141,6 +141,23 @@ static int cmp_u64_bits(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* Integer keys in a small range, where the dense method applies: from the
+ * type's zero, across the sign (signed: [-s/2, s/2)), up to the type's
+ * largest value and from its smallest, with spans of a few keys, about n,
+ * and 4n. */
+void prop_fill_small_range(prop_rng *r, tdm_type t, void *out, size_t n, int base) {
+  int w4 = tdm_type_size(t) == 4, sgn = t == TDM_I32 || t == TDM_I64;
+  uint64_t span = prop_below(r, 3) == 0 ? 3 : prop_below(r, 2) ? (uint64_t)n + 1 : 4 * (uint64_t)n + 1, lo, i;
+  uint64_t top = w4 ? (sgn ? 0x7fffffffu : 0xffffffffu) : (sgn ? (uint64_t)INT64_MAX : UINT64_MAX);
+  uint64_t bottom = sgn ? (w4 ? 0x80000000u : (uint64_t)1 << 63) : 0;
+  lo = base == 0 ? 0 : base == 1 ? (uint64_t)0 - span / 2 : base == 2 ? top - (span - 1) : bottom;
+  for (i = 0; i < n; i++) {
+    uint64_t k = lo + prop_below(r, span);
+    if (w4) ((uint32_t *)out)[i] = (uint32_t)k;
+    else ((uint64_t *)out)[i] = k;
+  }
+}
+
 void prop_fill(prop_rng *r, tdm_type t, void *out, size_t n, prop_dist d) {
   size_t i;
   uint64_t pool[16], bnd[16];

@@ -63,6 +63,14 @@ typedef enum prop_dist {
   PROP_DIST_COUNT
 } prop_dist;
 
+/* Integer keys (t: TDM_U32 .. TDM_I64) in a small range, where the data
+ * operations' dense method applies, at one of PROP_SMALL_RANGE_BASES
+ * places: from zero, across zero (signed: [-s/2, s/2); unsigned wraps to
+ * the top, a wide range), up to the type's largest value, from its
+ * smallest; spans of 3 keys, about n, or about 4n. */
+#define PROP_SMALL_RANGE_BASES 4
+void prop_fill_small_range(prop_rng *r, tdm_type t, void *out, size_t n, int base);
+
 const char *prop_dist_name(prop_dist d);
 
 /* Fills out with n elements of type t drawn from distribution d. */

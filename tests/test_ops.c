@@ -6,8 +6,13 @@
  *    equalities and both orders, tdm_unique, tdm_group_reduce (every agg, on
  *    several value types) and tdm_join (every kind) are compared with a plain
  *    oracle (qsort of (key, index) and nested loops), with each method forced
- *    (hash, sort) and the library's own choice, on one thread and on all.
+ *    (hash, sort, dense) and the library's own choice, on one thread and on
+ *    all; integer keys also drawn from small ranges (at zero, across the
+ *    sign, at the type's extremes), where the dense method applies.
  *    A failing input is shrunk by prop_check.
+ *  - ops_dense: the dense method's primitives against plain references:
+ *    the min/max pass, isin by the bit table (queries in and out of the
+ *    set's range), on small ranges of every integer type.
  *  - ops_unit: small examples a reader can follow, the float equalities,
  *    summation order, join capacity (size query, exact refusal, nothing
  *    written), skew (all equal, one key with 90 % of the rows, 10^4 x 10^4
@@ -264,7 +269,8 @@ typedef struct env {
   uint64_t case_id;
 } env;
 
-static const int methods[3] = {TDM_TEST_OPS_HASH, TDM_TEST_OPS_SORT, TDM_TEST_OPS_AUTO};
+#define NMETHODS 4
+static const int methods[NMETHODS] = {TDM_TEST_OPS_HASH, TDM_TEST_OPS_SORT, TDM_TEST_OPS_DENSE, TDM_TEST_OPS_AUTO};
 
 #define CHECK(cond, ...)                                                                                  \
   do {                                                                                                    \
@@ -282,7 +288,7 @@ static int unique_property(void *envp, const void *keys, size_t n, char *why, si
   uint64_t *fi = malloc(n * 8 + 8), *cn = malloc(n * 8 + 8), *inv = malloc(n * 8 + 8);
   int ok = 0;
   for (ci = 0; ci < 2; ci++)
-    for (mi = 0; mi < 3; mi++) {
+    for (mi = 0; mi < NMETHODS; mi++) {
       tdm_status st;
       tdm_test_ops_method(methods[mi]);
       st = tdm_unique(e->ctx[ci], e->t, keys, n, e->flags, u, fi, cn, inv, &nu);
@@ -362,7 +368,7 @@ static int group_property(void *envp, const void *keys, size_t n, char *why, siz
     for (agg = TDM_AGG_COUNT; agg <= TDM_AGG_MEAN; agg++) {
       size_t os = agg == TDM_AGG_COUNT || agg == TDM_AGG_MEAN ? 8 : tdm_type_size(vt);
       for (ci = 0; ci < 2; ci++)
-        for (mi = 0; mi < 3; mi++) {
+        for (mi = 0; mi < NMETHODS; mi++) {
           tdm_status st;
           tdm_test_ops_method(methods[mi]);
           st = tdm_group_reduce(e->ctx[ci], e->t, keys, vt, vals, n, (tdm_agg)agg, e->flags, ko, vo, &ng);
@@ -419,7 +425,7 @@ static int join_property(void *envp, const void *keys, size_t n, char *why, size
     ol = malloc(cap * 8);
     orr = malloc(cap * 8);
     for (ci = 0; ci < 2; ci++)
-      for (mi = 0; mi < 3; mi++) {
+      for (mi = 0; mi < NMETHODS; mi++) {
         tdm_status st;
         tdm_test_ops_method(methods[mi]);
         st = tdm_join(e->ctx[ci], (tdm_join_kind)kind, e->t, L, nl, R, nr, e->flags & TDM_EQ_NUMERIC, NULL, NULL,
@@ -481,6 +487,26 @@ static void run_props(tdm_type t, size_t max_n, size_t join_max) {
         if (n <= join_max && !(fl & TDM_ORDER_FIRST_SEEN)) prop_check(name, id, t, ks, in, n, join_property, &e);
         free(in);
       }
+  if (!is_float(t))
+    for (d = 0; d < PROP_SMALL_RANGE_BASES; d++)
+      for (si = 0; si < ns; si++)
+        for (fl = 0; fl < 4; fl += 2) { /* TDM_EQ_NUMERIC is a no-op on integers */
+          size_t n = sizes[si];
+          uint64_t id = ((uint64_t)t << 32) | 0x800000u | ((uint64_t)d << 16) | ((uint64_t)si << 8) | (uint64_t)fl;
+          void *in = malloc(n * ks + 8);
+          char name[96];
+          prop_rng_init(&r, id);
+          prop_fill_small_range(&r, t, in, n, d);
+          e.flags = (unsigned)fl;
+          e.case_id = id;
+          snprintf(name, sizeof name, "unique %s small range %d flags %d", tdm_type_name(t), d, fl);
+          prop_check(name, id, t, ks, in, n, unique_property, &e);
+          snprintf(name, sizeof name, "group_reduce %s small range %d flags %d", tdm_type_name(t), d, fl);
+          if (n <= max_n / 4) prop_check(name, id, t, ks, in, n, group_property, &e);
+          snprintf(name, sizeof name, "join %s small range %d flags %d", tdm_type_name(t), d, fl);
+          if (n <= join_max && !(fl & TDM_ORDER_FIRST_SEEN)) prop_check(name, id, t, ks, in, n, join_property, &e);
+          free(in);
+        }
   tdm_ctx_destroy(e.ctx[0]);
   tdm_ctx_destroy(e.ctx[1]);
 }
@@ -558,7 +584,7 @@ Test(ops_unit, isin_small_and_large) {
   int mi;
   for (i = 0; i < M; i++) s[i] = i * 3;
   for (i = 0; i < NQ; i++) q[i] = i;
-  for (mi = 0; mi < 3; mi++) {
+  for (mi = 0; mi < NMETHODS; mi++) {
     tdm_test_ops_method(methods[mi]);
     OK(tdm_isin(c, TDM_U64, q, NQ, s, M, 0, f));
     for (i = 0; i < NQ; i++) cr_assert_eq(f[i], i % 3 == 0 && i < 3 * M, "query %zu method %d", i, methods[mi]);
@@ -600,7 +626,7 @@ Test(ops_unit, skew) {
     }
     if (shape == 2) prop_fill(&r, TDM_U64, k, N, PROP_ZIPF);
     for (ci = 0; ci < 2; ci++)
-      for (mi = 0; mi < 3; mi++) {
+      for (mi = 0; mi < NMETHODS; mi++) {
         tdm_test_ops_method(methods[mi]);
         OK(tdm_unique(ci ? ca : c1, TDM_U64, k, N, 0, u, NULL, cn, NULL, &nu));
         OK(tdm_group_reduce(ci ? ca : c1, TDM_U64, k, TDM_U64, v, N, TDM_AGG_SUM, 0, NULL, sum, &ng));
@@ -644,7 +670,7 @@ Test(ops_unit, join_capacity_and_hot_key) {
   int mi;
   for (i = 0; i < S; i++) l[i] = r[i] = 77;
   l[5] = 1; /* one left row without a match */
-  for (mi = 0; mi < 3; mi++) {
+  for (mi = 0; mi < NMETHODS; mi++) {
     tdm_test_ops_method(methods[mi]);
     FAILS(TDM_ERR_CAPACITY, tdm_join(c, TDM_JOIN_INNER, TDM_U32, l, S, r, S, 0, NULL, NULL, 0, &n_out));
     cr_assert_eq(n_out, (size_t)(S - 1) * S, "exact inner size");
@@ -753,7 +779,7 @@ Test(ops_unit, join_skew_every_kind_against_the_oracle) {
       uint64_t *wl = malloc(cap * 8), *wr = malloc(cap * 8), *ol = malloc(cap * 8), *orr = malloc(cap * 8);
       join_ref_u64(kind, l, nl, r, nr, wl, wr);
       for (ci = 0; ci < 2; ci++)
-        for (mi = 0; mi < 3; mi++) {
+        for (mi = 0; mi < NMETHODS; mi++) {
           memset(ol, 0xee, cap * 8);
           memset(orr, 0xee, cap * 8);
           tdm_test_ops_method(methods[mi]);
@@ -804,7 +830,7 @@ Test(ops_unit, large_inputs_both_methods_all_threads) {
     tdm_test_ops_method(TDM_TEST_OPS_SORT);
     OK(tdm_group_reduce(c1, TDM_F64, k, TDM_F64, v, N, TDM_AGG_SUM, TDM_EQ_NUMERIC, NULL, s0, &n0));
     OK(tdm_unique(c1, TDM_F64, k, N, TDM_EQ_NUMERIC | TDM_ORDER_FIRST_SEEN, NULL, NULL, NULL, inv0, &n0));
-    for (mi = 0; mi < 3; mi++) {
+    for (mi = 0; mi < NMETHODS; mi++) {
       tdm_test_ops_method(methods[mi]);
       OK(tdm_group_reduce(ca, TDM_F64, k, TDM_F64, v, N, TDM_AGG_SUM, TDM_EQ_NUMERIC, NULL, s1, &n1));
       cr_assert(n0 == n1 && !memcmp(s0, s1, n0 * 8), "float sums: same bits (method %d)", methods[mi]);
@@ -941,6 +967,113 @@ Test(ops_oom, every_allocation_point) {
   free(inv);
   free(lo);
   free(ro);
+  free(f);
+  tdm_ctx_destroy(c);
+}
+
+/* ---- the dense method's primitives ----------------------------------------- */
+
+/* Numeric order of two integer keys' bits, as plainly as it can be said. */
+static int int_less(tdm_type t, uint64_t a, uint64_t b) {
+  switch (t) {
+  case TDM_U32: return (uint32_t)a < (uint32_t)b;
+  case TDM_I32: return (int32_t)(uint32_t)a < (int32_t)(uint32_t)b;
+  case TDM_I64: return (int64_t)a < (int64_t)b;
+  default: return a < b;
+  }
+}
+
+static uint64_t int_key(tdm_type t, const void *k, size_t i) {
+  return tdm_type_size(t) == 4 ? ((const uint32_t *)k)[i] : ((const uint64_t *)k)[i];
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* The min/max pass and isin by the bit table against plain loops, on small
+ * ranges of every integer type at each base, with a set from one part of
+ * the range and queries from all of it and beyond (below the set's min,
+ * above its max), dense forced and by the rule, on one thread and on all. */
+Test(ops_dense, minmax_and_isin_against_plain_loops) {
+  static const tdm_type ts[4] = {TDM_U32, TDM_U64, TDM_I32, TDM_I64};
+  static const size_t sizes[5] = {1, 2, 63, 1000, 70001};
+  tdm_ctx *ctx[2] = {prop_ctx(TDM_BACKEND_CPU, 1), cpu_all()};
+  prop_rng r;
+  int ti, base, ci, mi;
+  size_t si;
+  prop_rng_init(&r, 0xDE45E);
+  for (ti = 0; ti < 4; ti++)
+    for (base = 0; base < PROP_SMALL_RANGE_BASES; base++)
+      for (si = 0; si < 5; si++) {
+        tdm_type t = ts[ti];
+        size_t n = sizes[si], m = n / 3 + 1, ks = tdm_type_size(t), i, j;
+        char *q = malloc(n * ks), *s = malloc(m * ks);
+        uint8_t *f = malloc(n), *want = malloc(n);
+        uint64_t mn, mx, wmn, wmx, *sb = malloc(m * 8);
+        prop_fill_small_range(&r, t, q, n, base);
+        memcpy(s, q + (n - m) * ks, m * ks);
+        wmn = wmx = int_key(t, q, 0);
+        for (i = 1; i < n; i++) {
+          uint64_t k = int_key(t, q, i);
+          if (int_less(t, k, wmn)) wmn = k;
+          if (int_less(t, wmx, k)) wmx = k;
+        }
+        /* Membership by bits: the set's bits sorted, each query searched. */
+        for (j = 0; j < m; j++) sb[j] = int_key(t, s, j);
+        qsort(sb, m, 8, cmp_u64);
+        for (i = 0; i < n; i++) {
+          uint64_t k = int_key(t, q, i);
+          want[i] = bsearch(&k, sb, m, 8, cmp_u64) != NULL;
+        }
+        for (ci = 0; ci < 2; ci++) {
+          OK(tdm_test_ops_minmax(ctx[ci], t, q, n, &mn, &mx));
+          cr_assert(mn == wmn && mx == wmx, "%s base %d n %zu: min/max %" PRIx64 "/%" PRIx64 ", plain %" PRIx64
+                    "/%" PRIx64, tdm_type_name(t), base, n, mn, mx, wmn, wmx);
+          for (mi = 0; mi < 2; mi++) {
+            tdm_test_ops_method(mi ? TDM_TEST_OPS_AUTO : TDM_TEST_OPS_DENSE);
+            memset(f, 0xee, n);
+            OK(tdm_isin(ctx[ci], t, q, n, s, m, 0, f));
+            tdm_test_ops_method(TDM_TEST_OPS_AUTO);
+            cr_assert(!memcmp(f, want, n), "%s base %d n %zu method %d ctx %d: isin differs", tdm_type_name(t), base,
+                      n, mi, ci);
+          }
+        }
+        free(q);
+        free(s);
+        free(f);
+        free(want);
+        free(sb);
+      }
+  tdm_ctx_destroy(ctx[0]);
+  tdm_ctx_destroy(ctx[1]);
+}
+
+/* A dense table that cannot be allocated is TDM_ERR_OUT_OF_MEMORY, inputs
+ * untouched, and then the call succeeds. */
+Test(ops_dense, every_allocation_point) {
+  enum { N = 60000 };
+  tdm_ctx *c = prop_ctx(TDM_BACKEND_CPU, 2);
+  int64_t *k = malloc(N * 8), *k0 = malloc(N * 8), *ko = malloc(N * 8);
+  uint64_t *fi = malloc(N * 8), *cn = malloc(N * 8), *inv = malloc(N * 8);
+  uint8_t *f = malloc(N);
+  size_t nu, i;
+  for (i = 0; i < N; i++) k0[i] = (int64_t)(i * 7919 % 30011) - 15000;
+  memcpy(k, k0, N * 8);
+  tdm_test_ops_method(TDM_TEST_OPS_DENSE);
+  OOM_EACH("tdm_unique (dense)", tdm_unique(c, TDM_I64, k, N, TDM_ORDER_FIRST_SEEN, ko, fi, cn, inv, &nu),
+           !memcmp(k, k0, N * 8));
+  OOM_EACH("tdm_group_reduce (dense)", tdm_group_reduce(c, TDM_I64, k, TDM_U64, NULL, N, TDM_AGG_COUNT, 0, ko, cn, &nu),
+           !memcmp(k, k0, N * 8));
+  OOM_EACH("tdm_isin (dense)", tdm_isin(c, TDM_I64, k, N, k + 100, 1000, 0, f), !memcmp(k, k0, N * 8));
+  tdm_test_ops_method(TDM_TEST_OPS_AUTO);
+  free(k);
+  free(k0);
+  free(ko);
+  free(fi);
+  free(cn);
+  free(inv);
   free(f);
   tdm_ctx_destroy(c);
 }

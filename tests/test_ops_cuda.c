@@ -180,8 +180,24 @@ static void check_join(const env *e, const void *l, size_t nl, const void *r, si
   if (dr) prop_dev_free(dr);
 }
 
-/* Every operation on one key type, distribution and size, host or device. */
-static void check_all(env *e, prop_dist d, size_t n, uint64_t case_id) {
+/* The min/max pass of the dense method's rule (integer keys): the same bits
+ * on both backends, and those of a plain loop over the keys' numeric order
+ * (the CPU's is checked against one in test_ops.c). */
+static void check_minmax(const env *e, const void *keys, size_t n) {
+  uint64_t cmn, cmx, gmn, gmx;
+  void *dk;
+  const void *k = in_arg(keys, n * e->ks, e->dev, &dk);
+  cr_assert_eq(tdm_test_ops_minmax(e->cpu, e->t, keys, n, &cmn, &cmx), TDM_OK, "%s", tdm_last_error());
+  cr_assert_eq(tdm_test_ops_minmax(e->gpu, e->t, k, n, &gmn, &gmx), TDM_OK, "%s: %s", e->what, tdm_last_error());
+  cr_assert(cmn == gmn && cmx == gmx, "%s min/max: CPU %llx/%llx, CUDA %llx/%llx", e->what, (unsigned long long)cmn,
+            (unsigned long long)cmx, (unsigned long long)gmn, (unsigned long long)gmx);
+  if (dk) prop_dev_free(dk);
+}
+
+/* Every operation on one key type, distribution and size, host or device;
+ * d from PROP_DIST_COUNT on: a small range (prop_fill_small_range's base
+ * d - PROP_DIST_COUNT), integer types only. */
+static void check_all(env *e, int d, size_t n, uint64_t case_id) {
   char *keys = malloc(n * e->ks + 8), *other = malloc(n * e->ks + 8), *vals = malloc(n * 8 + 8);
   char what[160];
   size_t i, m, nj = n < 700 ? n : 700, mj = n < 300 ? n : 300;
@@ -189,13 +205,23 @@ static void check_all(env *e, prop_dist d, size_t n, uint64_t case_id) {
   int agg, vi, kind;
   prop_rng r;
   prop_rng_init(&r, case_id);
-  prop_fill(&r, e->t, keys, n, d);
-  prop_fill(&r, e->t, other, n, d);
+  if (d >= PROP_DIST_COUNT) {
+    prop_fill_small_range(&r, e->t, keys, n, d - PROP_DIST_COUNT);
+    prop_fill_small_range(&r, e->t, other, n, d - PROP_DIST_COUNT);
+  } else {
+    prop_fill(&r, e->t, keys, n, (prop_dist)d);
+    prop_fill(&r, e->t, other, n, (prop_dist)d);
+  }
   /* Half of the other side drawn from keys, so that joins and lookups
    * match whatever the distribution's values. */
   for (i = 0; i < n; i += 2) memcpy(other + i * e->ks, keys + prop_below(&r, n) * e->ks, e->ks);
-  snprintf(what, sizeof what, "%s %s n %zu %s", tdm_type_name(e->t), prop_dist_name(d), n, e->mode);
+  if (d >= PROP_DIST_COUNT)
+    snprintf(what, sizeof what, "%s small range %d (dense forced) n %zu %s", tdm_type_name(e->t), d - PROP_DIST_COUNT,
+             n, e->mode);
+  else
+    snprintf(what, sizeof what, "%s %s n %zu %s", tdm_type_name(e->t), prop_dist_name((prop_dist)d), n, e->mode);
   e->what = what;
+  if (n && e->t != TDM_F32 && e->t != TDM_F64) check_minmax(e, keys, n);
   for (flags = 0; flags < 4; flags++) {
     check_unique(e, keys, n, flags, 1);
     check_unique(e, keys, n, flags, 0);
@@ -244,6 +270,12 @@ static void run_type(tdm_type t) {
     e.mode = mode == 0 ? "host arrays" : mode == 1 ? "device arrays" : "device arrays, stream-ordered";
     for (di = 0; di < 3; di++)
       for (si = 0; si < 4; si++) check_all(&e, dists[di], sizes[si], 0x0C0DA000u + t * 64 + di * 8 + si);
+    /* Integer keys of small ranges, on the dense method (both backends). */
+    tdm_test_ops_method(TDM_TEST_OPS_DENSE);
+    for (di = 0; t != TDM_F32 && t != TDM_F64 && di < PROP_SMALL_RANGE_BASES; di++)
+      for (si = 0; si < 4; si++)
+        check_all(&e, PROP_DIST_COUNT + (int)di, sizes[si], 0x0DE45000u + t * 64 + di * 8 + si);
+    tdm_test_ops_method(TDM_TEST_OPS_AUTO);
   }
   tdm_ctx_destroy(e.cpu);
   tdm_ctx_destroy(plain);

@@ -17,13 +17,15 @@
  *  - The key written for a group is the key of its first occurrence, bit for
  *    bit (with TDM_EQ_NUMERIC, a group whose first member is -0.0 is written
  *    as -0.0).
- *  - The method (hashing or sorting) is chosen per call by a rule that
- *    docs/design.md states with its measurements; the results never depend
- *    on it: the same bytes either way, and on every thread count (tested on
- *    the CPU).
- *  - Backends: both. The CUDA backend always sorts (host or device arrays)
- *    and gives the CPU's bytes: compared bit for bit with the CPU on the
- *    emulated device (tests/test_ops_cuda.c); not yet run on a GPU.
+ *  - The method (hashing, sorting, or for integer keys whose range is small
+ *    a dense table indexed by key - min, decided from one min/max pass) is
+ *    chosen per call by a rule that docs/design.md states with its
+ *    measurements; the results never depend on it: the same bytes either
+ *    way, and on every thread count (tested on the CPU).
+ *  - Backends: both. The CUDA backend sorts, or takes the dense table
+ *    (host or device arrays), and gives the CPU's bytes: compared bit for
+ *    bit with the CPU on the emulated device (tests/test_ops_cuda.c); not
+ *    yet run on a GPU.
  *  - All-or-nothing: a failed call changes no input; outputs of a failed call
  *    are unspecified, except where TDM_ERR_CAPACITY says otherwise (tdm_join).
  *  - n == 0 is valid; array pointers may then be NULL.

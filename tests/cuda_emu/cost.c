@@ -502,6 +502,9 @@ static void peer_btrees(void) {
 }
 
 /* ---- data operations (u64 keys) -------------------------------------------- */
+/* The data operations' method hook (src/backend.h; the library is linked
+ * statically): 3 forces the dense method, 0 is the library's rule. */
+extern int tdm__ops_force_method;
 static void ops(tdm_ctx *ctx) {
   size_t n = n_keys, groups = n / 16, got = 0;
   double g = (double)groups / (double)n; /* groups per row */
@@ -553,6 +556,26 @@ static void ops(tdm_ctx *ctx) {
   /* both sides 8 B a key, two pairs of 8-byte indices per left row */
   end(&r, "ops", "join_dup", "u64", "u64", (8.0 + 8.0 + 32.0) / 32);
   if (got != 2 * n) fprintf(stderr, "tandem-cost: join gave %zu rows, not %zu\n", got, 2 * n), exit(2);
+  /* The dense method (src/ops_api.c): keys n / 16 distinct values in
+   * [0, n / 16), in random order; isin's set n / 16 keys in [0, n / 8),
+   * so about half of the queries are members. Forced, as the CUDA rule
+   * takes it only then. */
+  for (size_t i = 0; i < n; i++) {
+    h[i] = mix(i) % groups;
+    h[2 * n + i] = mix(i + 5 * n) % (2 * groups);
+  }
+  up(dk, h, n * 8);
+  up(dr, h + 2 * n, n * 8);
+  tdm__ops_force_method = 3;
+  begin("ops", "unique_dense", "u64");
+  CHECK(tdm_unique(ctx, TDM_U64, dk, n, 0, o1, NULL, o2, NULL, &got));
+  /* keys 8 B; the distinct keys and counts, 16 B a group */
+  end(&r, "ops", "unique_dense", "u64", "u64", 8.0 / 32 + g * 16 / 32);
+  begin("ops", "isin_dense", "u64");
+  CHECK(tdm_isin(ctx, TDM_U64, dk, n, dr, groups, 0, (uint8_t *)o1));
+  /* queries 8 B, found 1 B; the set (n / 16 keys) 8 B a key */
+  end(&r, "ops", "isin_dense", "u64", "u64", 9.0 / 32 + g * 8 / 32);
+  tdm__ops_force_method = 0;
   cudaFree(dk);
   cudaFree(dv);
   cudaFree(dr);

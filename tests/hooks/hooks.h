@@ -46,9 +46,14 @@ tdm_status tdm_test_btree_corrupt(tdm_btree *t, int what);
 const char *tdm_test_hwy_limit(int level);
 
 /* Forces the method of the data operations (tandem/ops.h): 0 lets each call
- * choose (the library's rule), 1 hashing, 2 sorting. Process-wide. */
-enum { TDM_TEST_OPS_AUTO = 0, TDM_TEST_OPS_HASH = 1, TDM_TEST_OPS_SORT = 2 };
+ * choose (the library's rule), 1 hashing, 2 sorting, 3 the dense table (integer keys of
+ * a small range; others sort). Process-wide. */
+enum { TDM_TEST_OPS_AUTO = 0, TDM_TEST_OPS_HASH = 1, TDM_TEST_OPS_SORT = 2, TDM_TEST_OPS_DENSE = 3 };
 void tdm_test_ops_method(int method);
+/* The backend's min/max pass of the dense method's rule on ctx: the smallest
+ * and largest of n > 0 integer keys in numeric order, as their bits. */
+tdm_status tdm_test_ops_minmax(tdm_ctx *ctx, tdm_type key_type, const void *keys, size_t n, uint64_t *min_bits,
+                               uint64_t *max_bits);
 
 /* Caps the instruction-set level of the queries of CPU trees built from now
  * on: 0 all the CPU has, 1 at most AVX2, 2 the scalar loops. Returns the
