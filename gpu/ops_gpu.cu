@@ -26,7 +26,8 @@
  *
  * Caller arrays may be host or device memory (staged through the call's
  * tdm__gpu_scope). Output sizes come to the host, so unique, group_reduce
- * and join wait for the device, in stream-ordered mode too. All scratch and
+ * and join wait for the device once, in stream-ordered mode too (for the
+ * size; their outputs are then queued); isin does not wait there. All scratch and
  * all output buffers are taken before anything of the caller's is written.
  */
 #include <cub/device/device_reduce.cuh>
@@ -476,12 +477,15 @@ static tdm_status unique_outs(tdm__gpu_scope &sc, const tdm__unique_args *a, siz
   return opt_out(sc, a->inverse_out, a->n * 8, &outs[3]);
 }
 
-/* Copies the staged outputs back and waits. */
-static tdm_status finish_outs(tdm_ctx *ctx, tdm__dev_array *outs, int count, const char *where) {
+/* Copies the staged outputs back, then ends the call (tdm__gpu_scope's
+ * finish): no wait in stream-ordered mode when nothing was staged through
+ * the host, so a call that brought a size to the host waits once, for it,
+ * and isin not at all. */
+static tdm_status finish_outs(tdm__gpu_scope &sc, tdm_ctx *ctx, tdm__dev_array *outs, int count, const char *where) {
   tdm_status st;
   for (int i = 0; i < count; i++)
     if (outs[i].d && (st = tdm__gpu_out_finish(ctx, &outs[i])) != TDM_OK) return st;
-  return tdm__gpu_finish(ctx, 0, where);
+  return sc.finish(where);
 }
 
 /* Groups the n device keys d_keys (see the top of the file) into buffers of
@@ -547,7 +551,7 @@ static tdm_status unique_t(tdm_ctx *ctx, const tdm__unique_args *a) {
   unique_kernel<K><<<tdm__grid(G), TDM_GPU_BLOCK, 0, s>>>(g, (const K *)keys.d, (K *)outs[0].d,
                                                          (uint64_t *)outs[1].d, (uint64_t *)outs[2].d, G);
   if (outs[3].d) inverse_kernel<<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>(g, (uint64_t *)outs[3].d, n);
-  if ((st = tdm__launch_check(fn)) != TDM_OK || (st = finish_outs(ctx, outs, 4, fn)) != TDM_OK) return st;
+  if ((st = tdm__launch_check(fn)) != TDM_OK || (st = finish_outs(sc, ctx, outs, 4, fn)) != TDM_OK) return st;
   *a->n_unique_out = G;
   return TDM_OK;
 }
@@ -637,7 +641,7 @@ static tdm_status group_reduce_t(tdm_ctx *ctx, const tdm__group_args *a) {
                                        (K *)outs[0].d, outs[1].d, n, G)
                : reduce_t<K, uint64_t>(ctx, sc, fn, a, g, (const K *)keys.d, (const uint64_t *)vals.d,
                                        (K *)outs[0].d, outs[1].d, n, G);
-  if (st != TDM_OK || (st = finish_outs(ctx, outs, 2, fn)) != TDM_OK) return st;
+  if (st != TDM_OK || (st = finish_outs(sc, ctx, outs, 2, fn)) != TDM_OK) return st;
   *a->n_groups_out = G;
   return TDM_OK;
 }
@@ -666,7 +670,7 @@ static tdm_status isin_t(tdm_ctx *ctx, const tdm__isin_args *a, int method) {
     dense_isin_kernel<K><<<tdm__grid(a->n), TDM_GPU_BLOCK, 0, s>>>((const K *)q.d, a->n, lo, (K)a->dense_span,
                                                                   table, (uint8_t *)out.d);
     if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
-    return finish_outs(ctx, &out, 1, fn);
+    return finish_outs(sc, ctx, &out, 1, fn);
   }
   if ((st = sc.alloc(a->m * sizeof(K), &bits)) != TDM_OK) return st;
   if (a->m) {
@@ -679,7 +683,7 @@ static tdm_status isin_t(tdm_ctx *ctx, const tdm__isin_args *a, int method) {
                                                           (uint8_t *)out.d, a->n);
   if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
   /* Waits like the other three (ops.h promises it for every call here). */
-  return finish_outs(ctx, &out, 1, fn);
+  return finish_outs(sc, ctx, &out, 1, fn);
 }
 
 template <typename K>
@@ -722,7 +726,7 @@ static tdm_status join_t(tdm_ctx *ctx, const tdm__join_args *a) {
         ms, mc, o, ridx, a->kind, (uint64_t *)outs[0].d, (uint64_t *)outs[1].d, nl, total);
     if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
   }
-  return finish_outs(ctx, outs, 2, fn);
+  return finish_outs(sc, ctx, outs, 2, fn);
 }
 
 /* The min/max pass of the dense method's rule (backend.h). */
@@ -784,7 +788,7 @@ static tdm_status unique_dense_t(tdm_ctx *ctx, const tdm__unique_args *a) {
   if (num)
     dense_inverse_kernel<K><<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>((const K *)keys.d, n, lo, num,
                                                                   (uint64_t *)outs[3].d);
-  if ((st = tdm__launch_check(fn)) != TDM_OK || (st = finish_outs(ctx, outs, 4, fn)) != TDM_OK) return st;
+  if ((st = tdm__launch_check(fn)) != TDM_OK || (st = finish_outs(sc, ctx, outs, 4, fn)) != TDM_OK) return st;
   *a->n_unique_out = (size_t)G;
   return TDM_OK;
 }
