@@ -41,11 +41,14 @@
  * atomic per outcome per warp (block_counts).
  *
  * The policy table (policies<K, V>, one per width, picked at create): bucket
- * lanes for find and for the claim. The cost meter's figures (u64 -> u64,
- * 2^18 keys, docs/gpu-cost.md): a find by a lane group 3.72 sectors a key,
- * by one thread 5.73 (the one-thread probe reads each slot of the bucket by
- * a load of its own); the claim reads the bucket the same way. No GPU has
- * measured them yet.
+ * lanes for find and for the claim (no table instantiates G = 1 today: its
+ * branches are the one-thread probe functions the CPU tests run, kept so a
+ * GPU measurement can choose it by editing the table). The cost meter's
+ * figures (u64 -> u64, 2^18 keys, docs/gpu-cost.md): a find by a lane group
+ * 3.72 sectors a key, by one thread 5.73 (the one-thread probe reads each
+ * slot of the bucket by a load of its own); the insert (KEEP_LAST) with a
+ * lane-group claim 5.60, with a one-thread claim 7.69. No GPU has measured
+ * them yet.
  */
 #include <string.h>
 
