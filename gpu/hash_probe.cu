@@ -37,8 +37,8 @@
  * __match_any_sync, fold their values (warp_fold_peers) and the lowest of
  * them issues the one atomic: SUM's add, MIN / MAX's CAS loop, the
  * election's clear and vote. So a key repeated through the batch takes at
- * most one atomic on its word per warp, and the outcome counters one shared
- * atomic per outcome per warp (block_counts).
+ * most one atomic on its word per warp turn (32 / G keys), and the outcome
+ * counters one shared atomic per outcome per warp turn (block_counts).
  *
  * The policy table (policies<K, V>, one per width, picked at create): bucket
  * lanes for find and for the claim (no table instantiates G = 1 today: its
