@@ -94,7 +94,7 @@ static __device__ __forceinline__ T warp_fold_peers(unsigned peers, bool in, T x
 struct tdm__hg_scratch {
   size_t chunk;  /* keys per insert call */
   uint64_t *pos; /* each key's slot (not for SUM) */
-  uint32_t *w;   /* the election word of every slot of the final table (KEEP_FIRST / KEEP_LAST) */
+  uint32_t *e;   /* KEEP_FIRST: an election word per key (the claimers') */
 };
 
 /* The policy table of one key / value width (hash_probe.cu): the launch

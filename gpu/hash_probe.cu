@@ -19,14 +19,19 @@
  *       matter), in the claim kernel itself;
  *     - MIN / MAX: each claimer stores its own value, then the other copies
  *       fold in with a CAS loop (the result is order-free);
- *     - KEEP_LAST: an election per slot in a scratch word: atomicMax(i + 1),
- *       and the batch index that wins writes its value;
- *     - KEEP_FIRST: the same on the slots claimed in this batch only (the
- *       claimer marks them), with the lowest index winning; keys that were
- *       present before the batch keep their value.
- *    Batches are cut into chunks of 2^31 keys so indices fit the 32-bit
- *    election words; consecutive chunks are consecutive inserts, so the
- *    results are the same.
+ *     - KEEP_LAST: an election in each touched slot's own value word (its
+ *       old value is overwritten anyway): zero it, atomicMax(i + 1), each
+ *       copy learns whether it won, the winner writes its value;
+ *     - KEEP_FIRST: only keys new in this batch change: the claimer parks
+ *       its batch index in the new slot's value word, the other copies find
+ *       their claimer there and vote at its word of a batch-sized array,
+ *       the lowest index winning, and the claimer writes the winner's
+ *       value; keys that were present before the batch keep their value.
+ *    Scratch is batch-sized: 8 bytes a key for the slots, 4 more for
+ *    KEEP_FIRST. (A 4-byte election word per table slot, 512 MiB at 2^27
+ *    slots, did this before.) Batches are cut into chunks of 2^31 keys so
+ *    indices fit the 32-bit words; consecutive chunks are consecutive
+ *    inserts, so the results are the same.
  *    The other strategy the backend once had, sorting the batch by hash and
  *    folding each key's copies before one claim per key, measured 13.95
  *    sectors a key on the cost meter against 7.69 for the direct claim
@@ -235,77 +240,134 @@ __global__ void minmax_fold_kernel(typename hs<K, V>::S *s, const V *vals, const
   }
 }
 
-/* Election, pass 2: clear the election word of every touched slot. The
- * copies of one key all clear the same word: an atomic exchange (plain
- * stores of even the same value from several threads are a data race in
- * CUDA's memory model), one per slot per warp. */
-__global__ void elect_clear_kernel(uint32_t *w, const uint64_t *pos, size_t n) {
+/* pos[] bit of a KEEP_LAST copy that won its slot's election. */
+#define WIN_BIT ((uint64_t)1 << 62)
+
+/* The slot of a pos[] entry (TDM_HASH_NONE stays). */
+static __device__ __forceinline__ uint64_t slot_of(uint64_t p) {
+  return p == TDM_HASH_NONE ? p : p & ~(NEW_BIT | WIN_BIT);
+}
+
+static __device__ __forceinline__ void atomic_exch_v(uint32_t *p, uint32_t v) { (void)atomicExch((unsigned int *)p, v); }
+static __device__ __forceinline__ void atomic_exch_v(uint64_t *p, uint64_t v) {
+  (void)atomicExch((unsigned long long *)p, (unsigned long long)v);
+}
+static __device__ __forceinline__ void atomic_max_v(uint32_t *p, uint32_t v) { (void)atomicMax((unsigned int *)p, v); }
+static __device__ __forceinline__ void atomic_max_v(uint64_t *p, uint64_t v) {
+  (void)atomicMax((unsigned long long *)p, (unsigned long long)v);
+}
+template <typename V>
+struct max_v_op {
+  __device__ __forceinline__ V operator()(V a, V b) const { return a > b ? a : b; }
+};
+
+/* KEEP_LAST: the batch's last copy of a key wins, whether the key was there
+ * before or not, so the old value of every touched slot is lost anyway and
+ * its value word serves as the election word: no scratch beyond pos.
+ * Pass 2 (VOTE false) zeroes it: the copies of one slot all write the same
+ * word, by an atomic exchange (plain stores of even the same value from
+ * several threads are a data race in CUDA's memory model), one per slot per
+ * warp turn. Pass 3 (VOTE true): each copy votes its batch index + 1
+ * (chunks of at most 2^31 keys: it fits a 32-bit value word), the copies of
+ * one slot in a warp as one (their largest); the largest wins. */
+template <typename K, typename V, bool VOTE>
+__global__ void last_elect_kernel(typename hs<K, V>::S *s, const uint64_t *pos, size_t n) {
+  const warp_turns<1> t;
+  for (size_t b = t.first; b < n; b += t.stride) {
+    const size_t i = t.item(b);
+    const uint64_t slot = slot_of(i < n ? pos[i] : TDM_HASH_NONE);
+    const bool in = slot != TDM_HASH_NONE;
+    const unsigned peers = __match_any_sync(0xffffffffu, slot);
+    const V v = VOTE ? warp_fold_peers(peers, in, in ? (V)(i + 1u) : (V)0, max_v_op<V>()) : (V)0;
+    if (!in || (peers & lanes_below())) continue;
+    if (VOTE) atomic_max_v(&s[slot].v, v);
+    else atomic_exch_v(&s[slot].v, (V)0);
+  }
+}
+
+/* KEEP_LAST, pass 4: each copy learns whether it won (its own pos entry),
+ * before any winner overwrites the election word with its value. */
+template <typename K, typename V>
+__global__ void last_check_kernel(const typename hs<K, V>::S *s, uint64_t *pos, size_t n) {
+  TDM_GRID_STRIDE(i, n) {
+    uint64_t p = pos[i];
+    if (p != TDM_HASH_NONE && s[slot_of(p)].v == (V)(i + 1u)) pos[i] = p | WIN_BIT;
+  }
+}
+
+/* KEEP_LAST, pass 5: the winner writes its value. */
+template <typename K, typename V>
+__global__ void last_write_kernel(typename hs<K, V>::S *s, const V *vals, const uint64_t *pos, size_t n) {
+  TDM_GRID_STRIDE(i, n) {
+    uint64_t p = pos[i];
+    if (p != TDM_HASH_NONE && (p & WIN_BIT)) s[slot_of(p)].v = vals[i];
+  }
+}
+
+/* KEEP_FIRST ballot of batch index i: the largest wins, so the lowest index. */
+static __device__ __forceinline__ uint32_t first_ballot(size_t i) { return 0xffffffffu - (uint32_t)i; }
+
+/* KEEP_FIRST: only keys new in this batch change, to their first copy's
+ * value; the election of a new key runs in a batch-sized word of its
+ * claimer, e[claimer]. Pass 2: the claimer parks its batch index in its new
+ * slot's value word (which no one needs until the winner's value lands) and
+ * seeds its word with its own ballot. */
+template <typename K, typename V>
+__global__ void first_mark_kernel(typename hs<K, V>::S *s, uint32_t *e, const uint64_t *pos, size_t n) {
+  TDM_GRID_STRIDE(i, n) {
+    uint64_t p = pos[i];
+    if (p == TDM_HASH_NONE || !(p & NEW_BIT)) continue;
+    s[slot_of(p)].v = (V)i;
+    e[i] = first_ballot(i);
+  }
+}
+
+/* KEEP_FIRST, pass 3: every other copy reads its slot's value word c; the
+ * key is new in this batch exactly when c < n and pos[c] says c claimed
+ * this slot (a key that was there before holds a value for which that
+ * cannot be true: no copy claimed its slot), and then votes at e[c], the
+ * copies of one claimer in a warp as one. A key that was there before keeps
+ * its value. */
+template <typename K, typename V>
+__global__ void first_vote_kernel(const typename hs<K, V>::S *s, uint32_t *e, const uint64_t *pos, size_t n) {
   const warp_turns<1> t;
   for (size_t b = t.first; b < n; b += t.stride) {
     const size_t i = t.item(b);
     const uint64_t p = i < n ? pos[i] : TDM_HASH_NONE;
-    const uint64_t slot = p == TDM_HASH_NONE ? p : p & ~NEW_BIT;
-    const unsigned peers = __match_any_sync(0xffffffffu, slot);
-    if (slot != TDM_HASH_NONE && !(peers & lanes_below())) (void)atomicExch((unsigned int *)&w[slot], 0u);
+    uint64_t c = TDM_HASH_NONE;
+    if (p != TDM_HASH_NONE && !(p & NEW_BIT)) {
+      const uint64_t held = (uint64_t)s[slot_of(p)].v;
+      if (held < n && pos[held] == (slot_of(p) | NEW_BIT)) c = held;
+    }
+    const bool in = c != TDM_HASH_NONE;
+    const unsigned peers = __match_any_sync(0xffffffffu, c);
+    const uint32_t v = warp_fold_peers(peers, in, in ? first_ballot(i) : 0u, max_op());
+    if (in && !(peers & lanes_below())) atomicMax(&e[c], v);
   }
 }
 
-/* KEEP_FIRST, pass 3: the claimer marks its slot as new in this batch. */
-__global__ void elect_mark_kernel(uint32_t *w, const uint64_t *pos, size_t n) {
-  TDM_GRID_STRIDE(i, n) {
-    uint64_t p = pos[i];
-    if (p != TDM_HASH_NONE && (p & NEW_BIT)) w[p & ~NEW_BIT] = 1;
-  }
-}
-
-/* Ballot value of batch index i: the largest one wins. KEEP_LAST: i + 1 (the
- * highest index); KEEP_FIRST: 2^32 - 1 - i (the lowest), always >= 2 so it
- * beats the "new" mark 1 and never equals the "old slot" 0. */
-static __device__ __forceinline__ uint32_t ballot(size_t i, int first) {
-  return first ? 0xffffffffu - (uint32_t)i : (uint32_t)i + 1u;
-}
-
-/* Election, pass 4: vote, the copies of one slot in a warp as one (their
- * largest ballot). KEEP_FIRST votes only on slots marked new. */
-__global__ void elect_vote_kernel(uint32_t *w, const uint64_t *pos, size_t n, int first) {
-  const warp_turns<1> t;
-  for (size_t b = t.first; b < n; b += t.stride) {
-    const size_t i = t.item(b);
-    uint64_t p = i < n ? pos[i] : TDM_HASH_NONE;
-    if (p != TDM_HASH_NONE) p &= ~NEW_BIT;
-    /* present before this batch: keeps its value */
-    if (first && p != TDM_HASH_NONE && *(volatile uint32_t *)&w[p] == 0) p = TDM_HASH_NONE;
-    const bool in = p != TDM_HASH_NONE;
-    const unsigned peers = __match_any_sync(0xffffffffu, p);
-    const uint32_t v = warp_fold_peers(peers, in, in ? ballot(i, first) : 0u, max_op());
-    if (in && !(peers & lanes_below())) atomicMax(&w[p], v);
-  }
-}
-
-/* Election, pass 5: the winner writes its value. */
+/* KEEP_FIRST, pass 4: the claimer writes the winner's value over its parked
+ * index. */
 template <typename K, typename V>
-__global__ void elect_write_kernel(typename hs<K, V>::S *s, const V *vals, const uint32_t *w, const uint64_t *pos,
-                                   size_t n, int first) {
+__global__ void first_write_kernel(typename hs<K, V>::S *s, const V *vals, const uint32_t *e, const uint64_t *pos,
+                                   size_t n) {
   TDM_GRID_STRIDE(i, n) {
     uint64_t p = pos[i];
-    if (p == TDM_HASH_NONE) continue;
-    p &= ~NEW_BIT;
-    if (w[p] == ballot(i, first)) s[p].v = vals[i];
+    if (p != TDM_HASH_NONE && (p & NEW_BIT)) s[slot_of(p)].v = vals[0xffffffffu - e[i]];
   }
 }
 
 /* ---- host side ---------------------------------------------------------------- */
 
-/* The direct claim's scratch: each key's slot (not for SUM), and for
- * KEEP_FIRST / KEEP_LAST the election word of every slot of the final
- * table. */
+/* The direct claim's scratch, batch-sized: each key's slot (not for SUM),
+ * and for KEEP_FIRST an election word per key (used by the claimers'). */
 static tdm_status scratch_take(tdm_hash *h, tdm__gpu_scope &sc, size_t n, size_t final_cap, tdm__hg_scratch *x) {
   tdm_status st;
+  (void)final_cap;
   memset(x, 0, sizeof *x);
   x->chunk = n < CHUNK ? n : CHUNK;
   if ((h->dup != TDM__DUP_SUM && (st = sc.alloc(x->chunk * sizeof(uint64_t), &x->pos)) != TDM_OK) ||
-      ((h->dup == TDM__DUP_KEEP_FIRST || h->dup == TDM__DUP_KEEP_LAST) &&
-       (st = sc.alloc((final_cap + 2u) * sizeof(uint32_t), &x->w)) != TDM_OK))
+      (h->dup == TDM__DUP_KEEP_FIRST && (st = sc.alloc(x->chunk * sizeof(uint32_t), &x->e)) != TDM_OK))
     return st;
   return TDM_OK;
 }
@@ -331,14 +393,17 @@ static void launch_insert(tdm_hash *h, const void *keys, const void *vals, size_
     minmax_init_kernel<K, V><<<g, TDM_GPU_BLOCK, 0, st>>>(s, v, x->pos, n);
     minmax_fold_kernel<K, V><<<g, TDM_GPU_BLOCK, 0, st>>>(s, v, x->pos, n, dup, h->vkind);
     break;
-  default: {
-    int first = h->dup == TDM__DUP_KEEP_FIRST;
-    elect_clear_kernel<<<g, TDM_GPU_BLOCK, 0, st>>>(x->w, x->pos, n);
-    if (first) elect_mark_kernel<<<g, TDM_GPU_BLOCK, 0, st>>>(x->w, x->pos, n);
-    elect_vote_kernel<<<g, TDM_GPU_BLOCK, 0, st>>>(x->w, x->pos, n, first);
-    elect_write_kernel<K, V><<<g, TDM_GPU_BLOCK, 0, st>>>(s, v, x->w, x->pos, n, first);
+  case TDM__DUP_KEEP_LAST:
+    last_elect_kernel<K, V, false><<<g, TDM_GPU_BLOCK, 0, st>>>(s, x->pos, n);
+    last_elect_kernel<K, V, true><<<g, TDM_GPU_BLOCK, 0, st>>>(s, x->pos, n);
+    last_check_kernel<K, V><<<g, TDM_GPU_BLOCK, 0, st>>>(s, x->pos, n);
+    last_write_kernel<K, V><<<g, TDM_GPU_BLOCK, 0, st>>>(s, v, x->pos, n);
     break;
-  }
+  default: /* KEEP_FIRST */
+    first_mark_kernel<K, V><<<g, TDM_GPU_BLOCK, 0, st>>>(s, x->e, x->pos, n);
+    first_vote_kernel<K, V><<<g, TDM_GPU_BLOCK, 0, st>>>(s, x->e, x->pos, n);
+    first_write_kernel<K, V><<<g, TDM_GPU_BLOCK, 0, st>>>(s, v, x->e, x->pos, n);
+    break;
   }
 }
 

@@ -167,8 +167,9 @@ typedef struct group {
       fl[gi] = fl[--live];                                                                                        \
     }                                                                                                             \
     /* The policy's passes, each over the copies in a random order (the                                          \
-     * kernels' atomics land in any order); the election words w are the                                         \
-     * scratch of KEEP_FIRST / KEEP_LAST, 0 before the batch. */                                                  \
+     * kernels' atomics land in any order); w[slot] stands for a slot's                                          \
+     * election word (the kernels keep it in the slot's value word for                                           \
+     * KEEP_LAST, in its claimer's word for KEEP_FIRST), 0 before the batch. */                                  \
     ord = shuffled(n, r);                                                                                         \
     if (dup == TDM__DUP_SUM) {                                                                                    \
       for (i = 0; i < n; i++) s[at[ord[i]]].v = (V)(s[at[ord[i]]].v + vals[ord[i]]);                              \
