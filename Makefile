@@ -98,13 +98,12 @@ test-cuda-emu:
 	$(MAKE) test LABELS=emu BUILD=$(BUILD) CUDA_EMU=ON PYTHON_TESTS=OFF
 
 # The emulated device under ThreadSanitizer, with CUDA's happens-before edges
-# only (tests/cuda_emu/src/emu_tsan.h): the self-test, legacy whole and the
-# v2 sort (TSAN_PARTS adds selftest-v2-hash and selftest-v2-btree), at the
-# tier's seeds; a data race fails it. One OpenMP thread: libgomp is not
+# only (tests/cuda_emu/src/emu_tsan.h): the self-test's sort, hash and ops
+# (TSAN_PARTS adds selftest-btree), at the tier's seeds; a data race fails it. One OpenMP thread: libgomp is not
 # instrumented, so TSan would not see its barriers in the CPU backend's
 # parallel regions.
 CUDA_INCLUDE ?= /usr/local/cuda/include
-TSAN_PARTS ?= selftest-legacy selftest-v2-sort
+TSAN_PARTS ?= selftest
 test-cuda-emu-tsan:
 	@if [ ! -f $(CUDA_INCLUDE)/cuda_runtime_api.h ]; then \
 	  echo "test-cuda-emu-tsan: skipped: no CUDA headers in $(CUDA_INCLUDE)"; exit 0; fi; \

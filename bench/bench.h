@@ -42,15 +42,6 @@ struct bench_opts {
    * share still counts). Meaningless for rows with several threads or on a
    * GPU; only 1-thread CPU comparisons should use it. */
   bool cpu_clock = false;
-  /* --design: the GPU design being measured, "" when not selected (the
-   * library's default). Set in TANDEM_GPU_DESIGN before each context is
-   * created; tandem rows of a design other than "default" get impl
-   * "tandem-<design>". */
-  std::string design;
-  /* False on the second and later designs of one run: the CPU rows, the
-   * peers and the ceilings do not depend on the GPU design and are measured
-   * once. */
-  bool first_design = true;
 };
 
 /* One measurement. value_type "" when none; queries 0 when not a query op. */
@@ -147,10 +138,6 @@ std::vector<uint64_t> bench_unique_u64(size_t n, uint64_t seed);
 bool bench_verify(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The number of failed checks so far. */
 int bench_wrong_results();
-
-/* The impl name of a tandem row under the current design: "tandem" (or
- * "tandem(host-arrays)") for the default design, "tandem-<design>..." else. */
-std::string bench_impl(const bench_opts &o, const std::string &impl);
 
 /* Aborts the benchmark with the status and tdm_last_error() if s != TDM_OK. */
 void bench_check(tdm_status s, const char *what);

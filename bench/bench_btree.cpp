@@ -324,12 +324,12 @@ void cuda_rows(const bench_opts &o, size_t n, size_t q) {
     bench_dev_free(ka);
     bench_dev_free(va);
   }
-  if (o.first_design) bench_gpu_gather_mops(o, n * 16, q);
+  bench_gpu_gather_mops(o, n * 16, q);
   auto check_find = [&](const char *what, size_t nq, bool miss50) {
     size_t bad = bench_gpu_check_find(seed, n, nq, miss50, df, dout, 1);
     bench_verify(bad == 0, "%s: %zu of %zu queries answered wrongly", what, bad, nq);
   };
-  const std::string tandem = bench_impl(o, "tandem");
+  const std::string tandem = "tandem";
   size_t sn = std::min(q, SMALL);
 
   tdm_ctx *c = bench_ctx("cuda", 1);
@@ -358,7 +358,7 @@ void cuda_rows(const bench_opts &o, size_t n, size_t q) {
   tdm_btree_destroy(t);
   tdm_ctx_destroy(c);
 
-  if (o.peers && o.first_design) {
+  if (o.peers) {
     bench_measure(o, row_of("find_hit", "binary_search", "cuda", n, q, 1), (double)q, nullptr,
                   [&] { bench_gpu_binsearch(ds, dsv, n, dh, dout, df, q); });
     check_find("binary search (hits)", q, false);

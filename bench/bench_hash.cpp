@@ -297,15 +297,13 @@ void bench_cuda_hash(const bench_opts &o) {
   bench_gpu_iota(dv, n);
   bench_gpu_queries(dh, n, seed, n, false);
   bench_gpu_queries(dm, n, seed, n, true);
-  if (o.first_design) {
-    bench_gpu_memcpy_gbps(o, slots * 16);
-    bench_gpu_gather_mops(o, slots * 16, n);
-  }
+  bench_gpu_memcpy_gbps(o, slots * 16);
+  bench_gpu_gather_mops(o, slots * 16, n);
   auto check_find = [&](const char *what, size_t nq, bool miss50) {
     size_t bad = bench_gpu_check_find(seed, n, nq, miss50, dfound, dout, 0);
     bench_verify(bad == 0, "%s: %zu of %zu queries answered wrongly", what, bad, nq);
   };
-  const std::string tandem = bench_impl(o, "tandem");
+  const std::string tandem = "tandem";
   size_t sn = std::min(n, SMALL), calls = std::min(SMALL_CALLS, n / sn);
 
   tdm_ctx *c = bench_ctx("cuda", 1);
@@ -350,7 +348,7 @@ void bench_cuda_hash(const bench_opts &o) {
   tdm_hash_destroy(h);
   tdm_ctx_destroy(c);
 
-  if (o.peers && o.first_design) {
+  if (o.peers) {
     void *t = bench_dev_alloc(slots * 16);
     bench_measure(o, base_row("insert", "linear_probing", "cuda", n, n, 1), (double)n,
                   [&] { bench_lp_clear(t, slots); }, [&] { bench_lp_insert(t, slots, dk, dv, n); });

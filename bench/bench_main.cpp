@@ -59,7 +59,7 @@ uint64_t splitmix(uint64_t &x) {
   fprintf(stderr,
           "usage: tandem-bench {headline|sort|hash|btree|ops|all} [--backend cpu|cuda|all] [--type T] [--n N]\n"
           "                    [--queries Q] [--threads K] [--reps R] [--peers] [--csv FILE] [--table FILE]\n"
-          "                    [--seed S] [--clock wall|cpu] [--no-map-cache] [--design D1,D2,...] [--isa avx2|sse4]\n"
+          "                    [--seed S] [--clock wall|cpu] [--no-map-cache] [--isa avx2|sse4]\n"
           "  headline: the first run to make (`make bench`): sort u32, sort u64, sort_pairs u64+u64, hash\n"
           "  insert and find hits, B-tree build and find hits, unique and isin, on the CPU at n = 1e7\n"
           "  (--n) with 3 reps (--reps), numbered steps, then a summary: tandem against the best peer of\n"
@@ -76,8 +76,6 @@ uint64_t splitmix(uint64_t &x) {
           "  for the whole run: a machine measured as one without the wider vectors (its cores and\n"
           "  memory stay what they are).\n"
           "  --csv FILE: the rows as CSV; --table FILE: a copy of the printed table (and summary).\n"
-          "  --design: run the GPU rows once per named design, setting TANDEM_GPU_DESIGN=<design> before\n"
-          "  each context is created; rows of designs other than \"default\" get impl tandem-<design>.\n"
           "  Every result is checked; a wrong one prints WRONG RESULT and the exit status is 4.\n");
   exit(2);
 }
@@ -163,11 +161,6 @@ bool bench_verify(bool ok, const char *fmt, ...) {
 }
 
 int bench_wrong_results() { return wrong_results; }
-
-std::string bench_impl(const bench_opts &o, const std::string &impl) {
-  if (o.design.empty() || o.design == "default" || impl.compare(0, 6, "tandem") != 0) return impl;
-  return "tandem-" + o.design + impl.substr(6);
-}
 
 static volatile uint64_t sink_word;
 void bench_sink(uint64_t x) { sink_word = sink_word + x; }
@@ -447,7 +440,6 @@ int main(int argc, char **argv) {
   bench_sample_load(); /* before the run adds its own threads to the load */
   bench_opts o;
   std::string backend = "all", csv, table;
-  std::vector<std::string> designs;
   bool reps_given = false;
   for (int i = 2; i < argc; i++) {
     std::string a = argv[i];
@@ -484,18 +476,6 @@ int main(int argc, char **argv) {
     }
     else if (a == "--csv") csv = val();
     else if (a == "--table") table = val();
-    else if (a == "--design") {
-      std::string list = val(), item;
-      for (size_t p = 0; p <= list.size(); p++) {
-        if (p == list.size() || list[p] == ',') {
-          if (item.empty()) usage("--design: empty design name");
-          designs.push_back(item);
-          item.clear();
-        } else {
-          item += list[p];
-        }
-      }
-    }
     else usage(("unknown option " + a).c_str());
   }
   if (!o.threads.empty() && o.threads[0] < 1) usage("--threads must be >= 1");
@@ -504,7 +484,6 @@ int main(int argc, char **argv) {
     /* A newcomer's first run: the CPU only, three timed runs unless asked. */
     if (backend == "all") backend = "cpu";
     if (backend != "cpu") usage("headline runs on the CPU only (GPU rows: all --backend cuda)");
-    if (!designs.empty()) usage("--design applies to GPU rows; headline runs on the CPU only");
     if (!reps_given) o.reps = 3;
   }
   if (backend == "cpu" || backend == "all") o.backends.push_back("cpu");
@@ -556,28 +535,10 @@ int main(int argc, char **argv) {
   int rc = 0;
   if (headline) {
     rc |= bench_headline(o);
-  } else if (designs.empty()) {
+  } else {
     for (auto &name : selected) {
       bench_sample_load();
       rc |= registry()[name](o);
-    }
-  } else {
-    /* One pass per design. The CPU rows, peers and ceilings do not depend on
-     * the GPU design: they run with the first design only. */
-    std::vector<std::string> all_backends = o.backends;
-    for (size_t d = 0; d < designs.size(); d++) {
-      if (setenv("TANDEM_GPU_DESIGN", designs[d].c_str(), 1) != 0) {
-        perror("setenv");
-        return 1;
-      }
-      o.design = designs[d];
-      o.first_design = d == 0;
-      o.backends.clear();
-      for (auto &b : all_backends)
-        if (d == 0 || b == "cuda") o.backends.push_back(b);
-      if (o.backends.empty()) break;
-      bench_printf("== design %s (TANDEM_GPU_DESIGN=%s)\n", designs[d].c_str(), designs[d].c_str());
-      for (auto &name : selected) rc |= registry()[name](o);
     }
   }
   /* The summary closes the runs a newcomer makes; a single structure's run

@@ -84,7 +84,7 @@ int bench_ops(const bench_opts &o) {
       tdm_ctx_destroy(c);
     }
   }
-  if (o.peers && o.first_design) {
+  if (o.peers) {
     std::vector<uint64_t> tmp(n);
     size_t pn = 0;
     bench_measure(o, bench_make_row("ops", "unique", "std::sort+std::unique", "cpu", "u64", "", n, 0, 1), (double)n,

@@ -376,14 +376,14 @@ void bench_cuda(const bench_opts &o, tdm_type t, size_t n) {
   bench_gpu_sort_keys(dk0, n, t, o.seed);
   bench_gpu_iota(dv0, n);
   uint64_t fp = bench_gpu_fingerprint(dk0, n, t);
-  if (o.first_design) bench_gpu_memcpy_gbps(o, n * ks);
+  bench_gpu_memcpy_gbps(o, n * ks);
   tdm_ctx *c = bench_ctx("cuda", 0);
   auto reset = [&] {
     bench_d2d(dk, dk0, n * ks);
     bench_d2d(dv, dv0, n * 8);
     bench_dev_sync();
   };
-  const std::string tandem = bench_impl(o, "tandem");
+  const std::string tandem = "tandem";
   bench_measure(o, base_row("sort", tandem, "cuda", t, nullptr, n, 1), (double)n, reset,
                 [&] { bench_check(tdm_sort(c, t, dk, n, 0), "tdm_sort (cuda)"); });
   verify_gpu_sorted("tdm_sort (cuda)", t, dk, n, fp);
@@ -416,7 +416,7 @@ void bench_cuda(const bench_opts &o, tdm_type t, size_t n) {
     verify_sorted("tdm_sort (cuda, host arrays)", t, work.data(), n, fp);
   }
   tdm_ctx_destroy(c);
-  if (o.peers && o.first_design && (t == TDM_U32 || t == TDM_U64)) {
+  if (o.peers && (t == TDM_U32 || t == TDM_U64)) {
     void *alt = bench_dev_alloc(n * ks);
     uint64_t *valt = (uint64_t *)bench_dev_alloc(n * 8);
     size_t tb = bench_cub_temp_bytes(n, (int)ks, true);

@@ -18,11 +18,11 @@
 #     it compiles (on the CPU cores) while the GPU steps 2-3b run, and waited
 #     for before the benchmarks, which it must not disturb;
 #  2. the Criterion suite when Criterion is installed (SKIP otherwise);
-#  3. tandem-selftest, once per GPU design: every operation on CUDA compared
+#  3. tandem-selftest: every operation on CUDA compared
 #     bit for bit with the CPU, host and device arrays, the data operations
 #     (unique, isin, group_reduce, join) included (and, GPU or not, the CPU
 #     on one thread against all threads);
-#  3b. tandem-pipeline-check once per GPU design (stream-ordered mode: 0
+#  3b. tandem-pipeline-check (stream-ordered mode: 0
 #     host waits, fixed-capacity inserts without a wait, deferred errors,
 #     graph capture, a device pool as the allocator, two streams, find
 #     overhead) and examples/fused_lookup at 2^26 records, timed against two
@@ -34,13 +34,13 @@
 #     ceilings (device copy bandwidth, random 8-byte gather) and the peers
 #     (raw CUB, binary search, linear probing, cuco::static_map at loads 0.8
 #     and 0.5 when built with it), every result checked (WRONG RESULT fails
-#     the step), each GPU design side by side: the data that decides the
-#     default design, so before the sanitizers;
+#     the step): the data that sets the hash table's policy table
+#     (gpu/hash_probe.cu) from a measurement, so before the sanitizers;
 #  4b. calibration of the cost meter: Nsight Compute (ncu --clock-control
 #     none) reads the DRAM and L2 sector counters of one call each of sort
 #     keys u32, hash insert and find_hit, B-tree find_hit and unique (u64),
-#     run by tandem-cost-profile at the meter's n (2^18) on its inputs, on
-#     the last design named; scripts/calibrate_meter.py writes them beside
+#     run by tandem-cost-profile at the meter's n (2^18) on its inputs;
+#     scripts/calibrate_meter.py writes them beside
 #     the meter's figure (docs/data/cost-meter/cuda-emu-cost.csv, a
 #     snapshot of make cuda-emu-cost) with the ratios: calibration.csv. No
 #     ncu, or counters it may not read (ERR_NVGPUCTRPERM): SKIP, saying so;
@@ -52,8 +52,7 @@
 #     (its --minimal set: every operation and type, host and device arrays,
 #     n = 1 and 5001), one run per tool and structure (--only sort, hash,
 #     btree; memcheck also ops) so that one slow run cannot starve the
-#     others, on the last design named; findings, a non-zero exit or a
-#     timeout are failures;
+#     others; findings, a non-zero exit or a timeout are failures;
 #  6. the Python tests (-k cuda) of the package built in 1b;
 #  7. last: one PASS/FAIL/SKIP line per step, then the compact table of every
 #     figure with its ratio to its peer and ceiling.
@@ -77,14 +76,6 @@
 # runs ahead of the later sanitizer runs and the Python tests.
 #
 # Knobs (environment):
-#   TANDEM_GPU_DESIGNS   GPU designs to compare (default "legacy,v2": the
-#                        library's default is legacy until this run compares them).
-#                        Each is passed to the library as TANDEM_GPU_DESIGN,
-#                        for it to read at context creation and choose its
-#                        kernels (a benchmarking knob; a library with one
-#                        design ignores it); tandem-bench --design sets it per
-#                        design and labels rows of non-default designs
-#                        "tandem-<design>".
 #   TANDEM_DEVCHECK_BUDGET   seconds for the whole script (default 470)
 #   TANDEM_DEVCHECK_BUILD    build directory (default build-device)
 #   TANDEM_DEVCHECK_ARCHS    CUDA architectures (default 90)
@@ -107,7 +98,6 @@ mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd) || exit 2
 cd "$(dirname "$0")/.." || exit 2
 BUILD=${TANDEM_DEVCHECK_BUILD:-build-device}
 BUDGET=${TANDEM_DEVCHECK_BUDGET:-470}
-DESIGNS=${TANDEM_GPU_DESIGNS:-legacy,v2}
 ARCHS=${TANDEM_DEVCHECK_ARCHS:-90}
 PY=${TANDEM_DEVCHECK_PYTHON:-python3}
 METER=${TANDEM_DEVCHECK_METER:-docs/data/cost-meter/cuda-emu-cost.csv}
@@ -328,7 +318,7 @@ else
 fi
 
 # ---- 3. the self-test: the CPU on one thread against all threads (checks the
-# program itself; runs without a GPU too), then CUDA once per design ---------
+# program itself; runs without a GPU too), then CUDA -------------------------
 reserve=0 need=10
 if [ $BUILT = 0 ]; then
   record SKIP "selftest cpu threads" "nothing built"
@@ -340,26 +330,21 @@ else
   fi
 fi
 
-# The last design named (the one meant to become the default) runs the full
-# set, the others the quick set (time budget).
-LAST_DESIGN=${DESIGNS##*,}
 # Time kept for the benchmarks and the sanitizers, and the least time worth
 # starting a run with, for the steps below.
 reserve=200 need=20
-for d in ${DESIGNS//,/ }; do
-  name="selftest design=$d"
-  if [ $BUILT = 0 ]; then record SKIP "$name" "nothing built"; continue; fi
-  if [ $GPU = 0 ]; then record SKIP "$name" "$GPU_WHY"; continue; fi
-  mode=()
-  [ "$d" = "$LAST_DESIGN" ] || mode=(--quick)
-  timed selftest 90 "$OUT/selftest-$d.log" env TANDEM_GPU_DESIGN="$d" "$SELFTEST" "${mode[@]}"
-  tally=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$OUT/selftest-$d.log" | tail -1)
+name="selftest cuda"
+if [ $BUILT = 0 ]; then record SKIP "$name" "nothing built"
+elif [ $GPU = 0 ]; then record SKIP "$name" "$GPU_WHY"
+else
+  timed selftest 90 "$OUT/selftest-cuda.log" "$SELFTEST"
+  tally=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$OUT/selftest-cuda.log" | tail -1)
   if [ $rc -eq 0 ] && [ -n "$tally" ]; then
-    record PASS "$name" "$tally${mode[*]:+ (quick)}, $secs s"
+    record PASS "$name" "$tally, $secs s"
   else
-    record FAIL "$name" "$(why_not_run $rc)${tally:+: $tally}: $(grep -m1 '^FAIL' "$OUT/selftest-$d.log" | cut -c1-150)"
+    record FAIL "$name" "$(why_not_run $rc)${tally:+: $tally}: $(grep -m1 '^FAIL' "$OUT/selftest-cuda.log" | cut -c1-150)"
   fi
-done
+fi
 
 # ---- 3b. stream-ordered mode, the allocator, views (GPU-only properties) -----------------
 # tandem-pipeline-check: 0 host waits and 0 warm allocations of stream-ordered
@@ -379,19 +364,17 @@ missing() {
   else record SKIP "$1" "nothing built"
   fi
 }
-for d in ${DESIGNS//,/ }; do
-  name="pipeline check design=$d"
-  if [ $BUILT = 0 ] || [ ! -x "$PIPE" ]; then missing "$name" "$PIPE"
-  elif [ $GPU = 0 ]; then record SKIP "$name" "$GPU_WHY"
+name="pipeline check"
+if [ $BUILT = 0 ] || [ ! -x "$PIPE" ]; then missing "$name" "$PIPE"
+elif [ $GPU = 0 ]; then record SKIP "$name" "$GPU_WHY"
+else
+  timed pipeline 60 "$OUT/pipeline.log" "$PIPE"
+  if [ $rc -eq 0 ]; then
+    record PASS "$name" "$(grep -m1 'host waits' "$OUT/pipeline.log" | cut -c1-60)...; $(grep 'stream-ordered:' "$OUT/pipeline.log" | sed 's/.*: //'), $secs s"
   else
-    timed pipeline 60 "$OUT/pipeline-$d.log" env TANDEM_GPU_DESIGN="$d" "$PIPE"
-    if [ $rc -eq 0 ]; then
-      record PASS "$name" "$(grep -m1 'host waits' "$OUT/pipeline-$d.log" | cut -c1-60)...; $(grep 'stream-ordered:' "$OUT/pipeline-$d.log" | sed 's/.*: //'), $secs s"
-    else
-      record FAIL "$name" "$(why_not_run $rc): $(grep -m1 '^FAIL' "$OUT/pipeline-$d.log" | cut -c1-150) (pipeline-$d.log)"
-    fi
+    record FAIL "$name" "$(why_not_run $rc): $(grep -m1 '^FAIL' "$OUT/pipeline.log" | cut -c1-150) (pipeline.log)"
   fi
-done
+fi
 if [ $BUILT = 0 ] || [ ! -x "$FUSED" ]; then missing "fused lookup 2^26" "$FUSED"
 elif [ $GPU = 0 ]; then record SKIP "fused lookup 2^26" "$GPU_WHY"
 else
@@ -401,14 +384,14 @@ else
   fi
 fi
 
-# ---- 4. benchmarks (before the sanitizers: their figures decide the default design) ------------
+# ---- 4. benchmarks (before the sanitizers: their figures are the GPU's word on the policies) ----
 bench() { # bench NAME CAP ARGS...
   local s=$1 cap=$2
   shift 2
   local name="bench $s"
   if [ $BUILT = 0 ]; then record SKIP "$name" "nothing built"; return; fi
   if [ $GPU = 0 ]; then record SKIP "$name" "$GPU_WHY"; return; fi
-  timed "$s" "$cap" "$OUT/bench-$s.txt" "$BENCH" "$s" --backend cuda --peers --design "$DESIGNS" \
+  timed "$s" "$cap" "$OUT/bench-$s.txt" "$BENCH" "$s" --backend cuda --peers \
     --csv "$OUT/bench-$s.csv" "$@"
   local wrong
   wrong=$(grep -c '^WRONG RESULT' "$OUT/bench-$s.txt")
@@ -448,7 +431,7 @@ else
   cal_why="" cal_skip=0 cal_t=$(date +%s)
   for row in $CAL_ROWS; do
     f=$cal/${row//\//-}
-    timed calibrate 30 "$f.log" env TANDEM_GPU_DESIGN="$LAST_DESIGN" "$NCU" --clock-control none \
+    timed calibrate 30 "$f.log" "$NCU" --clock-control none \
       --profile-from-start off --metrics "$CAL_METRICS" --export "$f" -f "$CALPROG" --only "${row%%/*}" --profile "$row"
     grep '^profiled: ' "$f.log" >"$f.out"
     if grep -q -E 'ERR_NVGPUCTRPERM|permission to access NVIDIA GPU Performance Counters' "$f.log"; then
@@ -470,7 +453,7 @@ else
     "$PY" scripts/calibrate_meter.py "$METER" "$cal" "$OUT/calibration.csv" >"$OUT/calibration.txt" 2>&1
     crc=$?
     if [ $crc -eq 0 ]; then
-      record PASS "$name" "$(( $(tail -n +2 "$OUT/calibration.csv" | wc -l) )) rows, design $LAST_DESIGN, $(( $(date +%s) - cal_t )) s (calibration.txt, calibration.csv)"
+      record PASS "$name" "$(( $(tail -n +2 "$OUT/calibration.csv" | wc -l) )) rows, $(( $(date +%s) - cal_t )) s (calibration.txt, calibration.csv)"
     else
       record FAIL "$name" "calibrate_meter.py: $(grep -m1 'calibrate_meter:' "$OUT/calibration.txt" | cut -c1-150) (calibration.txt)"
     fi
@@ -502,7 +485,6 @@ fi
 # run the budget cannot hold any more is a FAIL ("not run"), and a slow one
 # starves none of the others of its own limit.
 SAN=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)
-SAN_DESIGN=$LAST_DESIGN
 reserve=20 need=15 # the Python tests after them
 for tool in memcheck initcheck synccheck; do
   parts="sort hash btree"
@@ -513,11 +495,11 @@ for tool in memcheck initcheck synccheck; do
     if [ $GPU = 0 ]; then record SKIP "$name" "$GPU_WHY"; continue; fi
     if [ -z "$SAN" ]; then record FAIL "$name" "compute-sanitizer not found"; continue; fi
     log=$OUT/sanitizer-$tool-$part.log
-    timed "$tool" 40 "$log" env TANDEM_GPU_DESIGN="$SAN_DESIGN" "$SAN" --tool "$tool" --error-exitcode 9 \
+    timed "$tool" 40 "$log" "$SAN" --tool "$tool" --error-exitcode 9 \
       --print-limit 50 "$SELFTEST" --minimal --only "$part"
     summary=$(grep -m1 -o 'ERROR SUMMARY: [0-9]* error[s]*' "$log")
     if [ $rc -eq 0 ]; then
-      record PASS "$name" "${summary:-no errors}, selftest $(grep -E '^[0-9]+ passed' "$log" | tail -1), design $SAN_DESIGN, $secs s"
+      record PASS "$name" "${summary:-no errors}, selftest $(grep -E '^[0-9]+ passed' "$log" | tail -1), $secs s"
     elif grep -q 'Device not supported' "$log"; then
       record SKIP "$name" "compute-sanitizer does not support this device/runtime ($(grep -m1 'Device not supported' "$log" | cut -c1-80))"
     else
@@ -551,7 +533,7 @@ fi
 # ---- 7. summary, then the table -------------------------------------------------------------------
 {
   echo
-  echo "== tandem device check: $(date -u +%Y-%m-%dT%H:%MZ), ${GPU_NAME:-no GPU}, designs $DESIGNS, $(elapsed) s of $BUDGET"
+  echo "== tandem device check: $(date -u +%Y-%m-%dT%H:%MZ), ${GPU_NAME:-no GPU}, $(elapsed) s of $BUDGET"
   printf '%s\n' "${steps[@]}"
   echo "== $failed step(s) failed; logs in $OUT"
   [ -f "$OUT/calibration.txt" ] && { echo; echo "cost meter against the hardware's counters:"; cat "$OUT/calibration.txt"; }

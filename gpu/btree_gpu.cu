@@ -6,7 +6,7 @@
  * filled by the same tdm__bt_fill_leaf / tdm__bt_fill_inner functions the CPU
  * runs, one node per thread.
  *
- * One tree for every GPU design: on the cost meter (tests/cuda_emu, make
+ * One tree: on the cost meter (tests/cuda_emu, make
  * cuda-emu-cost) the lane-group queries and the reduce by key of
  * btree_lanes.cu moved fewer sectors on every row than the one-thread
  * descent and one-thread run reduce they replaced (find 38.7 against 52.6

@@ -1,8 +1,7 @@
 /*
- * btree_gpu.cuh: the CUDA B+ tree's private header, one tree for every GPU
- * design: its state, key index -> leaf and slot, the operations
- * (btree_gpu.cu), the descent-kernel launches, and the steps of
- * btree_lanes.cu (reduce of a sorted batch, search arrays, lane-group
+ * btree_gpu.cuh: the CUDA B+ tree's private header: its state, key index ->
+ * leaf and slot, the operations (btree_gpu.cu), the descent-kernel launches,
+ * and the steps of btree_lanes.cu (reduce of a sorted batch, search arrays, lane-group
  * queries, range fill, their validation).
  */
 #ifndef TANDEM_BTREE_GPU_CUH

@@ -6,11 +6,11 @@
  * the one cleanup style (tdm__gpu_scope: device memory of a call, released on
  * every return path).
  *
- * Layering (as in CUB): public API (src/) -> operation tables, one set per
- * kernel design (gpu/<structure>_gpu.cu the code the designs share, gpu/<structure>_legacy.cu
- * and gpu/<structure>_v2.cu each design's own: stage arrays, launch the width's
- * instantiation chosen at create) -> kernels (thin loops around the shared
- * host/device functions of include/tandem/detail/).
+ * Layering (as in CUB): public API (src/) -> operation tables, one per
+ * structure (gpu/<structure>_gpu.cu: stage arrays, launch the width's
+ * instantiation, and its policy where the kernels take one, chosen at
+ * create) -> kernels (thin loops around the shared host/device functions of
+ * include/tandem/detail/).
  */
 #ifndef TANDEM_GPU_COMMON_CUH
 #define TANDEM_GPU_COMMON_CUH
@@ -45,15 +45,12 @@ struct tdm__gpu_state {
   unsigned long long capture_memo; /* (call number << 1) | capturing, for tdm__gpu_capturing */
 };
 
-/* The operation tables, gathered into one backend descriptor per kernel
- * design by backend_gpu.cu: the sort and the B+ tree are one for every
- * design; the hash table is each design's (gpu/hash_legacy.cu,
- * gpu/hash_v2.cu). */
-extern const tdm__sort_ops tdm__sort_cuda_ops; /* one sort for every design */
-extern const tdm__hash_ops tdm__hash_cuda_legacy_ops, tdm__hash_cuda_v2_ops;
-extern const tdm__btree_ops tdm__btree_cuda_ops; /* one B+ tree for every design */
-/* The data operations, one table for both designs (ops_gpu.cu). */
-extern const tdm__ops_ops tdm__ops_cuda_ops;
+/* The operation tables, gathered into the backend descriptor by
+ * backend_gpu.cu. */
+extern const tdm__sort_ops tdm__sort_cuda_ops;
+extern const tdm__hash_ops tdm__hash_cuda_ops;
+extern const tdm__btree_ops tdm__btree_cuda_ops;
+extern const tdm__ops_ops tdm__ops_cuda_ops; /* the data operations (ops_gpu.cu) */
 
 /* Context hooks (runtime.cu). */
 tdm_status tdm__gpu_ctx_init(tdm_ctx *ctx);
@@ -97,7 +94,7 @@ tdm_status tdm__gpu_pending_check(void);
  *   tdm__gpu_device dev;  if ((st = dev.enter(ctx)) != TDM_OK) return st;
  * (tdm__gpu_scope holds one, as its first member, so the call's device memory
  * is released while the context's device is still current.) Nested calls
- * (the B+ tree sorting through its design's sort table) save and restore the same
+ * (the B+ tree sorting through the context's sort table) save and restore the same
  * device. */
 class tdm__gpu_device {
  public:

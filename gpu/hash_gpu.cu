@@ -1,12 +1,13 @@
 /*
- * hash_gpu.cu: the CUDA backend of the hash table: what its designs share.
+ * hash_gpu.cu: the CUDA backend of the hash table: its operations, and the
+ * kernels that take no policy (erase, rehash, export).
  *
- * The table lives in device memory in the layout of include/tandem/detail/hash_layout.h; the
- * kernels are thin loops around the same probe functions the CPU runs. Each
- * design (hash_legacy.cu, hash_v2.cu) brings its insert and find; erase,
- * rehash, export, clear, validate and the outcome counts are the same in
- * both, here. Results are identical to the CPU's under both designs, for
- * every duplicate policy.
+ * The table lives in device memory in the layout of
+ * include/tandem/detail/hash_layout.h; the kernels are thin loops around the
+ * same probe functions the CPU runs. Insert and find launch through the
+ * table's policy table (hash_probe.cu: the lanes per key and the insert
+ * strategy, fixed per width); results are identical to the CPU's for every
+ * duplicate policy.
  *
  * A table picks its per-width launch tables once, at create (as the CPU
  * hash does): one instantiation of each template per width, by name.
@@ -25,22 +26,26 @@
 #include <string.h>
 
 #include <cub/block/block_reduce.cuh>
-#include <string.h>
-
-#include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 #include <cub/device/device_scan.cuh>
 
 #include "hash_gpu.cuh"
 
+/* One thread per key; the outcome counts go in warp by warp (block_counts). */
 template <typename K, typename V>
 __global__ void erase_kernel(typename hs<K, V>::S *s, unsigned l, const K *keys, size_t n, unsigned long long *cnt) {
   __shared__ unsigned long long sh[NCOUNT];
   block_counts bc;
   bc.init(sh);
-  TDM_GRID_STRIDE(i, n) {
-    K key = keys[i];
-    bc.add(4 + hs<K, V>::erase(s, l, key, hs<K, V>::start(key, l)));
+  const warp_turns<1> t;
+  for (size_t b = t.first; b < n; b += t.stride) {
+    const size_t i = t.item(b);
+    int code = -1;
+    if (i < n) {
+      K key = keys[i];
+      code = 4 + hs<K, V>::erase(s, l, key, hs<K, V>::start(key, l));
+    }
+    bc.add_warp(code);
   }
   bc.flush(cnt);
 }
@@ -158,7 +163,7 @@ static const tdm__hg_common_fns *const common_widths[4] = {
     &common_fns<uint64_t, uint64_t>,
 };
 
-tdm_status tdm__hg_create(tdm_hash *h, const tdm__hg_design_fns *const widths[4]) {
+static tdm_status hg_create(tdm_hash *h) {
   tdm_ctx *ctx = h->ctx;
   size_t bytes = tdm__hash_table_bytes(h, h->log2cap);
   tdm__gpu_scope sc(ctx);
@@ -166,7 +171,7 @@ tdm_status tdm__hg_create(tdm_hash *h, const tdm__hg_design_fns *const widths[4]
   unsigned long long *counts;
   tdm_status st;
   tdm__hg(h)->common = common_widths[tdm__hash_inst(h->ks, h->vs)];
-  tdm__hg(h)->design = widths[tdm__hash_inst(h->ks, h->vs)];
+  tdm__hg(h)->policy = tdm__hg_policies[tdm__hash_inst(h->ks, h->vs)];
   if ((st = sc.enter()) != TDM_OK) return st;
   if ((st = sc.alloc(bytes, &slots)) != TDM_OK ||
       (st = sc.alloc(NCOUNT * sizeof(unsigned long long), &counts)) != TDM_OK)
@@ -181,7 +186,7 @@ tdm_status tdm__hg_create(tdm_hash *h, const tdm__hg_design_fns *const widths[4]
   return TDM_OK;
 }
 
-void tdm__hg_destroy(tdm_hash *h) {
+static void hg_destroy(tdm_hash *h) {
   tdm__gpu_device dev;
   if (!tdm__hg(h)->slots) return;
   if (dev.enter(h->ctx) == TDM_OK) {
@@ -230,7 +235,7 @@ static tdm_status rehash(tdm_hash *h, unsigned dl) {
  * table's count buffer, and h->pending grows by n (the public layer folds
  * them, at once unless the insert may stay queued). Staged host arrays are
  * released stream-ordered, so the scope may end before the kernels ran. */
-tdm_status tdm__hg_insert(tdm_hash *h, const void *keys, const void *values, size_t n, unsigned grow_log2) {
+static tdm_status hg_insert(tdm_hash *h, const void *keys, const void *values, size_t n, unsigned grow_log2) {
   tdm_ctx *ctx = h->ctx;
   tdm__gpu_scope sc(ctx);
   tdm__dev_array dk, dv;
@@ -242,7 +247,7 @@ tdm_status tdm__hg_insert(tdm_hash *h, const void *keys, const void *values, siz
   if ((st = sc.enter()) != TDM_OK) return st;
   /* Everything that can run out of memory, before the table changes. */
   if ((st = sc.in(keys, n * h->ks, &dk)) != TDM_OK || (st = sc.in(values, n * h->vs, &dv)) != TDM_OK ||
-      (st = tdm__hg(h)->design->scratch(h, sc, n, final_cap, &x)) != TDM_OK)
+      (st = tdm__hg(h)->policy->scratch(h, sc, n, final_cap, &x)) != TDM_OK)
     return st;
   if (grow_log2 && (st = rehash(h, grow_log2)) != TDM_OK) return st;
   /* Before the first launch: pending must bound whatever reaches the count
@@ -250,17 +255,17 @@ tdm_status tdm__hg_insert(tdm_hash *h, const void *keys, const void *values, siz
   h->pending += n;
   for (off = 0; off < n; off += x.chunk) {
     size_t m = n - off < x.chunk ? n - off : x.chunk;
-    st = tdm__hg(h)->design->insert(h, (const char *)dk.d + off * h->ks, (const char *)dv.d + off * h->vs, m, &x,
-                                     tdm__hg(h)->counts);
-    if (st != TDM_OK || (st = tdm__launch_check("tdm_hash_insert")) != TDM_OK) return st;
+    tdm__hg(h)->policy->insert(h, (const char *)dk.d + off * h->ks, (const char *)dv.d + off * h->vs, m, &x,
+                               tdm__hg(h)->counts);
+    if ((st = tdm__launch_check("tdm_hash_insert")) != TDM_OK) return st;
   }
   return TDM_OK;
 }
 
 /* Reads and resets the table's count buffer (one wait) and folds it into the
  * common counters. Index TDM_HASH_FOUND counts the keys that found no free
- * slot (the claim kernels of both designs count found keys nowhere else). */
-tdm_status tdm__hg_sync_counts(tdm_hash *h, const char *fn, size_t *no_slot) {
+ * slot (the claim kernel counts found keys nowhere else). */
+static tdm_status hg_sync_counts(tdm_hash *h, const char *fn, size_t *no_slot) {
   tdm_ctx *ctx = h->ctx;
   tdm__gpu_device dev;
   unsigned long long hc[NCOUNT];
@@ -282,7 +287,7 @@ tdm_status tdm__hg_sync_counts(tdm_hash *h, const char *fn, size_t *no_slot) {
   return TDM_OK;
 }
 
-tdm_status tdm__hg_find(const tdm_hash *h, const void *keys, void *values_out, uint8_t *found_out, size_t n) {
+static tdm_status hg_find(const tdm_hash *h, const void *keys, void *values_out, uint8_t *found_out, size_t n) {
   tdm_ctx *ctx = h->ctx;
   tdm__gpu_scope sc(ctx);
   tdm__dev_array dk, dv, df;
@@ -294,7 +299,7 @@ tdm_status tdm__hg_find(const tdm_hash *h, const void *keys, void *values_out, u
       (values_out && (st = sc.out(values_out, n * h->vs, &dv)) != TDM_OK) ||
       (found_out && (st = sc.out(found_out, n, &df)) != TDM_OK))
     return st;
-  tdm__hg(h)->design->find(h, dk.d, dv.d, (uint8_t *)df.d, n);
+  tdm__hg(h)->policy->find(h, dk.d, dv.d, (uint8_t *)df.d, n);
   if ((st = tdm__launch_check("tdm_hash_find")) != TDM_OK) return st;
   if ((values_out && (st = tdm__gpu_out_finish(ctx, &dv)) != TDM_OK) ||
       (found_out && (st = tdm__gpu_out_finish(ctx, &df)) != TDM_OK))
@@ -308,7 +313,7 @@ static void launch_erase(tdm_hash *h, const void *keys, size_t n, unsigned long 
       (typename hs<K, V>::S *)tdm__hg(h)->slots, h->log2cap, (const K *)keys, n, cnt);
 }
 
-tdm_status tdm__hg_erase(tdm_hash *h, const void *keys, size_t n, size_t *erased) {
+static tdm_status hg_erase(tdm_hash *h, const void *keys, size_t n, size_t *erased) {
   tdm_ctx *ctx = h->ctx;
   tdm__gpu_scope sc(ctx);
   tdm__dev_array dk;
@@ -347,7 +352,7 @@ static void launch_export_write(const tdm_hash *h, const unsigned long long *til
       (const typename hs<K, V>::S *)tdm__hg(h)->slots, h->cap, tile_off, tiles, (K *)ko, (V *)vo);
 }
 
-tdm_status tdm__hg_export(const tdm_hash *h, void *keys_out, void *values_out) {
+static tdm_status hg_export(const tdm_hash *h, void *keys_out, void *values_out) {
   tdm_ctx *ctx = h->ctx;
   tdm__gpu_scope sc(ctx);
   tdm__dev_array dk, dv;
@@ -371,7 +376,7 @@ tdm_status tdm__hg_export(const tdm_hash *h, void *keys_out, void *values_out) {
   return tdm__gpu_sync(ctx, "tdm_hash_export");
 }
 
-tdm_status tdm__hg_clear(tdm_hash *h) {
+static tdm_status hg_clear(tdm_hash *h) {
   tdm_ctx *ctx = h->ctx;
   tdm__gpu_device dev;
   tdm_status st;
@@ -385,7 +390,7 @@ tdm_status tdm__hg_clear(tdm_hash *h) {
 }
 
 /* Validates a host copy with the backend-neutral checker (src/hash_check.c). */
-tdm_status tdm__hg_validate(const tdm_hash *h) {
+static tdm_status hg_validate(const tdm_hash *h) {
   tdm_ctx *ctx = h->ctx;
   size_t bytes = tdm__hash_table_bytes(h, h->log2cap);
   void *copy;
@@ -402,8 +407,22 @@ tdm_status tdm__hg_validate(const tdm_hash *h) {
   return st;
 }
 
-tdm_status tdm__hg_view(const tdm_hash *h, tdm_hash_view *out) {
+static tdm_status hg_view(const tdm_hash *h, tdm_hash_view *out) {
   out->slots = tdm__hg(h)->slots;
   out->device = h->ctx->gpu->device;
   return TDM_OK;
 }
+
+const tdm__hash_ops tdm__hash_cuda_ops = {
+    .state_bytes = sizeof(tdm__hash_gpu),
+    .create = hg_create,
+    .destroy = hg_destroy,
+    .insert = hg_insert,
+    .find = hg_find,
+    .erase = hg_erase,
+    .export_all = hg_export,
+    .clear = hg_clear,
+    .validate = hg_validate,
+    .view = hg_view,
+    .sync_counts = hg_sync_counts,
+};

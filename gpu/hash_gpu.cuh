@@ -1,9 +1,10 @@
 /*
- * hash_gpu.cuh: what the GPU designs' hash tables share (hash_gpu.cu): the
- * per-width access to the slot functions, the table's private state, the
- * outcome counters, and the two per-width launch tables a table picks once,
- * at create, for its key and value widths: the designs' common one (erase,
- * rehash, export) and its design's (insert, find).
+ * hash_gpu.cuh: what the CUDA hash table's two files share: the per-width
+ * access to the slot functions, the warp-level helpers that keep a hot key
+ * from serialising on one word, the table's private state and its two
+ * per-width launch tables, picked once at create for the key and value
+ * widths: the policy-free operations (erase, rehash, export: hash_gpu.cu)
+ * and the policy table (insert, find: hash_probe.cu).
  */
 #ifndef TANDEM_HASH_GPU_CUH
 #define TANDEM_HASH_GPU_CUH
@@ -27,7 +28,14 @@ static __device__ __forceinline__ uint64_t load_v(const uint64_t *p) { return td
 /* Counters: [0..3] claim outcomes, [4..7] erase outcomes, as on the CPU. */
 enum { NCOUNT = 8 };
 
-/* Block-local counters, flushed with one global atomic each. */
+/* The lanes of the warp below the calling one. */
+static __device__ __forceinline__ unsigned lanes_below() { return (1u << (threadIdx.x & 31u)) - 1u; }
+
+/* Block-local counters, flushed with one global atomic each. A warp adds
+ * its lanes' outcomes together: lanes with the same code are counted by
+ * one shared atomic of the lowest of them (__match_any_sync), so a batch
+ * whose keys all end the same way takes one shared atomic per warp instead
+ * of one per key on the same word. */
 struct block_counts {
   unsigned long long *c;
   __device__ void init(unsigned long long *sh) {
@@ -35,36 +43,77 @@ struct block_counts {
     if (threadIdx.x < NCOUNT) c[threadIdx.x] = 0;
     __syncthreads();
   }
-  __device__ void add(int i) { atomicAdd(&c[i], 1ull); }
+  /* Counts one outcome code (0..NCOUNT-1) per lane, none for -1. Every lane
+   * of the warp calls it at once. */
+  __device__ void add_warp(int code) {
+    unsigned peers = __match_any_sync(0xffffffffu, code);
+    if (code >= 0 && !(peers & lanes_below())) atomicAdd(&c[code], (unsigned long long)__popc(peers));
+  }
   __device__ void flush(unsigned long long *global) {
     __syncthreads();
     if (threadIdx.x < NCOUNT && c[threadIdx.x]) atomicAdd(&global[threadIdx.x], c[threadIdx.x]);
   }
 };
 
-/* The device scratch of one insert, taken by the design's scratch function
- * before the table changes and reused by every chunk of the batch: the
- * chunk length and the design's own record of its buffers (constructed in
- * `design` by its scratch function, read by its insert). */
-struct tdm__hg_scratch {
-  size_t chunk; /* keys per insert call */
-  alignas(16) unsigned char design[64];
+/* A grid-stride loop over n items of G lanes each (G divides 32) in which
+ * the lanes of a warp take every turn together, so the warp collectives in
+ * its body always find the whole warp: for (size_t b = t.first; b < n; b +=
+ * t.stride) { size_t i = t.item(b); bool live = i < n; ... }. A plain
+ * grid-stride loop lets the lanes past n leave early, and a collective over
+ * the full warp would then wait for exited lanes. */
+template <unsigned G>
+struct warp_turns {
+  size_t first, stride;
+  __device__ warp_turns()
+      : first((blockIdx.x * (size_t)blockDim.x + threadIdx.x) / 32u * (32u / G)),
+        stride((size_t)gridDim.x * blockDim.x / G) {}
+  __device__ size_t item(size_t base) const { return base + (threadIdx.x & 31u) / G; }
 };
 
-/* One design's launch functions for one key / value width. */
-struct tdm__hg_design_fns {
+/* The fold by op of x over the lanes of peers (the calling lane's own
+ * __match_any_sync mask, itself included) for the lanes with in set; a lane
+ * without in gets its x back. Every lane of the warp calls it at once. A
+ * warp whose peer sets are all single lanes (distinct keys) pays one vote;
+ * only a warp holding copies of one key walks its 32 lanes with shuffles.
+ * op must be commutative and associative (wrapping add, min, max): the
+ * lanes are folded in lane order, not in batch order. */
+template <typename T, typename Op>
+static __device__ __forceinline__ T warp_fold_peers(unsigned peers, bool in, T x, Op op) {
+  const unsigned lane = threadIdx.x & 31u;
+  T acc = x;
+  if (!__any_sync(0xffffffffu, in && (peers & ~(1u << lane)))) return x;
+  for (unsigned j = 0; j < 32u; j++) {
+    T y = __shfl_sync(0xffffffffu, x, (int)j);
+    if (in && j != lane && (peers >> j & 1u)) acc = op(acc, y);
+  }
+  return acc;
+}
+
+/* The device scratch of one insert, taken by the policy's scratch function
+ * before the table changes and reused by every chunk of the batch. */
+struct tdm__hg_scratch {
+  size_t chunk;  /* keys per insert call */
+  uint64_t *pos; /* each key's slot (not for SUM) */
+  uint32_t *e;   /* KEEP_FIRST: an election word per key (the claimers') */
+};
+
+/* The policy table of one key / value width (hash_probe.cu): the launch
+ * functions of the operations whose kernels take a policy. */
+struct tdm__hg_policy {
   /* Takes the scratch of an insert of n keys into a table that will have
    * final_cap slots. */
   tdm_status (*scratch)(tdm_hash *h, tdm__gpu_scope &sc, size_t n, size_t final_cap, tdm__hg_scratch *x);
   /* Queues the insert of one chunk of n device keys / values (the caller
-   * checks the launches); fails only when a CUB call does. */
-  tdm_status (*insert)(tdm_hash *h, const void *keys, const void *vals, size_t n, tdm__hg_scratch *x,
-                       unsigned long long *cnt);
+   * checks the launches). */
+  void (*insert)(tdm_hash *h, const void *keys, const void *vals, size_t n, const tdm__hg_scratch *x,
+                 unsigned long long *cnt);
   /* Queues the find of n device keys (the caller checks the launch). */
   void (*find)(const tdm_hash *h, const void *keys, void *vo, uint8_t *fo, size_t n);
 };
+/* In the order of tdm__hash_inst. */
+extern const tdm__hg_policy *const tdm__hg_policies[4];
 
-/* The launch functions both designs share, for one width (hash_gpu.cu). */
+/* The launch functions that take no policy, for one width (hash_gpu.cu). */
 struct tdm__hg_common_fns {
   void (*rehash)(tdm_ctx *ctx, const void *src, size_t cap, void *dst, unsigned dl);
   void (*erase)(tdm_hash *h, const void *keys, size_t n, unsigned long long *cnt);
@@ -77,31 +126,9 @@ struct tdm__hash_gpu {
   void *slots;                 /* cap + 2 slots in device memory */
   unsigned long long *counts;  /* NCOUNT insert outcome counts not yet folded, device memory */
   const tdm__hg_common_fns *common; /* chosen at create for the table's widths */
-  const tdm__hg_design_fns *design; /* likewise, from its design's table */
+  const tdm__hg_policy *policy;     /* likewise, from tdm__hg_policies */
 };
 
 static inline tdm__hash_gpu *tdm__hg(const tdm_hash *h) { return (tdm__hash_gpu *)h->be; }
-
-/* The operations both designs share (hash_gpu.cu). create takes the
- * design's per-width tables in the order of tdm__hash_inst. */
-tdm_status tdm__hg_create(tdm_hash *h, const tdm__hg_design_fns *const widths[4]);
-void tdm__hg_destroy(tdm_hash *h);
-tdm_status tdm__hg_insert(tdm_hash *h, const void *keys, const void *values, size_t n, unsigned grow_log2);
-tdm_status tdm__hg_find(const tdm_hash *h, const void *keys, void *values_out, uint8_t *found_out, size_t n);
-tdm_status tdm__hg_erase(tdm_hash *h, const void *keys, size_t n, size_t *erased);
-tdm_status tdm__hg_export(const tdm_hash *h, void *keys_out, void *values_out);
-tdm_status tdm__hg_clear(tdm_hash *h);
-tdm_status tdm__hg_validate(const tdm_hash *h);
-tdm_status tdm__hg_view(const tdm_hash *h, tdm_hash_view *out);
-tdm_status tdm__hg_sync_counts(tdm_hash *h, const char *fn, size_t *no_slot);
-
-/* A design's operation table: its create, the shared rest. */
-#define TDM__HG_OPS(create_fn)                                                                             \
-  {                                                                                                        \
-    .state_bytes = sizeof(tdm__hash_gpu), .create = create_fn, .destroy = tdm__hg_destroy,                 \
-    .insert = tdm__hg_insert, .find = tdm__hg_find, .erase = tdm__hg_erase, .export_all = tdm__hg_export,  \
-    .clear = tdm__hg_clear, .validate = tdm__hg_validate, .view = tdm__hg_view,                            \
-    .sync_counts = tdm__hg_sync_counts,                                                                    \
-  }
 
 #endif /* TANDEM_HASH_GPU_CUH */

@@ -43,9 +43,6 @@ template <> struct hs<HS_K, HS_V> {
   static __device__ __forceinline__ int cas_outcome(HS_K prev, HS_K expect, HS_K k) {
     return HS_TFN(tdm__hs_claim_cas_outcome)(prev, expect, k);
   }
-  static __device__ __forceinline__ void put_run(S *s, uint64_t at, int o, HS_V r, int dup, int vk) {
-    HS_TFN(tdm__hs_put_run)(s, at, o, r, dup, vk);
-  }
   static __device__ __forceinline__ HS_V combine(HS_V a, HS_V b, int dup, int vk) {
     return HS_TFN(tdm__hs_combine)(a, b, dup, vk);
   }

@@ -1,6 +1,5 @@
 /*
- * ops_gpu.cu: the CUDA backend's data operations (tandem/ops.h), one table
- * that both kernel designs share.
+ * ops_gpu.cu: the CUDA backend's data operations (tandem/ops.h).
  *
  * Everything is sort based, and builds the same group description as the
  * CPU's sort method (cpu/ops_cpu.c): the canonical keys as order-preserving

@@ -2,7 +2,7 @@
  * sort_cub.cuh: the CUB radix sorts the backend is built on, instantiated for
  * unsigned key bits (u32, u64: unsigned keys, and the sort bits of every
  * other key type) and signed keys (i32, i64: CUB orders signed integers
- * numerically itself, so the v2 sort needs no map passes for them), each
+ * numerically itself, so the sort needs no map passes for them), each
  * with every value word (none, u32, u64). Floats are not instantiated: CUB
  * ranks -0.0 and +0.0 equal, tandem orders -0.0 first (IEEE totalOrder), so
  * they sort as their sort bits. sort_cub_impl.cuh holds the one definition;

@@ -5,7 +5,7 @@
  * the keys mapped to order-preserving bits in a scratch buffer
  * (detail/keybits.h, the same functions the CPU runs), (bits, index) pairs
  * sorted by CUB between two scratch buffers, the permutation written out.
- * One sort for every GPU design: the cost meter (tests/cuda_emu, make
+ * One sort: the cost meter (tests/cuda_emu, make
  * cuda-emu-cost) put the in-place sort at exactly raw CUB's sectors per key
  * for integer keys and pairs, where the staged sort moved 1.3-1.7x that.
  */

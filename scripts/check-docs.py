@@ -312,7 +312,7 @@ class Checker:
                 continue
             tok = re.sub(r":\d+(:\d+)?$", "", tok).rstrip(",:;)")
             orig = tok.rstrip(".")
-            # Placeholders: gpu/..._gpu.cu, gpu/*_<design>.cu.
+            # Placeholders: gpu/..._gpu.cu, gpu/<structure>_gpu.cu.
             tok = re.sub(r"<[\w-]+>", "*", tok.replace("...", "*")).rstrip(".")
             if not tok or BUILD_PREFIXES.match(tok) or tok.startswith("$"):
                 continue

@@ -64,7 +64,7 @@ step 6 "ASan + UBSan: the C programs, MPI, the judge, the emulated device (small
     make --no-print-directory test BUILD="$B-asan" CUDA=OFF CUDA_EMU=ON WERROR="$WERROR" SANITIZE=address,undefined \
     SCALE=small JOBS="$JOBS"
 
-step 7 "ThreadSanitizer on the emulated device: the self-test, legacy whole and the v2 sort" &&
+step 7 "ThreadSanitizer on the emulated device: the self-test (sort, hash, ops)" &&
   make --no-print-directory test-cuda-emu-tsan BUILD="$B-tsan" SCALE=small JOBS="$JOBS"
 
 step 8 "the fuzzers, 40 s each, two at a time" &&

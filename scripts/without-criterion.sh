@@ -34,9 +34,7 @@ if [ "$1" = --check ]; then
     need "$build/tests/selftest/tandem-selftest"
     if [ $cuda = 1 ]; then
       need "$build/tests/tandem-pipeline-check"
-      for d in legacy v2; do
-        grep -q "pipeline_check_$d\$" <<<"$tests" || { echo "without-criterion: pipeline_check_$d not registered" >&2; bad=1; }
-      done
+      grep -q "pipeline_check\$" <<<"$tests" || { echo "without-criterion: pipeline_check not registered" >&2; bad=1; }
     fi
     grep -q "test_sort\$" <<<"$tests" && { echo "without-criterion: a Criterion program was registered" >&2; bad=1; }
     [ $bad = 0 ] && echo "without-criterion: built and registered without Criterion: ${targets[*]}"

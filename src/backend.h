@@ -291,22 +291,15 @@ typedef struct tdm__backend {
 /* Defined by cpu/ (always) and gpu/ (when built with CUDA). */
 TDM_INTERNAL extern const tdm__backend tdm__cpu_backend;
 #ifdef TANDEM_HAVE_CUDA
-/* The CUDA backend's kernel designs, one descriptor each (gpu/backend_gpu.cu):
- * the first entry is the default; a NULL name ends the list. */
-typedef struct tdm__cuda_design {
-  const char *name;
-  const tdm__backend *backend;
-} tdm__cuda_design;
-TDM_INTERNAL extern const tdm__cuda_design tdm__cuda_designs[];
+/* The CUDA backend's descriptor (gpu/backend_gpu.cu). */
+TDM_INTERNAL extern const tdm__backend tdm__cuda_backend;
 /* Usable CUDA devices (0 without a driver); never fails. */
 TDM_INTERNAL int tdm__cuda_device_count(void);
 #endif
 
 /* src/backends.c, the one place a backend is chosen: the descriptor for a
- * resolved backend (CPU or CUDA; for CUDA the kernel design TANDEM_GPU_DESIGN
- * names), TDM_ERR_NO_DEVICE with the reason when CUDA was not built in, or
- * TDM_ERR_INVALID_ARGUMENT for an unknown design. fn names the public
- * function in the message. */
+ * resolved backend (CPU or CUDA), or TDM_ERR_NO_DEVICE with the reason when
+ * CUDA was not built in. fn names the public function in the message. */
 TDM_INTERNAL tdm_status tdm__backend_get(tdm_backend which, const char *fn, const tdm__backend **out);
 /* Usable CUDA devices; 0 when CUDA was not built in. */
 TDM_INTERNAL int tdm__device_count(void);

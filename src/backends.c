@@ -1,8 +1,7 @@
 /*
  * backends.c: the one place where the build decides which backends exist.
- * A context asks here for its backend's descriptor once, at creation (for
- * CUDA: the descriptor of its kernel design); every later call goes through
- * the tables it got. Without CUDA the CUDA backend is
+ * A context asks here for its backend's descriptor once, at creation; every
+ * later call goes through the tables it got. Without CUDA the CUDA backend is
  * still offered by the API, and asking for it answers TDM_ERR_NO_DEVICE with
  * the reason.
  */
@@ -10,26 +9,10 @@
 
 #ifdef TANDEM_HAVE_CUDA
 
-#include <stdlib.h>
-#include <string.h>
-
-/* The CUDA descriptor of the design TANDEM_GPU_DESIGN names (unset, empty or
- * "default": the list's first), read here only, once per context. */
 static tdm_status cuda_backend(const char *fn, const tdm__backend **out) {
-  const char *d = getenv("TANDEM_GPU_DESIGN");
-  char names[128] = "";
-  size_t i;
-  if (!d || !*d || !strcmp(d, "default")) d = tdm__cuda_designs[0].name;
-  for (i = 0; tdm__cuda_designs[i].name; i++) {
-    if (!strcmp(d, tdm__cuda_designs[i].name)) {
-      *out = tdm__cuda_designs[i].backend;
-      return TDM_OK;
-    }
-    strncat(names, tdm__cuda_designs[i].name, sizeof names - strlen(names) - 1);
-    strncat(names, ", ", sizeof names - strlen(names) - 1);
-  }
-  *out = NULL;
-  return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: TANDEM_GPU_DESIGN is '%s'; use %sor default", fn, d, names);
+  (void)fn;
+  *out = &tdm__cuda_backend;
+  return TDM_OK;
 }
 int tdm__device_count(void) { return tdm__cuda_device_count(); }
 

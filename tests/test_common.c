@@ -103,33 +103,6 @@ Test(common, cuda_without_device_is_no_device) {
   cr_assert_null(c);
 }
 
-/* The GPU design is chosen once, at context creation, from TANDEM_GPU_DESIGN:
- * an unknown name is refused there (before any device is looked for), on a
- * build with the CUDA backend; every name the list knows is accepted. */
-Test(common, unknown_gpu_design_is_refused) {
-#ifdef TANDEM_TEST_HAVE_CUDA
-  tdm_ctx *c = NULL;
-  tdm_ctx_opts o = {TDM_BACKEND_CUDA, 0, 0, NULL, 0, NULL};
-  static const char *const known[] = {"legacy", "v2", "default", ""};
-  cr_assert_eq(setenv("TANDEM_GPU_DESIGN", "bogus", 1), 0);
-  ASSERT_FAILS(tdm_ctx_create(&o, &c), TDM_ERR_INVALID_ARGUMENT);
-  cr_assert(strstr(tdm_last_error(), "TANDEM_GPU_DESIGN is 'bogus'") && strstr(tdm_last_error(), "legacy, v2"),
-            "message should name the variable and the designs: %s", tdm_last_error());
-  cr_assert_null(c);
-  for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
-    cr_assert_eq(setenv("TANDEM_GPU_DESIGN", known[i], 1), 0);
-    tdm_status st = tdm_ctx_create(&o, &c);
-    cr_assert(st == TDM_OK || st == TDM_ERR_NO_DEVICE, "design '%s': %s: %s", known[i], tdm_status_name(st),
-              tdm_last_error());
-    tdm_ctx_destroy(c);
-    c = NULL;
-  }
-  unsetenv("TANDEM_GPU_DESIGN");
-#else
-  cr_skip_test("built without the CUDA backend");
-#endif
-}
-
 Test(common, alloc_hook_counts_and_fails) {
   tdm_ctx *c = NULL;
   tdm_test_alloc_fail_at(1);

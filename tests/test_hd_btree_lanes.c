@@ -1,9 +1,9 @@
 /*
- * test_hd_btree_lanes.c: the lane-group node search of the v2 B-tree search,
+ * test_hd_btree_lanes.c: the lane-group node search of the CUDA B-tree search,
  * simulated on the CPU (one loop iteration per lane, ballots as bit counts),
  * against tdm__bt_lower on random sorted nodes with padding, for groups of
  * 8 and 16 lanes and queries on, between and outside the keys; then the whole
- * v2 search as the CUDA kernels run it (compact separator array, children,
+ * lane-group search as the CUDA kernels run it (compact separator array, children,
  * ranks and leaf sizes from the geometry) against tdm__bt_descend and against
  * the CPU backend's find, rank and range_count, and the choice between that
  * search and the descent through child arrays.
@@ -84,7 +84,7 @@ Test(hd_btree_lanes, two_sectors_equal_single_thread_lower_bound) {
   }
 }
 
-/* The v2 search of one query, as the kernels run it: keys-only descent
+/* The lane-group search of one query, as the kernels run it: keys-only descent
  * through the search array, children from the geometry, each node searched
  * by a simulated group of `lanes` over its 16 words (0: by two sectors, the
  * kernels' global levels and leaves). Returns the leaf (level 0 index). */
@@ -146,7 +146,7 @@ static void check_tree(uint64_t m, uint32_t ks, int kind, uint64_t seed) {
   uint32_t root = g.base[g.h - 1];
   uint64_t *seps = make_seps(nodes, &g);
   /* What a CUDA tree's install step records: the layout is the bulk layout,
-   * so v2 takes the lane-group search. */
+   * so the kernels take the lane-group search. */
   cr_assert(tdm__bt_is_bulk_layout(nodes, g.nodes, m, root, g.h, &g2), "m %llu: not the bulk layout",
             (unsigned long long)m);
   cr_assert_eq(tdm__bt_search_plan(&g, 1, m, root, g.h, seps), TDM__BT_SEARCH_LANES);
@@ -205,9 +205,9 @@ static void answers_alloc(answers *a, size_t n) {
 }
 static void answers_free(answers *a) { free(a->found), free(a->vals), free(a->rank), free(a->count); }
 
-/* The answers the CUDA backend computes for a tree whose view is v: the v2
+/* The answers the CUDA backend computes for a tree whose view is v: the
  * lane-group search when tdm__bt_search_plan picks it, else the descent
- * through the child arrays (tdm__bt_descend, the legacy kernels' code).
+ * through the child arrays (tdm__bt_descend, the descent kernels' code).
  * Returns the plan. */
 static int device_answers(const tdm_btree_view *v, int bulk, const void *lo, const void *hi, size_t n, answers *out) {
   const tdm__bt_node *nodes = (const tdm__bt_node *)v->nodes;
@@ -282,12 +282,12 @@ static void make_keys(prop_rng *r, tdm_type t, size_t es, char *k, size_t n) {
 }
 
 /* CPU-backend trees of many sizes and every key type, with duplicates and
- * MIN / MAX keys: right after a build the tree is the bulk layout, and the v2
- * search gives exactly the CPU's find values, hits, ranks and range counts;
+ * MIN / MAX keys: right after a build the tree is the bulk layout, and the
+ * lane-group search gives exactly the CPU's find values, hits, ranks and range counts;
  * after an insert and an erase batch (which the CPU applies in place) the
  * geometry no longer describes the tree, the plan falls back to the descent,
  * and the answers are still the CPU's. */
-Test(hd_btree_lanes, v2_search_equals_cpu_backend_and_falls_back_off_the_bulk_layout) {
+Test(hd_btree_lanes, lane_search_equals_cpu_backend_and_falls_back_off_the_bulk_layout) {
   static const size_t sizes[] = {1, 2, 14, 15, 16, 17, 224, 225, 3585, 100000};
   tdm_ctx *c = prop_ctx(TDM_BACKEND_CPU, 2);
   size_t fallbacks = 0, after_update_lanes = 0;

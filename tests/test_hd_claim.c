@@ -1,18 +1,18 @@
 /*
- * test_hd_claim.c: the CUDA v2 hash insert (gpu/hash_gpu.cu, "Insert, v2")
- * run on the CPU with its per-element functions, against the CPU backend.
+ * test_hd_claim.c: the CUDA hash insert (gpu/hash_probe.cu, the direct claim
+ * by lane groups) run on the CPU with its per-element functions, against the
+ * CPU backend.
  *
- * The simulation does what the kernels do: hash every key (tdm__hash_mix),
- * sort the (hash, value) pairs stably by hash, fold each run of one key with
- * the policy's order-free operator in a random grouping and operand order
- * (what a parallel reduce-by-key may do),
- * recover the key from the hash (tdm__hash_unmix), then give each distinct
- * key to a lane group whose lanes are simulated one by one
- * (tdm__hs_lane_bits, tdm__hs_claim_step, tdm__hs_claim_last, the swap,
- * tdm__hs_claim_cas_outcome) and store the run's value (tdm__hs_put_run).
- * Up to eight groups are in flight at once, advanced a bucket or a swap at a
- * time in random order, so groups lose swaps to each other and probe again,
- * as on a GPU.
+ * The simulation does what the kernels do: every copy of a key gets a lane
+ * group whose lanes are simulated one by one (tdm__hs_lane_bits,
+ * tdm__hs_claim_step, tdm__hs_claim_last, the swap,
+ * tdm__hs_claim_cas_outcome); up to eight groups are in flight at once,
+ * advanced a bucket or a swap at a time in random order, so groups lose
+ * swaps to each other and probe again, and two copies of one key race for
+ * its slot, as on a GPU. Then the duplicate policy's passes run in a random
+ * order of the copies: SUM adds, MIN / MAX store the claimer's value and
+ * fold the others in, KEEP_FIRST / KEEP_LAST elect by batch index (KEEP_FIRST
+ * on the slots claimed in this batch only).
  *
  * The table that results must answer every find exactly as a CPU-backend
  * table that received the same calls, for every key / value width, every
@@ -37,54 +37,27 @@
  * tables left with a single empty slot. */
 static uint64_t g_retries, g_wraps, g_full;
 
-/* A policy fold as the kernels' reduce-by-key may do it: chunks of random
- * length folded on their own, then the chunk results, each combine with its
- * operands in a random order (CUB documents no order). SUM / MIN / MAX fold
- * the values; KEEP_FIRST / KEEP_LAST the copies' positions (tdm__dup_pick),
- * and the value at the kept position is the run's. */
-static uint64_t fold_pair(uint64_t a, uint64_t b, int dup, uint32_t vs, int vkind, prop_rng *r) {
-  if (prop_below(r, 2)) {
-    uint64_t t = a;
-    a = b;
-    b = t;
+/* A random order of 0..n-1 (the order in which the copies' value passes
+ * land). */
+static size_t *shuffled(size_t n, prop_rng *r) {
+  size_t *o = (size_t *)malloc((n ? n : 1) * sizeof *o), i;
+  cr_assert(o);
+  for (i = 0; i < n; i++) o[i] = i;
+  for (i = n; i > 1; i--) {
+    size_t j = (size_t)prop_below(r, i), t = o[i - 1];
+    o[i - 1] = o[j];
+    o[j] = t;
   }
-  return tdm__dup_by_position(dup) ? tdm__dup_pick(a, b, dup) : tdm__dup_combine(a, b, dup, vs, vkind);
-}
-static uint64_t fold_grouped(const uint64_t *v, size_t n, int dup, uint32_t vs, int vkind, prop_rng *r) {
-  const int by_pos = tdm__dup_by_position(dup);
-  uint64_t acc = 0;
-  size_t s = 0;
-  int have = 0;
-  while (s < n) {
-    size_t e = s + 1 + (size_t)prop_below(r, 9), i;
-    uint64_t part = by_pos ? s : v[s];
-    if (e > n) e = n;
-    for (i = s + 1; i < e; i++) part = fold_pair(part, by_pos ? i : v[i], dup, vs, vkind, r);
-    acc = have ? fold_pair(acc, part, dup, vs, vkind, r) : part;
-    have = 1;
-    s = e;
-  }
-  return by_pos ? v[acc] : acc;
-}
-
-/* (hash, batch index) pairs, ordered by hash then index: a stable sort. */
-typedef struct hpair {
-  uint64_t h;
-  size_t i;
-} hpair;
-static int cmp_hpair(const void *a, const void *b) {
-  const hpair *x = (const hpair *)a, *y = (const hpair *)b;
-  if (x->h != y->h) return x->h < y->h ? -1 : 1;
-  return x->i < y->i ? -1 : x->i > y->i;
+  return o;
 }
 
 /* The simulation for one width pair:
- *  - sim_insert_SFX(s, l, keys, vals, n, dup, vkind, r, cnt): the v2 insert of
+ *  - sim_insert_SFX(s, l, keys, vals, n, dup, vkind, r, cnt): the insert of
  *    a batch into slots s of 2^l slots; cnt[o] counts claim outcomes.
  *  - claim_one_SFX(s, l, key, &o): one group alone (no concurrency).
  * A group's state between its actions: */
 typedef struct group {
-  size_t u;       /* run index */
+  size_t u;       /* batch index of the copy */
   uint64_t pos;   /* bucket to read next */
   uint64_t tomb;  /* first tombstone of the probe */
   uint64_t g;     /* buckets read */
@@ -155,44 +128,29 @@ typedef struct group {
                                                                                                                   \
   static void sim_insert_##SFX(tdm__hslot_##SFX *s, unsigned l, const K *keys, const V *vals, size_t n, int dup,  \
                                int vkind, prop_rng *r, uint64_t cnt[4]) {                                         \
-    hpair *p = (hpair *)malloc(n * sizeof *p);                                                                    \
-    uint64_t *uh = (uint64_t *)malloc(n * sizeof *uh), *uv = (uint64_t *)malloc(n * sizeof *uv);                  \
-    uint64_t *run = (uint64_t *)malloc(n * sizeof *run), cap = (uint64_t)1 << l;                                  \
-    size_t i, m = 0, next = 0, live = 0;                                                                          \
+    uint64_t *at = (uint64_t *)malloc((n ? n : 1) * sizeof *at), cap = (uint64_t)1 << l;                          \
+    uint32_t *w = (uint32_t *)calloc(cap + 2u, sizeof *w);                                                        \
+    int *oc = (int *)malloc((n ? n : 1) * sizeof *oc);                                                            \
+    size_t i, next = 0, live = 0, *ord;                                                                           \
     group fl[8];                                                                                                  \
     size_t width = 1 + (size_t)prop_below(r, 8);                                                                  \
-    cr_assert(p && uh && uv && run);                                                                              \
-    for (i = 0; i < n; i++) {                                                                                     \
-      p[i].h = tdm__hash_mix((uint64_t)keys[i]);                                                                  \
-      p[i].i = i;                                                                                                 \
-    }                                                                                                             \
-    qsort(p, n, sizeof *p, cmp_hpair);                                                                            \
-    for (i = 0; i < n;) { /* the reduce-by-key */                                                                 \
-      size_t e = i, c = 0;                                                                                        \
-      while (e < n && p[e].h == p[i].h) run[c++] = (uint64_t)vals[p[e++].i];                                      \
-      uh[m] = p[i].h;                                                                                             \
-      uv[m++] = fold_grouped(run, c, dup, VW / 8, vkind, r);                                                      \
-      i = e;                                                                                                      \
-    }                                                                                                             \
+    cr_assert(at && w && oc);                                                                                     \
     /* The claims: up to width groups in flight, each advanced in turn at                                        \
      * random; a marker key settles in one action. */                                                            \
-    while (next < m || live) {                                                                                    \
+    while (next < n || live) {                                                                                    \
       size_t gi;                                                                                                  \
       int o = TDM_HASH_FOUND, done;                                                                               \
       K key;                                                                                                      \
-      if (next < m && live < width) { /* the kernel's start: the key from its hash, the home from the hash */  \
+      if (next < n && live < width) {                                                                             \
         memset(&fl[live], 0, sizeof fl[live]);                                                                    \
         fl[live].u = next++;                                                                                      \
-        key = (K)tdm__hash_unmix(uh[fl[live].u]);                                                                 \
-        cr_assert_eq(tdm__hash_mix((uint64_t)key), uh[fl[live].u], "unmix does not invert the hash");             \
-        fl[live].pos = tdm__hash_home(uh[fl[live].u], l, tdm__hs_lanes_##SFX());                                  \
-        if (tdm__hs_start_##SFX(key, l) < cap) cr_assert_eq(fl[live].pos, tdm__hs_start_##SFX(key, l));           \
+        fl[live].pos = tdm__hs_start_##SFX(keys[fl[live].u], l);                                                  \
         fl[live].tomb = TDM_HASH_NONE;                                                                            \
         live++;                                                                                                   \
         continue;                                                                                                 \
       }                                                                                                           \
       gi = (size_t)prop_below(r, live);                                                                           \
-      key = (K)tdm__hash_unmix(uh[fl[gi].u]);                                                                     \
+      key = keys[fl[gi].u];                                                                                       \
       if (tdm__hs_start_##SFX(key, l) >= cap) { /* a marker key: lane 0 claims its side slot */                  \
         fl[gi].at = tdm__hs_claim_##SFX(s, l, key, tdm__hs_start_##SFX(key, l), 1, TDM_HASH_NONE, &o);            \
         done = 1;                                                                                                 \
@@ -203,14 +161,40 @@ typedef struct group {
       cr_assert_neq(fl[gi].at, TDM_HASH_NONE, "key %llu found no free slot", (unsigned long long)key);            \
       cr_assert(o == TDM_HASH_FOUND || o == TDM_HASH_NEW_EMPTY || o == TDM_HASH_NEW_TOMB || o == TDM_HASH_NEW_SIDE); \
       cnt[o]++;                                                                                                   \
-      if (fl[gi].at < tdm__hash_home(uh[fl[gi].u], l, tdm__hs_lanes_##SFX())) g_wraps++;                          \
-      tdm__hs_put_run_##SFX(s, fl[gi].at, o, (V)uv[fl[gi].u], dup, vkind);                                        \
+      if (fl[gi].at < cap && fl[gi].at < tdm__hs_home_##SFX(key, l)) g_wraps++;                                   \
+      at[fl[gi].u] = fl[gi].at;                                                                                   \
+      oc[fl[gi].u] = o;                                                                                           \
       fl[gi] = fl[--live];                                                                                        \
     }                                                                                                             \
-    free(p);                                                                                                      \
-    free(uh);                                                                                                     \
-    free(uv);                                                                                                     \
-    free(run);                                                                                                    \
+    /* The policy's passes, each over the copies in a random order (the                                          \
+     * kernels' atomics land in any order); w[slot] stands for a slot's                                          \
+     * election word (the kernels keep it in the slot's value word for                                           \
+     * KEEP_LAST, in its claimer's word for KEEP_FIRST), 0 before the batch. */                                  \
+    ord = shuffled(n, r);                                                                                         \
+    if (dup == TDM__DUP_SUM) {                                                                                    \
+      for (i = 0; i < n; i++) s[at[ord[i]]].v = (V)(s[at[ord[i]]].v + vals[ord[i]]);                              \
+    } else if (dup == TDM__DUP_MIN || dup == TDM__DUP_MAX) {                                                      \
+      for (i = 0; i < n; i++)                                                                                     \
+        if (oc[i] != TDM_HASH_FOUND) s[at[i]].v = vals[i];                                                        \
+      for (i = 0; i < n; i++)                                                                                     \
+        if (oc[ord[i]] == TDM_HASH_FOUND)                                                                         \
+          s[at[ord[i]]].v = tdm__hs_combine_##SFX(s[at[ord[i]]].v, vals[ord[i]], dup, vkind);                     \
+    } else {                                                                                                      \
+      int first = dup == TDM__DUP_KEEP_FIRST;                                                                     \
+      for (i = 0; i < n; i++)                                                                                     \
+        if (first && oc[i] != TDM_HASH_FOUND) w[at[i]] = 1; /* new in this batch */                              \
+      for (i = 0; i < n; i++) {                                                                                   \
+        uint32_t b = first ? 0xffffffffu - (uint32_t)ord[i] : (uint32_t)ord[i] + 1u;                              \
+        if (first && !w[at[ord[i]]]) continue; /* present before the batch: keeps its value */                   \
+        if (b > w[at[ord[i]]]) w[at[ord[i]]] = b;                                                                 \
+      }                                                                                                           \
+      for (i = 0; i < n; i++)                                                                                     \
+        if (w[at[i]] == (first ? 0xffffffffu - (uint32_t)i : (uint32_t)i + 1u)) s[at[i]].v = vals[i];             \
+    }                                                                                                             \
+    free(ord);                                                                                                    \
+    free(at);                                                                                                     \
+    free(w);                                                                                                      \
+    free(oc);                                                                                                     \
   }                                                                                                               \
                                                                                                                   \
   /* Live keys (side slots included) and tombstones of a table; every free                                       \
@@ -366,7 +350,7 @@ CASE(k32v64, uint32_t, uint64_t, 32, 64)
 CASE(k64v32, uint64_t, uint32_t, 64, 32)
 CASE(k64v64, uint64_t, uint64_t, 64, 64)
 
-Test(hd_claim, v2_insert_matches_cpu_backend) {
+Test(hd_claim, insert_matches_cpu_backend) {
   static const int kinds[] = {TDM_KIND_UNSIGNED, TDM_KIND_SIGNED, TDM_KIND_FLOAT};
   uint64_t id = 0;
   for (int dup = TDM__DUP_KEEP_FIRST; dup <= TDM__DUP_MAX; dup++)
@@ -471,26 +455,10 @@ Test(hd_claim, unmix_inverts_the_hash) {
   }
 }
 
-Test(hd_claim, cas_outcome_and_put_run) {
-  tdm__hslot_k64v32 s[2];
+Test(hd_claim, cas_outcome) {
   cr_assert_eq(tdm__hs_claim_cas_outcome_k64v32(0, 0, 5), TDM_HASH_NEW_EMPTY);
   cr_assert_eq(tdm__hs_claim_cas_outcome_k64v32(TDM_HASH_TOMB64, TDM_HASH_TOMB64, 5), TDM_HASH_NEW_TOMB);
   cr_assert_eq(tdm__hs_claim_cas_outcome_k64v32(5, 0, 5), TDM_HASH_FOUND);
   cr_assert_eq(tdm__hs_claim_cas_outcome_k64v32(6, 0, 5), TDM_HASH_RETRY);
   cr_assert_eq(tdm__hs_claim_cas_outcome_k64v32(6, TDM_HASH_TOMB64, 5), TDM_HASH_RETRY);
-  memset(s, 0, sizeof s);
-  s[1].v = 7;
-  /* New keys take the run's value under every policy; present ones combine. */
-  tdm__hs_put_run_k64v32(s, 0, TDM_HASH_NEW_EMPTY, 9, TDM__DUP_KEEP_FIRST, TDM_KIND_UNSIGNED);
-  cr_assert_eq(s[0].v, 9u);
-  tdm__hs_put_run_k64v32(s, 1, TDM_HASH_FOUND, 9, TDM__DUP_KEEP_FIRST, TDM_KIND_UNSIGNED);
-  cr_assert_eq(s[1].v, 7u);
-  tdm__hs_put_run_k64v32(s, 1, TDM_HASH_FOUND, 9, TDM__DUP_KEEP_LAST, TDM_KIND_UNSIGNED);
-  cr_assert_eq(s[1].v, 9u);
-  tdm__hs_put_run_k64v32(s, 1, TDM_HASH_FOUND, 0xfffffffeu, TDM__DUP_SUM, TDM_KIND_UNSIGNED);
-  cr_assert_eq(s[1].v, 7u, "SUM wraps at the value width");
-  tdm__hs_put_run_k64v32(s, 1, TDM_HASH_FOUND, 0xffffffffu, TDM__DUP_MIN, TDM_KIND_SIGNED);
-  cr_assert_eq(s[1].v, 0xffffffffu, "MIN of signed 7 and -1");
-  tdm__hs_put_run_k64v32(s, 1, TDM_HASH_FOUND, 0x80000000u, TDM__DUP_MAX, TDM_KIND_FLOAT);
-  cr_assert_eq(s[1].v, 0x80000000u, "MAX in float totalOrder: -0.0 is above -NaN");
 }

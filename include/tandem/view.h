@@ -28,9 +28,9 @@
  *    changed the structure on the same stream (or after tdm_ctx_sync).
  *  - Results equal tdm_hash_find / tdm_btree_find / tdm_btree_rank for the
  *    same keys: the lookups run the shared per-element probe and descent
- *    functions of tandem/detail/, which the CUDA backend's legacy kernels
- *    run too; the CPU find and the v2 kernels reach the same answers their
- *    own way (tag bytes, lane groups), and tests compare them with these.
+ *    functions of tandem/detail/; the CPU find and the CUDA kernels reach
+ *    the same answers their own way (tag bytes, lane groups), and tests
+ *    compare them with these.
  *  - Lookups only read; any number of threads may use one view at once while
  *    no mutating call runs.
  *  - This header compiles as C11, C++17 and CUDA (the lookups are

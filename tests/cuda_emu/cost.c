@@ -1,8 +1,9 @@
 /*
  * cost.c: what each bulk operation of tandem's CUDA backend costs on the
  * emulated device's meter (src/meter.cc; make cuda-emu-cost), one row per
- * operation, design (TANDEM_GPU_DESIGN) and key type, on device arrays, on a
- * stream-ordered context (so a host wait is one the operation needs).
+ * operation and key type, design "cuda" (tandem's CUDA backend), on device
+ * arrays, on a stream-ordered context (so a host wait is one the operation
+ * needs).
  * With --peers it measures instead the benchmark's GPU peers
  * (bench/bench_peers.h: raw CUB, a binary search over sorted keys, a
  * linear-probing table), rows whose design is the peer's name, on the same
@@ -55,7 +56,7 @@ typedef struct row {
 } row;
 
 static size_t n_keys = (size_t)1 << 18;
-static const char *design = "legacy";
+static const char *design = "cuda";
 static FILE *csv;
 static int over_budget, rows_done, peers;
 static const char *budgets_path;
@@ -658,7 +659,6 @@ int main(int argc, char **argv) {
     fprintf(stderr, "tandem-cost: this emulated build does not meter the library (configure it with -DEMU_METER=ON)\n");
     return 2;
   }
-  if (getenv("TANDEM_GPU_DESIGN") && *getenv("TANDEM_GPU_DESIGN")) design = getenv("TANDEM_GPU_DESIGN");
   if (peers) design = "peers";
   if (csv_path) {
     csv = fopen(csv_path, append ? "a" : "w");

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # What each bulk GPU operation costs on the emulated device's meter
 # (make cuda-emu-cost; tests/cuda_emu/README.md, "Cost meter"): runs
-# tandem-cost of a metered build (EMU_METER=ON) for both designs and the
-# benchmark's peers, writes one CSV, prints the table and the rows furthest above their ideal, and
+# tandem-cost of a metered build (EMU_METER=ON) for the CUDA backend (rows
+# of design "cuda") and the benchmark's peers, writes one CSV, prints the table and the rows furthest above their ideal, and
 # fails when a row exceeds its limits in cost-budgets.txt.
 # Usage: tests/cuda_emu/cost.sh BUILD_DIR CSV
 # The device: seed 2 (the H200 shape, 132 SMs), one worker, so a run
@@ -11,22 +11,18 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 b=${1:?usage: cost.sh BUILD_DIR CSV}
 csv=${2:?usage: cost.sh BUILD_DIR CSV}
-rc=0 append=
-for d in legacy v2; do
-  TANDEM_EMU_SEED=2 TANDEM_EMU_WORKERS=1 TANDEM_GPU_DESIGN=$d \
-    "$b/tandem-cost" --csv "$csv" $append --budgets "$here/cost-budgets.txt" || rc=1
-  append=--append
-done
+rc=0
+TANDEM_EMU_SEED=2 TANDEM_EMU_WORKERS=1 "$b/tandem-cost" --csv "$csv" --budgets "$here/cost-budgets.txt" || rc=1
 # The benchmark's GPU peers on the same inputs, rows named by the peer.
 TANDEM_EMU_SEED=2 TANDEM_EMU_WORKERS=1 \
   "$b/tandem-cost" --peers --csv "$csv" --append --budgets "$here/cost-budgets.txt" || rc=1
 # The check itself can fail: the same sort rows against a copy of the
-# budgets whose v2 u32 keys row allows 1 % fewer sectors and one launch
+# budgets whose u32 keys row allows 1 % fewer sectors and one launch
 # fewer than measured must fail on exactly those two figures.
 tight=$(mktemp)
-awk '$1 == "sort" && $2 == "keys" && $3 == "v2" && $4 == "u32" { $6 = sprintf("%.4f", $6 / 1.02 * 0.99); $9 = $9 - 1 } { print }' \
+awk '$1 == "sort" && $2 == "keys" && $3 == "cuda" && $4 == "u32" { $6 = sprintf("%.4f", $6 / 1.02 * 0.99); $9 = $9 - 1 } { print }' \
   "$here/cost-budgets.txt" >"$tight"
-out=$(TANDEM_EMU_SEED=2 TANDEM_EMU_WORKERS=1 TANDEM_GPU_DESIGN=v2 "$b/tandem-cost" --only sort --budgets "$tight")
+out=$(TANDEM_EMU_SEED=2 TANDEM_EMU_WORKERS=1 "$b/tandem-cost" --only sort --budgets "$tight")
 src=$?
 rm -f "$tight"
 if [ $src -eq 1 ] && [ "$(grep -c 'OVER BUDGET' <<<"$out")" = 2 ] && grep -q 'OVER BUDGET: sectors_per_key' <<<"$out" &&

@@ -20,8 +20,7 @@
  * TDM_ERR_DEVICE with the CUDA error, and so must every later call on the
  * faulted device, without crashing or hanging.
  *
- * Usage: tandem-fault-sweep [-v] [CASE-SUBSTRING]; both designs are swept
- * (TANDEM_GPU_DESIGN is set per context).
+ * Usage: tandem-fault-sweep [-v] [CASE-SUBSTRING].
  */
 #include <stdarg.h>
 #include <stdint.h>
@@ -134,14 +133,13 @@ static void *keys_new(env *e, size_t ks, size_t n, uint64_t range, int input) {
   return p;
 }
 
-static tdm_ctx *ctx_new(int stream_ordered, cudaStream_t stream, const char *design) {
+static tdm_ctx *ctx_new(int stream_ordered, cudaStream_t stream) {
   tdm_ctx_opts o;
   tdm_ctx *c = NULL;
   memset(&o, 0, sizeof o);
   o.backend = TDM_BACKEND_CUDA;
   o.flags = stream_ordered ? TDM_CTX_STREAM_ORDERED : 0;
   o.cuda_stream = stream;
-  setenv("TANDEM_GPU_DESIGN", design, 1);
   if (tdm_ctx_create(&o, &c) != TDM_OK) {
     fprintf(stderr, "fault_sweep: tdm_ctx_create: %s\n", tdm_last_error());
     exit(2);
@@ -599,29 +597,29 @@ static const char *const classes[] = {"malloc", "copy", "memset", "launch", "eve
 
 /* ---- the driver ------------------------------------------------------------------- */
 
-static void start(env *e, const sweep_case *c, const char *design) {
+static void start(env *e, const sweep_case *c) {
   memset(e, 0, sizeof *e);
   rng_state = 0x5EED;
   e->dev = c->dev != 0;
   if (c->dev == 2) cuda_ok(cudaStreamCreateWithFlags(&e->stream, cudaStreamNonBlocking), "cudaStreamCreate");
-  e->ctx = ctx_new(c->dev, e->stream, design);
+  e->ctx = ctx_new(c->dev, e->stream);
   c->setup(e);
   must(tdm_ctx_sync(e->ctx), "tdm_ctx_sync");
 }
 
 /* One operation and one class: counts the calls, then fails each in turn. */
-static void sweep_class(const sweep_case *c, const char *design, const char *cls, long *points) {
+static void sweep_class(const sweep_case *c, const char *cls, long *points) {
   env e;
   uint64_t ref;
   long n, k;
   size_t live0 = tdm_emu_live_bytes();
   char what[160];
 
-  start(&e, c, design);
+  start(&e, c);
   tdm_emu_fail_nth(cls, 0);
   tdm_status st = c->op(&e);
   n = tdm_emu_calls(cls);
-  snprintf(what, sizeof what, "%s [%s, %s]", c->name, design, cls);
+  snprintf(what, sizeof what, "%s [%s]", c->name, cls);
   if (st != TDM_OK) {
     failf("%s: fails with nothing failing: %s: %s", what, tdm_status_name(st), tdm_last_error());
     env_free(&e);
@@ -637,8 +635,8 @@ static void sweep_class(const sweep_case *c, const char *design, const char *cls
   for (k = 1; k <= n; k++) {
     uint64_t before;
     size_t live;
-    snprintf(what, sizeof what, "%s [%s, %s call %ld of %ld]", c->name, design, cls, k, n);
-    start(&e, c, design);
+    snprintf(what, sizeof what, "%s [%s call %ld of %ld]", c->name, cls, k, n);
+    start(&e, c);
     before = digest(&e, 0, what);
     tdm_emu_fail_nth(cls, k);
     tdm_set_last_error(TDM_OK, "%s", "");
@@ -669,16 +667,16 @@ static void sweep_class(const sweep_case *c, const char *design, const char *cls
       live0 = live;
     }
   }
-  if (verbose) fprintf(stderr, "  %s [%s] %s: %ld calls\n", c->name, design, cls, n);
+  if (verbose) fprintf(stderr, "  %s %s: %ld calls\n", c->name, cls, n);
 }
 
 /* The sticky pass: the k-th kernel faults on the device (a sticky error),
  * for each kernel of the operation. */
-static void sweep_sticky(const sweep_case *c, const char *design, long *points) {
+static void sweep_sticky(const sweep_case *c, long *points) {
   env e;
   long n, k;
   char what[160];
-  start(&e, c, design);
+  start(&e, c);
   tdm_emu_fail_nth(NULL, 0);
   tdm_emu_fault_nth(0);
   if (c->op(&e) != TDM_OK) {
@@ -689,8 +687,8 @@ static void sweep_sticky(const sweep_case *c, const char *design, long *points) 
   env_free(&e);
   for (k = 1; k <= n; k++) {
     tdm_status st;
-    snprintf(what, sizeof what, "%s [%s, device fault in kernel %ld of %ld]", c->name, design, k, n);
-    start(&e, c, design);
+    snprintf(what, sizeof what, "%s [device fault in kernel %ld of %ld]", c->name, k, n);
+    start(&e, c);
     tdm_emu_fail_nth(NULL, 0);
     tdm_emu_fault_nth(k);
     st = c->op(&e);
@@ -710,24 +708,21 @@ static void sweep_sticky(const sweep_case *c, const char *design, long *points) 
 
 int main(int argc, char **argv) {
   const char *only = NULL;
-  const char *const designs[] = {"legacy", "v2"};
   long points = 0, sticky = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "-v")) verbose = 1;
     else only = argv[i];
   }
-  for (size_t d = 0; d < 2; d++)
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-      const sweep_case *c = &cases[i];
-      long before = points;
-      int f0 = failures;
-      if (only && !strstr(c->name, only)) continue;
-      for (size_t j = 0; j < sizeof classes / sizeof classes[0]; j++) sweep_class(c, designs[d], classes[j], &points);
-      sweep_sticky(c, designs[d], &sticky);
-      printf("%s %s [%s]: %ld failure points\n", failures == f0 ? "ok  " : "FAIL", c->name, designs[d],
-             points - before);
-      fflush(stdout);
-    }
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const sweep_case *c = &cases[i];
+    long before = points;
+    int f0 = failures;
+    if (only && !strstr(c->name, only)) continue;
+    for (size_t j = 0; j < sizeof classes / sizeof classes[0]; j++) sweep_class(c, classes[j], &points);
+    sweep_sticky(c, &sticky);
+    printf("%s %s: %ld failure points\n", failures == f0 ? "ok  " : "FAIL", c->name, points - before);
+    fflush(stdout);
+  }
   printf("fault sweep: %ld failure points and %ld device faults, %d problems\n", points, sticky, failures);
   return failures ? 1 : 0;
 }

@@ -15,6 +15,11 @@
  *   wait         the copy, then cudaStreamSynchronize: +1 host sync.
  *   hot atomic   every thread adds 1 to one word: n atomics, all n on one
  *                address; the warp-aggregated form makes n/32, n/32 on one.
+ *   match atomic every thread adds 1 to the word of its key (its word % 4),
+ *                the lanes of a key found by __match_any_sync and counted
+ *                by one atomic of the lowest: 4 atomics a warp (n/8), n/32
+ *                on each word; every word then counts n/4 (the collective's
+ *                answer checked, not only the meter).
  *   staging      the copy through shared memory and a local array: no more
  *                sectors than the plain copy (only device memory counts);
  *                per warp 5 shared accesses (a row written, 4 rows read),
@@ -61,6 +66,13 @@ __global__ void warp_atomic_kernel(const unsigned *in, unsigned *count, size_t n
   unsigned hit = i < n && in[i] != 0xFFFFFFFFu;
   unsigned votes = __ballot_sync(0xFFFFFFFFu, hit);
   if ((threadIdx.x & 31u) == 0 && votes) atomicAdd(count, (unsigned)__popc(votes));
+}
+
+__global__ void match_atomic_kernel(const unsigned *in, unsigned *count, size_t n) {
+  size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; /* n is a multiple of the block: every lane runs */
+  unsigned key = i < n ? in[i] % 4u : 0u;
+  unsigned peers = __match_any_sync(0xFFFFFFFFu, key);
+  if (!(peers & ((1u << (threadIdx.x & 31u)) - 1u))) atomicAdd(&count[key], (unsigned)__popc(peers));
 }
 
 __global__ void staged_kernel(const unsigned *in, unsigned *out, size_t n) {
@@ -147,6 +159,10 @@ static void run_warp(void *p) {
   bufs *b = (bufs *)p;
   warp_atomic_kernel<<<grid(b->n), BLOCK>>>(b->in, b->count, b->n);
 }
+static void run_match(void *p) {
+  bufs *b = (bufs *)p;
+  match_atomic_kernel<<<grid(b->n), BLOCK>>>(b->in, b->count, b->n);
+}
 static void run_staged(void *p) {
   bufs *b = (bufs *)p;
   staged_kernel<<<grid(b->n), BLOCK>>>(b->in, b->out, b->n);
@@ -210,7 +226,7 @@ int main(int argc, char **argv) {
   b.n = n;
   b.host = (unsigned *)calloc(n, 4);
   if (cudaMalloc((void **)&b.in, n * 4) != cudaSuccess || cudaMalloc((void **)&b.out, n * 4) != cudaSuccess ||
-      cudaMalloc((void **)&b.count, 4) != cudaSuccess || !b.host) {
+      cudaMalloc((void **)&b.count, 16) != cudaSuccess || !b.host) {
     fprintf(stderr, "meter-check: no device memory\n");
     return 2;
   }
@@ -251,6 +267,14 @@ int main(int argc, char **argv) {
   f = measure(run_warp, &b);
   w = figures{N / 8, 0, N / 32, 0, N / 32, N / 32, 1, 0, 0, 0, 0, 0, 0, 0};
   expect_all("warp atomic", f, w);
+
+  cudaMemset(b.count, 0, 16);
+  f = measure(run_match, &b);
+  w = figures{N / 8, 0, N / 32, 0, N / 8, N / 32, 1, 0, 0, 0, 0, 0, 0, 0};
+  expect_all("match atomic", f, w);
+  unsigned per_key[4];
+  cudaMemcpy(per_key, b.count, sizeof per_key, cudaMemcpyDeviceToHost);
+  for (int k = 0; k < 4; k++) expect("match atomic", "lanes counted for one key", per_key[k], N / 4);
 
   const unsigned long long warps = N / 32;
   f = measure(run_staged, &b);

@@ -14,17 +14,18 @@ san=${2:-address,undefined}
 mkdir -p "$b"
 b=$(cd "$b" && pwd)
 copy=$b/src
-# The design and program that catch each planted bug (the table in README.md).
+# The program that catches each planted bug (the table in README.md).
 declare -A test_of=(
-  [grid-stride-off-by-one]="legacy tandem-selftest --minimal --only sort"
-  [missing-syncthreads]="legacy tandem-selftest --minimal --only hash"
-  [wrong-lane-mask]="legacy fused_lookup 12 1"
-  [value-before-claim]="legacy tandem-selftest --minimal --only hash"
-  [cub-temp-first-chunk]="v2 tandem-selftest --minimal --only sort"
-  [scratch-freed-early]="legacy tandem-selftest --minimal --only sort"
-  [claim-without-cas]="legacy tandem-selftest --minimal --only hash"
-  [elect-clear-plain-store]="legacy tandem-selftest --minimal --only hash"
-  [block-scratch-reuse]="legacy tandem-selftest --minimal --only hash"
+  [grid-stride-off-by-one]="tandem-selftest --minimal --only sort"
+  [missing-syncthreads]="tandem-selftest --minimal --only hash"
+  [wrong-lane-mask]="fused_lookup 12 1"
+  [value-before-claim]="tandem-selftest --minimal --only hash"
+  [cub-temp-first-chunk]="tandem-selftest --minimal --only sort"
+  [scratch-freed-early]="tandem-selftest --minimal --only sort"
+  [claim-without-cas]="tandem-selftest --minimal --only hash"
+  [elect-clear-plain-store]="tandem-selftest --minimal --only hash"
+  [block-scratch-reuse]="tandem-selftest --minimal --only hash"
+  [warp-fold-own-value]="tandem-selftest --minimal --only hash"
 )
 # Bugs only one mechanism catches: the same program must PASS with it off.
 declare -A control_of=(
@@ -59,19 +60,19 @@ for p in "$here"/planted/*.patch; do
     -DCMAKE_BUILD_TYPE=Release >/dev/null || exit 1
   cmake --build "$bd" -j "${JOBS:-2}" --target tandem-selftest fused_lookup >/dev/null 2>&1 || {
     echo "MISSED $name: does not build"; continue; }
-  read -r d prog args <<<"${test_of[$name]}"
+  read -r prog args <<<"${test_of[$name]}"
   {
-    if out=$(TANDEM_EMU_SEED=1 TANDEM_GPU_DESIGN=$d ASAN_OPTIONS=detect_leaks=0 TSAN_OPTIONS=halt_on_error=1 \
+    if out=$(TANDEM_EMU_SEED=1 ASAN_OPTIONS=detect_leaks=0 TSAN_OPTIONS=halt_on_error=1 \
       timeout 600 "$bd/$prog" $args 2>&1); then
       echo "MISSED $name: $prog $args passed ($s build)"
     else
       caught=$((caught + 1))
       why=$(echo "$out" | grep -m1 -A2 -E "cuda-emu:|ERROR: AddressSanitizer|WARNING: ThreadSanitizer|FAIL|runtime error" |
         tr -s ' \n' ' ' | cut -c1-240)
-      echo "caught $name by $prog $args (design $d, $s build): $why"
+      echo "caught $name by $prog $args ($s build): $why"
       ctl=${control_of[$name]:-}
       if [ -n "$ctl" ]; then
-        if env $ctl TANDEM_EMU_SEED=1 TANDEM_GPU_DESIGN=$d ASAN_OPTIONS=detect_leaks=0 TSAN_OPTIONS=halt_on_error=1 \
+        if env $ctl TANDEM_EMU_SEED=1 ASAN_OPTIONS=detect_leaks=0 TSAN_OPTIONS=halt_on_error=1 \
           timeout 600 "$bd/$prog" $args >/dev/null 2>&1; then
           echo "  and it passes with $ctl: only that mechanism catches it"
         else

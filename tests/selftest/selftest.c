@@ -27,8 +27,6 @@
  *   thread-count independence of the CPU results, on a machine with no GPU.
  * The data operations (tandem/ops.h: unique with every output, isin,
  * group_reduce with every reduction, join of every kind) are the part "ops".
- * The library reads TANDEM_GPU_DESIGN at context creation, so the same program
- * checks each GPU design when run once per design.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -1028,9 +1026,8 @@ int main(int argc, char **argv) {
     } else usage();
   }
   setvbuf(stdout, NULL, _IOLBF, 0);
-  const char *design = getenv("TANDEM_GPU_DESIGN");
-  printf("tandem-selftest: tandem %s, CUDA devices: %d, TANDEM_GPU_DESIGN=%s, seed %" PRIu64 "%s%s\n", tdm_version(),
-         tdm_cuda_device_count(), design ? design : "(unset)", g_seed, g_minimal ? ", minimal" : g_quick ? ", quick" : "",
+  printf("tandem-selftest: tandem %s, CUDA devices: %d, seed %" PRIu64 "%s%s\n", tdm_version(),
+         tdm_cuda_device_count(), g_seed, g_minimal ? ", minimal" : g_quick ? ", quick" : "",
          g_cpu_only ? ", cpu-only" : "");
 
   tdm_ctx_opts ro;

@@ -1,6 +1,6 @@
 /*
  * btree_lanes.h: per-lane pieces of a node search done by a group of 8 or 16
- * lanes (design v2 B-tree search). Each lane compares its share of the 16
+ * lanes (the CUDA B-tree search). Each lane compares its share of the 16
  * keys of a node with the query; the group adds the lanes' counts (a ballot
  * and popc on the GPU, a loop on the CPU) to get the lower-bound slot that
  * tdm__bt_lower computes alone. Kept here so the CPU tests run the same code.
@@ -39,7 +39,7 @@ TDM_HD uint32_t tdm__bt_lanes_combine(uint32_t popc_bit0, uint32_t popc_bit1) {
 /* The child (within level l - 1) of node i of level l at slot c, in a
  * bulk-loaded tree (the layout tdm__bt_geom_init describes): node
  * even_start(cnt[l-1], cnt[l], i) + c of level l-1, so a keys-only descent
- * (the v2 search below, over the separator array) loads no child index. */
+ * (the lane-group search below, over the separator array) loads no child index. */
 TDM_HD uint64_t tdm__bt_geom_child(const tdm__bt_geom *g, uint32_t l, uint64_t i, uint32_t c) {
   return tdm__bt_even_start(g->cnt[l - 1], g->cnt[l], i) + c;
 }
@@ -51,7 +51,7 @@ TDM_HD uint64_t tdm__bt_geom_rank(const tdm__bt_geom *g, uint64_t leaf, uint32_t
 }
 
 
-/* ---- the v2 search over the bulk layout -------------------------------------
+/* ---- the lane-group search over the bulk layout ------------------------------
  * The compact separator array: the 16 key words of every inner node, in node
  * index order (level 1 first, the root last), 128 bytes per inner node and
  * nothing else, so an inner level costs the search one 128-byte read instead
@@ -162,7 +162,7 @@ TDM_HD int tdm__bt_lg_leaf_hit(const uint64_t *key, uint32_t pos, uint32_t cnt, 
   return pos < cnt && tdm__bt_lg_hit_at(key[pos], pos, cnt, q);
 }
 
-/* Which search a CUDA tree's queries run under design v2. The keys-only
+/* Which search a CUDA tree's queries run. The keys-only
  * lane-group search derives children and ranks from the geometry, so it is
  * correct only while the node array is exactly the bulk layout of g: `bulk`
  * says the nodes were written from g (the GPU's only writer, its install

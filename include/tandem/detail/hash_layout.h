@@ -72,9 +72,8 @@ TDM_HD uint64_t tdm__hash_mix(uint64_t x) {
 
 /* The inverse of tdm__hash_mix: x ^= x >> 32 is its own inverse and
  * 0xcfee444d8b59a89b is the multiplier's inverse modulo 2^64. So the mixer is
- * a bijection on 64 bits (equal hashes mean equal keys), and a batch sorted
- * by hash can carry the hash alone: the CUDA v2 insert recovers each key
- * from it. */
+ * a bijection on 64 bits (equal hashes mean equal keys); the tests use the
+ * inverse to make keys of a chosen hash (a home in the table's last bucket). */
 TDM_HD uint64_t tdm__hash_unmix(uint64_t x) {
   x ^= x >> 32;
   x *= 0xcfee444d8b59a89bull;

@@ -104,7 +104,7 @@ TDM_HD HS_V HS_FN(tdm__hs_combine)(HS_V old, HS_V in, int dup, int vkind) {
   return HS_VFN(tdm__dup_combine)(old, in, dup, vkind);
 }
 
-/* ---- lane groups (the CUDA v2 design) ---------------------------------------
+/* ---- lane groups (the CUDA kernels) -----------------------------------------
  * A group of HS_GROUP lanes probes for one key: lane j reads slot pos + j of
  * the bucket (one wide load of a whole slot), the group exchanges its three
  * match bits (a tile ballot on the GPU), and every lane takes the same
@@ -140,7 +140,7 @@ TDM_HD int HS_FN(tdm__hs_lookup_step)(uint64_t pos, unsigned eq, unsigned em, ui
 /* Lanes in a group: the slots of one 64-byte bucket. */
 TDM_HD unsigned HS_FN(tdm__hs_lanes)(void) { return HS_GROUP; }
 
-/* ---- lane-group claims (the CUDA v2 insert) ----------------------------------
+/* ---- lane-group claims (the CUDA insert) -------------------------------------
  * The claim of tdm__hs_claim, taken a bucket at a time by a lane group: the
  * lanes read the bucket (tdm__hs_lane_bits with atomic set), the group's three
  * masks go to tdm__hs_claim_step, which every lane runs and which decides
@@ -191,24 +191,12 @@ TDM_HD int HS_FN(tdm__hs_claim_last)(uint64_t tomb, uint64_t *at, HS_K *expect) 
 /* The claim's outcome from the key word prev that the swap of key into a slot
  * expected to hold expect found there: TDM_HASH_NEW_EMPTY / NEW_TOMB when the
  * slot was taken, TDM_HASH_FOUND when the same key was written there first
- * (two claims of one key; the v2 insert claims each key once, but the rule is
- * tdm__hs_claim's), TDM_HASH_RETRY when another key took the slot first: the
+ * (two copies of one key in a batch: both claim, one takes the slot, the
+ * other finds it there; tdm__hs_claim's rule), TDM_HASH_RETRY when another key took the slot first: the
  * probe starts again from the key's home and sees that key in its path. */
 TDM_HD int HS_FN(tdm__hs_claim_cas_outcome)(HS_K prev, HS_K expect, HS_K key) {
   if (prev == expect) return expect == (HS_K)TDM_HASH_EMPTY ? TDM_HASH_NEW_EMPTY : TDM_HASH_NEW_TOMB;
   return prev == key ? TDM_HASH_FOUND : TDM_HASH_RETRY;
-}
-
-/* Stores the value of a run (all copies of one key in a batch, folded in
- * batch order with tdm__hs_combine) into the key's slot at, whose claim had
- * outcome: a new key takes the run's value, a present one combines its value
- * with it. The policies' folds are associative (KEEP_FIRST keeps the left
- * operand, KEEP_LAST the right, SUM wraps, MIN / MAX compare in the value
- * type's order), so this equals inserting the copies one by one, which is
- * what the CPU backend does. */
-TDM_HD void HS_FN(tdm__hs_put_run)(HS_SLOT *s, uint64_t at, int outcome, HS_V run, int dup, int vkind) {
-  if (outcome != TDM_HASH_FOUND) s[at].v = run;
-  else if (dup != TDM__DUP_KEEP_FIRST) s[at].v = HS_FN(tdm__hs_combine)(s[at].v, run, dup, vkind);
 }
 
 /* Finds key's slot or claims one for it; *outcome receives a TDM_HASH_FOUND /

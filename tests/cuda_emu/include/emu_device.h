@@ -45,7 +45,7 @@ void launch(const char *name, const char *file, int line, const cfg &c, std::vec
 
 /* Collectives of the calling lane: op, mask, width (segment), value and the
  * operand (source lane, delta or predicate); returns the lane's result. */
-enum coll_op { C_BALLOT, C_ANY, C_ALL, C_SHFL, C_SHFL_DOWN, C_SHFL_UP, C_SHFL_XOR, C_SYNC };
+enum coll_op { C_BALLOT, C_ANY, C_ALL, C_SHFL, C_SHFL_DOWN, C_SHFL_UP, C_SHFL_XOR, C_SYNC, C_MATCH_ANY };
 void collective(coll_op op, unsigned mask, int width, const void *in, void *out, size_t bytes, int operand,
                 const char *what);
 void syncthreads(void);

@@ -118,6 +118,16 @@ static inline int __all_sync(unsigned mask, int pred) {
   tdm_emu::collective(tdm_emu::C_ALL, mask, 32, &p, &r, sizeof r, 0, "__all_sync");
   return r;
 }
+/* __match_any_sync: the lanes of mask holding the same value (4 or 8 bytes)
+ * as the caller; the result comes back through an 8-byte word because the
+ * collective copies the value's width out. */
+template <typename T>
+static inline unsigned __match_any_sync(unsigned mask, T v) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "__match_any_sync takes 4- or 8-byte values");
+  uint64_t r = 0;
+  tdm_emu::collective(tdm_emu::C_MATCH_ANY, mask, 32, &v, &r, sizeof(T), 0, "__match_any_sync");
+  return (unsigned)r;
+}
 static inline unsigned __activemask(void) { return 0xffffffffu; }
 
 /* Atomics on real memory: relaxed, as CUDA's are; each is counted by the

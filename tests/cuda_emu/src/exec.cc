@@ -413,6 +413,14 @@ void compute(pending &p, block_run &b, int warp) {
       break;
     }
     case C_SYNC: break;
+    case C_MATCH_ANY: {
+      /* The lanes of the mask whose value has the same bytes as this lane's. */
+      unsigned bits = 0;
+      for (int j = 0; j < 32; j++)
+        if ((p.mask >> j & 1u) && !memcmp(p.in[j], p.in[i], p.bytes)) bits |= 1u << j;
+      memcpy(r, &bits, sizeof bits);
+      break;
+    }
     default: {
       int src;
       int o = p.operand[i];
@@ -502,11 +510,17 @@ void collective(coll_op op, unsigned mask, int width, const void *in, void *out,
     if (t >= blk->n) device_fault("%s: mask %#x names lane %d, which the block does not have", what, mask, j);
     if (blk->f[t].st == DONE) device_fault("%s: mask %#x names lane %d, which has exited", what, mask, j);
   }
+  /* The lanes of one mask meet at one collective. Groups of a warp with
+   * different masks may each wait at their own (since Volta: a tile's
+   * ballot while the rest of the warp waits at a full-warp match); a lane
+   * joins the pending collective of its exact mask, and a different
+   * collective or width under that mask is the error. A cycle of groups
+   * waiting for each other is a deadlock, which the scheduler reports. */
   std::vector<pending> &w = blk->warps[me->warp];
   pending *p = nullptr;
   for (auto &q : w)
-    if (q.mask & mask) p = &q;
-  if (p && (p->mask != mask || p->op != op || p->width != width))
+    if (q.mask == mask) p = &q;
+  if (p && (p->op != op || p->width != width))
     device_fault("%s with mask %#x: lanes %#x of the warp wait at %s with mask %#x", what, mask, p->arrived,
                  p->what, p->mask);
   if (!p) {

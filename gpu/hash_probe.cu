@@ -1,0 +1,431 @@
+/*
+ * hash_probe.cu: the CUDA hash table's insert and find: the kernels that
+ * take a policy, and the policy table that fixes it per key / value width.
+ *
+ * Policies (template parameters of the kernels):
+ *  - G, the lanes per key. G = 1: one thread walks the key's probe
+ *    (tdm__hs_lookup / tdm__hs_claim). G = the slots of one 64-byte bucket
+ *    (4 of 16 bytes, 8 of 8 bytes): lane j of the group reads slot j, so the
+ *    group's reads of a bucket are one coalesced 64-byte transaction; tile
+ *    ballots give the bucket's match / empty / tombstone masks and every lane
+ *    takes the same decision (tdm__hs_lookup_step, tdm__hs_claim_step); one
+ *    lane swaps a key in and the group learns the outcome by a shuffle.
+ *  - The insert strategy: claim directly. Every copy of a key claims (two
+ *    copies probe the same path, so one takes the slot and the other finds
+ *    it, tdm__hs_claim's argument), then the duplicate policy runs on the
+ *    claimed slots:
+ *     - SUM: an atomic add into the value (a free slot's value is 0, the
+ *       invariant; integer SUM wraps, so the order of the adds does not
+ *       matter), in the claim kernel itself;
+ *     - MIN / MAX: each claimer stores its own value, then the other copies
+ *       fold in with a CAS loop (the result is order-free);
+ *     - KEEP_LAST: an election in each touched slot's own value word (its
+ *       old value is overwritten anyway): zero it, atomicMax(i + 1), each
+ *       copy learns whether it won, the winner writes its value;
+ *     - KEEP_FIRST: only keys new in this batch change: the claimer parks
+ *       its batch index in the new slot's value word, the other copies find
+ *       their claimer there and vote at its word of a batch-sized array,
+ *       the lowest index winning, and the claimer writes the winner's
+ *       value; keys that were present before the batch keep their value.
+ *    Scratch is batch-sized: 8 bytes a key for the slots, 4 more for
+ *    KEEP_FIRST. (A 4-byte election word per table slot, 512 MiB at 2^27
+ *    slots, did this before.) Batches are cut into chunks of 2^31 keys so
+ *    indices fit the 32-bit words; consecutive chunks are consecutive
+ *    inserts, so the results are the same.
+ *    The other strategy the backend once had, sorting the batch by hash and
+ *    folding each key's copies before one claim per key, measured 13.95
+ *    sectors a key on the cost meter against 7.69 for the direct claim
+ *    (KEEP_LAST, u64 -> u64, 2^18 keys): it is gone (docs/design.md).
+ *
+ * Hot keys: copies of one key in one warp are folded in the warp before any
+ * global atomic. The lanes with the same slot find each other with
+ * __match_any_sync, fold their values (warp_fold_peers) and the lowest of
+ * them issues the one atomic: SUM's add, MIN / MAX's CAS loop, the
+ * election's clear and vote. So a key repeated through the batch takes at
+ * most one atomic on its word per warp turn (32 / G keys), and the outcome
+ * counters one shared atomic per outcome per warp turn (block_counts).
+ *
+ * The policy table (policies<K, V>, one per width, picked at create): bucket
+ * lanes for find and for the claim (no table instantiates G = 1 today: its
+ * branches are the one-thread probe functions the CPU tests run, kept so a
+ * GPU measurement can choose it by editing the table). The cost meter's
+ * figures (u64 -> u64, 2^18 keys, docs/gpu-cost.md): a find by a lane group
+ * 3.72 sectors a key, by one thread 5.73 (the one-thread probe reads each
+ * slot of the bucket by a load of its own); the insert (KEEP_LAST) with a
+ * lane-group claim 5.60, with a one-thread claim 7.69. No GPU has measured
+ * them yet.
+ */
+#include <string.h>
+
+#include <cooperative_groups.h>
+
+#include "hash_gpu.cuh"
+
+namespace cg = cooperative_groups;
+
+/* pos[] entries: slot index, with this bit set when the key claimed the slot. */
+#define NEW_BIT ((uint64_t)1 << 63)
+/* Keys per kernel chunk, so batch indices fit 31 bits. */
+#define CHUNK ((size_t)1 << 31)
+
+/* The bucket lanes of a width: the slots of one 64-byte bucket. */
+template <typename K, typename V>
+struct bucket_lanes {
+  static constexpr unsigned value = 64u / sizeof(typename hs<K, V>::S);
+};
+
+/* The lanes of a warp that are the first lane of their group of G: the ones
+ * that hold a key's value and count its outcome. */
+template <unsigned G>
+static __device__ __forceinline__ unsigned group_firsts() {
+  unsigned m = 0;
+  for (unsigned l = 0; l < 32u; l += G) m |= 1u << l;
+  return m;
+}
+
+/* The slot of key (a table key or a marker value), or TDM_HASH_NONE, by G
+ * lanes; every lane of the group gets the answer. */
+template <typename K, typename V, unsigned G>
+static __device__ __forceinline__ uint64_t probe_find(const cg::thread_block_tile<G> &tile,
+                                                      const typename hs<K, V>::S *s, unsigned l, K key) {
+  const uint64_t cap = (uint64_t)1 << l, mask = cap - 1u;
+  uint64_t pos = hs<K, V>::start(key, l), at = TDM_HASH_NONE;
+  if (G == 1 || pos >= cap) return hs<K, V>::lookup(s, l, key, pos, 0); /* a side slot: one read */
+  for (uint64_t g = 0; g < cap / G; g++) {
+    unsigned eq, em;
+    hs<K, V>::lane_bits(s, pos, key, tile.thread_rank(), &eq, &em);
+    eq = tile.ballot(eq != 0);
+    em = tile.ballot(em != 0);
+    if (hs<K, V>::lookup_step(pos, eq, em, &at)) break;
+    pos = (pos + G) & mask;
+  }
+  return at;
+}
+
+/* Finds key's slot or claims one for it, by G lanes: the slot (every lane
+ * of the group gets it) and *o the outcome (TDM_HASH_FOUND / NEW_*), or
+ * TDM_HASH_NONE when no slot is free (a corrupt table). A marker key needs
+ * no probe: the group's first lane claims its side slot (the others get
+ * TDM_HASH_NONE). */
+template <typename K, typename V, unsigned G>
+static __device__ __forceinline__ uint64_t probe_claim(const cg::thread_block_tile<G> &tile, typename hs<K, V>::S *s,
+                                                       unsigned l, K key, int *o) {
+  const uint64_t cap = (uint64_t)1 << l, mask = cap - 1u;
+  const unsigned lane = tile.thread_rank();
+  uint64_t at = TDM_HASH_NONE;
+  *o = TDM_HASH_FOUND;
+  if (G == 1 || (sizeof(K) == 4 ? tdm__hash_side32((uint32_t)key) : tdm__hash_side64((uint64_t)key))) {
+    if (lane == 0) at = hs<K, V>::claim(s, l, key, hs<K, V>::start(key, l), o);
+    return at;
+  }
+  const uint64_t home = hs<K, V>::home(key, l);
+  for (;;) {
+    uint64_t pos = home, tomb = TDM_HASH_NONE;
+    K expect = 0, prev = 0;
+    int step = TDM_HASH_STEP_ON;
+    for (uint64_t g = 0; g < cap / G && step == TDM_HASH_STEP_ON; g++) {
+      unsigned eq, em, tm;
+      hs<K, V>::claim_bits(s, pos, key, lane, &eq, &em, &tm);
+      eq = tile.ballot(eq != 0);
+      em = tile.ballot(em != 0);
+      tm = tile.ballot(tm != 0);
+      step = hs<K, V>::claim_step(pos, eq, em, tm, &tomb, &at, &expect);
+      pos = (pos + G) & mask;
+    }
+    if (step == TDM_HASH_STEP_ON) step = hs<K, V>::claim_last(tomb, &at, &expect);
+    if (step == TDM_HASH_STEP_ON) return TDM_HASH_NONE; /* no free slot: a corrupt table */
+    if (step == TDM_HASH_STEP_FOUND) { /* after a lost swap *o holds RETRY: reset it, as tdm__hs_claim does */
+      *o = TDM_HASH_FOUND;
+      return at;
+    }
+    if (lane == 0) prev = cas_v(&s[at].k, expect, key);
+    *o = hs<K, V>::cas_outcome(tile.shfl(prev, 0), expect, key);
+    if (*o != TDM_HASH_RETRY) return at;
+  }
+}
+
+/* Find: a group of G lanes per key. */
+template <typename K, typename V, unsigned G>
+__global__ void __launch_bounds__(TDM_GPU_BLOCK) find_kernel(const typename hs<K, V>::S *s, unsigned l,
+                                                             const K *keys, V *vo, uint8_t *fo, size_t n) {
+  static_assert(32u % G == 0 && TDM_GPU_BLOCK % 32u == 0, "a lane group must lie within one warp");
+  const cg::thread_block_tile<G> tile = cg::tiled_partition<G>(cg::this_thread_block());
+  const size_t groups = (size_t)gridDim.x * blockDim.x / G;
+  for (size_t i = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / G; i < n; i += groups) {
+    uint64_t at = probe_find<K, V, G>(tile, s, l, keys[i]);
+    if (tile.thread_rank() == 0) {
+      if (vo) vo[i] = at != TDM_HASH_NONE ? s[at].v : (V)0;
+      if (fo) fo[i] = (uint8_t)(at != TDM_HASH_NONE);
+    }
+  }
+}
+
+template <typename V>
+struct add_op {
+  __device__ __forceinline__ V operator()(V a, V b) const { return a + b; }
+};
+template <typename K, typename V>
+struct combine_op {
+  int dup, vkind;
+  __device__ __forceinline__ V operator()(V a, V b) const { return hs<K, V>::combine(a, b, dup, vkind); }
+};
+struct max_op {
+  __device__ __forceinline__ uint32_t operator()(uint32_t a, uint32_t b) const { return a > b ? a : b; }
+};
+
+/* Pass 1 of an insert: a group of G lanes finds or claims each key's slot.
+ * SUM adds right here, one atomic per distinct slot per warp; the other
+ * policies record the slot (and whether this key claimed it) in pos_out. */
+template <typename K, typename V, unsigned G>
+__global__ void __launch_bounds__(TDM_GPU_BLOCK)
+    claim_kernel(typename hs<K, V>::S *s, unsigned l, const K *keys, const V *vals, size_t n, int dup,
+                 uint64_t *pos_out, unsigned long long *cnt) {
+  static_assert(32u % G == 0 && TDM_GPU_BLOCK % 32u == 0, "a lane group must lie within one warp");
+  __shared__ unsigned long long sh[NCOUNT];
+  block_counts bc;
+  bc.init(sh);
+  const cg::thread_block_tile<G> tile = cg::tiled_partition<G>(cg::this_thread_block());
+  const warp_turns<G> t;
+  for (size_t b = t.first; b < n; b += t.stride) {
+    const size_t i = t.item(b);
+    const bool live = i < n, first = live && tile.thread_rank() == 0;
+    uint64_t at = TDM_HASH_NONE;
+    int o = TDM_HASH_FOUND;
+    if (live) at = probe_claim<K, V, G>(tile, s, l, keys[i], &o); /* the whole group, or none of it */
+    /* A key without a slot counts as FOUND: hg_sync_counts reports it. */
+    bc.add_warp(!first ? -1 : at == TDM_HASH_NONE ? TDM_HASH_FOUND : o != TDM_HASH_FOUND ? o : -1);
+    if (dup == TDM__DUP_SUM) {
+      const bool in = first && at != TDM_HASH_NONE;
+      const unsigned peers = __match_any_sync(0xffffffffu, in ? at : TDM_HASH_NONE);
+      const V sum = warp_fold_peers(peers, in, in ? vals[i] : (V)0, add_op<V>());
+      if (in && !(peers & lanes_below())) atomic_add_v(&s[at].v, sum);
+    } else if (first) {
+      pos_out[i] = at == TDM_HASH_NONE ? TDM_HASH_NONE : at | (o != TDM_HASH_FOUND ? NEW_BIT : 0);
+    }
+  }
+  bc.flush(cnt);
+}
+
+/* MIN / MAX, pass 2: each claimer stores its own value into its new slot. */
+template <typename K, typename V>
+__global__ void minmax_init_kernel(typename hs<K, V>::S *s, const V *vals, const uint64_t *pos, size_t n) {
+  TDM_GRID_STRIDE(i, n) {
+    uint64_t p = pos[i];
+    if (p != TDM_HASH_NONE && (p & NEW_BIT)) s[p & ~NEW_BIT].v = vals[i];
+  }
+}
+
+/* MIN / MAX, pass 3: every other copy folds in. The copies of one slot in a
+ * warp fold first; the lowest of them takes the CAS loop. */
+template <typename K, typename V>
+__global__ void minmax_fold_kernel(typename hs<K, V>::S *s, const V *vals, const uint64_t *pos, size_t n, int dup,
+                                   int vkind) {
+  const warp_turns<1> t;
+  const combine_op<K, V> op = {dup, vkind};
+  for (size_t b = t.first; b < n; b += t.stride) {
+    const size_t i = t.item(b);
+    const uint64_t p = i < n ? pos[i] : TDM_HASH_NONE;
+    const bool in = p != TDM_HASH_NONE && !(p & NEW_BIT);
+    const unsigned peers = __match_any_sync(0xffffffffu, in ? p : TDM_HASH_NONE);
+    const V v = warp_fold_peers(peers, in, in ? vals[i] : (V)0, op);
+    if (!in || (peers & lanes_below())) continue;
+    V *dst = &s[p].v, old = load_v(dst);
+    for (;;) {
+      V want = op(old, v), seen;
+      if (want == old) break;
+      seen = cas_v(dst, old, want);
+      if (seen == old) break;
+      old = seen;
+    }
+  }
+}
+
+/* pos[] bit of a KEEP_LAST copy that won its slot's election. */
+#define WIN_BIT ((uint64_t)1 << 62)
+
+/* The slot of a pos[] entry (TDM_HASH_NONE stays). */
+static __device__ __forceinline__ uint64_t slot_of(uint64_t p) {
+  return p == TDM_HASH_NONE ? p : p & ~(NEW_BIT | WIN_BIT);
+}
+
+static __device__ __forceinline__ void atomic_exch_v(uint32_t *p, uint32_t v) { (void)atomicExch((unsigned int *)p, v); }
+static __device__ __forceinline__ void atomic_exch_v(uint64_t *p, uint64_t v) {
+  (void)atomicExch((unsigned long long *)p, (unsigned long long)v);
+}
+static __device__ __forceinline__ void atomic_max_v(uint32_t *p, uint32_t v) { (void)atomicMax((unsigned int *)p, v); }
+static __device__ __forceinline__ void atomic_max_v(uint64_t *p, uint64_t v) {
+  (void)atomicMax((unsigned long long *)p, (unsigned long long)v);
+}
+template <typename V>
+struct max_v_op {
+  __device__ __forceinline__ V operator()(V a, V b) const { return a > b ? a : b; }
+};
+
+/* KEEP_LAST: the batch's last copy of a key wins, whether the key was there
+ * before or not, so the old value of every touched slot is lost anyway and
+ * its value word serves as the election word: no scratch beyond pos.
+ * Pass 2 (VOTE false) zeroes it: the copies of one slot all write the same
+ * word, by an atomic exchange (plain stores of even the same value from
+ * several threads are a data race in CUDA's memory model), one per slot per
+ * warp turn. Pass 3 (VOTE true): each copy votes its batch index + 1
+ * (chunks of at most 2^31 keys: it fits a 32-bit value word), the copies of
+ * one slot in a warp as one (their largest); the largest wins. */
+template <typename K, typename V, bool VOTE>
+__global__ void last_elect_kernel(typename hs<K, V>::S *s, const uint64_t *pos, size_t n) {
+  const warp_turns<1> t;
+  for (size_t b = t.first; b < n; b += t.stride) {
+    const size_t i = t.item(b);
+    const uint64_t slot = slot_of(i < n ? pos[i] : TDM_HASH_NONE);
+    const bool in = slot != TDM_HASH_NONE;
+    const unsigned peers = __match_any_sync(0xffffffffu, slot);
+    const V v = VOTE ? warp_fold_peers(peers, in, in ? (V)(i + 1u) : (V)0, max_v_op<V>()) : (V)0;
+    if (!in || (peers & lanes_below())) continue;
+    if (VOTE) atomic_max_v(&s[slot].v, v);
+    else atomic_exch_v(&s[slot].v, (V)0);
+  }
+}
+
+/* KEEP_LAST, pass 4: each copy learns whether it won (its own pos entry),
+ * before any winner overwrites the election word with its value. */
+template <typename K, typename V>
+__global__ void last_check_kernel(const typename hs<K, V>::S *s, uint64_t *pos, size_t n) {
+  TDM_GRID_STRIDE(i, n) {
+    uint64_t p = pos[i];
+    if (p != TDM_HASH_NONE && s[slot_of(p)].v == (V)(i + 1u)) pos[i] = p | WIN_BIT;
+  }
+}
+
+/* KEEP_LAST, pass 5: the winner writes its value. */
+template <typename K, typename V>
+__global__ void last_write_kernel(typename hs<K, V>::S *s, const V *vals, const uint64_t *pos, size_t n) {
+  TDM_GRID_STRIDE(i, n) {
+    uint64_t p = pos[i];
+    if (p != TDM_HASH_NONE && (p & WIN_BIT)) s[slot_of(p)].v = vals[i];
+  }
+}
+
+/* KEEP_FIRST ballot of batch index i: the largest wins, so the lowest index. */
+static __device__ __forceinline__ uint32_t first_ballot(size_t i) { return 0xffffffffu - (uint32_t)i; }
+
+/* KEEP_FIRST: only keys new in this batch change, to their first copy's
+ * value; the election of a new key runs in a batch-sized word of its
+ * claimer, e[claimer]. Pass 2: the claimer parks its batch index in its new
+ * slot's value word (which no one needs until the winner's value lands) and
+ * seeds its word with its own ballot. */
+template <typename K, typename V>
+__global__ void first_mark_kernel(typename hs<K, V>::S *s, uint32_t *e, const uint64_t *pos, size_t n) {
+  TDM_GRID_STRIDE(i, n) {
+    uint64_t p = pos[i];
+    if (p == TDM_HASH_NONE || !(p & NEW_BIT)) continue;
+    s[slot_of(p)].v = (V)i;
+    e[i] = first_ballot(i);
+  }
+}
+
+/* KEEP_FIRST, pass 3: every other copy reads its slot's value word c; the
+ * key is new in this batch exactly when c < n and pos[c] says c claimed
+ * this slot (a key that was there before holds a value for which that
+ * cannot be true: no copy claimed its slot), and then votes at e[c], the
+ * copies of one claimer in a warp as one. A key that was there before keeps
+ * its value. */
+template <typename K, typename V>
+__global__ void first_vote_kernel(const typename hs<K, V>::S *s, uint32_t *e, const uint64_t *pos, size_t n) {
+  const warp_turns<1> t;
+  for (size_t b = t.first; b < n; b += t.stride) {
+    const size_t i = t.item(b);
+    const uint64_t p = i < n ? pos[i] : TDM_HASH_NONE;
+    uint64_t c = TDM_HASH_NONE;
+    if (p != TDM_HASH_NONE && !(p & NEW_BIT)) {
+      const uint64_t held = (uint64_t)s[slot_of(p)].v;
+      if (held < n && pos[held] == (slot_of(p) | NEW_BIT)) c = held;
+    }
+    const bool in = c != TDM_HASH_NONE;
+    const unsigned peers = __match_any_sync(0xffffffffu, c);
+    const uint32_t v = warp_fold_peers(peers, in, in ? first_ballot(i) : 0u, max_op());
+    if (in && !(peers & lanes_below())) atomicMax(&e[c], v);
+  }
+}
+
+/* KEEP_FIRST, pass 4: the claimer writes the winner's value over its parked
+ * index. */
+template <typename K, typename V>
+__global__ void first_write_kernel(typename hs<K, V>::S *s, const V *vals, const uint32_t *e, const uint64_t *pos,
+                                   size_t n) {
+  TDM_GRID_STRIDE(i, n) {
+    uint64_t p = pos[i];
+    if (p != TDM_HASH_NONE && (p & NEW_BIT)) s[slot_of(p)].v = vals[0xffffffffu - e[i]];
+  }
+}
+
+/* ---- host side ---------------------------------------------------------------- */
+
+/* The direct claim's scratch, batch-sized: each key's slot (not for SUM),
+ * and for KEEP_FIRST an election word per key (used by the claimers'). */
+static tdm_status scratch_take(tdm_hash *h, tdm__gpu_scope &sc, size_t n, size_t final_cap, tdm__hg_scratch *x) {
+  tdm_status st;
+  (void)final_cap;
+  memset(x, 0, sizeof *x);
+  x->chunk = n < CHUNK ? n : CHUNK;
+  if ((h->dup != TDM__DUP_SUM && (st = sc.alloc(x->chunk * sizeof(uint64_t), &x->pos)) != TDM_OK) ||
+      (h->dup == TDM__DUP_KEEP_FIRST && (st = sc.alloc(x->chunk * sizeof(uint32_t), &x->e)) != TDM_OK))
+    return st;
+  return TDM_OK;
+}
+
+/* Inserts one chunk of n keys by the direct claim with G lanes per key. */
+template <typename K, typename V, unsigned G>
+static void launch_insert(tdm_hash *h, const void *keys, const void *vals, size_t n, const tdm__hg_scratch *x,
+                          unsigned long long *cnt) {
+  cudaStream_t st = tdm__stream(h->ctx);
+  unsigned g = tdm__grid(n);
+  typename hs<K, V>::S *s = (typename hs<K, V>::S *)tdm__hg(h)->slots;
+  const K *k = (const K *)keys;
+  const V *v = (const V *)vals;
+  int dup = (int)h->dup;
+  /* One resident wave: each block flushes its outcome counters once, so
+   * the flushes stay a few per SM instead of one per 256 / G keys. */
+  claim_kernel<K, V, G><<<tdm__grid_resident(h->ctx, n * G), TDM_GPU_BLOCK, 0, st>>>(s, h->log2cap, k, v, n, dup,
+                                                                                     x->pos, cnt);
+  switch (h->dup) {
+  case TDM__DUP_SUM: break;
+  case TDM__DUP_MIN:
+  case TDM__DUP_MAX:
+    minmax_init_kernel<K, V><<<g, TDM_GPU_BLOCK, 0, st>>>(s, v, x->pos, n);
+    minmax_fold_kernel<K, V><<<g, TDM_GPU_BLOCK, 0, st>>>(s, v, x->pos, n, dup, h->vkind);
+    break;
+  case TDM__DUP_KEEP_LAST:
+    last_elect_kernel<K, V, false><<<g, TDM_GPU_BLOCK, 0, st>>>(s, x->pos, n);
+    last_elect_kernel<K, V, true><<<g, TDM_GPU_BLOCK, 0, st>>>(s, x->pos, n);
+    last_check_kernel<K, V><<<g, TDM_GPU_BLOCK, 0, st>>>(s, x->pos, n);
+    last_write_kernel<K, V><<<g, TDM_GPU_BLOCK, 0, st>>>(s, v, x->pos, n);
+    break;
+  default: /* KEEP_FIRST */
+    first_mark_kernel<K, V><<<g, TDM_GPU_BLOCK, 0, st>>>(s, x->e, x->pos, n);
+    first_vote_kernel<K, V><<<g, TDM_GPU_BLOCK, 0, st>>>(s, x->e, x->pos, n);
+    first_write_kernel<K, V><<<g, TDM_GPU_BLOCK, 0, st>>>(s, v, x->e, x->pos, n);
+    break;
+  }
+}
+
+template <typename K, typename V, unsigned G>
+static void launch_find(const tdm_hash *h, const void *keys, void *vo, uint8_t *fo, size_t n) {
+  typedef typename hs<K, V>::S S;
+  find_kernel<K, V, G><<<tdm__grid(n * G), TDM_GPU_BLOCK, 0, tdm__stream(h->ctx)>>>(
+      (const S *)tdm__hg(h)->slots, h->log2cap, (const K *)keys, (V *)vo, fo, n);
+}
+
+/* The policy table of one width: bucket lanes for the claim and the find
+ * (the top of the file says why). */
+template <typename K, typename V>
+static const tdm__hg_policy policies = {
+    .scratch = scratch_take,
+    .insert = launch_insert<K, V, bucket_lanes<K, V>::value>,
+    .find = launch_find<K, V, bucket_lanes<K, V>::value>,
+};
+
+const tdm__hg_policy *const tdm__hg_policies[4] = {
+    &policies<uint32_t, uint32_t>,
+    &policies<uint32_t, uint64_t>,
+    &policies<uint64_t, uint32_t>,
+    &policies<uint64_t, uint64_t>,
+};
