@@ -150,12 +150,14 @@ def block_headline(meta, rows, machine):
 def block_cost(meta, rows, machine):
     del meta, machine
     out = ["| structure | operation | design | key | sectors / key | ideal | x ideal | atomics / key "
-           "| max on one address | launches | host syncs |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+           "| max on one address | launches | host syncs | pointer queries |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         spk, ideal = float(r["sectors_per_key"]), float(r["ideal_sectors_per_key"])
         out.append(f'| {r["structure"]} | {r["operation"]} | {r["design"]} | {r["key_type"]} | {spk:.3f} '
                    f'| {ideal:.3f} | {spk / ideal:.1f} | {float(r["atomics_per_key"]):.3f} '
-                   f'| {r["max_same_address_atomics"]} | {r["launches"]} | {r["host_syncs"]} |')
+                   f'| {r["max_same_address_atomics"]} | {r["launches"]} | {r["host_syncs"]} '
+                   f'| {r.get("ptr_queries", "-")} |')
     return out
 
 

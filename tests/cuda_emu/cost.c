@@ -97,7 +97,7 @@ static uint64_t mix(uint64_t z) {
 /* The budget of a row: its limits, or none (a new row fails: add it). */
 typedef struct budget {
   double sectors, atomics;
-  unsigned long long max_same, launches, syncs;
+  unsigned long long max_same, launches, syncs, ptr_queries;
   int found;
 } budget;
 
@@ -114,8 +114,8 @@ static budget find_budget(const row *r) {
     char st[64], op[64], de[64], kt[64], vt[64];
     budget x;
     if (line[0] == '#' || line[0] == '\n') continue;
-    if (sscanf(line, "%63s %63s %63s %63s %63s %lf %lf %llu %llu %llu", st, op, de, kt, vt, &x.sectors, &x.atomics,
-               &x.max_same, &x.launches, &x.syncs) != 10)
+    if (sscanf(line, "%63s %63s %63s %63s %63s %lf %lf %llu %llu %llu %llu", st, op, de, kt, vt, &x.sectors,
+               &x.atomics, &x.max_same, &x.launches, &x.syncs, &x.ptr_queries) != 11)
       continue;
     if (!strcmp(st, r->structure) && !strcmp(op, r->operation) && !strcmp(de, r->design) && !strcmp(kt, r->key_type) &&
         !strcmp(vt, r->value_type)) {
@@ -140,9 +140,9 @@ static void report(row *r) {
          (double)m->shared_requests / n, m->shared_requests ? (double)m->bank_conflict_replays / m->shared_requests : 0.0,
          m->h2d_bytes, m->d2h_bytes);
   if (csv)
-    fprintf(csv, "%s,%s,%s,%s,%s,%zu,%.4f,%.4f,%.4f,%llu,%llu,%llu,%llu,%llu\n", r->structure, r->operation, r->design,
-            r->key_type, r->value_type, n_keys, spk, r->ideal, apk, m->max_same_address_atomics, m->launches,
-            m->host_syncs, m->h2d_bytes, m->d2h_bytes);
+    fprintf(csv, "%s,%s,%s,%s,%s,%zu,%.4f,%.4f,%.4f,%llu,%llu,%llu,%llu,%llu,%llu\n", r->structure, r->operation,
+            r->design, r->key_type, r->value_type, n_keys, spk, r->ideal, apk, m->max_same_address_atomics,
+            m->launches, m->host_syncs, m->h2d_bytes, m->d2h_bytes, m->ptr_queries);
   if (budgets_path) {
     budget b = find_budget(r);
     if (!b.found) {
@@ -158,6 +158,8 @@ static void report(row *r) {
             over_budget++;
       if (m->launches > b.launches) printf("  OVER BUDGET: launches %llu > %llu\n", m->launches, b.launches), over_budget++;
       if (m->host_syncs > b.syncs) printf("  OVER BUDGET: host_syncs %llu > %llu\n", m->host_syncs, b.syncs), over_budget++;
+      if (m->ptr_queries > b.ptr_queries)
+        printf("  OVER BUDGET: ptr_queries %llu > %llu\n", m->ptr_queries, b.ptr_queries), over_budget++;
     }
   }
   fflush(stdout);
@@ -668,7 +670,7 @@ int main(int argc, char **argv) {
     }
     if (!append)
       fprintf(csv, "structure,operation,design,key_type,value_type,n,sectors_per_key,ideal_sectors_per_key,"
-                   "atomics_per_key,max_same_address_atomics,launches,host_syncs,h2d_bytes,d2h_bytes\n");
+                   "atomics_per_key,max_same_address_atomics,launches,host_syncs,h2d_bytes,d2h_bytes,ptr_queries\n");
   }
   if (peers) {
     if (!only || !strcmp(only, "sort")) peer_sorts();
