@@ -32,6 +32,7 @@
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 #include <string.h>
+#include <thrust/iterator/counting_iterator.h>
 
 #include "gpu_common.cuh"
 #include "sort_gpu.cuh"
@@ -792,12 +793,88 @@ static tdm_status unique_dense_t(tdm_ctx *ctx, const tdm__unique_args *a) {
   return TDM_OK;
 }
 
+/* counts[r] = the length of run r, from the runs' first positions st
+ * (G runs of n sorted keys). */
+__global__ void run_lengths_kernel(const uint64_t *st, uint64_t *counts, size_t G, size_t n) {
+  TDM_GRID_STRIDE(r, G) counts[r] = (r + 1 < G ? st[r + 1] : n) - st[r];
+}
+
+/* The smallest position of a run (order-free, so CUB may apply it in any
+ * order): its first position in the sorted keys. */
+struct first_pos_op {
+  __host__ __device__ __forceinline__ uint64_t operator()(uint64_t a, uint64_t b) const { return a < b ? a : b; }
+};
+
+/* tdm_unique without first indices or inverse, in sorted order, keys equal
+ * by their bits (the CPU's unique_keys_only): the keys' order-preserving
+ * sort bits (keybits.h; the map is the identity for unsigned keys, so an
+ * unsigned device array is copied instead) sorted alone, CUB's
+ * reduce-by-key over them writing the distinct bits and each run's first
+ * position, the distinct bits mapped back to keys in place; counts are the
+ * distances between the first positions. No (key, index) pairs, no group
+ * description: a 64-bit key moves 8 bytes through the sort, not 16. */
+template <typename U>
+static tdm_status unique_sorted_keys_t(tdm_ctx *ctx, const tdm__unique_args *a) {
+  static const char fn[] = "tdm_unique";
+  tdm__gpu_scope sc(ctx);
+  tdm__dev_array keys, outs[2];
+  size_t n = a->n, temp_bytes = 0, G;
+  const thrust::counting_iterator<uint64_t> at(0);
+  U *sorted, *uk;
+  uint64_t *st, *d_runs, runs = 0;
+  void *temp;
+  tdm_status s_;
+  cudaStream_t s = tdm__stream(ctx);
+  memset(outs, 0, sizeof outs);
+  if ((s_ = enter_waiting(sc, ctx, fn)) != TDM_OK || (s_ = sc.in(a->keys, n * sizeof(U), &keys)) != TDM_OK) return s_;
+  const int kind = tdm__key_kind(a->key_type);
+  if (keys.staged) {
+    sorted = (U *)keys.d; /* the call's own copy already */
+    if (kind != TDM_KIND_UNSIGNED) tdm__gpu_map_bits(s, sorted, sorted, n, sizeof(U), kind, 0, 1);
+  } else {
+    if ((s_ = sc.alloc(n * sizeof(U), &sorted)) != TDM_OK) return s_;
+    if (kind != TDM_KIND_UNSIGNED) tdm__gpu_map_bits(s, keys.d, sorted, n, sizeof(U), kind, 0, 1);
+    else TDM_CUDA_TRY(cudaMemcpyAsync(sorted, keys.d, n * sizeof(U), cudaMemcpyDeviceToDevice, s), (void)0);
+  }
+  if ((s_ = tdm__launch_check(fn)) != TDM_OK) return s_;
+  if ((s_ = opt_out(sc, a->unique_out, n * sizeof(U), &outs[0])) != TDM_OK ||
+      (s_ = opt_out(sc, a->counts_out, n * 8, &outs[1])) != TDM_OK)
+    return s_;
+  uk = outs[0].d ? (U *)outs[0].d : NULL;
+  if (!uk && (s_ = sc.alloc(n * sizeof(U), &uk)) != TDM_OK) return s_;
+  TDM_CUDA_TRY(cub::DeviceReduce::ReduceByKey(NULL, temp_bytes, sorted, uk, at, (uint64_t *)NULL, (uint64_t *)NULL,
+                                              first_pos_op(), (int64_t)n, s),
+               (void)0);
+  if ((s_ = sc.alloc(n * 8, &st)) != TDM_OK || (s_ = sc.alloc(8, &d_runs)) != TDM_OK ||
+      (s_ = sc.alloc(temp_bytes ? temp_bytes : 1, &temp)) != TDM_OK)
+    return s_;
+  if ((s_ = sort_in_place(ctx, sorted, NULL, n, sizeof(U))) != TDM_OK) return s_;
+  TDM_CUDA_TRY(cub::DeviceReduce::ReduceByKey(temp, temp_bytes, sorted, uk, at, st, d_runs, first_pos_op(),
+                                              (int64_t)n, s),
+               (void)0);
+  if ((s_ = word_to_host(ctx, d_runs, &runs, fn)) != TDM_OK) return s_;
+  G = (size_t)runs;
+  if (outs[0].d && kind != TDM_KIND_UNSIGNED) tdm__gpu_map_bits(s, uk, uk, G, sizeof(U), kind, 0, 0);
+  if (outs[1].d) run_lengths_kernel<<<tdm__grid(G), TDM_GPU_BLOCK, 0, s>>>(st, (uint64_t *)outs[1].d, G, n);
+  if ((s_ = tdm__launch_check(fn)) != TDM_OK) return s_;
+  /* Only the G entries written go back to a host array. */
+  outs[0].bytes = G * sizeof(U);
+  outs[1].bytes = G * 8;
+  if ((s_ = finish_outs(sc, ctx, outs, 2, fn)) != TDM_OK) return s_;
+  *a->n_unique_out = G;
+  return TDM_OK;
+}
+
 /* The key width is an argument of each call, so each call picks its
- * instantiation; method matters only as the dense one (see the top of the file). */
+ * instantiation; method matters only as the dense one (see the top of the
+ * file), and a call asking for neither first indices nor the inverse, in
+ * sorted order and by bits, sorts its keys alone. */
 static tdm_status ops_unique(tdm_ctx *ctx, const tdm__unique_args *a, int method) {
-  if (method == TDM__OPS_DENSE)
-    return tdm_type_size(a->key_type) == 4 ? unique_dense_t<uint32_t>(ctx, a) : unique_dense_t<uint64_t>(ctx, a);
-  return tdm_type_size(a->key_type) == 4 ? unique_t<uint32_t>(ctx, a) : unique_t<uint64_t>(ctx, a);
+  int wide = tdm_type_size(a->key_type) == 8;
+  if (method == TDM__OPS_DENSE) return wide ? unique_dense_t<uint64_t>(ctx, a) : unique_dense_t<uint32_t>(ctx, a);
+  if (!a->first_index_out && !a->inverse_out && !a->numeric && !a->first_seen)
+    return wide ? unique_sorted_keys_t<uint64_t>(ctx, a) : unique_sorted_keys_t<uint32_t>(ctx, a);
+  return wide ? unique_t<uint64_t>(ctx, a) : unique_t<uint32_t>(ctx, a);
 }
 static tdm_status ops_group_reduce(tdm_ctx *ctx, const tdm__group_args *a, int method) {
   (void)method;
