@@ -1,8 +1,9 @@
 /*
  * ops_gpu.cu: the CUDA backend's data operations (tandem/ops.h).
  *
- * Everything is sort based, and builds the same group description as the
- * CPU's sort method (cpu/ops_cpu.c): the canonical keys as order-preserving
+ * Everything is sort based (the dense method aside, below), and builds the
+ * same group description as the CPU's sort method (cpu/ops_cpu.c), except
+ * unique of sorted distinct keys alone (unique_sorted_keys_t): the canonical keys as order-preserving
  * bits (ops_keys.h) are radix sorted with their indices as values (CUB's
  * radix sort is stable, so each run of equal keys lists its indices
  * ascending); a head flag per sorted position and its exclusive sum number
