@@ -44,6 +44,9 @@
  * election's clear and vote. So a key repeated through the batch takes at
  * most one atomic on its word per warp turn (32 / G keys), and the outcome
  * counters one shared atomic per outcome per warp turn (block_counts).
+ * SUM goes further: a warp carries its most repeated slot's sum across its
+ * turns (warp_carry), so a key that fills the batch takes about one atomic
+ * per warp of the grid.
  *
  * The policy table (policies<K, V>, one per width, picked at create): bucket
  * lanes for find and for the claim (no table instantiates G = 1 today: its
@@ -173,6 +176,52 @@ struct max_op {
   __device__ __forceinline__ uint32_t operator()(uint32_t a, uint32_t b) const { return a > b ? a : b; }
 };
 
+/* SUM's hot key across the turns of one warp: the warp carries one slot's
+ * running sum in registers (the same in every lane) instead of adding to it
+ * at every turn, and adds it to the table when it lets the slot go or at its
+ * end. Which slot: when no lane's slot at this turn is the carried one, the
+ * slot with the most copies at this turn if it has two or more (a key
+ * repeated within a turn is likely repeated at the next). So a key that
+ * fills the batch takes about one atomic per warp of the (resident) grid on
+ * its value word instead of one per warp turn, and a batch of distinct keys
+ * carries nothing. Integer SUM wraps, so when the sum lands does not matter. */
+template <typename K, typename V>
+struct warp_carry {
+  uint64_t at = TDM_HASH_NONE;
+  V sum = 0;
+  /* Every lane of the warp calls it at once, each with its slot at this
+   * turn (TDM_HASH_NONE but for the lowest lane of each slot), that slot's
+   * folded sum and its copies. True: the lane's sum went into the carry and
+   * needs no atomic of its own. */
+  __device__ __forceinline__ bool take(typename hs<K, V>::S *s, uint64_t slot, V add, unsigned copies) {
+    const unsigned lane = threadIdx.x & 31u;
+    const bool mine = slot != TDM_HASH_NONE && slot == at;
+    const unsigned hit = __ballot_sync(0xffffffffu, mine);
+    if (hit) {
+      sum += __shfl_sync(0xffffffffu, add, __ffs((int)hit) - 1);
+      return mine;
+    }
+    /* The slot with the most copies, the lowest lane on a tie. */
+    unsigned best = copies >= 2u ? copies << 5 | (31u - lane) : 0u;
+    for (int o = 16; o; o >>= 1) {
+      const unsigned other = __shfl_xor_sync(0xffffffffu, best, o);
+      best = other > best ? other : best;
+    }
+    if (!best) return false;
+    const int src = (int)(31u - (best & 31u));
+    const uint64_t next = __shfl_sync(0xffffffffu, slot, src);
+    const V next_sum = __shfl_sync(0xffffffffu, add, src);
+    if (at != TDM_HASH_NONE && lane == 0) atomic_add_v(&s[at].v, sum);
+    at = next;
+    sum = next_sum;
+    return (int)lane == src;
+  }
+  /* Adds what the warp still carries; every lane calls it. */
+  __device__ __forceinline__ void flush(typename hs<K, V>::S *s) {
+    if (at != TDM_HASH_NONE && (threadIdx.x & 31u) == 0) atomic_add_v(&s[at].v, sum);
+  }
+};
+
 /* Pass 1 of an insert: a group of G lanes finds or claims each key's slot.
  * SUM adds right here, one atomic per distinct slot per warp; the other
  * policies record the slot (and whether this key claimed it) in pos_out. */
@@ -186,6 +235,7 @@ __global__ void __launch_bounds__(TDM_GPU_BLOCK)
   bc.init(sh);
   const cg::thread_block_tile<G> tile = cg::tiled_partition<G>(cg::this_thread_block());
   const warp_turns<G> t;
+  warp_carry<K, V> carry;
   for (size_t b = t.first; b < n; b += t.stride) {
     const size_t i = t.item(b);
     const bool live = i < n, first = live && tile.thread_rank() == 0;
@@ -198,11 +248,14 @@ __global__ void __launch_bounds__(TDM_GPU_BLOCK)
       const bool in = first && at != TDM_HASH_NONE;
       const unsigned peers = __match_any_sync(0xffffffffu, in ? at : TDM_HASH_NONE);
       const V sum = warp_fold_peers(peers, in, in ? vals[i] : (V)0, add_op<V>());
-      if (in && !(peers & lanes_below())) atomic_add_v(&s[at].v, sum);
+      const bool lead = in && !(peers & lanes_below());
+      if (!carry.take(s, lead ? at : TDM_HASH_NONE, sum, lead ? (unsigned)__popc(peers) : 0u) && lead)
+        atomic_add_v(&s[at].v, sum);
     } else if (first) {
       pos_out[i] = at == TDM_HASH_NONE ? TDM_HASH_NONE : at | (o != TDM_HASH_FOUND ? NEW_BIT : 0);
     }
   }
+  carry.flush(s);
   bc.flush(cnt);
 }
 
