@@ -15,10 +15,17 @@
  * /proc/stat minus this process's own CPU time (which includes our own
  * spinning workers, so they do not count as load). The window is refreshed
  * at most every RL_WINDOW seconds, so the file is read a few times a second
- * at most, whatever the call rate. When the last sample is old (or there is
- * none), the count of runnable tasks in /proc/loadavg stands in until a
- * window has passed. Without /proc, calls keep the requested thread count.
+ * at most, whatever the call rate. When the last sample is older than
+ * RL_STALE, the mean over the whole gap since it stands in until a window
+ * has passed; when it is older than RL_LONG, or there is none, the count
+ * of runnable threads in /proc/loadavg less this process's own (rl_runnable_
+ * others) does. The first window then replaces the stand-in: an average
+ * with it would keep a wrong guess for several windows, a benchmark's first
+ * tenths of a second or a whole short program (a 2-thread sort ran on one
+ * thread for its first reps when the reader of its output was runnable at
+ * the first call). Without /proc, calls keep the requested thread count.
  */
+#include <dirent.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sched.h>
@@ -32,11 +39,15 @@
 
 #define RL_WINDOW 0.1 /* seconds between samples */
 #define RL_STALE 1.0  /* a sample older than this is no base for a window */
+#define RL_READINGS 4 /* readings of the runnable count when there is no window */
+#define RL_GAP_NS 250000L /* and the time between them */
+#define RL_LONG 30.0  /* an older sample is no base for an estimate at all */
 
 static pthread_mutex_t rl_lock = PTHREAD_MUTEX_INITIALIZER;
 static int rl_valid;              /* a previous sample exists */
 static double rl_wall, rl_busy, rl_own; /* that sample: wall, busy and own seconds */
 static double rl_others;          /* estimate: cores busy with other processes */
+static int rl_guess;              /* rl_others is a count of runnable threads, not a window */
 /* What calls read without the lock: the estimate in thousandths of a core,
  * and whether /proc proved unusable (then nobody looks again). */
 static atomic_int rl_others_milli, rl_broken;
@@ -72,18 +83,55 @@ static double rl_busy_seconds(const cpu_set_t *set) {
   return seen ? ticks / hz : -1.0;
 }
 
-/* Runnable tasks in the whole system but the caller, from /proc/loadavg's
- * fourth field ("running/total"). Returns -1 when unreadable. */
+/* Runnable threads of this process (the caller at least): state R in
+ * /proc/self/task/TID/stat. At least 1, also when unreadable. */
+static int rl_own_runnable(void) {
+  DIR *d = opendir("/proc/self/task");
+  struct dirent *e;
+  int n = 0;
+  if (!d) return 1;
+  while ((e = readdir(d)) != NULL) {
+    char path[64], line[512], *close;
+    FILE *f;
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    snprintf(path, sizeof path, "/proc/self/task/%.20s/stat", e->d_name);
+    if (!(f = fopen(path, "r"))) continue;
+    /* "tid (comm) S ...": the comm may hold spaces and parentheses. */
+    if (fgets(line, sizeof line, f) && (close = strrchr(line, ')')) != NULL && close[1] == ' ' && close[2] == 'R') n++;
+    fclose(f);
+  }
+  closedir(d);
+  return n < 1 ? 1 : n;
+}
+
+/* Runnable threads of other processes, from /proc/loadavg's fourth field
+ * ("running/total", every runnable thread of the system) less this
+ * process's own (its workers still spinning after the previous parallel
+ * call are no load). One reading is a snapshot that a passing thread
+ * inflates (the reader of our own output, woken by our last write; a
+ * kernel worker), so when it is not 0 a few more follow RL_GAP_NS apart
+ * and the least counts: a process that keeps a core busy is runnable in
+ * every one. So the wait, RL_READINGS - 1 gaps at most, falls only on a
+ * first call that sees other threads. Returns -1 when unreadable. */
 static double rl_runnable_others(void) {
-  double l1, l5, l15;
-  int running = 0, total = 0;
-  FILE *f = fopen("/proc/loadavg", "r");
-  int ok;
-  if (!f) return -1.0;
-  ok = fscanf(f, "%lf %lf %lf %d/%d", &l1, &l5, &l15, &running, &total) == 5;
-  fclose(f);
-  if (!ok) return -1.0;
-  return running > 1 ? (double)(running - 1) : 0.0;
+  int round, least = -1;
+  for (round = 0; round < RL_READINGS && least != 0; round++) {
+    double l1, l5, l15;
+    int running = 0, total = 0, own, ok, others;
+    FILE *f;
+    if (round > 0) {
+      struct timespec gap = {0, RL_GAP_NS};
+      nanosleep(&gap, NULL);
+    }
+    if (!(f = fopen("/proc/loadavg", "r"))) return -1.0;
+    ok = fscanf(f, "%lf %lf %lf %d/%d", &l1, &l5, &l15, &running, &total) == 5;
+    fclose(f);
+    if (!ok) return -1.0;
+    own = rl_own_runnable();
+    others = running > own ? running - own : 0;
+    if (least < 0 || others < least) least = others;
+  }
+  return (double)least;
 }
 
 int tdm__cpu_threads_avail(int want) {
@@ -105,11 +153,21 @@ int tdm__cpu_threads_avail(int want) {
       } else if (rl_valid && dt < RL_STALE) {
         double sample = ((busy - rl_busy) - (own - rl_own)) / dt;
         if (sample < 0) sample = 0;
-        /* Ticks are coarse: average with the previous window. */
-        rl_others = 0.5 * rl_others + 0.5 * sample;
+        /* Ticks are coarse: average with the previous window, when there
+         * was one; a count of runnable threads is a snapshot, not a
+         * window, and the first measured window replaces it. */
+        rl_others = rl_guess ? sample : 0.5 * rl_others + 0.5 * sample;
+        rl_guess = 0;
+      } else if (rl_valid && dt < RL_LONG) {
+        /* The mean over the long gap since the last sample: a measurement,
+         * if an old one; the first window replaces it. */
+        double sample = ((busy - rl_busy) - (own - rl_own)) / dt;
+        rl_others = sample < 0 ? 0 : sample;
+        rl_guess = 1;
       } else {
         double r = rl_runnable_others();
         rl_others = r >= 0 ? r : 0.0;
+        rl_guess = 1;
       }
       rl_wall = now;
       rl_busy = busy;
