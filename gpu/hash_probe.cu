@@ -4,12 +4,16 @@
  *
  * Policies (template parameters of the kernels):
  *  - G, the lanes per key. G = 1: one thread walks the key's probe
- *    (tdm__hs_lookup / tdm__hs_claim). G = the slots of one 64-byte bucket
- *    (4 of 16 bytes, 8 of 8 bytes): lane j of the group reads slot j, so the
- *    group's reads of a bucket are one coalesced 64-byte transaction; tile
- *    ballots give the bucket's match / empty / tombstone masks and every lane
- *    takes the same decision (tdm__hs_lookup_step, tdm__hs_claim_step); one
- *    lane swaps a key in and the group learns the outcome by a shuffle.
+ *    (tdm__hs_lookup / tdm__hs_claim). G = the slots of one 32-byte sector
+ *    (2 of 16 bytes, 4 of 8 bytes; sector_lanes): lane j of the group reads
+ *    slot pos + j, so a step reads one sector, and the 64-byte probe bucket
+ *    is read half by half in its own order, which ends a probe where the
+ *    bucket scan ends it; tile ballots give the step's match / empty /
+ *    tombstone masks and every lane takes the same decision
+ *    (tdm__hs_lookup_step, tdm__hs_claim_step); one lane swaps a key in and
+ *    the group learns the outcome by a shuffle. A find reads each slot
+ *    whole, key and value by one load, and the matching lane hands the value
+ *    on.
  *  - The insert strategy: claim directly. Every copy of a key claims (two
  *    copies probe the same path, so one takes the slot and the other finds
  *    it, tdm__hs_claim's argument), then the duplicate policy runs on the
@@ -48,14 +52,15 @@
  * turns (warp_carry), so a key that fills the batch takes about one atomic
  * per warp of the grid.
  *
- * The policy table (policies<K, V>, one per width, picked at create): bucket
+ * The policy table (policies<K, V>, one per width, picked at create): sector
  * lanes for find and for the claim (no table instantiates G = 1 today: its
  * branches are the one-thread probe functions the CPU tests run, kept so a
  * GPU measurement can choose it by editing the table). The cost meter's
- * figures (u64 -> u64, 2^18 keys, docs/gpu-cost.md): a find by a lane group
- * 3.72 sectors a key, by one thread 5.73 (the one-thread probe reads each
- * slot of the bucket by a load of its own); the insert (KEEP_LAST) with a
- * lane-group claim 5.60, with a one-thread claim 7.69. No GPU has measured
+ * figures (u64 -> u64, 2^18 keys, docs/gpu-cost.md): a find_hit by sector
+ * lanes reading whole slots 1.92 sectors a key, by bucket lanes reading key
+ * words 3.72 (then a load of the value), by one thread 5.73 (a load per
+ * slot); the insert (KEEP_LAST) with a sector-lane claim 5.35, with a
+ * bucket-lane claim 6.10, with a one-thread claim 7.69. No GPU has measured
  * them yet.
  */
 #include <string.h>
@@ -71,12 +76,6 @@ namespace cg = cooperative_groups;
 /* Keys per kernel chunk, so batch indices fit 31 bits. */
 #define CHUNK ((size_t)1 << 31)
 
-/* The bucket lanes of a width: the slots of one 64-byte bucket. */
-template <typename K, typename V>
-struct bucket_lanes {
-  static constexpr unsigned value = 64u / sizeof(typename hs<K, V>::S);
-};
-
 /* The lanes of a warp that are the first lane of their group of G: the ones
  * that hold a key's value and count its outcome. */
 template <unsigned G>
@@ -86,20 +85,64 @@ static __device__ __forceinline__ unsigned group_firsts() {
   return m;
 }
 
+/* The lanes of a probe step: the slots of one 32-byte sector (2 of 16
+ * bytes, 4 of 8). A probe bucket is two sectors, and a key is in the first
+ * far more often than not, so reading the bucket half by half reads fewer
+ * sectors than reading it whole (the top of the file has the figures). */
+template <typename K, typename V>
+struct sector_lanes {
+  static constexpr unsigned value = 32u / sizeof(typename hs<K, V>::S);
+};
+
+/* A whole slot by one load (16 bytes by one vector load): its key and
+ * value arrive together, and the lane that matches hands the value on. */
+template <typename S, unsigned B = sizeof(S)>
+struct slot_load;
+template <typename S>
+struct slot_load<S, 16> {
+  static __device__ __forceinline__ S at(const S *p) {
+    const ulonglong2 w = __ldg((const ulonglong2 *)p);
+    S r;
+    memcpy(&r, &w, sizeof r);
+    return r;
+  }
+};
+template <typename S>
+struct slot_load<S, 8> {
+  static __device__ __forceinline__ S at(const S *p) {
+    const unsigned long long w = __ldg((const unsigned long long *)p);
+    S r;
+    memcpy(&r, &w, sizeof r);
+    return r;
+  }
+};
+
 /* The slot of key (a table key or a marker value), or TDM_HASH_NONE, by G
- * lanes; every lane of the group gets the answer. */
+ * lanes, and in *v its value (0 when absent); every lane of the group gets
+ * both. The table does not change during a find, so the slots are read
+ * whole through the read-only path. */
 template <typename K, typename V, unsigned G>
 static __device__ __forceinline__ uint64_t probe_find(const cg::thread_block_tile<G> &tile,
-                                                      const typename hs<K, V>::S *s, unsigned l, K key) {
+                                                      const typename hs<K, V>::S *s, unsigned l, K key, V *v) {
+  typedef typename hs<K, V>::S S;
   const uint64_t cap = (uint64_t)1 << l, mask = cap - 1u;
   uint64_t pos = hs<K, V>::start(key, l), at = TDM_HASH_NONE;
-  if (G == 1 || pos >= cap) return hs<K, V>::lookup(s, l, key, pos, 0); /* a side slot: one read */
+  *v = 0;
+  if (G == 1 || pos >= cap) { /* a side slot: one read */
+    at = hs<K, V>::lookup(s, l, key, pos, 0);
+    if (at != TDM_HASH_NONE) *v = s[at].v;
+    return at;
+  }
   for (uint64_t g = 0; g < cap / G; g++) {
     unsigned eq, em;
-    hs<K, V>::lane_bits(s, pos, key, tile.thread_rank(), &eq, &em);
+    const S c = slot_load<S>::at(&s[pos + tile.thread_rank()]);
+    hs<K, V>::word_bits(c.k, key, tile.thread_rank(), &eq, &em);
     eq = tile.ballot(eq != 0);
     em = tile.ballot(em != 0);
-    if (hs<K, V>::lookup_step(pos, eq, em, &at)) break;
+    if (hs<K, V>::lookup_step(pos, eq, em, &at)) {
+      if (at != TDM_HASH_NONE) *v = tile.shfl(c.v, (int)(at - pos));
+      break;
+    }
     pos = (pos + G) & mask;
   }
   return at;
@@ -155,9 +198,10 @@ __global__ void __launch_bounds__(TDM_GPU_BLOCK) find_kernel(const typename hs<K
   const cg::thread_block_tile<G> tile = cg::tiled_partition<G>(cg::this_thread_block());
   const size_t groups = (size_t)gridDim.x * blockDim.x / G;
   for (size_t i = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / G; i < n; i += groups) {
-    uint64_t at = probe_find<K, V, G>(tile, s, l, keys[i]);
+    V v;
+    const uint64_t at = probe_find<K, V, G>(tile, s, l, keys[i], &v);
     if (tile.thread_rank() == 0) {
-      if (vo) vo[i] = at != TDM_HASH_NONE ? s[at].v : (V)0;
+      if (vo) vo[i] = v;
       if (fo) fo[i] = (uint8_t)(at != TDM_HASH_NONE);
     }
   }
@@ -472,8 +516,8 @@ static void launch_find(const tdm_hash *h, const void *keys, void *vo, uint8_t *
 template <typename K, typename V>
 static const tdm__hg_policy policies = {
     .scratch = scratch_take,
-    .insert = launch_insert<K, V, bucket_lanes<K, V>::value>,
-    .find = launch_find<K, V, bucket_lanes<K, V>::value>,
+    .insert = launch_insert<K, V, sector_lanes<K, V>::value>,
+    .find = launch_find<K, V, sector_lanes<K, V>::value>,
 };
 
 const tdm__hg_policy *const tdm__hg_policies[4] = {

@@ -26,6 +26,10 @@ template <> struct hs<HS_K, HS_V> {
     unsigned tm;
     HS_TFN(tdm__hs_lane_bits)(s, p, k, lane, 0, eq, em, &tm);
   }
+  static __device__ __forceinline__ void word_bits(HS_K c, HS_K k, unsigned lane, unsigned *eq, unsigned *em) {
+    unsigned tm;
+    HS_TFN(tdm__hs_word_bits)(c, k, lane, eq, em, &tm);
+  }
   static __device__ __forceinline__ int lookup_step(uint64_t p, unsigned eq, unsigned em, uint64_t *at) {
     return HS_TFN(tdm__hs_lookup_step)(p, eq, em, at);
   }

@@ -112,13 +112,18 @@ TDM_HD HS_V HS_FN(tdm__hs_combine)(HS_V old, HS_V in, int dup, int vkind) {
  * read and the per-bucket decision; the CPU tests run them with the lanes
  * simulated in a loop and compare with the one-thread probe above. */
 
-/* Lane lane's bits of the bucket at pos: bit lane of *eq / *em / *tm. */
-TDM_HD void HS_FN(tdm__hs_lane_bits)(const HS_SLOT *s, uint64_t pos, HS_K key, unsigned lane, int atomic,
-                                    unsigned *eq, unsigned *em, unsigned *tm) {
-  HS_K c = HS_FN(tdm__hs_key)(s, pos + lane, atomic);
+/* Lane lane's bits of a slot whose key word is c: bit lane of *eq / *em /
+ * *tm (a find that loaded the whole slot passes its key word). */
+TDM_HD void HS_FN(tdm__hs_word_bits)(HS_K c, HS_K key, unsigned lane, unsigned *eq, unsigned *em, unsigned *tm) {
   *eq = (unsigned)(c == key) << lane;
   *em = (unsigned)(c == (HS_K)TDM_HASH_EMPTY) << lane;
   *tm = (unsigned)(c == (HS_K)HS_KFN(TDM_HASH_TOMB)) << lane;
+}
+
+/* Lane lane's bits of the bucket at pos: bit lane of *eq / *em / *tm. */
+TDM_HD void HS_FN(tdm__hs_lane_bits)(const HS_SLOT *s, uint64_t pos, HS_K key, unsigned lane, int atomic,
+                                    unsigned *eq, unsigned *em, unsigned *tm) {
+  HS_FN(tdm__hs_word_bits)(HS_FN(tdm__hs_key)(s, pos + lane, atomic), key, lane, eq, em, tm);
 }
 
 /* One bucket of a lookup from the group's masks: 1 when the probe ends here
