@@ -24,8 +24,9 @@
  *     - MIN / MAX: each claimer stores its own value, then the other copies
  *       fold in with a CAS loop (the result is order-free);
  *     - KEEP_LAST: an election in each touched slot's own value word (its
- *       old value is overwritten anyway): zero it, atomicMax(i + 1), each
- *       copy learns whether it won, the winner writes its value;
+ *       old value is overwritten anyway): the claim zeroes a found slot's,
+ *       atomicMax(i + 1), each copy learns whether it won, the winner
+ *       writes its value;
  *     - KEEP_FIRST: only keys new in this batch change: the claimer parks
  *       its batch index in the new slot's value word, the other copies find
  *       their claimer there and vote at its word of a batch-sized array,
@@ -59,8 +60,9 @@
  * figures (u64 -> u64, 2^18 keys, docs/gpu-cost.md): a find_hit by sector
  * lanes reading whole slots 1.92 sectors a key, by bucket lanes reading key
  * words 3.72 (then a load of the value), by one thread 5.73 (a load per
- * slot); the insert (KEEP_LAST) with a sector-lane claim 5.35, with a
- * bucket-lane claim 6.10, with a one-thread claim 7.69. No GPU has measured
+ * slot); the insert (KEEP_LAST) with a sector-lane claim 5.10 (5.35 before
+ * the claim cleared found slots itself), with a bucket-lane claim 6.10,
+ * with a one-thread claim 7.69. No GPU has measured
  * them yet.
  */
 #include <string.h>
@@ -266,13 +268,41 @@ struct warp_carry {
   }
 };
 
+/* pos[] bit of a KEEP_LAST copy that won its slot's election. */
+#define WIN_BIT ((uint64_t)1 << 62)
+
+/* The slot of a pos[] entry (TDM_HASH_NONE stays). */
+static __device__ __forceinline__ uint64_t slot_of(uint64_t p) {
+  return p == TDM_HASH_NONE ? p : p & ~(NEW_BIT | WIN_BIT);
+}
+
+static __device__ __forceinline__ void atomic_exch_v(uint32_t *p, uint32_t v) { (void)atomicExch((unsigned int *)p, v); }
+static __device__ __forceinline__ void atomic_exch_v(uint64_t *p, uint64_t v) {
+  (void)atomicExch((unsigned long long *)p, (unsigned long long)v);
+}
+static __device__ __forceinline__ void atomic_max_v(uint32_t *p, uint32_t v) { (void)atomicMax((unsigned int *)p, v); }
+static __device__ __forceinline__ void atomic_max_v(uint64_t *p, uint64_t v) {
+  (void)atomicMax((unsigned long long *)p, (unsigned long long)v);
+}
+template <typename V>
+struct max_v_op {
+  __device__ __forceinline__ V operator()(V a, V b) const { return a > b ? a : b; }
+};
+
+/* KEEP_FIRST ballot of batch index i: the largest wins, so the lowest index. */
+static __device__ __forceinline__ uint32_t first_ballot(size_t i) { return 0xffffffffu - (uint32_t)i; }
+
 /* Pass 1 of an insert: a group of G lanes finds or claims each key's slot.
  * SUM adds right here, one atomic per distinct slot per warp; the other
- * policies record the slot (and whether this key claimed it) in pos_out. */
+ * policies record the slot (and whether this key claimed it) in pos_out and
+ * make their first move, which the kernel boundary orders before every
+ * other copy's: MIN / MAX's claimer stores its value in its new slot,
+ * KEEP_FIRST's parks its batch index there and seeds its election word,
+ * KEEP_LAST clears the value word of each found slot (a new one holds 0). */
 template <typename K, typename V, unsigned G>
 __global__ void __launch_bounds__(TDM_GPU_BLOCK)
     claim_kernel(typename hs<K, V>::S *s, unsigned l, const K *keys, const V *vals, size_t n, int dup,
-                 uint64_t *pos_out, unsigned long long *cnt) {
+                 uint64_t *pos_out, uint32_t *e, unsigned long long *cnt) {
   static_assert(32u % G == 0 && TDM_GPU_BLOCK % 32u == 0, "a lane group must lie within one warp");
   __shared__ unsigned long long sh[NCOUNT];
   block_counts bc;
@@ -295,24 +325,29 @@ __global__ void __launch_bounds__(TDM_GPU_BLOCK)
       const bool lead = in && !(peers & lanes_below());
       if (!carry.take(s, lead ? at : TDM_HASH_NONE, sum, lead ? (unsigned)__popc(peers) : 0u) && lead)
         atomic_add_v(&s[at].v, sum);
-    } else if (first) {
-      pos_out[i] = at == TDM_HASH_NONE ? TDM_HASH_NONE : at | (o != TDM_HASH_FOUND ? NEW_BIT : 0);
+    } else {
+      const bool claimed = first && at != TDM_HASH_NONE && o != TDM_HASH_FOUND;
+      if (first) pos_out[i] = at == TDM_HASH_NONE ? TDM_HASH_NONE : at | (claimed ? NEW_BIT : 0);
+      if (dup == TDM__DUP_KEEP_LAST) {
+        /* The copies of a found slot in a warp clear it once, by an atomic
+         * exchange: plain stores of even the same value from several
+         * threads are a data race in CUDA's memory model. */
+        const bool found = first && at != TDM_HASH_NONE && !claimed;
+        const unsigned peers = __match_any_sync(0xffffffffu, found ? at : TDM_HASH_NONE);
+        if (found && !(peers & lanes_below())) atomic_exch_v(&s[at].v, (V)0);
+      } else if (claimed && dup == TDM__DUP_KEEP_FIRST) {
+        s[at].v = (V)i;
+        e[i] = first_ballot(i);
+      } else if (claimed) { /* MIN / MAX */
+        s[at].v = vals[i];
+      }
     }
   }
   carry.flush(s);
   bc.flush(cnt);
 }
 
-/* MIN / MAX, pass 2: each claimer stores its own value into its new slot. */
-template <typename K, typename V>
-__global__ void minmax_init_kernel(typename hs<K, V>::S *s, const V *vals, const uint64_t *pos, size_t n) {
-  TDM_GRID_STRIDE(i, n) {
-    uint64_t p = pos[i];
-    if (p != TDM_HASH_NONE && (p & NEW_BIT)) s[p & ~NEW_BIT].v = vals[i];
-  }
-}
-
-/* MIN / MAX, pass 3: every other copy folds in. The copies of one slot in a
+/* MIN / MAX, pass 2: every other copy folds in. The copies of one slot in a
  * warp fold first; the lowest of them takes the CAS loop. */
 template <typename K, typename V>
 __global__ void minmax_fold_kernel(typename hs<K, V>::S *s, const V *vals, const uint64_t *pos, size_t n, int dup,
@@ -337,52 +372,26 @@ __global__ void minmax_fold_kernel(typename hs<K, V>::S *s, const V *vals, const
   }
 }
 
-/* pos[] bit of a KEEP_LAST copy that won its slot's election. */
-#define WIN_BIT ((uint64_t)1 << 62)
-
-/* The slot of a pos[] entry (TDM_HASH_NONE stays). */
-static __device__ __forceinline__ uint64_t slot_of(uint64_t p) {
-  return p == TDM_HASH_NONE ? p : p & ~(NEW_BIT | WIN_BIT);
-}
-
-static __device__ __forceinline__ void atomic_exch_v(uint32_t *p, uint32_t v) { (void)atomicExch((unsigned int *)p, v); }
-static __device__ __forceinline__ void atomic_exch_v(uint64_t *p, uint64_t v) {
-  (void)atomicExch((unsigned long long *)p, (unsigned long long)v);
-}
-static __device__ __forceinline__ void atomic_max_v(uint32_t *p, uint32_t v) { (void)atomicMax((unsigned int *)p, v); }
-static __device__ __forceinline__ void atomic_max_v(uint64_t *p, uint64_t v) {
-  (void)atomicMax((unsigned long long *)p, (unsigned long long)v);
-}
-template <typename V>
-struct max_v_op {
-  __device__ __forceinline__ V operator()(V a, V b) const { return a > b ? a : b; }
-};
-
 /* KEEP_LAST: the batch's last copy of a key wins, whether the key was there
  * before or not, so the old value of every touched slot is lost anyway and
- * its value word serves as the election word: no scratch beyond pos.
- * Pass 2 (VOTE false) zeroes it: the copies of one slot all write the same
- * word, by an atomic exchange (plain stores of even the same value from
- * several threads are a data race in CUDA's memory model), one per slot per
- * warp turn. Pass 3 (VOTE true): each copy votes its batch index + 1
- * (chunks of at most 2^31 keys: it fits a 32-bit value word), the copies of
- * one slot in a warp as one (their largest); the largest wins. */
-template <typename K, typename V, bool VOTE>
-__global__ void last_elect_kernel(typename hs<K, V>::S *s, const uint64_t *pos, size_t n) {
+ * its value word serves as the election word: no scratch beyond pos. The
+ * claim left it 0. Pass 2: each copy votes its batch index + 1 (chunks of
+ * at most 2^31 keys: it fits a 32-bit value word), the copies of one slot
+ * in a warp as one (their largest); the largest wins. */
+template <typename K, typename V>
+__global__ void last_vote_kernel(typename hs<K, V>::S *s, const uint64_t *pos, size_t n) {
   const warp_turns<1> t;
   for (size_t b = t.first; b < n; b += t.stride) {
     const size_t i = t.item(b);
     const uint64_t slot = slot_of(i < n ? pos[i] : TDM_HASH_NONE);
     const bool in = slot != TDM_HASH_NONE;
     const unsigned peers = __match_any_sync(0xffffffffu, slot);
-    const V v = VOTE ? warp_fold_peers(peers, in, in ? (V)(i + 1u) : (V)0, max_v_op<V>()) : (V)0;
-    if (!in || (peers & lanes_below())) continue;
-    if (VOTE) atomic_max_v(&s[slot].v, v);
-    else atomic_exch_v(&s[slot].v, (V)0);
+    const V v = warp_fold_peers(peers, in, in ? (V)(i + 1u) : (V)0, max_v_op<V>());
+    if (in && !(peers & lanes_below())) atomic_max_v(&s[slot].v, v);
   }
 }
 
-/* KEEP_LAST, pass 4: each copy learns whether it won (its own pos entry),
+/* KEEP_LAST, pass 3: each copy learns whether it won (its own pos entry),
  * before any winner overwrites the election word with its value. */
 template <typename K, typename V>
 __global__ void last_check_kernel(const typename hs<K, V>::S *s, uint64_t *pos, size_t n) {
@@ -392,7 +401,7 @@ __global__ void last_check_kernel(const typename hs<K, V>::S *s, uint64_t *pos, 
   }
 }
 
-/* KEEP_LAST, pass 5: the winner writes its value. */
+/* KEEP_LAST, pass 4: the winner writes its value. */
 template <typename K, typename V>
 __global__ void last_write_kernel(typename hs<K, V>::S *s, const V *vals, const uint64_t *pos, size_t n) {
   TDM_GRID_STRIDE(i, n) {
@@ -401,25 +410,12 @@ __global__ void last_write_kernel(typename hs<K, V>::S *s, const V *vals, const 
   }
 }
 
-/* KEEP_FIRST ballot of batch index i: the largest wins, so the lowest index. */
-static __device__ __forceinline__ uint32_t first_ballot(size_t i) { return 0xffffffffu - (uint32_t)i; }
-
 /* KEEP_FIRST: only keys new in this batch change, to their first copy's
  * value; the election of a new key runs in a batch-sized word of its
- * claimer, e[claimer]. Pass 2: the claimer parks its batch index in its new
- * slot's value word (which no one needs until the winner's value lands) and
- * seeds its word with its own ballot. */
-template <typename K, typename V>
-__global__ void first_mark_kernel(typename hs<K, V>::S *s, uint32_t *e, const uint64_t *pos, size_t n) {
-  TDM_GRID_STRIDE(i, n) {
-    uint64_t p = pos[i];
-    if (p == TDM_HASH_NONE || !(p & NEW_BIT)) continue;
-    s[slot_of(p)].v = (V)i;
-    e[i] = first_ballot(i);
-  }
-}
-
-/* KEEP_FIRST, pass 3: every other copy reads its slot's value word c; the
+ * claimer, e[claimer], which the claim seeded with the claimer's own ballot
+ * after parking its batch index in the new slot's value word (which no one
+ * needs until the winner's value lands). */
+/* KEEP_FIRST, pass 2: every other copy reads its slot's value word c; the
  * key is new in this batch exactly when c < n and pos[c] says c claimed
  * this slot (a key that was there before holds a value for which that
  * cannot be true: no copy claimed its slot), and then votes at e[c], the
@@ -443,7 +439,7 @@ __global__ void first_vote_kernel(const typename hs<K, V>::S *s, uint32_t *e, co
   }
 }
 
-/* KEEP_FIRST, pass 4: the claimer writes the winner's value over its parked
+/* KEEP_FIRST, pass 3: the claimer writes the winner's value over its parked
  * index. */
 template <typename K, typename V>
 __global__ void first_write_kernel(typename hs<K, V>::S *s, const V *vals, const uint32_t *e, const uint64_t *pos,
@@ -482,22 +478,19 @@ static void launch_insert(tdm_hash *h, const void *keys, const void *vals, size_
   /* One resident wave: each block flushes its outcome counters once, so
    * the flushes stay a few per SM instead of one per 256 / G keys. */
   claim_kernel<K, V, G><<<tdm__grid_resident(h->ctx, n * G), TDM_GPU_BLOCK, 0, st>>>(s, h->log2cap, k, v, n, dup,
-                                                                                     x->pos, cnt);
+                                                                                     x->pos, x->e, cnt);
   switch (h->dup) {
   case TDM__DUP_SUM: break;
   case TDM__DUP_MIN:
   case TDM__DUP_MAX:
-    minmax_init_kernel<K, V><<<g, TDM_GPU_BLOCK, 0, st>>>(s, v, x->pos, n);
     minmax_fold_kernel<K, V><<<g, TDM_GPU_BLOCK, 0, st>>>(s, v, x->pos, n, dup, h->vkind);
     break;
   case TDM__DUP_KEEP_LAST:
-    last_elect_kernel<K, V, false><<<g, TDM_GPU_BLOCK, 0, st>>>(s, x->pos, n);
-    last_elect_kernel<K, V, true><<<g, TDM_GPU_BLOCK, 0, st>>>(s, x->pos, n);
+    last_vote_kernel<K, V><<<g, TDM_GPU_BLOCK, 0, st>>>(s, x->pos, n);
     last_check_kernel<K, V><<<g, TDM_GPU_BLOCK, 0, st>>>(s, x->pos, n);
     last_write_kernel<K, V><<<g, TDM_GPU_BLOCK, 0, st>>>(s, v, x->pos, n);
     break;
   default: /* KEEP_FIRST */
-    first_mark_kernel<K, V><<<g, TDM_GPU_BLOCK, 0, st>>>(s, x->e, x->pos, n);
     first_vote_kernel<K, V><<<g, TDM_GPU_BLOCK, 0, st>>>(s, x->e, x->pos, n);
     first_write_kernel<K, V><<<g, TDM_GPU_BLOCK, 0, st>>>(s, v, x->e, x->pos, n);
     break;
