@@ -1,6 +1,6 @@
 /*
  * hash_gpu.cu: the CUDA backend of the hash table: its operations, and the
- * kernels that take no policy (erase, rehash, export).
+ * kernels that take no policy (rehash, export).
  *
  * The table lives in device memory in the layout of
  * include/tandem/detail/hash_layout.h; the kernels are thin loops around the
@@ -30,25 +30,6 @@
 #include <cub/device/device_scan.cuh>
 
 #include "hash_gpu.cuh"
-
-/* One thread per key; the outcome counts go in warp by warp (block_counts). */
-template <typename K, typename V>
-__global__ void erase_kernel(typename hs<K, V>::S *s, unsigned l, const K *keys, size_t n, unsigned long long *cnt) {
-  __shared__ unsigned long long sh[NCOUNT];
-  block_counts bc;
-  bc.init(sh);
-  const warp_turns<1> t;
-  for (size_t b = t.first; b < n; b += t.stride) {
-    const size_t i = t.item(b);
-    int code = -1;
-    if (i < n) {
-      K key = keys[i];
-      code = 4 + hs<K, V>::erase(s, l, key, hs<K, V>::start(key, l));
-    }
-    bc.add_warp(code);
-  }
-  bc.flush(cnt);
-}
 
 /* Moves the live keys of the old table (cap slots) into dst (2^dl slots). */
 template <typename K, typename V>
@@ -140,8 +121,6 @@ __global__ void __launch_bounds__(TDM_GPU_BLOCK)
 template <typename K, typename V>
 static void launch_rehash(tdm_ctx *ctx, const void *src, size_t cap, void *dst, unsigned dl);
 template <typename K, typename V>
-static void launch_erase(tdm_hash *h, const void *keys, size_t n, unsigned long long *cnt);
-template <typename K, typename V>
 static void launch_export_count(const tdm_hash *h, unsigned long long *tile_cnt, size_t tiles);
 template <typename K, typename V>
 static void launch_export_write(const tdm_hash *h, const unsigned long long *tile_off, size_t tiles, void *ko,
@@ -151,7 +130,6 @@ static void launch_export_write(const tdm_hash *h, const unsigned long long *til
 template <typename K, typename V>
 static const tdm__hg_common_fns common_fns = {
     .rehash = launch_rehash<K, V>,
-    .erase = launch_erase<K, V>,
     .export_count = launch_export_count<K, V>,
     .export_write = launch_export_write<K, V>,
 };
@@ -307,12 +285,6 @@ static tdm_status hg_find(const tdm_hash *h, const void *keys, void *values_out,
   return sc.finish("tdm_hash_find");
 }
 
-template <typename K, typename V>
-static void launch_erase(tdm_hash *h, const void *keys, size_t n, unsigned long long *cnt) {
-  erase_kernel<K, V><<<tdm__grid(n), TDM_GPU_BLOCK, 0, tdm__stream(h->ctx)>>>(
-      (typename hs<K, V>::S *)tdm__hg(h)->slots, h->log2cap, (const K *)keys, n, cnt);
-}
-
 static tdm_status hg_erase(tdm_hash *h, const void *keys, size_t n, size_t *erased) {
   tdm_ctx *ctx = h->ctx;
   tdm__gpu_scope sc(ctx);
@@ -324,7 +296,7 @@ static tdm_status hg_erase(tdm_hash *h, const void *keys, size_t n, size_t *eras
       (st = sc.alloc(NCOUNT * sizeof(unsigned long long), &cnt)) != TDM_OK)
     return st;
   TDM_CUDA_TRY(cudaMemsetAsync(cnt, 0, NCOUNT * sizeof(unsigned long long), tdm__stream(ctx)), (void)0);
-  tdm__hg(h)->common->erase(h, dk.d, n, cnt);
+  tdm__hg(h)->policy->erase(h, dk.d, n, cnt);
   if ((st = tdm__launch_check("tdm_hash_erase")) != TDM_OK) return st;
   /* The erase kernel is queued: reading its counts is committed. */
   if ((st = tdm__gpu_copy_committed(ctx, hc, cnt, sizeof hc, cudaMemcpyDeviceToHost, "tdm_hash_erase")) != TDM_OK)

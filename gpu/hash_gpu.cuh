@@ -3,8 +3,8 @@
  * access to the slot functions, the warp-level helpers that keep a hot key
  * from serialising on one word, the table's private state and its two
  * per-width launch tables, picked once at create for the key and value
- * widths: the policy-free operations (erase, rehash, export: hash_gpu.cu)
- * and the policy table (insert, find: hash_probe.cu).
+ * widths: the policy-free operations (rehash, export: hash_gpu.cu) and the
+ * policy table (insert, find, erase: hash_probe.cu).
  */
 #ifndef TANDEM_HASH_GPU_CUH
 #define TANDEM_HASH_GPU_CUH
@@ -109,6 +109,9 @@ struct tdm__hg_policy {
                  unsigned long long *cnt);
   /* Queues the find of n device keys (the caller checks the launch). */
   void (*find)(const tdm_hash *h, const void *keys, void *vo, uint8_t *fo, size_t n);
+  /* Queues the erase of n device keys, adding the outcomes to cnt[4..7]
+   * (the caller checks the launch). */
+  void (*erase)(tdm_hash *h, const void *keys, size_t n, unsigned long long *cnt);
 };
 /* In the order of tdm__hash_inst. */
 extern const tdm__hg_policy *const tdm__hg_policies[4];
@@ -116,7 +119,6 @@ extern const tdm__hg_policy *const tdm__hg_policies[4];
 /* The launch functions that take no policy, for one width (hash_gpu.cu). */
 struct tdm__hg_common_fns {
   void (*rehash)(tdm_ctx *ctx, const void *src, size_t cap, void *dst, unsigned dl);
-  void (*erase)(tdm_hash *h, const void *keys, size_t n, unsigned long long *cnt);
   void (*export_count)(const tdm_hash *h, unsigned long long *tile_cnt, size_t tiles);
   void (*export_write)(const tdm_hash *h, const unsigned long long *tile_off, size_t tiles, void *ko, void *vo);
 };

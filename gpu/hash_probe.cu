@@ -1,6 +1,7 @@
 /*
- * hash_probe.cu: the CUDA hash table's insert and find: the kernels that
- * take a policy, and the policy table that fixes it per key / value width.
+ * hash_probe.cu: the CUDA hash table's insert, find and erase: the kernels
+ * that take a policy, and the policy table that fixes it per key / value
+ * width.
  *
  * Policies (template parameters of the kernels):
  *  - G, the lanes per key. G = 1: one thread walks the key's probe
@@ -54,7 +55,7 @@
  * per warp of the grid.
  *
  * The policy table (policies<K, V>, one per width, picked at create): sector
- * lanes for find and for the claim (no table instantiates G = 1 today: its
+ * lanes for find, erase and the claim (no table instantiates G = 1 today: its
  * branches are the one-thread probe functions the CPU tests run, kept so a
  * GPU measurement can choose it by editing the table). The cost meter's
  * figures (u64 -> u64, 2^18 keys, docs/gpu-cost.md): a find_hit by sector
@@ -150,6 +151,27 @@ static __device__ __forceinline__ uint64_t probe_find(const cg::thread_block_til
   return at;
 }
 
+/* The slot of key (a table key or a marker value), or TDM_HASH_NONE, by G
+ * lanes reading the key words atomically: for an erase, while other lanes
+ * of the grid turn slots into tombstones or empty ones. Every lane of the
+ * group gets the answer. */
+template <typename K, typename V, unsigned G>
+static __device__ __forceinline__ uint64_t probe_lookup(const cg::thread_block_tile<G> &tile,
+                                                        const typename hs<K, V>::S *s, unsigned l, K key) {
+  const uint64_t cap = (uint64_t)1 << l, mask = cap - 1u;
+  uint64_t pos = hs<K, V>::start(key, l), at = TDM_HASH_NONE;
+  if (G == 1 || pos >= cap) return hs<K, V>::lookup(s, l, key, pos, 1); /* a side slot: one read */
+  for (uint64_t g = 0; g < cap / G; g++) {
+    unsigned eq, em, tm;
+    hs<K, V>::claim_bits(s, pos, key, tile.thread_rank(), &eq, &em, &tm);
+    eq = tile.ballot(eq != 0);
+    em = tile.ballot(em != 0);
+    if (hs<K, V>::lookup_step(pos, eq, em, &at)) break;
+    pos = (pos + G) & mask;
+  }
+  return at;
+}
+
 /* Finds key's slot or claims one for it, by G lanes: the slot (every lane
  * of the group gets it) and *o the outcome (TDM_HASH_FOUND / NEW_*), or
  * TDM_HASH_NONE when no slot is free (a corrupt table). A marker key needs
@@ -207,6 +229,32 @@ __global__ void __launch_bounds__(TDM_GPU_BLOCK) find_kernel(const typename hs<K
       if (fo) fo[i] = (uint8_t)(at != TDM_HASH_NONE);
     }
   }
+}
+
+/* Erase: a group of G lanes finds each key; its first lane erases it
+ * (tdm__hs_erase_at: the CAS that lets one of several copies win, the
+ * tombstone or the empty slot). The outcome counts go in warp by warp. */
+template <typename K, typename V, unsigned G>
+__global__ void __launch_bounds__(TDM_GPU_BLOCK)
+    erase_kernel(typename hs<K, V>::S *s, unsigned l, const K *keys, size_t n, unsigned long long *cnt) {
+  static_assert(32u % G == 0 && TDM_GPU_BLOCK % 32u == 0, "a lane group must lie within one warp");
+  __shared__ unsigned long long sh[NCOUNT];
+  block_counts bc;
+  bc.init(sh);
+  const cg::thread_block_tile<G> tile = cg::tiled_partition<G>(cg::this_thread_block());
+  const warp_turns<G> t;
+  for (size_t b = t.first; b < n; b += t.stride) {
+    const size_t i = t.item(b);
+    const bool live = i < n;
+    int code = -1;
+    if (live) { /* the whole group, or none of it */
+      const K key = keys[i];
+      const uint64_t at = probe_lookup<K, V, G>(tile, s, l, key);
+      if (tile.thread_rank() == 0) code = 4 + hs<K, V>::erase_at(s, l, key, at);
+    }
+    bc.add_warp(code);
+  }
+  bc.flush(cnt);
 }
 
 template <typename V>
@@ -498,6 +546,12 @@ static void launch_insert(tdm_hash *h, const void *keys, const void *vals, size_
 }
 
 template <typename K, typename V, unsigned G>
+static void launch_erase(tdm_hash *h, const void *keys, size_t n, unsigned long long *cnt) {
+  erase_kernel<K, V, G><<<tdm__grid_resident(h->ctx, n * G), TDM_GPU_BLOCK, 0, tdm__stream(h->ctx)>>>(
+      (typename hs<K, V>::S *)tdm__hg(h)->slots, h->log2cap, (const K *)keys, n, cnt);
+}
+
+template <typename K, typename V, unsigned G>
 static void launch_find(const tdm_hash *h, const void *keys, void *vo, uint8_t *fo, size_t n) {
   typedef typename hs<K, V>::S S;
   find_kernel<K, V, G><<<tdm__grid(n * G), TDM_GPU_BLOCK, 0, tdm__stream(h->ctx)>>>(
@@ -511,6 +565,7 @@ static const tdm__hg_policy policies = {
     .scratch = scratch_take,
     .insert = launch_insert<K, V, sector_lanes<K, V>::value>,
     .find = launch_find<K, V, sector_lanes<K, V>::value>,
+    .erase = launch_erase<K, V, sector_lanes<K, V>::value>,
 };
 
 const tdm__hg_policy *const tdm__hg_policies[4] = {

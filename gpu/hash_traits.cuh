@@ -18,8 +18,8 @@ template <> struct hs<HS_K, HS_V> {
   static __device__ __forceinline__ uint64_t claim(S *s, unsigned l, HS_K k, uint64_t st, int *o) {
     return HS_TFN(tdm__hs_claim)(s, l, k, st, 1, TDM_HASH_NONE, o);
   }
-  static __device__ __forceinline__ int erase(S *s, unsigned l, HS_K k, uint64_t st) {
-    return HS_TFN(tdm__hs_erase)(s, l, k, st, 1);
+  static __device__ __forceinline__ int erase_at(S *s, unsigned l, HS_K k, uint64_t at) {
+    return HS_TFN(tdm__hs_erase_at)(s, l, k, at, 1);
   }
   static __device__ __forceinline__ void lane_bits(const S *s, uint64_t p, HS_K k, unsigned lane, unsigned *eq,
                                                    unsigned *em) {

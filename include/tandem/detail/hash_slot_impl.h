@@ -287,13 +287,14 @@ TDM_HD uint64_t HS_FN(tdm__hs_claim)(HS_SLOT *s, unsigned log2cap, HS_K key, uin
   }
 }
 
-/* Erases key; returns a TDM_HASH_ABSENT / GONE_* code. The freed slot's value
- * is zeroed (the invariant). When the next slot is empty no probe can pass the
- * freed slot, so it becomes empty instead of a tombstone. With atomic set,
- * the CAS makes exactly one of several threads erasing one key succeed. */
-TDM_HD int HS_FN(tdm__hs_erase)(HS_SLOT *s, unsigned log2cap, HS_K key, uint64_t start, int atomic) {
+/* Erases key found at pos (a tdm__hs_lookup result; TDM_HASH_NONE: absent);
+ * returns a TDM_HASH_ABSENT / GONE_* code. The freed slot's value is zeroed
+ * (the invariant). When the next slot is empty no probe can pass the freed
+ * slot, so it becomes empty instead of a tombstone. With atomic set, the CAS
+ * makes exactly one of several threads erasing one key succeed. A GPU lane
+ * group finds pos together and one lane calls this. */
+TDM_HD int HS_FN(tdm__hs_erase_at)(HS_SLOT *s, unsigned log2cap, HS_K key, uint64_t pos, int atomic) {
   uint64_t cap = (uint64_t)1 << log2cap, mask = cap - 1u;
-  uint64_t pos = HS_FN(tdm__hs_lookup)(s, log2cap, key, start, atomic);
   if (pos == TDM_HASH_NONE) return TDM_HASH_ABSENT;
   if (pos >= cap) {
     if (atomic) {
@@ -315,6 +316,11 @@ TDM_HD int HS_FN(tdm__hs_erase)(HS_SLOT *s, unsigned log2cap, HS_K key, uint64_t
     return TDM_HASH_GONE_EMPTY;
   }
   return TDM_HASH_GONE_TOMB;
+}
+
+/* Erases key, probing from start (tdm__hs_start); as tdm__hs_erase_at. */
+TDM_HD int HS_FN(tdm__hs_erase)(HS_SLOT *s, unsigned log2cap, HS_K key, uint64_t start, int atomic) {
+  return HS_FN(tdm__hs_erase_at)(s, log2cap, key, HS_FN(tdm__hs_lookup)(s, log2cap, key, start, atomic), atomic);
 }
 
 
