@@ -120,10 +120,11 @@ def self_test():
     with tempfile.TemporaryDirectory() as d:
         with open(os.path.join(d, "meter.csv"), "w") as f:
             f.write("structure,operation,design,key_type,value_type,n,sectors_per_key,ideal_sectors_per_key,"
-                    "atomics_per_key,max_same_address_atomics,launches,host_syncs,h2d_bytes,d2h_bytes\n"
-                    "sort,keys,v2,u32,none,1024,2.0000,0.2500,0,0,4,0,0,0\n")
+                    "atomics_per_key,max_same_address_atomics,launches,host_syncs,h2d_bytes,d2h_bytes,"
+                    "ptr_queries\n"
+                    "sort,keys,cuda,u32,none,1024,2.0000,0.2500,0,0,4,0,0,0,1\n")
         with open(os.path.join(d, "sort-keys-u32.out"), "w") as f:
-            f.write("something else\nprofiled: sort,keys,v2,u32,none,1024\n")
+            f.write("something else\nprofiled: sort,keys,cuda,u32,none,1024\n")
         with open(os.path.join(d, "sort-keys-u32.ncu"), "w") as f:
             f.write('==PROF== Connected to process 1\n'
                     '"ID","Process ID","Kernel Name","dram__sectors_read.sum","dram__sectors_write.sum",'
