@@ -439,8 +439,9 @@ static tdm_status bg_range(const tdm_btree *t, const void *lo, const void *hi, s
       (st = counts(t, a.d, b.d, n, n + 1, cnt)) != TDM_OK ||
       (st = tdm__bg_scan_total(ctx, sc, cnt, off, n + 1, &total)) != TDM_OK)
     return st;
+  const int off_on_host = !tdm__is_device_ptr(offsets_out);
   TDM_CUDA_TRY(cudaMemcpyAsync(offsets_out, off, (n + 1) * 8, cudaMemcpyDefault, s), (void)0);
-  if (!tdm__is_device_ptr(offsets_out)) sc.wait_at_end(); /* a failure below must not return while that copy may still write there */
+  if (off_on_host) sc.wait_at_end(); /* a failure below must not return while that copy may still write there */
   if (total > cap) {
     if ((st = tdm__gpu_sync(ctx, "tdm_btree_range")) != TDM_OK) return st;
     return tdm__fail(TDM_ERR_CAPACITY, "tdm_btree_range: the ranges hold %llu keys, but cap is %zu",
@@ -458,7 +459,7 @@ static tdm_status bg_range(const tdm_btree *t, const void *lo, const void *hi, s
   }
   /* offsets_out was written by a plain copy, not through the scope: a host
    * one makes the call wait as a staged array would. */
-  if (!tdm__is_device_ptr(offsets_out)) return tdm__gpu_sync(ctx, "tdm_btree_range");
+  if (off_on_host) return tdm__gpu_sync(ctx, "tdm_btree_range");
   return sc.finish("tdm_btree_range");
 }
 
