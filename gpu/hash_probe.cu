@@ -121,52 +121,39 @@ struct slot_load<S, 8> {
 };
 
 /* The slot of key (a table key or a marker value), or TDM_HASH_NONE, by G
- * lanes, and in *v its value (0 when absent); every lane of the group gets
- * both. The table does not change during a find, so the slots are read
- * whole through the read-only path. */
-template <typename K, typename V, unsigned G>
+ * lanes; every lane of the group gets it. WHOLE (a find: the table does not
+ * change meanwhile): each lane loads its whole slot through the read-only
+ * path and *v gets the key's value (0 when absent). Else (an erase, while
+ * other lanes of the grid turn slots into tombstones or empty ones): the
+ * key words are read atomically and *v is left alone. */
+template <typename K, typename V, unsigned G, bool WHOLE>
 static __device__ __forceinline__ uint64_t probe_find(const cg::thread_block_tile<G> &tile,
                                                       const typename hs<K, V>::S *s, unsigned l, K key, V *v) {
   typedef typename hs<K, V>::S S;
   const uint64_t cap = (uint64_t)1 << l, mask = cap - 1u;
+  const unsigned lane = tile.thread_rank();
   uint64_t pos = hs<K, V>::start(key, l), at = TDM_HASH_NONE;
-  *v = 0;
+  if (WHOLE) *v = 0;
   if (G == 1 || pos >= cap) { /* a side slot: one read */
-    at = hs<K, V>::lookup(s, l, key, pos, 0);
-    if (at != TDM_HASH_NONE) *v = s[at].v;
+    at = hs<K, V>::lookup(s, l, key, pos, !WHOLE);
+    if (WHOLE && at != TDM_HASH_NONE) *v = s[at].v;
     return at;
   }
   for (uint64_t g = 0; g < cap / G; g++) {
-    unsigned eq, em;
-    const S c = slot_load<S>::at(&s[pos + tile.thread_rank()]);
-    hs<K, V>::word_bits(c.k, key, tile.thread_rank(), &eq, &em);
+    unsigned eq, em, tm;
+    S c = S();
+    if (WHOLE) {
+      c = slot_load<S>::at(&s[pos + lane]);
+      hs<K, V>::word_bits(c.k, key, lane, &eq, &em);
+    } else {
+      hs<K, V>::claim_bits(s, pos, key, lane, &eq, &em, &tm);
+    }
     eq = tile.ballot(eq != 0);
     em = tile.ballot(em != 0);
     if (hs<K, V>::lookup_step(pos, eq, em, &at)) {
-      if (at != TDM_HASH_NONE) *v = tile.shfl(c.v, (int)(at - pos));
+      if (WHOLE && at != TDM_HASH_NONE) *v = tile.shfl(c.v, (int)(at - pos));
       break;
     }
-    pos = (pos + G) & mask;
-  }
-  return at;
-}
-
-/* The slot of key (a table key or a marker value), or TDM_HASH_NONE, by G
- * lanes reading the key words atomically: for an erase, while other lanes
- * of the grid turn slots into tombstones or empty ones. Every lane of the
- * group gets the answer. */
-template <typename K, typename V, unsigned G>
-static __device__ __forceinline__ uint64_t probe_lookup(const cg::thread_block_tile<G> &tile,
-                                                        const typename hs<K, V>::S *s, unsigned l, K key) {
-  const uint64_t cap = (uint64_t)1 << l, mask = cap - 1u;
-  uint64_t pos = hs<K, V>::start(key, l), at = TDM_HASH_NONE;
-  if (G == 1 || pos >= cap) return hs<K, V>::lookup(s, l, key, pos, 1); /* a side slot: one read */
-  for (uint64_t g = 0; g < cap / G; g++) {
-    unsigned eq, em, tm;
-    hs<K, V>::claim_bits(s, pos, key, tile.thread_rank(), &eq, &em, &tm);
-    eq = tile.ballot(eq != 0);
-    em = tile.ballot(em != 0);
-    if (hs<K, V>::lookup_step(pos, eq, em, &at)) break;
     pos = (pos + G) & mask;
   }
   return at;
@@ -223,7 +210,7 @@ __global__ void __launch_bounds__(TDM_GPU_BLOCK) find_kernel(const typename hs<K
   const size_t groups = (size_t)gridDim.x * blockDim.x / G;
   for (size_t i = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / G; i < n; i += groups) {
     V v;
-    const uint64_t at = probe_find<K, V, G>(tile, s, l, keys[i], &v);
+    const uint64_t at = probe_find<K, V, G, true>(tile, s, l, keys[i], &v);
     if (tile.thread_rank() == 0) {
       if (vo) vo[i] = v;
       if (fo) fo[i] = (uint8_t)(at != TDM_HASH_NONE);
@@ -231,26 +218,34 @@ __global__ void __launch_bounds__(TDM_GPU_BLOCK) find_kernel(const typename hs<K
   }
 }
 
+/* The warp turns of a kernel over n keys of G lanes each (warp_turns), with
+ * the tile of the calling lane's group. */
+template <unsigned G>
+struct group_turns : warp_turns<G> {
+  static_assert(32u % G == 0 && TDM_GPU_BLOCK % 32u == 0, "a lane group must lie within one warp");
+  const cg::thread_block_tile<G> tile;
+  __device__ group_turns() : tile(cg::tiled_partition<G>(cg::this_thread_block())) {}
+};
+
 /* Erase: a group of G lanes finds each key; its first lane erases it
  * (tdm__hs_erase_at: the CAS that lets one of several copies win, the
  * tombstone or the empty slot). The outcome counts go in warp by warp. */
 template <typename K, typename V, unsigned G>
 __global__ void __launch_bounds__(TDM_GPU_BLOCK)
     erase_kernel(typename hs<K, V>::S *s, unsigned l, const K *keys, size_t n, unsigned long long *cnt) {
-  static_assert(32u % G == 0 && TDM_GPU_BLOCK % 32u == 0, "a lane group must lie within one warp");
   __shared__ unsigned long long sh[NCOUNT];
   block_counts bc;
   bc.init(sh);
-  const cg::thread_block_tile<G> tile = cg::tiled_partition<G>(cg::this_thread_block());
-  const warp_turns<G> t;
+  const group_turns<G> t;
   for (size_t b = t.first; b < n; b += t.stride) {
     const size_t i = t.item(b);
     const bool live = i < n;
     int code = -1;
     if (live) { /* the whole group, or none of it */
       const K key = keys[i];
-      const uint64_t at = probe_lookup<K, V, G>(tile, s, l, key);
-      if (tile.thread_rank() == 0) code = 4 + hs<K, V>::erase_at(s, l, key, at);
+      V unused;
+      const uint64_t at = probe_find<K, V, G, false>(t.tile, s, l, key, &unused);
+      if (t.tile.thread_rank() == 0) code = 4 + hs<K, V>::erase_at(s, l, key, at);
     }
     bc.add_warp(code);
   }
@@ -351,19 +346,17 @@ template <typename K, typename V, unsigned G>
 __global__ void __launch_bounds__(TDM_GPU_BLOCK)
     claim_kernel(typename hs<K, V>::S *s, unsigned l, const K *keys, const V *vals, size_t n, int dup,
                  uint64_t *pos_out, uint32_t *e, unsigned long long *cnt) {
-  static_assert(32u % G == 0 && TDM_GPU_BLOCK % 32u == 0, "a lane group must lie within one warp");
   __shared__ unsigned long long sh[NCOUNT];
   block_counts bc;
   bc.init(sh);
-  const cg::thread_block_tile<G> tile = cg::tiled_partition<G>(cg::this_thread_block());
-  const warp_turns<G> t;
+  const group_turns<G> t;
   warp_carry<K, V> carry;
   for (size_t b = t.first; b < n; b += t.stride) {
     const size_t i = t.item(b);
-    const bool live = i < n, first = live && tile.thread_rank() == 0;
+    const bool live = i < n, first = live && t.tile.thread_rank() == 0;
     uint64_t at = TDM_HASH_NONE;
     int o = TDM_HASH_FOUND;
-    if (live) at = probe_claim<K, V, G>(tile, s, l, keys[i], &o); /* the whole group, or none of it */
+    if (live) at = probe_claim<K, V, G>(t.tile, s, l, keys[i], &o); /* the whole group, or none of it */
     /* A key without a slot counts as FOUND: hg_sync_counts reports it. */
     bc.add_warp(!first ? -1 : at == TDM_HASH_NONE ? TDM_HASH_FOUND : o != TDM_HASH_FOUND ? o : -1);
     if (dup == TDM__DUP_SUM) {
