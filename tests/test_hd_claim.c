@@ -6,8 +6,9 @@
  * The simulation does what the kernels do: every copy of a key gets a lane
  * group whose lanes are simulated one by one (tdm__hs_lane_bits,
  * tdm__hs_claim_step, tdm__hs_claim_last, the swap,
- * tdm__hs_claim_cas_outcome); up to eight groups are in flight at once,
- * advanced a bucket or a swap at a time in random order, so groups lose
+ * tdm__hs_claim_cas_outcome), a whole bucket's lanes and half a bucket's
+ * (the sector lanes of the CUDA policy table); up to eight groups are in
+ * flight at once, advanced a step or a swap at a time in random order, so groups lose
  * swaps to each other and probe again, and two copies of one key race for
  * its slot, as on a GPU. Then the duplicate policy's passes run in a random
  * order of the copies: SUM adds, MIN / MAX store the claimer's value and
@@ -36,6 +37,10 @@
  * swaps (the restart path), claims that wrapped past the table's end, and
  * tables left with a single empty slot. */
 static uint64_t g_retries, g_wraps, g_full;
+/* The simulated groups take the bucket's lanes divided by this: 1 for whole
+ * buckets, 2 for the sector lanes the CUDA policy table holds (each step
+ * reads half a bucket, gpu/hash_probe.cu's sector_lanes). */
+static unsigned g_lane_div = 1;
 
 /* A random order of 0..n-1 (the order in which the copies' value passes
  * land). */
@@ -71,7 +76,7 @@ typedef struct group {
    * claim is settled (*o, gr->at). */                                                                            \
   static int step_##SFX(tdm__hslot_##SFX *s, unsigned l, K key, group *gr, int *o) {                              \
     uint64_t cap = (uint64_t)1 << l, mask = cap - 1u;                                                             \
-    unsigned lanes = tdm__hs_lanes_##SFX();                                                                       \
+    unsigned lanes = tdm__hs_lanes_##SFX() / g_lane_div;                                                          \
     K expect = (K)gr->expect;                                                                                     \
     int st;                                                                                                       \
     if (gr->swap) {                                                                                               \
@@ -254,7 +259,7 @@ static tdm_type value_type(unsigned vw, int kind) {
 }
 
 /* One case: a table of 2^l slots, batches from a pool, an erase in between,
- * the simulated v2 insert against the CPU backend after every call. */
+ * the simulated CUDA insert against the CPU backend after every call. */
 #define CASE(SFX, K, V, KW, VW)                                                                                  \
   static void case_##SFX(uint64_t id, unsigned l, int dup, int vkind, int crowd, int heavy, int erase) {         \
     prop_rng r;                                                                                                   \
@@ -353,18 +358,20 @@ CASE(k64v64, uint64_t, uint64_t, 64, 64)
 Test(hd_claim, insert_matches_cpu_backend) {
   static const int kinds[] = {TDM_KIND_UNSIGNED, TDM_KIND_SIGNED, TDM_KIND_FLOAT};
   uint64_t id = 0;
-  for (int dup = TDM__DUP_KEEP_FIRST; dup <= TDM__DUP_MAX; dup++)
-    for (int k = 0; k < 3; k++) {
-      if (dup == TDM__DUP_SUM && kinds[k] == TDM_KIND_FLOAT) continue; /* refused by the API */
-      for (unsigned l = TDM_HASH_MIN_LOG2; l <= 8; l += 2)
-        for (int shape = 0; shape < 6; shape++) {
-          int crowd = shape % 2, heavy = shape / 2, erase = (shape + l) % 3 == 0;
-          case_k32v32(++id, l, dup, kinds[k], crowd, heavy, erase);
-          case_k32v64(++id, l, dup, kinds[k], crowd, heavy, erase);
-          case_k64v32(++id, l, dup, kinds[k], crowd, heavy, erase);
-          case_k64v64(++id, l, dup, kinds[k], crowd, heavy, erase);
-        }
-    }
+  for (g_lane_div = 1; g_lane_div <= 2; g_lane_div++) {
+    for (int dup = TDM__DUP_KEEP_FIRST; dup <= TDM__DUP_MAX; dup++)
+      for (int k = 0; k < 3; k++) {
+        if (dup == TDM__DUP_SUM && kinds[k] == TDM_KIND_FLOAT) continue; /* refused by the API */
+        for (unsigned l = TDM_HASH_MIN_LOG2; l <= 8; l += 2)
+          for (int shape = 0; shape < 6; shape++) {
+            int crowd = shape % 2, heavy = shape / 2, erase = (shape + l) % 3 == 0;
+            case_k32v32(++id, l, dup, kinds[k], crowd, heavy, erase);
+            case_k32v64(++id, l, dup, kinds[k], crowd, heavy, erase);
+            case_k64v32(++id, l, dup, kinds[k], crowd, heavy, erase);
+            case_k64v64(++id, l, dup, kinds[k], crowd, heavy, erase);
+          }
+      }
+  }
   cr_assert_gt(g_retries, 0, "no simulated group ever lost a swap: the restart path went untested");
   cr_assert_gt(g_wraps, 0, "no claim wrapped past the table's end");
   cr_assert_gt(g_full, 0, "no table was filled to one empty slot");
@@ -421,13 +428,15 @@ SAME_CLAIM(k64v64, uint64_t, 64)
 Test(hd_claim, lane_group_claim_decides_as_tdm_hs_claim) {
   prop_rng r;
   prop_rng_init(&r, 1);
-  for (int fill = 0; fill < 3; fill++)
-    for (unsigned l = TDM_HASH_MIN_LOG2; l <= 9; l++) {
-      same_claim_k32v32(&r, l, fill);
-      same_claim_k32v64(&r, l, fill);
-      same_claim_k64v32(&r, l, fill);
-      same_claim_k64v64(&r, l, fill);
-    }
+  for (g_lane_div = 1; g_lane_div <= 2; g_lane_div++) {
+    for (int fill = 0; fill < 3; fill++)
+      for (unsigned l = TDM_HASH_MIN_LOG2; l <= 9; l++) {
+        same_claim_k32v32(&r, l, fill);
+        same_claim_k32v64(&r, l, fill);
+        same_claim_k64v32(&r, l, fill);
+        same_claim_k64v64(&r, l, fill);
+      }
+  }
 }
 
 /* ---- the pieces ---------------------------------------------------------------- */

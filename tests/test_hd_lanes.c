@@ -1,9 +1,13 @@
 /*
- * test_hd_lanes.c: the lane-group probe of the CUDA v2 hash find, run on the
- * CPU with the lanes simulated in a loop. Its per-lane read and per-bucket
- * decision (include/tandem/detail/hash_slot_impl.h) must give the same slot as the
+ * test_hd_lanes.c: the lane-group probe of the CUDA hash find and erase
+ * (gpu/hash_probe.cu, probe_find), run on the CPU with the lanes simulated
+ * in a loop. Its per-lane read and per-step decision
+ * (include/tandem/detail/hash_slot_impl.h) must give the same slot as the
  * one-thread probe tdm__hs_lookup that the CPU backend runs, on tables with
- * long runs, tombstones, wrap-around and side-slot keys.
+ * long runs, tombstones, wrap-around and side-slot keys: with a whole
+ * bucket's lanes and with half a bucket's (the sector lanes of the CUDA
+ * policy table), each lane reading its key word (the erase) or its whole
+ * slot (the find, tdm__hs_word_bits on the slot's key).
  */
 #include <criterion/criterion.h>
 #include <stdint.h>
@@ -20,17 +24,25 @@ static uint64_t rnd(void) {
   return z ^ (z >> 31);
 }
 
-/* The kernel's loop, with tile.ballot replaced by OR-ing each lane's bits. */
+/* The kernel's loop, with tile.ballot replaced by OR-ing each lane's bits:
+ * lanes per step = the bucket's divided by div; whole: the lane reads its
+ * whole slot and decides on its key word (the find), else it reads the key
+ * word (the erase). */
 #define SIM_LOOKUP(SFX, K)                                                                               \
-  static uint64_t sim_lookup_##SFX(const tdm__hslot_##SFX *s, unsigned l, K key) {                      \
+  static uint64_t sim_lookup_##SFX(const tdm__hslot_##SFX *s, unsigned l, K key, unsigned div, int whole) { \
     uint64_t cap = (uint64_t)1 << l, mask = cap - 1u, pos = tdm__hs_start_##SFX(key, l), at = TDM_HASH_NONE; \
-    unsigned lanes = tdm__hs_lanes_##SFX();                                                              \
+    unsigned lanes = tdm__hs_lanes_##SFX() / div;                                                        \
     if (pos >= cap) return tdm__hs_lookup_##SFX(s, l, key, pos, 0);                                      \
     for (uint64_t g = 0; g < cap / lanes; g++) {                                                         \
       unsigned eq = 0, em = 0;                                                                           \
       for (unsigned lane = 0; lane < lanes; lane++) {                                                    \
         unsigned e, m, t;                                                                                \
-        tdm__hs_lane_bits_##SFX(s, pos, key, lane, 0, &e, &m, &t);                                       \
+        if (whole) {                                                                                     \
+          tdm__hslot_##SFX c = s[pos + lane];                                                            \
+          tdm__hs_word_bits_##SFX(c.k, key, lane, &e, &m, &t);                                           \
+        } else {                                                                                         \
+          tdm__hs_lane_bits_##SFX(s, pos, key, lane, 0, &e, &m, &t);                                     \
+        }                                                                                                \
         cr_assert_eq(e & ~(1u << lane), 0u, "lane %u set another lane's bit", lane);                     \
         eq |= e;                                                                                         \
         em |= m;                                                                                         \
@@ -67,13 +79,18 @@ SIM_LOOKUP(k32v64, uint32_t)
       K k = (K)(rnd() % range);                                                                           \
       (void)tdm__hs_erase_##SFX(s, l, k, tdm__hs_start_##SFX(k, l), 0);                                   \
     }                                                                                                     \
-    for (K k = 0; k < range; k++) {                                                                       \
-      uint64_t a = tdm__hs_lookup_##SFX(s, l, k, tdm__hs_start_##SFX(k, l), 0), b = sim_lookup_##SFX(s, l, k); \
-      cr_assert_eq(a, b, "key %llu: one-thread probe %llu, lane group %llu", (unsigned long long)k,         \
-                   (unsigned long long)a, (unsigned long long)b);                                         \
-    }                                                                                                     \
-    cr_assert_eq(tdm__hs_lookup_##SFX(s, l, (K)TOMB, tdm__hs_start_##SFX((K)TOMB, l), 0),                 \
-                 sim_lookup_##SFX(s, l, (K)TOMB));                                                        \
+    for (unsigned div = 1; div <= 2; div++)                                                               \
+      for (int whole = 0; whole < 2; whole++) {                                                           \
+        for (K k = 0; k < range; k++) {                                                                   \
+          uint64_t a = tdm__hs_lookup_##SFX(s, l, k, tdm__hs_start_##SFX(k, l), 0),                       \
+                   b = sim_lookup_##SFX(s, l, k, div, whole);                                             \
+          cr_assert_eq(a, b, "key %llu, %u lanes%s: one-thread probe %llu, lane group %llu",              \
+                       (unsigned long long)k, tdm__hs_lanes_##SFX() / div, whole ? " (whole slots)" : "",  \
+                       (unsigned long long)a, (unsigned long long)b);                                     \
+        }                                                                                                 \
+        cr_assert_eq(tdm__hs_lookup_##SFX(s, l, (K)TOMB, tdm__hs_start_##SFX((K)TOMB, l), 0),             \
+                     sim_lookup_##SFX(s, l, (K)TOMB, div, whole));                                        \
+      }                                                                                                   \
     free(s);                                                                                              \
   }
 CHECK_TABLE(k64v64, uint64_t, TDM_HASH_TOMB64)
