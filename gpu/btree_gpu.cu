@@ -12,8 +12,9 @@
  * descent and one-thread run reduce they replaced (find 38.7 against 52.6
  * a key at 2^18, range_count 53.7 against 106.9, build 21.2 against 25.4).
  *
- *  - build: stage a copy of the input, stable CUB radix sort (the context's
- *    sort table), reduce of duplicate runs under the policy by CUB's
+ *  - build: a stable CUB radix sort of the input into scratch (integer keys
+ *    in device memory: read where they are, tdm__gpu_sort_from; else a copy
+ *    sorted in place by the context's sort table), reduce of duplicate runs under the policy by CUB's
  *    reduce-by-key (btree_lanes.cu: a hot key is reduced by the whole grid),
  *    fill nodes and the search arrays.
  *  - find / rank / range_count: the lane-group queries of btree_lanes.cu;
@@ -41,6 +42,7 @@
 #include <string.h>
 
 #include "btree_gpu.cuh"
+#include "sort_gpu.cuh"
 
 /* ---- kernels ---------------------------------------------------------------- */
 
@@ -229,15 +231,12 @@ static tdm_status install(tdm_btree *t, const uint64_t *ukb, const uint64_t *uvb
   return TDM_OK;
 }
 
-/* Sorts n raw keys / values already in device buffers (modified in place,
- * by the context's sort), reduces duplicate runs and installs the result as
- * t's nodes. */
-static tdm_status sort_reduce_install(tdm_btree *t, tdm__gpu_scope &sc, void *d_k, void *d_v, uint64_t n,
-                                      int queue) {
+/* Reduces the duplicate runs of n sorted raw keys / values in device
+ * buffers and installs the result as t's nodes. */
+static tdm_status reduce_install(tdm_btree *t, tdm__gpu_scope &sc, void *d_k, void *d_v, uint64_t n, int queue) {
   tdm_ctx *ctx = t->ctx;
   uint64_t *kb, *vb, *ukb, *uvb, m = 0;
   tdm_status st;
-  if (n > 1 && (st = ctx->be->sort->sort(ctx, t->key_type, d_k, t->value_type, d_v, n, 0)) != TDM_OK) return st;
   if (t->ks == 8 && t->vs == 8 && t->kind == TDM_KIND_UNSIGNED) {
     /* Already 64-bit key bits and values: the map would copy them as they are. */
     kb = (uint64_t *)d_k;
@@ -249,6 +248,16 @@ static tdm_status sort_reduce_install(tdm_btree *t, tdm__gpu_scope &sc, void *d_
   }
   if ((st = tdm__bg_reduce(t, sc, kb, vb, n, &ukb, &uvb, &m)) != TDM_OK) return st;
   return install(t, ukb, uvb, m, queue);
+}
+
+/* Sorts n raw keys / values already in device buffers (modified in place,
+ * by the context's sort), then reduce_install. */
+static tdm_status sort_reduce_install(tdm_btree *t, tdm__gpu_scope &sc, void *d_k, void *d_v, uint64_t n,
+                                      int queue) {
+  tdm_ctx *ctx = t->ctx;
+  tdm_status st;
+  if (n > 1 && (st = ctx->be->sort->sort(ctx, t->key_type, d_k, t->value_type, d_v, n, 0)) != TDM_OK) return st;
+  return reduce_install(t, sc, d_k, d_v, n, queue);
 }
 
 /* Copies bytes from the caller's array (host or device) into device memory. */
@@ -273,13 +282,23 @@ static tdm_status bg_build(tdm_btree *t, const void *keys, const void *values, s
   tdm_ctx *ctx = t->ctx;
   tdm__gpu_scope sc(ctx);
   void *d_k, *d_v;
+  int queue;
   tdm_status st;
   if ((st = sc.enter()) != TDM_OK) return st;
   if (n == 0) return install(t, NULL, NULL, 0, 1);
-  if ((st = sc.alloc(n * t->ks, &d_k)) != TDM_OK || (st = sc.alloc(n * t->vs, &d_v)) != TDM_OK ||
-      (st = copy_in(ctx, d_k, keys, n * t->ks)) != TDM_OK || (st = copy_in(ctx, d_v, values, n * t->vs)) != TDM_OK)
+  queue = tdm__gpu_queue_only(ctx, keys, values, NULL);
+  if ((st = sc.alloc(n * t->ks, &d_k)) != TDM_OK || (st = sc.alloc(n * t->vs, &d_v)) != TDM_OK) return st;
+  /* Integer keys in device memory: CUB sorts them out of the caller's
+   * arrays into the scratch (1.0 sector a key less than copying them in
+   * first, on the cost meter). Floats go through their sort bits, and host
+   * arrays must cross anyway: a copy, then the sort in place. */
+  if (n > 1 && t->kind != TDM_KIND_FLOAT && tdm__is_device_ptr(keys) && tdm__is_device_ptr(values)) {
+    if ((st = tdm__gpu_sort_from(ctx, sc, keys, values, d_k, d_v, n, t->kind, t->ks, t->vs)) != TDM_OK) return st;
+    return reduce_install(t, sc, d_k, d_v, n, queue);
+  }
+  if ((st = copy_in(ctx, d_k, keys, n * t->ks)) != TDM_OK || (st = copy_in(ctx, d_v, values, n * t->vs)) != TDM_OK)
     return st;
-  return sort_reduce_install(t, sc, d_k, d_v, n, tdm__gpu_queue_only(ctx, keys, values, NULL));
+  return sort_reduce_install(t, sc, d_k, d_v, n, queue);
 }
 
 static void bg_destroy(tdm_btree *t) {

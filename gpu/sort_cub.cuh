@@ -29,4 +29,12 @@ cudaError_t tdm__cub_sort(void *d_temp, size_t &temp_bytes, cub::DoubleBuffer<K>
                           cub::DoubleBuffer<V> &d_values, size_t n, int begin_bit, int end_bit, int desc,
                           cudaStream_t stream);
 
+/* As tdm__cub_sort, from the const arrays kin / vin (only read) into kout /
+ * vout: CUB's overloads without DoubleBuffer, whose temporary storage holds
+ * the alternate buffers of its passes. Saves copying a caller's device
+ * array before a sort that must not change it. */
+template <typename K, typename V>
+cudaError_t tdm__cub_sort_copy(void *d_temp, size_t &temp_bytes, const K *kin, K *kout, const V *vin, V *vout,
+                               size_t n, int begin_bit, int end_bit, int desc, cudaStream_t stream);
+
 #endif /* TANDEM_SORT_CUB_CUH */

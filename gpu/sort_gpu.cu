@@ -41,8 +41,13 @@ template <typename K, typename V>
 static tdm_status cub_temp_t(tdm_ctx *ctx, const tdm__sort_bufs *b, size_t n, int desc, size_t *temp_bytes) {
   cub::DoubleBuffer<K> dk((K *)b->k[0], (K *)b->k[1]);
   cub::DoubleBuffer<V> dv((V *)b->v[0], (V *)b->v[1]);
-  TDM_CUDA_TRY((tdm__cub_sort<K, V>(NULL, *temp_bytes, dk, dv, n, 0, (int)sizeof(K) * 8, desc, tdm__stream(ctx))),
-               (void)0);
+  if (b->in_k)
+    TDM_CUDA_TRY((tdm__cub_sort_copy<K, V>(NULL, *temp_bytes, (const K *)b->in_k, (K *)b->k[0], (const V *)b->in_v,
+                                           (V *)b->v[0], n, 0, (int)sizeof(K) * 8, desc, tdm__stream(ctx))),
+                 (void)0);
+  else
+    TDM_CUDA_TRY((tdm__cub_sort<K, V>(NULL, *temp_bytes, dk, dv, n, 0, (int)sizeof(K) * 8, desc, tdm__stream(ctx))),
+                 (void)0);
   return TDM_OK;
 }
 
@@ -53,8 +58,14 @@ static tdm_status cub_run_t(tdm_ctx *ctx, tdm__sort_bufs *b, size_t temp_bytes, 
                             int *vcur) {
   cub::DoubleBuffer<K> dk((K *)b->k[0], (K *)b->k[1]);
   cub::DoubleBuffer<V> dv((V *)b->v[0], (V *)b->v[1]);
-  TDM_CUDA_TRY((tdm__cub_sort<K, V>(b->temp, temp_bytes, dk, dv, n, 0, (int)sizeof(K) * 8, desc, tdm__stream(ctx))),
-               (void)0);
+  if (b->in_k)
+    TDM_CUDA_TRY((tdm__cub_sort_copy<K, V>(b->temp, temp_bytes, (const K *)b->in_k, (K *)b->k[0],
+                                           (const V *)b->in_v, (V *)b->v[0], n, 0, (int)sizeof(K) * 8, desc,
+                                           tdm__stream(ctx))),
+                 (void)0);
+  else
+    TDM_CUDA_TRY((tdm__cub_sort<K, V>(b->temp, temp_bytes, dk, dv, n, 0, (int)sizeof(K) * 8, desc, tdm__stream(ctx))),
+                 (void)0);
   *kcur = dk.selector;
   *vcur = dv.selector;
   return TDM_OK;
@@ -91,6 +102,23 @@ tdm_status tdm__gpu_cub_temp_bytes(tdm_ctx *ctx, const tdm__sort_bufs *b, size_t
 tdm_status tdm__gpu_cub_sort_with(tdm_ctx *ctx, tdm__sort_bufs *b, size_t temp_bytes, size_t n, int ckind, size_t ks,
                                   size_t vs, int desc, int *kcur, int *vcur) {
   return cub_widths(ckind, ks, vs)->run(ctx, b, temp_bytes, n, desc, kcur, vcur);
+}
+
+tdm_status tdm__gpu_sort_from(tdm_ctx *ctx, tdm__gpu_scope &sc, const void *in_k, const void *in_v, void *kout,
+                              void *vout, size_t n, int ckind, size_t ks, size_t vs) {
+  tdm__sort_bufs b;
+  size_t temp_bytes = 0;
+  int kcur = 0, vcur = 0;
+  tdm_status st;
+  memset(&b, 0, sizeof b);
+  b.in_k = in_k;
+  b.in_v = vs ? in_v : NULL;
+  b.k[0] = kout;
+  b.v[0] = vs ? vout : NULL;
+  if ((st = tdm__gpu_cub_temp_bytes(ctx, &b, n, ckind, ks, vs, 0, &temp_bytes)) != TDM_OK ||
+      (st = sc.alloc(temp_bytes, &b.temp)) != TDM_OK)
+    return st;
+  return tdm__gpu_cub_sort_with(ctx, &b, temp_bytes, n, ckind, ks, vs, 0, &kcur, &vcur);
 }
 
 /* Allocates the buffers of one sort: keys always, values when vs > 0 (with

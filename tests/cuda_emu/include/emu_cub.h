@@ -150,6 +150,48 @@ static cudaError_t radix_sort(void *temp, size_t &temp_bytes, DoubleBuffer<K> &k
   });
 }
 
+/* The entry points that read a const input and write separate outputs
+ * (CUB's overloads without DoubleBuffer): CUB keeps the alternate buffers of
+ * its passes in the temp storage, so it asks for them too, and the input is
+ * only read. The cost model is the DoubleBuffer sort's: the first pass
+ * reads the input where the other would read its first buffer. */
+template <typename K, typename V, bool PAIRS>
+static cudaError_t radix_sort_copy(void *temp, size_t &temp_bytes, const K *kin, K *kout, const V *vin, V *vout,
+                                   size_t n, int begin, int end, bool desc, cudaStream_t s, const char *what) {
+  bool query;
+  size_t kb = n * sizeof(K), vb = PAIRS ? n * sizeof(V) : 0;
+  cudaError_t e = temp_check(temp, temp_bytes, temp_need(n, 4) + kb + vb, what, &query);
+  if (e != cudaSuccess || query) return e;
+  if (begin < 0 || end > (int)(8 * sizeof(K)) || begin >= end)
+    return tdm_emu::fail(cudaErrorInvalidValue, "%s: bit range [%d, %d) of a %zu-bit key", what, begin, end,
+                         8 * sizeof(K));
+  if (n == 0) return cudaSuccess;
+  if (overlap(kin, kb, kout, kb) || overlap(temp, temp_bytes, kin, kb) || overlap(temp, temp_bytes, kout, kb) ||
+      (PAIRS && (overlap(vin, vb, vout, vb) || overlap(vin, vb, kin, kb) || overlap(vin, vb, kout, kb) ||
+                 overlap(vout, vb, kin, kb) || overlap(vout, vb, kout, kb) || overlap(temp, temp_bytes, vin, vb) ||
+                 overlap(temp, temp_bytes, vout, vb))))
+    return tdm_emu::fail(cudaErrorInvalidValue, "%s: overlapping buffers", what);
+  size_t passes = (size_t)(end - begin + 7) / 8, tb = temp_bytes;
+  return tdm_emu::enqueue(s, what, [=]() {
+    if (!tdm_emu::range_ok(kin, kb, 0, what) || !tdm_emu::range_ok(kout, kb, 1, what) ||
+        !tdm_emu::range_ok(temp, tb, 1, what) ||
+        (PAIRS && (!tdm_emu::range_ok(vin, vb, 0, what) || !tdm_emu::range_ok(vout, vb, 1, what))))
+      return;
+    std::vector<size_t> idx(n);
+    std::iota(idx.begin(), idx.end(), (size_t)0);
+    std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+      uint64_t da = digit(kin[a], begin, end), db = digit(kin[b], begin, end);
+      return desc ? da > db : da < db;
+    });
+    tdm_emu::scribble(temp, tb);
+    for (size_t i = 0; i < n; i++) {
+      kout[i] = kin[idx[i]];
+      if (PAIRS) vout[i] = vin[idx[i]];
+    }
+    tdm_emu::meter_model(passes * (kb + vb) + kb, passes * (kb + vb));
+  });
+}
+
 struct no_value {};
 
 /* Folds a run in a random grouping and operand order. */
@@ -192,6 +234,32 @@ struct DeviceRadixSort {
                                int begin_bit = 0, int end_bit = sizeof(K) * 8, cudaStream_t s = 0) {
     return emu::radix_sort<K, V, true>(temp, bytes, keys, &vals, (size_t)n, begin_bit, end_bit, false, s,
                                        "cub::DeviceRadixSort::SortPairs");
+  }
+  template <typename K, typename N>
+  static cudaError_t SortKeys(void *temp, size_t &bytes, const K *kin, K *kout, N n, int begin_bit = 0,
+                              int end_bit = sizeof(K) * 8, cudaStream_t s = 0) {
+    return emu::radix_sort_copy<K, emu::no_value, false>(temp, bytes, kin, kout, nullptr, nullptr, (size_t)n,
+                                                         begin_bit, end_bit, false, s,
+                                                         "cub::DeviceRadixSort::SortKeys");
+  }
+  template <typename K, typename V, typename N>
+  static cudaError_t SortPairs(void *temp, size_t &bytes, const K *kin, K *kout, const V *vin, V *vout, N n,
+                               int begin_bit = 0, int end_bit = sizeof(K) * 8, cudaStream_t s = 0) {
+    return emu::radix_sort_copy<K, V, true>(temp, bytes, kin, kout, vin, vout, (size_t)n, begin_bit, end_bit, false, s,
+                                            "cub::DeviceRadixSort::SortPairs");
+  }
+  template <typename K, typename N>
+  static cudaError_t SortKeysDescending(void *temp, size_t &bytes, const K *kin, K *kout, N n, int begin_bit = 0,
+                                        int end_bit = sizeof(K) * 8, cudaStream_t s = 0) {
+    return emu::radix_sort_copy<K, emu::no_value, false>(temp, bytes, kin, kout, nullptr, nullptr, (size_t)n,
+                                                         begin_bit, end_bit, true, s,
+                                                         "cub::DeviceRadixSort::SortKeysDescending");
+  }
+  template <typename K, typename V, typename N>
+  static cudaError_t SortPairsDescending(void *temp, size_t &bytes, const K *kin, K *kout, const V *vin, V *vout,
+                                         N n, int begin_bit = 0, int end_bit = sizeof(K) * 8, cudaStream_t s = 0) {
+    return emu::radix_sort_copy<K, V, true>(temp, bytes, kin, kout, vin, vout, (size_t)n, begin_bit, end_bit, true,
+                                            s, "cub::DeviceRadixSort::SortPairsDescending");
   }
   template <typename K, typename N>
   static cudaError_t SortKeysDescending(void *temp, size_t &bytes, DoubleBuffer<K> &keys, N n, int begin_bit = 0,
