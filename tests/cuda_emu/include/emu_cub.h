@@ -93,6 +93,19 @@ static inline uint64_t digit(K k, int begin, int end) {
   return w >= 64 ? u >> begin : (u >> begin) & ((UINT64_C(1) << w) - 1u);
 }
 
+/* The positions of k[0, n) in the order a radix sort on bits [begin, end)
+ * leaves them: stable, ascending or descending. */
+template <typename K>
+static std::vector<size_t> stable_order(const K *k, size_t n, int begin, int end, bool desc) {
+  std::vector<size_t> idx(n);
+  std::iota(idx.begin(), idx.end(), (size_t)0);
+  std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+    uint64_t da = digit(k[a], begin, end), db = digit(k[b], begin, end);
+    return desc ? da > db : da < db;
+  });
+  return idx;
+}
+
 template <typename K, typename V, bool PAIRS>
 static cudaError_t radix_sort(void *temp, size_t &temp_bytes, DoubleBuffer<K> &keys, DoubleBuffer<V> *vals, size_t n,
                               int begin, int end, bool desc, cudaStream_t s, const char *what) {
@@ -126,12 +139,7 @@ static cudaError_t radix_sort(void *temp, size_t &temp_bytes, DoubleBuffer<K> &k
         !tdm_emu::range_ok(temp, tb, 1, what) ||
         (PAIRS && (!tdm_emu::range_ok(v0, vb, 1, what) || !tdm_emu::range_ok(v1, vb, 1, what))))
       return;
-    std::vector<size_t> idx(n);
-    std::iota(idx.begin(), idx.end(), (size_t)0);
-    std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
-      uint64_t da = digit(k0[a], begin, end), db = digit(k0[b], begin, end);
-      return desc ? da > db : da < db;
-    });
+    const std::vector<size_t> idx = stable_order(k0, n, begin, end, desc);
     std::vector<K> ks(n);
     std::vector<V> vs(PAIRS ? n : 0);
     for (size_t i = 0; i < n; i++) {
@@ -177,12 +185,7 @@ static cudaError_t radix_sort_copy(void *temp, size_t &temp_bytes, const K *kin,
         !tdm_emu::range_ok(temp, tb, 1, what) ||
         (PAIRS && (!tdm_emu::range_ok(vin, vb, 0, what) || !tdm_emu::range_ok(vout, vb, 1, what))))
       return;
-    std::vector<size_t> idx(n);
-    std::iota(idx.begin(), idx.end(), (size_t)0);
-    std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
-      uint64_t da = digit(kin[a], begin, end), db = digit(kin[b], begin, end);
-      return desc ? da > db : da < db;
-    });
+    const std::vector<size_t> idx = stable_order(kin, n, begin, end, desc);
     tdm_emu::scribble(temp, tb);
     for (size_t i = 0; i < n; i++) {
       kout[i] = kin[idx[i]];
