@@ -150,20 +150,15 @@ int tdm__cpu_threads_avail(int want) {
       double busy = rl_busy_seconds(&set), own = rl_seconds(CLOCK_PROCESS_CPUTIME_ID);
       if (busy < 0) {
         atomic_store(&rl_broken, 1);
-      } else if (rl_valid && dt < RL_STALE) {
+      } else if (rl_valid && dt < RL_LONG) {
         double sample = ((busy - rl_busy) - (own - rl_own)) / dt;
         if (sample < 0) sample = 0;
-        /* Ticks are coarse: average with the previous window, when there
-         * was one; a count of runnable threads is a snapshot, not a
-         * window, and the first measured window replaces it. */
-        rl_others = rl_guess ? sample : 0.5 * rl_others + 0.5 * sample;
-        rl_guess = 0;
-      } else if (rl_valid && dt < RL_LONG) {
-        /* The mean over the long gap since the last sample: a measurement,
-         * if an old one; the first window replaces it. */
-        double sample = ((busy - rl_busy) - (own - rl_own)) / dt;
-        rl_others = sample < 0 ? 0 : sample;
-        rl_guess = 1;
+        /* Ticks are coarse: a window averages with the previous one, when
+         * that was a window too; a stand-in (a count of runnable threads,
+         * or the mean over a long gap, which this sample is when dt is
+         * past RL_STALE) is replaced by the first window. */
+        rl_others = dt >= RL_STALE || rl_guess ? sample : 0.5 * rl_others + 0.5 * sample;
+        rl_guess = dt >= RL_STALE;
       } else {
         double r = rl_runnable_others();
         rl_others = r >= 0 ? r : 0.0;

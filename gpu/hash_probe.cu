@@ -290,7 +290,9 @@ struct warp_carry {
       sum += __shfl_sync(0xffffffffu, add, __ffs((int)hit) - 1);
       return mine;
     }
-    /* The slot with the most copies, the lowest lane on a tie. */
+    /* The slot with the most copies, the lowest lane on a tie; a turn of
+     * distinct keys (the common case) settles it with this one vote. */
+    if (!__any_sync(0xffffffffu, copies >= 2u)) return false;
     unsigned best = copies >= 2u ? copies << 5 | (31u - lane) : 0u;
     for (int o = 16; o; o >>= 1) {
       const unsigned other = __shfl_xor_sync(0xffffffffu, best, o);

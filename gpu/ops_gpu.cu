@@ -809,8 +809,8 @@ struct first_pos_op {
 /* tdm_unique without first indices or inverse, in sorted order, keys equal
  * by their bits (the CPU's unique_keys_only): the keys' order-preserving
  * sort bits (keybits.h; the map is the identity for unsigned keys, so an
- * unsigned device array is copied instead) sorted alone, CUB's
- * reduce-by-key over them writing the distinct bits and each run's first
+ * unsigned device array is sorted straight out of the caller's array)
+ * sorted alone, CUB's reduce-by-key over them writing the distinct bits and each run's first
  * position, the distinct bits mapped back to keys in place; counts are the
  * distances between the first positions. No (key, index) pairs, no group
  * description: a 64-bit key moves 8 bytes through the sort, not 16. */
@@ -829,13 +829,15 @@ static tdm_status unique_sorted_keys_t(tdm_ctx *ctx, const tdm__unique_args *a) 
   memset(outs, 0, sizeof outs);
   if ((s_ = enter_waiting(sc, ctx, fn)) != TDM_OK || (s_ = sc.in(a->keys, n * sizeof(U), &keys)) != TDM_OK) return s_;
   const int kind = tdm__key_kind(a->key_type);
+  /* Unsigned keys in device memory are their own bits: CUB sorts them out
+   * of the caller's array into the scratch (tdm__gpu_sort_from). */
+  const int from_caller = !keys.staged && kind == TDM_KIND_UNSIGNED;
   if (keys.staged) {
     sorted = (U *)keys.d; /* the call's own copy already */
     if (kind != TDM_KIND_UNSIGNED) tdm__gpu_map_bits(s, sorted, sorted, n, sizeof(U), kind, 0, 1);
   } else {
     if ((s_ = sc.alloc(n * sizeof(U), &sorted)) != TDM_OK) return s_;
-    if (kind != TDM_KIND_UNSIGNED) tdm__gpu_map_bits(s, keys.d, sorted, n, sizeof(U), kind, 0, 1);
-    else TDM_CUDA_TRY(cudaMemcpyAsync(sorted, keys.d, n * sizeof(U), cudaMemcpyDeviceToDevice, s), (void)0);
+    if (!from_caller) tdm__gpu_map_bits(s, keys.d, sorted, n, sizeof(U), kind, 0, 1);
   }
   if ((s_ = tdm__launch_check(fn)) != TDM_OK) return s_;
   if ((s_ = opt_out(sc, a->unique_out, n * sizeof(U), &outs[0])) != TDM_OK ||
@@ -849,7 +851,9 @@ static tdm_status unique_sorted_keys_t(tdm_ctx *ctx, const tdm__unique_args *a) 
   if ((s_ = sc.alloc(n * 8, &st)) != TDM_OK || (s_ = sc.alloc(8, &d_runs)) != TDM_OK ||
       (s_ = sc.alloc(temp_bytes ? temp_bytes : 1, &temp)) != TDM_OK)
     return s_;
-  if ((s_ = sort_in_place(ctx, sorted, NULL, n, sizeof(U))) != TDM_OK) return s_;
+  if ((s_ = from_caller ? tdm__gpu_sort_from(ctx, sc, keys.d, NULL, sorted, NULL, n, TDM_KIND_UNSIGNED, sizeof(U), 0)
+                        : sort_in_place(ctx, sorted, NULL, n, sizeof(U))) != TDM_OK)
+    return s_;
   TDM_CUDA_TRY(cub::DeviceReduce::ReduceByKey(temp, temp_bytes, sorted, uk, at, st, d_runs, first_pos_op(),
                                               (int64_t)n, s),
                (void)0);
