@@ -136,24 +136,6 @@ TDM_INTERNAL tdm_status tdm__cpu_sort_copy(tdm_ctx *ctx, tdm_type key_type, cons
 TDM_INTERNAL tdm_status tdm__cpu_argsort(tdm_ctx *ctx, tdm_type key_type, const void *keys, tdm_type index_type,
                                          void *perm_out, size_t n, int desc);
 
-/* ---- data operations ------------------------------------------------------ */
-
-/* Keys numbered by first occurrence (ops_number.c): groups 0 .. G - 1 in the
- * order their first rows come. */
-typedef struct tdm__ops_numbering {
-  size_t G, n, ks;
-  uint32_t *gid;    /* n entries, each row's group (NULL unless asked for) */
-  uint32_t *first;  /* G used of first_cap: each group's first row */
-  size_t first_cap;
-  uint32_t *count;  /* G: rows per group */
-  void *ukeys;      /* G canonical keys of ks bytes, by group */
-  int too_many;     /* the pass gave up (more than max_groups groups, or n >= 2^32 - 1): nothing allocated */
-} tdm__ops_numbering;
-
-TDM_INTERNAL tdm_status tdm__cpu_ops_number(tdm_ctx *ctx, const char *fn, tdm_type key_type, const void *keys, size_t n,
-                                            int numeric, int want_gid, size_t max_groups, tdm__ops_numbering *out);
-TDM_INTERNAL void tdm__cpu_ops_numbering_free(tdm_ctx *ctx, tdm__ops_numbering *nb);
-
 /* ---- hash table ------------------------------------------------------------ */
 
 /* Per-thread outcome counters, one cache line: [1..3] claim outcomes
@@ -186,6 +168,9 @@ typedef struct tdm__hash_cpu_fns {
   void (*export_range)(const void *s, size_t lo, size_t hi, void *ko, void *vo, size_t at);
   size_t (*export_side)(const void *s, uint64_t cap, void *ko, void *vo);
   size_t (*check_tags)(const void *s, const uint8_t *tg, size_t lo, size_t hi);
+  /* NULL for 32-bit values (a number's slot packs its count beside it). */
+  size_t (*number_run)(tdm_hash *h, const void *keys, size_t n, size_t max_new, uint32_t *gid, uint32_t *first,
+                       uint64_t base, tdm__hc_counts *c);
 } tdm__hash_cpu_fns;
 
 /* Indexed by tdm__hash_inst (tandem/detail/hash_layout.h). */
@@ -216,6 +201,37 @@ enum { TDM__HC_TAG_EMPTY = 0, TDM__HC_TAG_TOMB = 1 };
 static inline uint8_t tdm__hc_tag(uint64_t mixed) { return (uint8_t)(2u + (((unsigned)mixed & 0xffu) * 254u >> 8)); }
 
 static inline tdm__hash_cpu *tdm__hash_cpu_of(const tdm_hash *h) { return (tdm__hash_cpu *)h->be; }
+
+/* The G (4 or 8) tags of a bucket at tg as two masks: bit j of *eq set
+ * where tag j is t, of *em where slot j is empty. No branch per slot: which
+ * slot of its bucket a key sits in is random, and such a branch would
+ * mispredict on most probes. */
+static inline void tdm__hc_tag_masks(const uint8_t *tg, unsigned G, uint8_t t, unsigned *eq, unsigned *em) {
+  unsigned keep = (1u << G) - 1u;
+#if defined(__SSE2__)
+  __m128i w;
+  if (G == 8) {
+    w = _mm_loadl_epi64((const __m128i *)(const void *)tg);
+  } else {
+    int32_t x;
+    memcpy(&x, tg, 4);
+    w = _mm_cvtsi32_si128(x);
+  }
+  /* The tag broadcast from a 32-bit word: _mm_set1_epi8 of a byte went
+   * through the stack here (a byte store read back as a word, which store
+   * forwarding cannot serve: a stall on every probe). */
+  *eq = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(w, _mm_set1_epi32((int)(0x01010101u * t)))) & keep;
+  *em = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(w, _mm_setzero_si128())) & keep;
+#else
+  unsigned j, e = 0, m = 0;
+  for (j = 0; j < G; j++) {
+    e |= (unsigned)(tg[j] == t) << j;
+    m |= (unsigned)(tg[j] == TDM__HC_TAG_EMPTY) << j;
+  }
+  *eq = e & keep;
+  *em = m & keep;
+#endif
+}
 
 /* ---- B+ tree --------------------------------------------------------------- */
 

@@ -331,6 +331,25 @@ static tdm_status hc_validate(const tdm_hash *h) {
   return TDM_OK;
 }
 
+/* Insert-or-number (backend.h): one thread, in batch order (number_run in
+ * hash_cpu_impl.h); a rehash first when the public layer asks for room. */
+static tdm_status hc_number(tdm_hash *h, const void *keys, size_t n, size_t max_new, uint32_t *gid_out,
+                            uint32_t *first_out, uint64_t base, size_t *done, unsigned grow_log2) {
+  tdm__hc_counts c;
+  tdm_status st;
+  *done = 0;
+  if (grow_log2 && (st = rehash(h, grow_log2)) != TDM_OK) return st;
+  memset(&c, 0, sizeof c);
+  *done = HC(h)->fn->number_run(h, keys, n, max_new, gid_out, first_out, base, &c);
+  h->size += c.n[TDM_HASH_NEW_EMPTY] + c.n[TDM_HASH_NEW_TOMB] + c.n[TDM_HASH_NEW_SIDE];
+  h->side += c.n[TDM_HASH_NEW_SIDE];
+  h->tombs -= c.n[TDM_HASH_NEW_TOMB];
+  if (c.n[TDM_HASH_FOUND])
+    return tdm__fail(TDM_ERR_CORRUPT, "numbering keys: a key found no free slot; the table is corrupt "
+                     "(tdm_hash_validate names the broken invariant)");
+  return TDM_OK;
+}
+
 static tdm_status hc_view(const tdm_hash *h, tdm_hash_view *out) {
   out->slots = HC(h)->slots;
   return TDM_OK;
@@ -348,4 +367,5 @@ const tdm__hash_ops tdm__hash_cpu_ops = {
     .validate = hc_validate,
     .view = hc_view,
     .sync_counts = NULL, /* inserts finish on the host: nothing is ever pending */
+    .number = hc_number,
 };

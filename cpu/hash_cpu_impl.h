@@ -507,6 +507,137 @@ static size_t HC_FN(export_side)(const HC_SLOT *s, uint64_t cap, HS_K *ko, HS_V 
   return at;
 }
 
+/* ---- insert-or-number --------------------------------------------------- */
+#if HS_VW == 64
+
+enum {
+  NPF = 32,      /* number run: slot and tag prefetch distance, in keys (a power of two) */
+  NFAR = 1 << 15 /* ... in tables of more slots than this (past the first caches) */
+};
+
+/* Slot of a key (table or side) whose probe starts at st, with tag t, or
+ * TDM_HASH_NONE: tdm__hs_lookup's answer, with the first bucket read from
+ * its tags (tdm__hc_tag_masks). Tags are exact, so no match before an
+ * empty slot means absent; a match is checked against the key word. */
+static inline uint64_t HC_FN(number_find)(const HC_SLOT *s, const uint8_t *tg, unsigned l, uint64_t cap, HS_K key,
+                                          uint64_t st, uint8_t t) {
+  unsigned eq, em, hit;
+  if (st >= cap) return HC_FN(tdm__hs_lookup)(s, l, key, st, 0);
+  tdm__hc_tag_masks(&tg[st], (unsigned)(64u / sizeof(HC_SLOT)), t, &eq, &em);
+  hit = eq & ((em & (0u - em)) - 1u); /* matches before the first empty slot (all: none empty) */
+  if (hit) {
+    uint64_t pos = st + tdm__hash_ctz(hit);
+    if (s[pos].k == key) return pos;
+  } else if (em) {
+    return TDM_HASH_NONE;
+  }
+  /* A false tag match, or a full bucket: the slots decide. */
+  return HC_FN(tdm__hs_lookup)(s, l, key, st, 0);
+}
+
+/* Probe start of key (a side key: its side slot), from its hash mx. */
+static inline uint64_t HC_FN(number_start)(HS_K key, uint64_t mx, unsigned l, uint64_t cap) {
+  unsigned side = HC_WCAT(tdm__hash_side, HS_KW)(key);
+  return side ? cap + side - 1u : tdm__hash_home(mx, l, 64u / sizeof(HC_SLOT));
+}
+
+/* The state of a number run (number_run). */
+typedef struct HC_FN(number_state) {
+  HC_SLOT *s;
+  uint8_t *tg;
+  unsigned l;
+  uint64_t cap;
+  size_t next, added, max_new;
+  uint32_t *gid, *first;
+  uint64_t base;
+  tdm__hc_counts *c;
+} HC_FN(number_state);
+
+/* Row i (key, its hash mx, probe start st) of a number run: 0 when it
+ * stops the run (a new key past max_new, or a table without a free slot).
+ * The tag is derived only past the fast path. */
+static inline int HC_FN(number_one)(HC_FN(number_state) *r, size_t i, HS_K key, uint64_t mx, uint64_t st) {
+  uint64_t pos, v;
+  uint8_t t = tdm__hc_tag(mx);
+  int o = TDM_HASH_FOUND;
+  /* In a sparse table nearly every key sits first in its bucket, and the
+   * branch on it is predicted. */
+  if (r->next * 8u <= r->cap && st < r->cap && r->s[st].k == key) pos = st;
+  else pos = HC_FN(number_find)(r->s, r->tg, r->l, r->cap, key, st, t);
+  if (pos == TDM_HASH_NONE) {
+    if (r->added == r->max_new) return 0;
+    pos = st < r->cap ? HC_FN(claim_tags)(r->s, r->tg, r->l, key, t, st, TDM_HASH_NONE, &o)
+                      : HC_FN(tdm__hs_claim)(r->s, r->l, key, st, 0, TDM_HASH_NONE, &o);
+    if (pos == TDM_HASH_NONE) {
+      r->c->n[TDM_HASH_FOUND]++;
+      return 0;
+    }
+  }
+  /* The value is kept in a register: read back from the slot after the
+   * store, it would wait for the store to forward. */
+  if (o == TDM_HASH_FOUND) {
+    v = r->s[pos].v + TDM__HASH_NUMBER_ONE;
+  } else {
+    v = TDM__HASH_NUMBER_ONE | r->next;
+    if (o != TDM_HASH_NEW_SIDE) r->tg[pos] = t;
+    r->c->n[o]++;
+    r->added++;
+    if (r->first) r->first[r->next] = (uint32_t)(r->base + i);
+    r->next++;
+  }
+  r->s[pos].v = v;
+  if (r->gid) r->gid[i] = (uint32_t)v;
+  return 1;
+}
+
+/* The number call (backend.h) on keys [0, n), in batch order, by one
+ * thread: the numbers are the order of first occurrence, so they do not
+ * depend on the thread count. A key's value is its number with its count
+ * above it (TDM__HASH_NUMBER_ONE), so a row reads and writes the one slot
+ * line its probe already holds. Most rows repeat a key, so a row is first
+ * looked up (number_find); only an absent key takes the insert's probe
+ * (claim_tags), which keeps the tags. A table that fits the caches (at
+ * most NFAR slots) is probed as it comes; in a larger one a row's slot and
+ * tag lines are prefetched NPF rows ahead. From max_new new keys on, the
+ * first absent key stops the run. Returns the keys numbered; c counts the
+ * claims' outcomes as insert_run does ([TDM_HASH_FOUND]: no free slot, a
+ * corrupt table, which also stops the run). */
+static size_t HC_FN(number_run)(tdm_hash *h, const HS_K *keys, size_t n, size_t max_new, uint32_t *gid,
+                                uint32_t *first, uint64_t base, tdm__hc_counts *c) {
+  HC_FN(number_state) r;
+  uint64_t start[NPF], mixv[NPF];
+  size_t i;
+  int far = h->cap > NFAR;
+  r.s = (HC_SLOT *)tdm__hash_cpu_of(h)->slots;
+  r.tg = tdm__hash_cpu_of(h)->tags;
+  r.l = h->log2cap;
+  r.cap = h->cap;
+  r.next = h->size;
+  r.added = 0;
+  r.max_new = max_new;
+  r.gid = gid;
+  r.first = first;
+  r.base = base;
+  r.c = c;
+  for (i = 0; i < NPF && i < n; i++) {
+    mixv[i] = tdm__hash_mix(keys[i]);
+    start[i] = HC_FN(number_start)(keys[i], mixv[i], r.l, r.cap);
+  }
+  for (i = 0; i < n; i++) {
+    uint64_t st = start[i % NPF], mx = mixv[i % NPF];
+    if (i + NPF < n) {
+      uint64_t ma = tdm__hash_mix(keys[i + NPF]), sa = HC_FN(number_start)(keys[i + NPF], ma, r.l, r.cap);
+      mixv[i % NPF] = ma;
+      start[i % NPF] = sa;
+      __builtin_prefetch(&r.s[sa], 1, 3);
+      if (far) __builtin_prefetch(&r.tg[sa & (r.cap - 1u)], 1, 3);
+    }
+    if (!HC_FN(number_one)(&r, i, keys[i], mx, st)) break;
+  }
+  return i;
+}
+#endif
+
 /* ---- the table of this instantiation: untyped entry points ---------------- */
 
 static void hc_insert_run(tdm_hash *h, const void *keys, const void *vals, size_t n, unsigned nt, unsigned t,
@@ -555,6 +686,15 @@ static size_t hc_export_side(const void *s, uint64_t cap, void *ko, void *vo) {
 static size_t hc_check_tags(const void *s, const uint8_t *tg, size_t lo, size_t hi) {
   return HC_FN(check_tags)((const HC_SLOT *)s, tg, lo, hi);
 }
+#if HS_VW == 64
+static size_t hc_number_run(tdm_hash *h, const void *keys, size_t n, size_t max_new, uint32_t *gid, uint32_t *first,
+                            uint64_t base, tdm__hc_counts *c) {
+  return HC_FN(number_run)(h, (const HS_K *)keys, n, max_new, gid, first, base, c);
+}
+#define HC_NUMBER_RUN hc_number_run
+#else
+#define HC_NUMBER_RUN NULL
+#endif
 
 const tdm__hash_cpu_fns HC_CAT(tdm__hash_cpu, HS_SFX) = {
     .insert_run = hc_insert_run,
@@ -571,6 +711,7 @@ const tdm__hash_cpu_fns HC_CAT(tdm__hash_cpu, HS_SFX) = {
     .export_range = hc_export_range,
     .export_side = hc_export_side,
     .check_tags = hc_check_tags,
+    .number_run = HC_NUMBER_RUN,
 };
 
 #undef HC_CAT2
@@ -581,5 +722,6 @@ const tdm__hash_cpu_fns HC_CAT(tdm__hash_cpu, HS_SFX) = {
 #undef HC_WCAT
 #undef HC_TOMB
 #undef HC_UNSURE
+#undef HC_NUMBER_RUN
 
 #endif /* TANDEM_HASH_CPU_IMPL_H */

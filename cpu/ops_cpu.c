@@ -5,15 +5,12 @@
  *  - sort: the canonical keys (ops_keys.h) with their indices are radix
  *    sorted as pairs (stable, so each run of equal keys lists its indices
  *    ascending); the runs are the groups, in ascending key order.
- *  - hash: the canonical keys go into a hash table (tandem/hash.h) with
- *    their indices under KEEP_FIRST, which leaves each distinct key with its
- *    first index; the distinct keys are put in the wanted order (a sort of
- *    the few distinct keys), numbered, and every key looks its number up;
- *    a counting sort by group number then lists each group's indices
- *    ascending.
- * tdm_unique's hash method is neither: it numbers the keys in one pass
- * (ops_number.c, unique_numbered below) and gives way to the sort past the
- * distinct-key limit src/ops_api.c sets.
+ *  - hash: the canonical keys are numbered by first occurrence through the
+ *    hash table's insert-or-number (tdm__hash_number, one probe per row);
+ *    ascending order then sorts the few distinct keys alone, and a counting
+ *    sort by group number lists each group's indices ascending.
+ * tdm_unique's hash method stops at the numbering (unique_numbered below),
+ * and gives way to the sort past the distinct-key limit src/ops_api.c sets.
  * Both grouping methods end in the same description: each group's member indices, ascending,
  * at mem[off[r] .. off[r + 1]), groups in the wanted order (through ord for
  * the sort method's first-seen order). Everything after it reads only that
@@ -114,6 +111,11 @@ static void canon_copy(const tdm_ctx *ctx, const void *src, void *dst, size_t at
                        int numeric) {
   int P = chunks_for(ctx, n), t;
   TDM__PAR_FOR(P, t, P, canon_range(src, dst, at, ks, numeric, chunk(n, P, t), chunk(n, P, t + 1)));
+}
+
+static void copy_key(void *dst, size_t d, const void *src, size_t s, size_t ks) {
+  if (ks == 4) ((uint32_t *)dst)[d] = ((const uint32_t *)src)[s];
+  else ((uint64_t *)dst)[d] = ((const uint64_t *)src)[s];
 }
 
 static void iota_range(uint64_t *d, size_t lo, size_t hi) {
@@ -264,83 +266,158 @@ fail:
   return st;
 }
 
-static tdm_status grp_hash(tdm_ctx *ctx, const char *fn, const grp_in *in, int order, uint64_t *gid_out, grp *g) {
-  size_t n = in->na + in->nb, ks = tdm_type_size(in->key_type), G = 0, got, i;
-  tdm_type bits_type = ks == 4 ? TDM_U32 : TDM_U64;
-  int copy = in->numeric || in->nb > 0;
-  const void *kc = in->a;
-  void *kcopy = NULL, *uk = NULL;
-  uint64_t *idx = NULL, *uf = NULL, *cur = NULL, *gid;
+/* ---- numbering (the hash method) ---------------------------------------- */
+
+/* Keys numbered by first occurrence through the hash table's
+ * insert-or-number (tdm__hash_number): groups 0 .. G - 1 in the order their
+ * first rows come, count[g] rows and first row first[g] each, and row i in
+ * group gid[i] (when asked for). 32-bit numbers: n < 2^32. */
+typedef struct numbering {
+  size_t n, G, cap; /* cap: entries of first */
+  uint32_t *gid, *count, *first;
+} numbering;
+
+static void numbering_free(tdm_ctx *ctx, numbering *nb) {
+  give(ctx, nb->gid, nb->n, 4);
+  give(ctx, nb->count, nb->G, 4);
+  give(ctx, nb->first, nb->cap, 4);
+  memset(nb, 0, sizeof *nb);
+}
+
+/* Numbers the n canonical keys kc (bits of ks bytes). *too_many: more than
+ * max_groups distinct keys, or n too large for 32-bit numbers; then
+ * nothing is kept (the caller sorts instead). */
+static tdm_status number_keys(tdm_ctx *ctx, const char *fn, size_t ks, const void *kc, size_t n, int want_gid,
+                              size_t max_groups, numbering *nb, int *too_many) {
   tdm_hash *h = NULL;
   tdm_hash_opts ho;
+  size_t done = 0;
+  tdm_status st;
+  memset(nb, 0, sizeof *nb);
+  *too_many = n >= (size_t)UINT32_MAX;
+  if (*too_many) return TDM_OK;
+  nb->n = n;
+  nb->cap = max_groups < n ? max_groups : n;
+  if (want_gid && (st = take(ctx, fn, n, 4, (void **)&nb->gid)) != TDM_OK) goto fail;
+  if ((st = take(ctx, fn, nb->cap, 4, (void **)&nb->first)) != TDM_OK) goto fail;
+  memset(&ho, 0, sizeof ho);
+  ho.key_type = ks == 4 ? TDM_U32 : TDM_U64;
+  ho.value_type = TDM_U64; /* number and count (tdm__hash_number) */
+  /* A small table that grows with the distinct keys met (tdm__hash_number):
+   * few distinct keys in many rows keep it in the caches. */
+  ho.capacity = nb->cap < 1024 ? nb->cap : 1024;
+  ho.on_duplicate = TDM_DUP_KEEP_FIRST;
+  /* At most half full: every row probes, and at the default 0.8 a quarter
+   * of them run past their bucket (measured: 0.55x the speed at 10^5
+   * distinct keys in 10^7 rows). */
+  ho.max_load = 0.5;
+  if ((st = relabel(fn, tdm_hash_create(ctx, &ho, &h))) != TDM_OK) goto fail;
+  if ((st = tdm__hash_number(h, fn, kc, n, max_groups, nb->gid, nb->first, &done)) != TDM_OK) goto fail;
+  if (done < n) {
+    *too_many = 1;
+    tdm_hash_destroy(h);
+    numbering_free(ctx, nb);
+    return TDM_OK;
+  }
+  nb->G = tdm_hash_size(h);
+  if ((st = take(ctx, fn, nb->G, 4, (void **)&nb->count)) != TDM_OK) goto fail;
+  if ((st = tdm__hash_number_counts(h, fn, nb->count)) != TDM_OK) goto fail;
+  tdm_hash_destroy(h);
+  return TDM_OK;
+fail:
+  if (h) tdm_hash_destroy(h);
+  numbering_free(ctx, nb);
+  return st;
+}
+
+/* The canonical keys of the G groups (each group's first row's), sorted
+ * in the key type's order with their group numbers: *ord[p] is the group
+ * at ascending position p, and with rank non-NULL *rank its inverse. */
+static tdm_status number_ascending(tdm_ctx *ctx, const char *fn, tdm_type key_type, const void *kc,
+                                   const numbering *nb, uint32_t **ord, uint32_t **rank) {
+  size_t ks = tdm_type_size(key_type), G = nb->G, p;
+  void *uk = NULL;
+  tdm_status st;
+  *ord = NULL;
+  if (rank) *rank = NULL;
+  if ((st = take(ctx, fn, G, ks, &uk)) != TDM_OK) return st;
+  if ((st = take(ctx, fn, G, 4, (void **)ord)) != TDM_OK) goto done;
+  for (p = 0; p < G; p++) {
+    copy_key(uk, p, kc, nb->first[p], ks);
+    (*ord)[p] = (uint32_t)p;
+  }
+  if (G > 1 && (st = relabel(fn, tdm__cpu_sort(ctx, key_type, uk, TDM_U32, *ord, G, 0))) != TDM_OK) goto done;
+  if (rank) {
+    if ((st = take(ctx, fn, G, 4, (void **)rank)) != TDM_OK) goto done;
+    for (p = 0; p < G; p++) (*rank)[(*ord)[p]] = (uint32_t)p;
+  }
+done:
+  give(ctx, uk, G, ks);
+  if (st != TDM_OK) {
+    give(ctx, *ord, G, 4);
+    *ord = NULL;
+  }
+  return st;
+}
+
+/* The hash method of grouping: the keys numbered (first-seen order), the
+ * groups put in the wanted order (ascending: a sort of the distinct keys
+ * alone), then a counting sort by group lists each group's rows in input
+ * order, so each group's members are ascending. */
+static tdm_status grp_hash(tdm_ctx *ctx, const char *fn, const grp_in *in, int order, uint64_t *gid_out, grp *g) {
+  size_t n = in->na + in->nb, ks = tdm_type_size(in->key_type), G, i, r;
+  const void *kc = in->a;
+  void *kcopy = NULL;
+  uint32_t *ord = NULL, *rank = NULL;
+  uint64_t *cur = NULL;
+  numbering nb;
+  int too_many;
   tdm_status st;
 
+  memset(&nb, 0, sizeof nb);
   g->n = n;
-  if (copy) {
+  if (in->numeric || in->nb > 0) {
     if ((st = take(ctx, fn, n, ks, &kcopy)) != TDM_OK) goto fail;
     canon_copy(ctx, in->a, kcopy, 0, ks, in->na, in->numeric);
     if (in->nb) canon_copy(ctx, in->b, kcopy, in->na, ks, in->nb, in->numeric);
     kc = kcopy;
   }
-  if ((st = take(ctx, fn, n, 8, (void **)&idx)) != TDM_OK) goto fail;
-  iota(ctx, idx, n);
-  memset(&ho, 0, sizeof ho);
-  ho.key_type = bits_type;
-  ho.value_type = TDM_U64;
-  ho.capacity = 1024;
-  ho.on_duplicate = TDM_DUP_KEEP_FIRST;
-  if ((st = relabel(fn, tdm_hash_create(ctx, &ho, &h))) != TDM_OK) goto fail;
-  /* Each distinct key with its first index (KEEP_FIRST: lowest index wins). */
-  if ((st = relabel(fn, tdm_hash_insert(h, kc, idx, n))) != TDM_OK) goto fail;
-  G = tdm_hash_size(h);
-  if ((st = take(ctx, fn, G, ks, &uk)) != TDM_OK) goto fail;
-  if ((st = take(ctx, fn, G, 8, (void **)&uf)) != TDM_OK) goto fail;
-  if ((st = relabel(fn, tdm_hash_export(h, uk, uf, G, &got))) != TDM_OK) goto fail;
-  /* The distinct keys in output order; the slot order is the table's own. */
-  if (G > 1 && order == ORDER_ASC)
-    st = tdm__cpu_sort(ctx, in->key_type, uk, TDM_U64, uf, G, 0);
-  else if (G > 1 && order == ORDER_FIRST_SEEN)
-    st = tdm__cpu_sort(ctx, TDM_U64, uf, bits_type, uk, G, 0);
-  if ((st = relabel(fn, st)) != TDM_OK) goto fail;
-  /* Number them: group g is the g-th key in that order. */
-  if ((st = relabel(fn, tdm_hash_clear(h))) != TDM_OK) goto fail;
-  for (i = 0; i < G; i++) idx[i] = i;
-  if ((st = relabel(fn, tdm_hash_insert(h, uk, idx, G))) != TDM_OK) goto fail;
-  gid = gid_out ? gid_out : idx;
-  if ((st = relabel(fn, tdm_hash_find(h, kc, gid, NULL, n))) != TDM_OK) goto fail;
-  tdm_hash_destroy(h);
-  h = NULL;
-  give(ctx, uk, G, ks);
-  give(ctx, uf, G, 8);
-  uk = uf = NULL;
+  if ((st = number_keys(ctx, fn, ks, kc, n, 1, SIZE_MAX, &nb, &too_many)) != TDM_OK) goto fail;
+  if (too_many) { /* 2^32 rows or more: numbers would not fit 32 bits */
+    give(ctx, kcopy, n, ks);
+    return grp_sort(ctx, fn, in, order, gid_out, g);
+  }
+  G = nb.G;
+  if (order == ORDER_ASC && (st = number_ascending(ctx, fn, in->key_type, kc, &nb, &ord, &rank)) != TDM_OK) goto fail;
+  give(ctx, ord, G, 4);
+  ord = NULL;
   give(ctx, kcopy, n, ks);
   kcopy = NULL;
 
-  /* Counting sort by group: offsets from the counts, then the indices in
-   * input order, so each group lists its members ascending. */
+  /* Group r is the r-th in output order: rank[number], or the number. */
   g->G = G;
   if ((st = take(ctx, fn, G + 1, 8, (void **)&g->off)) != TDM_OK) goto fail;
   if ((st = take(ctx, fn, G, 8, (void **)&cur)) != TDM_OK) goto fail;
-  if (gid_out) {
-    give(ctx, idx, n, 8);
-    idx = NULL;
-  }
   if ((st = take(ctx, fn, n, 8, (void **)&g->mem)) != TDM_OK) goto fail;
-  memset(g->off, 0, (G + 1) * 8);
-  for (i = 0; i < n; i++) g->off[gid[i] + 1]++;
-  for (i = 0; i < G; i++) g->off[i + 1] += g->off[i];
+  g->off[0] = 0;
+  for (i = 0; i < G; i++) g->off[(rank ? rank[i] : i) + 1] = nb.count[i];
+  for (r = 0; r < G; r++) g->off[r + 1] += g->off[r];
   memcpy(cur, g->off, G * 8);
-  for (i = 0; i < n; i++) g->mem[cur[gid[i]]++] = i;
+  for (i = 0; i < n; i++) {
+    r = rank ? rank[nb.gid[i]] : nb.gid[i];
+    g->mem[cur[r]++] = i;
+    if (gid_out) gid_out[i] = r;
+  }
   give(ctx, cur, G, 8);
-  give(ctx, idx, n, 8);
+  give(ctx, rank, G, 4);
+  numbering_free(ctx, &nb);
   return TDM_OK;
 fail:
-  if (h) tdm_hash_destroy(h);
   give(ctx, kcopy, n, ks);
-  give(ctx, idx, n, 8);
-  give(ctx, uk, G, ks);
-  give(ctx, uf, G, 8);
-  give(ctx, cur, G, 8);
+  give(ctx, ord, nb.G, 4);
+  give(ctx, rank, nb.G, 4);
+  give(ctx, cur, nb.G, 8);
+  numbering_free(ctx, &nb);
   grp_free(ctx, g);
   return st;
 }
@@ -354,11 +431,6 @@ static tdm_status grp_build(tdm_ctx *ctx, const char *fn, const grp_in *in, int 
 }
 
 static size_t grp_at(const grp *g, size_t out_pos) { return g->ord ? (size_t)g->ord[out_pos] : out_pos; }
-
-static void copy_key(void *dst, size_t d, const void *src, size_t s, size_t ks) {
-  if (ks == 4) ((uint32_t *)dst)[d] = ((const uint32_t *)src)[s];
-  else ((uint64_t *)dst)[d] = ((const uint64_t *)src)[s];
-}
 
 /* ---- dense integer ranges ------------------------------------------------ */
 
@@ -599,12 +671,12 @@ done:
 
 /* Group p of the numbered keys: its output position p holds group
  * ord[p] (ord NULL: p itself, the first-seen order). */
-static void numbered_out_range(const tdm__ops_numbering *nb, const uint32_t *ord, const tdm__unique_args *a,
+static void numbered_out_range(const numbering *nb, const uint32_t *ord, const tdm__unique_args *a, size_t ks,
                                size_t lo, size_t hi) {
   size_t p;
   for (p = lo; p < hi; p++) {
     size_t g = ord ? ord[p] : p, f = nb->first[g];
-    if (a->unique_out) copy_key(a->unique_out, p, a->keys, f, nb->ks);
+    if (a->unique_out) copy_key(a->unique_out, p, a->keys, f, ks);
     if (a->first_index_out) a->first_index_out[p] = f;
     if (a->counts_out) a->counts_out[p] = nb->count[g];
   }
@@ -619,46 +691,44 @@ static void numbered_inverse_range(const uint32_t *gid, const uint32_t *rank, ui
 }
 
 /* The hash method of tdm_unique: the keys numbered by first occurrence in
- * one pass (ops_number.c), which is already the first-seen order; ascending
+ * one pass (number_keys), which is already the first-seen order; ascending
  * order sorts the few distinct canonical keys with their numbers. Each
  * group's first row, count and canonical key are what the grouping paths
  * find, so the bytes are theirs. *fell_back: more than a->hash_max_groups
  * distinct keys, nothing done (the caller sorts). */
 static tdm_status unique_numbered(tdm_ctx *ctx, const char *fn, const tdm__unique_args *a, int *fell_back) {
-  tdm__ops_numbering nb;
+  size_t ks = tdm_type_size(a->key_type), n = a->n, G = 0;
+  const void *kc = a->keys;
+  void *kcopy = NULL;
   uint32_t *ord = NULL, *rank = NULL;
-  size_t G, p;
+  numbering nb;
   int P, t;
-  tdm_status st = tdm__cpu_ops_number(ctx, fn, a->key_type, a->keys, a->n, a->numeric, a->inverse_out != NULL,
-                                      a->hash_max_groups, &nb);
+  tdm_status st;
+  memset(&nb, 0, sizeof nb);
   *fell_back = 0;
-  if (st != TDM_OK) return st;
-  if (nb.too_many) {
-    *fell_back = 1;
-    return TDM_OK;
+  if (a->numeric) {
+    if ((st = take(ctx, fn, n, ks, &kcopy)) != TDM_OK) return st;
+    canon_copy(ctx, a->keys, kcopy, 0, ks, n, 1);
+    kc = kcopy;
   }
+  st = number_keys(ctx, fn, ks, kc, n, a->inverse_out != NULL, a->hash_max_groups, &nb, fell_back);
+  if (st != TDM_OK || *fell_back) goto done;
   G = nb.G;
-  if (!a->first_seen && G > 1) {
-    if ((st = take(ctx, fn, G, 4, (void **)&ord)) != TDM_OK) goto done;
-    for (p = 0; p < G; p++) ord[p] = (uint32_t)p;
-    if ((st = relabel(fn, tdm__cpu_sort(ctx, a->key_type, nb.ukeys, TDM_U32, ord, G, 0))) != TDM_OK) goto done;
-    if (a->inverse_out) {
-      if ((st = take(ctx, fn, G, 4, (void **)&rank)) != TDM_OK) goto done;
-      for (p = 0; p < G; p++) rank[ord[p]] = (uint32_t)p;
-    }
-  }
+  if (!a->first_seen && G > 1 &&
+      (st = number_ascending(ctx, fn, a->key_type, kc, &nb, &ord, a->inverse_out ? &rank : NULL)) != TDM_OK)
+    goto done;
   P = chunks_for(ctx, G);
-  TDM__PAR_FOR(P, t, P, numbered_out_range(&nb, ord, a, chunk(G, P, t), chunk(G, P, t + 1)));
+  TDM__PAR_FOR(P, t, P, numbered_out_range(&nb, ord, a, ks, chunk(G, P, t), chunk(G, P, t + 1)));
   if (a->inverse_out) {
-    P = chunks_for(ctx, a->n);
-    TDM__PAR_FOR(P, t, P,
-                 numbered_inverse_range(nb.gid, rank, a->inverse_out, chunk(a->n, P, t), chunk(a->n, P, t + 1)));
+    P = chunks_for(ctx, n);
+    TDM__PAR_FOR(P, t, P, numbered_inverse_range(nb.gid, rank, a->inverse_out, chunk(n, P, t), chunk(n, P, t + 1)));
   }
   *a->n_unique_out = G;
 done:
   give(ctx, ord, G, 4);
   give(ctx, rank, G, 4);
-  tdm__cpu_ops_numbering_free(ctx, &nb);
+  give(ctx, kcopy, n, ks);
+  numbering_free(ctx, &nb);
   return st;
 }
 

@@ -397,4 +397,7 @@ const tdm__hash_ops tdm__hash_cuda_ops = {
     .validate = hg_validate,
     .view = hg_view,
     .sync_counts = hg_sync_counts,
+    /* No insert-or-number: the CUDA data operations group by sorting
+     * (gpu/ops_gpu.cu). */
+    .number = NULL,
 };

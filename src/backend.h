@@ -112,7 +112,36 @@ struct tdm__hash_ops {
    * changed. Called only by fold_counts (src/hash_api.c). NULL when every insert
    * updates the counts itself before it returns (CPU). */
   tdm_status (*sync_counts)(tdm_hash *h, const char *fn, size_t *no_slot);
+  /* Insert-or-number, the data operations' hash grouping (called only by
+   * tdm__hash_number): the n keys in batch order. A key's value is its
+   * number in the low 32 bits and its count above (TDM__HASH_NUMBER_ONE per
+   * key). A key already in the table adds one to its count; a new key is
+   * inserted with count 1 and number h->size just before it (so a table
+   * filled only this way numbers its keys 0, 1, ... by first occurrence).
+   * A new key beyond max_new new keys stops the call before it: *done = the
+   * keys numbered. gid_out[i] (may be NULL) receives key i's number;
+   * first_out[number] (may be NULL) = base + i for a new key i. The value
+   * type is TDM_U64. grow_log2 as for insert; max_new more keys fit. NULL:
+   * the backend has no such call. */
+  tdm_status (*number)(tdm_hash *h, const void *keys, size_t n, size_t max_new, uint32_t *gid_out,
+                       uint32_t *first_out, uint64_t base, size_t *done, unsigned grow_log2);
 };
+
+/* A numbered key's value: its number in the low 32 bits, its count above. */
+#define TDM__HASH_NUMBER_ONE ((uint64_t)1 << 32)
+
+/* The n keys numbered by first occurrence into h (src/hash_api.c): a table
+ * created with value type TDM_U64 on a backend with a number call, filled
+ * only by this call, grown as the batch needs. Numbering stops at the
+ * first key that would make the table hold more than max_size keys (*done
+ * is then below n; SIZE_MAX: no limit). gid_out (n entries) and first_out
+ * (indexed by number) may be NULL, as for the number call. fn names the
+ * public call in messages. */
+TDM_INTERNAL tdm_status tdm__hash_number(tdm_hash *h, const char *fn, const void *keys, size_t n, size_t max_size,
+                                         uint32_t *gid_out, uint32_t *first_out, size_t *done);
+/* counts_out[g] = the count of number g, for the h->size numbers of a table
+ * filled by tdm__hash_number. */
+TDM_INTERNAL tdm_status tdm__hash_number_counts(tdm_hash *h, const char *fn, uint32_t *counts_out);
 
 /* Bytes of a table of 2^log2cap slots plus the two side slots. */
 static inline size_t tdm__hash_table_bytes(const tdm_hash *h, unsigned log2cap) {

@@ -218,6 +218,62 @@ tdm_status tdm_hash_insert(tdm_hash *h, const void *keys, const void *values, si
   return queue ? TDM_OK : fold_counts(h, fn, 1);
 }
 
+/* Insert-or-number in pieces (backend.h): each piece is numbered into the
+ * room the table has, so growth follows the distinct keys met, not the
+ * batch (a batch of 10^7 rows with 100 distinct keys keeps a table of 1024
+ * slots); when the room is spent the table doubles and the next piece goes
+ * on from the key that stopped. */
+tdm_status tdm__hash_number(tdm_hash *h, const char *fn, const void *keys, size_t n, size_t max_size,
+                            uint32_t *gid_out, uint32_t *first_out, size_t *done) {
+  size_t at = 0;
+  tdm_status st;
+  *done = 0;
+  if (!h->ops->number || h->value_type != TDM_U64 || h->fixed)
+    return tdm__fail(TDM_ERR_UNSUPPORTED, "%s: this table cannot number keys (backend, value type or fixed size)",
+                     fn);
+  if (n > (size_t)UINT32_MAX - h->size)
+    return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: %zu keys do not fit 32-bit group numbers", fn, n);
+  while (at < n) {
+    size_t live = h->size - h->side, used = live + h->tombs, did = 0;
+    size_t room = h->limit > used ? h->limit - used : 0, left = max_size > h->size ? max_size - h->size : 0;
+    unsigned grow = 0;
+    if (room == 0 && left > 0) {
+      /* Double (from the live keys: the rehash drops the tombstones). */
+      grow = log2_for(live < SIZE_MAX / 2 ? 2 * live + 1 : live, h->max_load, h->log2cap + 1);
+      if (!grow)
+        return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "%s: %zu distinct keys would need a table of more than 2^%u slots",
+                         fn, live, TDM_HASH_MAX_LOG2);
+      room = (size_t)tdm__hash_limit(grow, h->max_load) - live;
+    }
+    st = h->ops->number(h, (const char *)keys + at * h->ks, n - at, room < left ? room : left,
+                        gid_out ? gid_out + at : NULL, first_out, at, &did, grow);
+    if (st != TDM_OK) return st;
+    at += did;
+    if (at < n && h->size >= max_size) break; /* the next key would be one too many */
+  }
+  *done = at;
+  return TDM_OK;
+}
+
+/* The counts sit in the values (backend.h): read by export. */
+tdm_status tdm__hash_number_counts(tdm_hash *h, const char *fn, uint32_t *counts_out) {
+  size_t G = h->size, i;
+  void *kx;
+  uint64_t *vx;
+  tdm_status st;
+  if (G == 0) return TDM_OK;
+  kx = tdm__ctx_alloc(h->ctx, G * h->ks);
+  vx = (uint64_t *)tdm__ctx_alloc(h->ctx, G * 8);
+  if (!kx || !vx) {
+    st = tdm__fail(TDM_ERR_OUT_OF_MEMORY, "%s: out of memory (reading the counts of %zu groups)", fn, G);
+  } else if ((st = h->ops->export_all(h, kx, vx)) == TDM_OK) {
+    for (i = 0; i < G; i++) counts_out[(uint32_t)vx[i]] = (uint32_t)(vx[i] / TDM__HASH_NUMBER_ONE);
+  }
+  if (kx) tdm__ctx_free(h->ctx, kx, G * h->ks);
+  if (vx) tdm__ctx_free(h->ctx, vx, G * 8);
+  return st;
+}
+
 tdm_status tdm_hash_find(const tdm_hash *h, const void *keys, void *values_out, uint8_t *found_out, size_t n) {
   static const char fn[] = "tdm_hash_find";
   size_t kb, vb = 0, fb = 0;

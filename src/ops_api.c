@@ -74,18 +74,20 @@ static int is_float(tdm_type t) { return t == TDM_F32 || t == TDM_F64; }
 /* The method for tdm_group_reduce and tdm_join (tdm_unique: below).
  * Measured on this machine (docs/design.md), the sort path beat the hash
  * path at every cardinality from 16 to 2 * 10^6 distinct keys in 2 * 10^6
- * rows: the hash path numbers the groups in order with extra passes
- * (insert, export, order, re-insert, find, counting sort) that cost more
- * than a radix sort of (key, index) pairs. So grouping sorts; the hash path
- * stays reachable through the test hook, which checks it gives the same
- * bytes. */
+ * rows: the hash path of then numbered the groups in order with extra
+ * passes (insert, export, order, re-insert, find, counting sort) that cost
+ * more than a radix sort of (key, index) pairs. So grouping sorts; the hash
+ * path (now the hash table's insert-or-number and a counting sort, not yet
+ * measured against the sort) stays reachable through the test hook, which
+ * checks it gives the same bytes. */
 static int pick_group_method(void) {
   return tdm__ops_force_method != TDM__OPS_AUTO ? tdm__ops_force_method : TDM__OPS_SORT;
 }
 
 /* tdm_unique hashes low-cardinality keys: one probe per row numbers the
- * keys by first occurrence (cpu/ops_number.c), which is the first-seen order
- * for free, and ascending order then sorts only the distinct keys. Once the
+ * keys by first occurrence (the hash table's insert-or-number,
+ * tdm__hash_number), which is the first-seen order for free, and ascending
+ * order then sorts only the distinct keys. Once the
  * table outgrows the caches each probe is a cache miss, and a radix sort of
  * the rows is cheaper. Measured at 10^7 u64 rows (docs/design.md): in
  * ascending order the hash wins below about n / 100 distinct keys and loses
