@@ -16,8 +16,10 @@
  * each left row's matches by binary search in the sorted right keys, and
  * writes its rows by output position (join_fill_kernel: a tile of rows per
  * block, one search per tile), so a hot key is spread over the grid, with
- * the per-row logic the CPU runs (ops_keys.h). The hash method
- * argument is ignored: the sort method's bytes are the contract's either way.
+ * the per-row logic the CPU runs (ops_keys.h). The hash method is taken by
+ * tdm_isin alone (a scratch table of the set, isin_t); unique, group_reduce
+ * and join sort whatever the method: the sort method's bytes are the
+ * contract's either way.
  * The dense method (integer keys of a small range, src/ops_api.c) is the
  * CPU's tables on the device: unique counts rows per slot with atomicAdd,
  * notes each slot's first row with atomicMin, and numbers the slots by an
@@ -36,6 +38,7 @@
 #include <thrust/iterator/counting_iterator.h>
 
 #include "gpu_common.cuh"
+#include "hash_gpu.cuh"
 #include "sort_gpu.cuh"
 #include "tandem/detail/ops_keys.h"
 
@@ -647,9 +650,12 @@ static tdm_status group_reduce_t(tdm_ctx *ctx, const tdm__group_args *a) {
   return TDM_OK;
 }
 
-/* tdm_isin: a binary search of the sorted set's bits per query, or with
- * the dense method a bit per value of the set's range (queries outside it
- * are not members). */
+/* tdm_isin: by the hash method a table of the set (tdm__hg_scratch_set, in
+ * the call's scratch, no host wait) and one probe per query; by the sort
+ * method a binary search of the sorted set's bits per query; with the dense
+ * method a bit per value of the set's range (queries outside it are not
+ * members). Under TDM_EQ_NUMERIC the table holds the canonical bits of the
+ * set and the queries are mapped the same way, so equal numbers meet. */
 template <typename K>
 static tdm_status isin_t(tdm_ctx *ctx, const tdm__isin_args *a, int method) {
   static const char fn[] = "tdm_isin";
@@ -670,6 +676,27 @@ static tdm_status isin_t(tdm_ctx *ctx, const tdm__isin_args *a, int method) {
     dense_set_kernel<K><<<tdm__grid(a->m), TDM_GPU_BLOCK, 0, s>>>((const K *)set.d, a->m, lo, table);
     dense_isin_kernel<K><<<tdm__grid(a->n), TDM_GPU_BLOCK, 0, s>>>((const K *)q.d, a->n, lo, (K)a->dense_span,
                                                                   table, (uint8_t *)out.d);
+    if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
+    return finish_outs(sc, ctx, &out, 1, fn);
+  }
+  if (method == TDM__OPS_HASH && a->m) {
+    const K *qk = (const K *)q.d, *sk = (const K *)set.d;
+    K *qc = NULL;
+    tdm_hash h;
+    tdm__hash_gpu be;
+    if (a->numeric) {
+      if ((st = sc.alloc(a->m * sizeof(K), &bits)) != TDM_OK || (st = sc.alloc(a->n * sizeof(K), &qc)) != TDM_OK)
+        return st;
+      canon_bits_kernel<K><<<tdm__grid(a->m), TDM_GPU_BLOCK, 0, s>>>(sk, bits, a->m, kind, 1);
+      canon_bits_kernel<K><<<tdm__grid(a->n), TDM_GPU_BLOCK, 0, s>>>(qk, qc, a->n, kind, 1);
+      if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
+      sk = bits;
+      qk = qc;
+    }
+    if ((st = tdm__hg_scratch_set(ctx, sc, sizeof(K) == 4 ? TDM_U32 : TDM_U64, sk, a->m, &h, &be, fn)) != TDM_OK ||
+        (st = sc.out(a->found_out, a->n, &out)) != TDM_OK)
+      return st;
+    be.policy->find(&h, qk, NULL, (uint8_t *)out.d, a->n);
     if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
     return finish_outs(sc, ctx, &out, 1, fn);
   }
