@@ -311,8 +311,12 @@ struct DeviceReduce {
         i = j;
       }
       *num_runs_out = (typename std::remove_pointer<NRuns>::type)runs;
-      /* The meter's model: the keys and values read once, the runs written once. */
-      tdm_emu::meter_model(n * (sizeof(K) + sizeof(V)), runs * (sizeof(K) + sizeof(V)) + sizeof *num_runs_out);
+      /* The meter's model: the keys and values read once (an input that is
+       * not a pointer, a counting iterator say, computes its items and reads
+       * no memory, as DeviceScan's model says too), the runs written once. */
+      tdm_emu::meter_model((std::is_pointer<KIn>::value ? n * sizeof(K) : 0) +
+                               (std::is_pointer<VIn>::value ? n * sizeof(V) : 0),
+                           runs * (sizeof(K) + sizeof(V)) + sizeof *num_runs_out);
     });
   }
 };
