@@ -825,6 +825,93 @@ done:
   return st;
 }
 
+/* The fold state of one group of group_hashed: acc (SUM, MIN, MAX, FIRST,
+ * LAST: the value so far, zero-extended from 32 bits) and m (MEAN: the
+ * float64 sum so far), started from the group's first row. */
+typedef struct hash_fold {
+  uint64_t acc;
+  double m;
+} hash_fold;
+
+static uint64_t value_at(const void *v, size_t vs, size_t i) {
+  return vs == 4 ? ((const uint32_t *)v)[i] : ((const uint64_t *)v)[i];
+}
+
+/* Row i (not its group's first) folded into f: the step tdm__ops_fold makes
+ * for it, so a group's rows folded in input order give the fold's bits. */
+static void hash_fold_row(hash_fold *f, uint64_t x, size_t vs, int agg, int vk, int kind) {
+  if (agg == TDM_AGG_MEAN) f->m += vs == 4 ? tdm__ops_to_f64_32((uint32_t)x, vk) : tdm__ops_to_f64_64(x, vk);
+  else if (agg == TDM_AGG_LAST) f->acc = x;
+  else if (agg != TDM_AGG_FIRST)
+    f->acc = vs == 4 ? tdm__ops_step32((uint32_t)f->acc, (uint32_t)x, agg, vk, kind)
+                     : tdm__ops_step64(f->acc, x, agg, vk, kind);
+}
+
+/* Output position p of group_hashed: group ord[p] (ord NULL: p). */
+static void hash_group_out_range(const numbering *nb, const uint32_t *ord, const hash_fold *st,
+                                 const tdm__group_args *a, size_t lo, size_t hi) {
+  size_t p, ks = tdm_type_size(a->key_type), vs = a->values ? tdm_type_size(a->value_type) : 8;
+  int vk = tdm__ops_value_kind(a->value_type);
+  for (p = lo; p < hi; p++) {
+    size_t g = ord ? ord[p] : p;
+    if (a->keys_out) copy_key(a->keys_out, p, a->keys, nb->first[g], ks);
+    if (a->agg == TDM_AGG_COUNT) ((uint64_t *)a->values_out)[p] = nb->count[g];
+    else if (vs == 4) tdm__ops_fold_put32((uint32_t)st[g].acc, st[g].m, nb->count[g], a->agg, vk, a->values_out, p);
+    else tdm__ops_fold_put64(st[g].acc, st[g].m, nb->count[g], a->agg, vk, a->values_out, p);
+  }
+}
+
+/* tdm_group_reduce by the hash method: the keys numbered by first
+ * occurrence (number_keys), then one pass in input order folds each row into
+ * its group's state, so every group's fold is the left fold in input order
+ * that the grouping paths make, the same bits; ascending order sorts the
+ * few distinct keys. No (key, value) sort, no member lists. *fell_back:
+ * more than a->hash_max_groups distinct keys, nothing done (the caller
+ * sorts). The pass is sequential, like the numbering. */
+static tdm_status group_hashed(tdm_ctx *ctx, const char *fn, const tdm__group_args *a, int *fell_back) {
+  size_t ks = tdm_type_size(a->key_type), n = a->n, G = 0, i;
+  size_t vs = a->values ? tdm_type_size(a->value_type) : 8;
+  int vk = tdm__ops_value_kind(a->value_type), kind = tdm__key_kind(a->value_type), P, t;
+  const void *kc = a->keys;
+  void *kcopy = NULL;
+  uint32_t *ord = NULL;
+  hash_fold *st = NULL;
+  numbering nb;
+  tdm_status s;
+  memset(&nb, 0, sizeof nb);
+  *fell_back = 0;
+  if (a->numeric) {
+    if ((s = take(ctx, fn, n, ks, &kcopy)) != TDM_OK) return s;
+    canon_copy(ctx, a->keys, kcopy, 0, ks, n, 1);
+    kc = kcopy;
+  }
+  s = number_keys(ctx, fn, ks, kc, n, a->agg != TDM_AGG_COUNT, a->hash_max_groups, &nb, fell_back);
+  if (s != TDM_OK || *fell_back) goto done;
+  G = nb.G;
+  if (a->agg != TDM_AGG_COUNT) {
+    if ((s = take(ctx, fn, G, sizeof *st, (void **)&st)) != TDM_OK) goto done;
+    for (i = 0; i < G; i++) {
+      st[i].acc = value_at(a->values, vs, nb.first[i]);
+      st[i].m = vs == 4 ? tdm__ops_to_f64_32((uint32_t)st[i].acc, vk) : tdm__ops_to_f64_64(st[i].acc, vk);
+    }
+    for (i = 0; i < n; i++) {
+      uint32_t g = nb.gid[i];
+      if (nb.first[g] != i) hash_fold_row(&st[g], value_at(a->values, vs, i), vs, a->agg, vk, kind);
+    }
+  }
+  if (!a->first_seen && G > 1 && (s = number_ascending(ctx, fn, a->key_type, kc, &nb, &ord, NULL)) != TDM_OK)
+    goto done;
+  P = chunks_for(ctx, G);
+  TDM__PAR_FOR(P, t, P, hash_group_out_range(&nb, ord, st, a, chunk(G, P, t), chunk(G, P, t + 1)));
+  *a->n_groups_out = G;
+done:
+  give(ctx, ord, G, 4);
+  give(ctx, st, G, sizeof *st);
+  give(ctx, kcopy, n, ks);
+  numbering_free(ctx, &nb);
+  return s;
+}
+
 static tdm_status ops_group_reduce(tdm_ctx *ctx, const tdm__group_args *a, int method) {
   static const char fn[] = "tdm_group_reduce";
   grp_in in = {a->key_type, a->keys, NULL, a->n, 0, a->numeric};
@@ -832,6 +919,11 @@ static tdm_status ops_group_reduce(tdm_ctx *ctx, const tdm__group_args *a, int m
   size_t ks = tdm_type_size(a->key_type);
   int P, t;
   tdm_status st;
+  if (method == TDM__OPS_HASH) {
+    int fell_back;
+    if ((st = group_hashed(ctx, fn, a, &fell_back)) != TDM_OK || !fell_back) return st;
+    method = TDM__OPS_SORT;
+  }
   if (method == TDM__OPS_SORT && !a->numeric && !a->first_seen) return group_sorted_pairs(ctx, fn, a);
   st = grp_build(ctx, fn, &in, a->first_seen ? ORDER_FIRST_SEEN : ORDER_ASC, method, NULL, &g);
   if (st != TDM_OK) return st;

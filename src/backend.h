@@ -246,6 +246,7 @@ typedef struct tdm__group_args {
   int numeric, first_seen;
   void *keys_out, *values_out;
   size_t *n_groups_out;
+  size_t hash_max_groups;         /* as in tdm__unique_args */
   uint64_t dense_min, dense_span; /* as in tdm__unique_args */
 } tdm__group_args;
 

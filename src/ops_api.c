@@ -71,17 +71,37 @@ static int is_float(tdm_type t) { return t == TDM_F32 || t == TDM_F64; }
 
 /* ---- method rule -------------------------------------------------------- */
 
-/* The method for tdm_group_reduce and tdm_join (tdm_unique: below).
+/* The method for tdm_join (tdm_group_reduce and tdm_unique: below).
  * Measured on this machine (docs/design.md), the sort path beat the hash
  * path at every cardinality from 16 to 2 * 10^6 distinct keys in 2 * 10^6
- * rows: the hash path of then numbered the groups in order with extra
- * passes (insert, export, order, re-insert, find, counting sort) that cost
- * more than a radix sort of (key, index) pairs. So grouping sorts; the hash
- * path (now the hash table's insert-or-number and a counting sort, not yet
- * measured against the sort) stays reachable through the test hook, which
- * checks it gives the same bytes. */
+ * rows, when the hash path numbered the groups with extra passes (insert,
+ * export, order, re-insert, find, counting sort). A join needs each key's
+ * right rows listed, which the numbering (now the hash table's
+ * insert-or-number) leaves to a counting sort; not measured again, so the
+ * join sorts, and the hash path stays reachable through the test hook,
+ * which checks it gives the same bytes. */
 static int pick_group_method(void) {
   return tdm__ops_force_method != TDM__OPS_AUTO ? tdm__ops_force_method : TDM__OPS_SORT;
+}
+
+/* tdm_group_reduce hashes low-cardinality keys when it runs on one thread:
+ * the hash table numbers the rows (one probe each, in input order) and one
+ * more pass folds each row into its group's state, in input order, so the
+ * same bits as the sort's left folds; no (key, value) sort. Measured at 10^7
+ * u64 rows, f64 SUM (docs/design.md): one thread, 1.6x the sort at 100
+ * distinct keys, 2x at 10^4, 1.1x at 10^5, 0.5x at 10^6; but both passes
+ * are sequential, so on two threads, where the sort splits, it ties at 100
+ * distinct keys and loses from 10^4 on. So: the hash on one thread (the
+ * context's, or all the load guard leaves) up to n / 128 distinct keys
+ * (found while hashing: past them the sort starts), else the sort. */
+#define OPS_REDUCE_HASH_RATIO ((size_t)128)
+
+static int pick_reduce_method(const tdm_ctx *ctx, size_t n, size_t *hash_max_groups) {
+  *hash_max_groups = SIZE_MAX;
+  if (tdm__ops_force_method != TDM__OPS_AUTO) return tdm__ops_force_method;
+  if (ctx->backend != TDM_BACKEND_CPU || tdm__threads_for(ctx, n, (size_t)1 << 15) > 1) return TDM__OPS_SORT;
+  *hash_max_groups = n / OPS_REDUCE_HASH_RATIO;
+  return TDM__OPS_HASH;
 }
 
 /* tdm_unique hashes low-cardinality keys: one probe per row numbers the
@@ -297,7 +317,7 @@ tdm_status tdm_group_reduce(tdm_ctx *ctx, tdm_type key_type, const void *keys, t
   a.keys_out = keys_out;
   a.values_out = values_out;
   a.n_groups_out = n_groups_out;
-  method = pick_group_method();
+  method = pick_reduce_method(ctx, n, &a.hash_max_groups);
   a.dense_min = a.dense_span = 0;
   if (agg != TDM_AGG_COUNT) method = method == TDM__OPS_DENSE ? TDM__OPS_SORT : method;
   else if ((st = pick_dense(ctx, key_type, keys, n, n / OPS_DENSE_ROWS_PER_SLOT, &method, &a.dense_min,
