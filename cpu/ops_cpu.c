@@ -273,22 +273,26 @@ fail:
  * first rows come, count[g] rows and first row first[g] each, and row i in
  * group gid[i] (when asked for). 32-bit numbers: n < 2^32. */
 typedef struct numbering {
-  size_t n, G, cap; /* cap: entries of first */
+  size_t n, G, cap, ks; /* cap: entries of first */
   uint32_t *gid, *count, *first;
+  const void *kc; /* the canonical keys numbered: the caller's, or kcopy */
+  void *kcopy;    /* their canonical copy (TDM_EQ_NUMERIC floats), or NULL */
 } numbering;
 
 static void numbering_free(tdm_ctx *ctx, numbering *nb) {
   give(ctx, nb->gid, nb->n, 4);
   give(ctx, nb->count, nb->G, 4);
   give(ctx, nb->first, nb->cap, 4);
+  give(ctx, nb->kcopy, nb->n, nb->ks);
   memset(nb, 0, sizeof *nb);
 }
 
-/* Numbers the n canonical keys kc (bits of ks bytes). *too_many: more than
- * max_groups distinct keys, or n too large for 32-bit numbers; then
- * nothing is kept (the caller sorts instead). */
-static tdm_status number_keys(tdm_ctx *ctx, const char *fn, size_t ks, const void *kc, size_t n, int want_gid,
-                              size_t max_groups, numbering *nb, int *too_many) {
+/* Numbers the n keys (ks bytes; numeric: TDM_EQ_NUMERIC floats, numbered
+ * by their canonical copy, nb->kc). *too_many: more than max_groups
+ * distinct keys, or n too large for 32-bit numbers; then nothing is kept
+ * (the caller sorts instead). */
+static tdm_status number_keys(tdm_ctx *ctx, const char *fn, size_t ks, const void *keys, size_t n, int numeric,
+                              int want_gid, size_t max_groups, numbering *nb, int *too_many) {
   tdm_hash *h = NULL;
   tdm_hash_opts ho;
   size_t done = 0;
@@ -297,6 +301,13 @@ static tdm_status number_keys(tdm_ctx *ctx, const char *fn, size_t ks, const voi
   *too_many = n >= (size_t)UINT32_MAX;
   if (*too_many) return TDM_OK;
   nb->n = n;
+  nb->ks = ks;
+  nb->kc = keys;
+  if (numeric) {
+    if ((st = take(ctx, fn, n, ks, &nb->kcopy)) != TDM_OK) goto fail;
+    canon_copy(ctx, keys, nb->kcopy, 0, ks, n, 1);
+    nb->kc = nb->kcopy;
+  }
   nb->cap = max_groups < n ? max_groups : n;
   if (want_gid && (st = take(ctx, fn, n, 4, (void **)&nb->gid)) != TDM_OK) goto fail;
   if ((st = take(ctx, fn, nb->cap, 4, (void **)&nb->first)) != TDM_OK) goto fail;
@@ -312,7 +323,7 @@ static tdm_status number_keys(tdm_ctx *ctx, const char *fn, size_t ks, const voi
    * distinct keys in 10^7 rows). */
   ho.max_load = 0.5;
   if ((st = relabel(fn, tdm_hash_create(ctx, &ho, &h))) != TDM_OK) goto fail;
-  if ((st = tdm__hash_number(h, fn, kc, n, max_groups, nb->gid, nb->first, &done)) != TDM_OK) goto fail;
+  if ((st = tdm__hash_number(h, fn, nb->kc, n, max_groups, nb->gid, nb->first, &done)) != TDM_OK) goto fail;
   if (done < n) {
     *too_many = 1;
     tdm_hash_destroy(h);
@@ -382,7 +393,7 @@ static tdm_status grp_hash(tdm_ctx *ctx, const char *fn, const grp_in *in, int o
     if (in->nb) canon_copy(ctx, in->b, kcopy, in->na, ks, in->nb, in->numeric);
     kc = kcopy;
   }
-  if ((st = number_keys(ctx, fn, ks, kc, n, 1, SIZE_MAX, &nb, &too_many)) != TDM_OK) goto fail;
+  if ((st = number_keys(ctx, fn, ks, kc, n, 0, 1, SIZE_MAX, &nb, &too_many)) != TDM_OK) goto fail;
   if (too_many) { /* 2^32 rows or more: numbers would not fit 32 bits */
     give(ctx, kcopy, n, ks);
     return grp_sort(ctx, fn, in, order, gid_out, g);
@@ -698,24 +709,16 @@ static void numbered_inverse_range(const uint32_t *gid, const uint32_t *rank, ui
  * distinct keys, nothing done (the caller sorts). */
 static tdm_status unique_numbered(tdm_ctx *ctx, const char *fn, const tdm__unique_args *a, int *fell_back) {
   size_t ks = tdm_type_size(a->key_type), n = a->n, G = 0;
-  const void *kc = a->keys;
-  void *kcopy = NULL;
   uint32_t *ord = NULL, *rank = NULL;
   numbering nb;
   int P, t;
   tdm_status st;
-  memset(&nb, 0, sizeof nb);
   *fell_back = 0;
-  if (a->numeric) {
-    if ((st = take(ctx, fn, n, ks, &kcopy)) != TDM_OK) return st;
-    canon_copy(ctx, a->keys, kcopy, 0, ks, n, 1);
-    kc = kcopy;
-  }
-  st = number_keys(ctx, fn, ks, kc, n, a->inverse_out != NULL, a->hash_max_groups, &nb, fell_back);
+  st = number_keys(ctx, fn, ks, a->keys, n, a->numeric, a->inverse_out != NULL, a->hash_max_groups, &nb, fell_back);
   if (st != TDM_OK || *fell_back) goto done;
   G = nb.G;
   if (!a->first_seen && G > 1 &&
-      (st = number_ascending(ctx, fn, a->key_type, kc, &nb, &ord, a->inverse_out ? &rank : NULL)) != TDM_OK)
+      (st = number_ascending(ctx, fn, a->key_type, nb.kc, &nb, &ord, a->inverse_out ? &rank : NULL)) != TDM_OK)
     goto done;
   P = chunks_for(ctx, G);
   TDM__PAR_FOR(P, t, P, numbered_out_range(&nb, ord, a, ks, chunk(G, P, t), chunk(G, P, t + 1)));
@@ -727,7 +730,6 @@ static tdm_status unique_numbered(tdm_ctx *ctx, const char *fn, const tdm__uniqu
 done:
   give(ctx, ord, G, 4);
   give(ctx, rank, G, 4);
-  give(ctx, kcopy, n, ks);
   numbering_free(ctx, &nb);
   return st;
 }
@@ -872,20 +874,12 @@ static tdm_status group_hashed(tdm_ctx *ctx, const char *fn, const tdm__group_ar
   size_t ks = tdm_type_size(a->key_type), n = a->n, G = 0, i;
   size_t vs = a->values ? tdm_type_size(a->value_type) : 8;
   int vk = tdm__ops_value_kind(a->value_type), kind = tdm__key_kind(a->value_type), P, t;
-  const void *kc = a->keys;
-  void *kcopy = NULL;
   uint32_t *ord = NULL;
   hash_fold *st = NULL;
   numbering nb;
   tdm_status s;
-  memset(&nb, 0, sizeof nb);
   *fell_back = 0;
-  if (a->numeric) {
-    if ((s = take(ctx, fn, n, ks, &kcopy)) != TDM_OK) return s;
-    canon_copy(ctx, a->keys, kcopy, 0, ks, n, 1);
-    kc = kcopy;
-  }
-  s = number_keys(ctx, fn, ks, kc, n, a->agg != TDM_AGG_COUNT, a->hash_max_groups, &nb, fell_back);
+  s = number_keys(ctx, fn, ks, a->keys, n, a->numeric, a->agg != TDM_AGG_COUNT, a->hash_max_groups, &nb, fell_back);
   if (s != TDM_OK || *fell_back) goto done;
   G = nb.G;
   if (a->agg != TDM_AGG_COUNT) {
@@ -899,7 +893,7 @@ static tdm_status group_hashed(tdm_ctx *ctx, const char *fn, const tdm__group_ar
       if (nb.first[g] != i) hash_fold_row(&st[g], value_at(a->values, vs, i), vs, a->agg, vk, kind);
     }
   }
-  if (!a->first_seen && G > 1 && (s = number_ascending(ctx, fn, a->key_type, kc, &nb, &ord, NULL)) != TDM_OK)
+  if (!a->first_seen && G > 1 && (s = number_ascending(ctx, fn, a->key_type, nb.kc, &nb, &ord, NULL)) != TDM_OK)
     goto done;
   P = chunks_for(ctx, G);
   TDM__PAR_FOR(P, t, P, hash_group_out_range(&nb, ord, st, a, chunk(G, P, t), chunk(G, P, t + 1)));
@@ -907,7 +901,6 @@ static tdm_status group_hashed(tdm_ctx *ctx, const char *fn, const tdm__group_ar
 done:
   give(ctx, ord, G, 4);
   give(ctx, st, G, sizeof *st);
-  give(ctx, kcopy, n, ks);
   numbering_free(ctx, &nb);
   return s;
 }
