@@ -857,7 +857,7 @@ static void hash_group_out_range(const numbering *nb, const uint32_t *ord, const
   for (p = lo; p < hi; p++) {
     size_t g = ord ? ord[p] : p;
     if (a->keys_out) copy_key(a->keys_out, p, a->keys, nb->first[g], ks);
-    if (a->agg == TDM_AGG_COUNT) ((uint64_t *)a->values_out)[p] = nb->count[g];
+    if (!st) ((uint64_t *)a->values_out)[p] = nb->count[g]; /* COUNT: no fold state */
     else if (vs == 4) tdm__ops_fold_put32((uint32_t)st[g].acc, st[g].m, nb->count[g], a->agg, vk, a->values_out, p);
     else tdm__ops_fold_put64(st[g].acc, st[g].m, nb->count[g], a->agg, vk, a->values_out, p);
   }
@@ -879,10 +879,11 @@ static tdm_status group_hashed(tdm_ctx *ctx, const char *fn, const tdm__group_ar
   numbering nb;
   tdm_status s;
   *fell_back = 0;
-  s = number_keys(ctx, fn, ks, a->keys, n, a->numeric, a->agg != TDM_AGG_COUNT, a->hash_max_groups, &nb, fell_back);
+  /* values is NULL exactly for COUNT (src/ops_api.c), which needs no fold. */
+  s = number_keys(ctx, fn, ks, a->keys, n, a->numeric, a->values != NULL, a->hash_max_groups, &nb, fell_back);
   if (s != TDM_OK || *fell_back) goto done;
   G = nb.G;
-  if (a->agg != TDM_AGG_COUNT) {
+  if (a->values) {
     if ((s = take(ctx, fn, G, sizeof *st, (void **)&st)) != TDM_OK) goto done;
     for (i = 0; i < G; i++) {
       st[i].acc = value_at(a->values, vs, nb.first[i]);

@@ -250,6 +250,11 @@ tdm_status tdm__hash_number(tdm_hash *h, const char *fn, const void *keys, size_
     if (st != TDM_OK) return st;
     at += did;
     if (at < n && h->size >= max_size) break; /* the next key would be one too many */
+    /* With room for a new key, a call numbers at least one: else the loop
+     * would never end. */
+    if (did == 0)
+      return tdm__fail(TDM_ERR_CORRUPT, "%s: numbering made no progress at key %zu of %zu (table of %zu keys)", fn,
+                       at, n, h->size);
   }
   *done = at;
   return TDM_OK;
