@@ -555,7 +555,8 @@ typedef struct HC_FN(number_state) {
 
 /* Row i (key, its hash mx, probe start st) of a number run: 0 when it
  * stops the run (a new key past max_new, or a table without a free slot).
- * The tag is derived only past the fast path. */
+ * The tag is taken for every row, the fast path's too: it is a shift of
+ * mx, cheaper than a branch around it. */
 static inline int HC_FN(number_one)(HC_FN(number_state) *r, size_t i, HS_K key, uint64_t mx, uint64_t st) {
   uint64_t pos, v;
   uint8_t t = tdm__hc_tag(mx);

@@ -1126,4 +1126,6 @@ const tdm__ops_ops tdm__ops_cpu_ops = {
     .join = ops_join,
     .minmax = ops_minmax,
     .dense_by_rule = 1,
+    /* The sort (src/ops_api.c's join rule). */
+    .join_method = TDM__OPS_SORT,
 };

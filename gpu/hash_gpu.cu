@@ -164,8 +164,9 @@ static tdm_status hg_create(tdm_hash *h) {
   return TDM_OK;
 }
 
-tdm_status tdm__hg_scratch_set(tdm_ctx *ctx, tdm__gpu_scope &sc, tdm_type bits_type, const void *d_keys, size_t m,
-                               tdm_hash *h, tdm__hash_gpu *be, const char *fn) {
+tdm_status tdm__hg_scratch_table(tdm_ctx *ctx, tdm__gpu_scope &sc, tdm_type key_bits, tdm_type value_type,
+                                 const void *d_keys, const void *d_vals, size_t m, tdm_hash *h, tdm__hash_gpu *be,
+                                 const char *fn) {
   cudaStream_t s = tdm__stream(ctx);
   tdm__hg_scratch x;
   unsigned l = TDM_HASH_MIN_LOG2;
@@ -174,19 +175,8 @@ tdm_status tdm__hg_scratch_set(tdm_ctx *ctx, tdm__gpu_scope &sc, tdm_type bits_t
   memset(h, 0, sizeof *h);
   memset(be, 0, sizeof *be);
   while (tdm__hash_limit(l, TDM_HASH_DEFAULT_MAX_LOAD) < (uint64_t)m) l++;
-  h->ctx = ctx;
-  h->ops = &tdm__hash_cuda_ops;
-  h->be = be;
-  h->key_type = h->value_type = bits_type;
-  h->dup = TDM__DUP_SUM;
-  h->vkind = tdm__key_kind(bits_type);
-  h->fixed = 1;
-  h->max_load = TDM_HASH_DEFAULT_MAX_LOAD;
-  h->ks = h->vs = (unsigned)tdm_type_size(bits_type);
-  h->slot_bytes = h->ks == 4 ? 8u : 16u;
-  h->log2cap = l;
-  h->cap = (size_t)1 << l;
-  h->limit = (size_t)tdm__hash_limit(l, h->max_load);
+  tdm__hash_init_common(h, ctx, &tdm__hash_cuda_ops, be, key_bits, value_type, TDM__DUP_SUM, 1,
+                        TDM_HASH_DEFAULT_MAX_LOAD, l);
   bytes = tdm__hash_table_bytes(h, l);
   be->common = common_widths[tdm__hash_inst(h->ks, h->vs)];
   be->policy = tdm__hg_policies[tdm__hash_inst(h->ks, h->vs)];
@@ -198,7 +188,8 @@ tdm_status tdm__hg_scratch_set(tdm_ctx *ctx, tdm__gpu_scope &sc, tdm_type bits_t
   TDM_CUDA_TRY(cudaMemsetAsync(be->counts, 0, NCOUNT * sizeof(unsigned long long), s), (void)0);
   for (off = 0; off < m; off += x.chunk) {
     const char *k = (const char *)d_keys + off * h->ks;
-    be->policy->insert(h, k, k, m - off < x.chunk ? m - off : x.chunk, &x, be->counts);
+    const char *v = d_vals ? (const char *)d_vals + off * h->vs : k;
+    be->policy->insert(h, k, v, m - off < x.chunk ? m - off : x.chunk, &x, be->counts);
     if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
   }
   return TDM_OK;

@@ -133,15 +133,19 @@ struct tdm__hash_gpu {
 
 static inline tdm__hash_gpu *tdm__hg(const tdm_hash *h) { return (tdm__hash_gpu *)h->be; }
 
-/* A table of the m device keys d_keys (bits_type: TDM_U32 or TDM_U64) in a
+/* A table of the m device keys d_keys (key_bits: TDM_U32 or TDM_U64) in a
  * call's scratch (sc frees it), for a data operation to probe with
  * tdm__hg(h)->policy->find: *h and *be are filled as tdm_hash_create and
- * hg_create would, the slots taken from sc, cleared and filled by queued
- * launches. No host wait (a table made by tdm_hash_create waits once, and
- * its destroy once more); no outcome counts are read (a fresh table sized
- * for m keys always has a free slot). Values: the keys again, under SUM
- * (one launch per chunk; they are never read). */
-tdm_status tdm__hg_scratch_set(tdm_ctx *ctx, tdm__gpu_scope &sc, tdm_type bits_type, const void *d_keys, size_t m,
-                               tdm_hash *h, tdm__hash_gpu *be, const char *fn);
+ * hg_create would (tdm__hash_init_common), the slots taken from sc, cleared
+ * and filled by queued launches. No host wait (a table made by
+ * tdm_hash_create waits once, and its destroy once more); no outcome counts
+ * are read (a fresh table sized for m keys always has a free slot). The
+ * duplicate policy is SUM, the insert of one launch per chunk and no
+ * batch-sized scratch: each key's value is the wrapping sum of its copies'
+ * d_vals (value_type), or of the keys themselves when d_vals is NULL
+ * (value_type = key_bits; a set whose values are never read). */
+tdm_status tdm__hg_scratch_table(tdm_ctx *ctx, tdm__gpu_scope &sc, tdm_type key_bits, tdm_type value_type,
+                                 const void *d_keys, const void *d_vals, size_t m, tdm_hash *h, tdm__hash_gpu *be,
+                                 const char *fn);
 
 #endif /* TANDEM_HASH_GPU_CUH */

@@ -4,22 +4,23 @@
  * Everything is sort based (the dense method aside, below), and builds the
  * same group description as the CPU's sort method (cpu/ops_cpu.c), except
  * unique of sorted distinct keys alone (unique_sorted_keys_t): the canonical keys as order-preserving
- * bits (ops_keys.h) are radix sorted with their indices as values (CUB's
- * radix sort is stable, so each run of equal keys lists its indices
- * ascending); a head flag per sorted position and its exclusive sum number
+ * bits (ops_keys.h) are radix sorted with their indices as values
+ * (sort_bits_indexed; 32-bit indices below 2^32 rows; CUB's radix sort is
+ * stable, so each run of equal keys lists its indices ascending); a head flag per sorted position and its exclusive sum number
  * the runs; the runs' starts give each group's members at
  * mem[off[r] .. off[r + 1]), in ascending key order, or by first index
  * (a second sort of (first index, run) pairs) for TDM_ORDER_FIRST_SEEN.
  * Every output is read from that description by one thread per output
  * element, so the bytes equal the CPU's, except that tdm_group_reduce never
- * leaves a long group to one thread (reduce_t says how). tdm_join finds
- * each left row's matches by binary search in the sorted right keys, and
- * writes its rows by output position (join_fill_kernel: a tile of rows per
- * block, one search per tile), so a hot key is spread over the grid, with
- * the per-row logic the CPU runs (ops_keys.h). The hash method is taken by
- * tdm_isin alone (a scratch table of the set, isin_t); unique, group_reduce
- * and join sort whatever the method: the sort method's bytes are the
- * contract's either way.
+ * leaves a long group to one thread (reduce_t says how). tdm_join sorts the
+ * right keys, finds each left row's run of matches in them (by the hash
+ * method, the backend's choice, one probe of a scratch table of the runs;
+ * by the sort method two binary searches: join_match), and writes its rows
+ * by output position (join_fill_kernel: a tile of rows per block, one
+ * search per tile), so a hot key is spread over the grid, with the per-row
+ * logic the CPU runs (ops_keys.h). The hash method is also tdm_isin's (a
+ * scratch table of the set, isin_t); unique and group_reduce sort whatever
+ * the method: the sort method's bytes are the contract's either way.
  * The dense method (integer keys of a small range, src/ops_api.c) is the
  * CPU's tables on the device: unique counts rows per slot with atomicAdd,
  * notes each slot's first row with atomicMin, and numbers the slots by an
@@ -49,6 +50,14 @@ __host__ __device__ static inline uint32_t canon_bits(uint32_t raw, int kind, in
 }
 __host__ __device__ static inline uint64_t canon_bits(uint64_t raw, int kind, int numeric) {
   return tdm__ops_canon_bits64(raw, kind, numeric);
+}
+__host__ __device__ static inline uint64_t join_right(const uint64_t *o, const uint64_t *ms, const uint64_t *mc,
+                                                     const uint32_t *ridx, uint64_t i, uint64_t r) {
+  return tdm__ops_join_right32(o, ms, mc, ridx, i, r);
+}
+__host__ __device__ static inline uint64_t join_right(const uint64_t *o, const uint64_t *ms, const uint64_t *mc,
+                                                     const uint64_t *ridx, uint64_t i, uint64_t r) {
+  return tdm__ops_join_right64(o, ms, mc, ridx, i, r);
 }
 __host__ __device__ static inline size_t bound(const uint32_t *s, size_t m, uint32_t b, int upper) {
   return tdm__ops_bound32(s, m, b, upper);
@@ -102,8 +111,9 @@ __global__ void canon_bits_kernel(const K *in, K *out, size_t n, int kind, int n
   TDM_GRID_STRIDE(i, n) out[i] = canon_bits(in[i], kind, numeric);
 }
 
-__global__ void ops_iota_kernel(uint64_t *out, size_t n) {
-  TDM_GRID_STRIDE(i, n) out[i] = i;
+template <typename I>
+__global__ void ops_iota_kernel(I *out, size_t n) {
+  TDM_GRID_STRIDE(i, n) out[i] = (I)i;
 }
 
 /* flag[k] = 1 where a run of equal sorted bits starts, for k < n; flag[n] = 0
@@ -121,10 +131,22 @@ __global__ void run_starts_kernel(const uint64_t *flag, const uint64_t *rid, uin
   }
 }
 
+/* The grouping, as the kernels read it. The members (row indices in
+ * sorted order) are 32-bit while the input has fewer than 2^32 rows. */
+struct grp_view {
+  const void *mem;
+  int mem32;
+  const uint64_t *off, *rid, *ord, *rank; /* ord, rank: NULL in ascending order */
+};
+
+__device__ static inline uint64_t grp_mem(const grp_view &g, size_t k) {
+  return g.mem32 ? (uint64_t)((const uint32_t *)g.mem)[k] : ((const uint64_t *)g.mem)[k];
+}
+
 /* First-seen order: (first index of run r, r) pairs to sort. */
-__global__ void first_index_kernel(const uint64_t *mem, const uint64_t *off, uint64_t *fr, uint64_t *runs, size_t G) {
+__global__ void first_index_kernel(grp_view g, uint64_t *fr, uint64_t *runs, size_t G) {
   TDM_GRID_STRIDE(r, G) {
-    fr[r] = mem[off[r]];
+    fr[r] = grp_mem(g, g.off[r]);
     runs[r] = r;
   }
 }
@@ -133,18 +155,13 @@ __global__ void rank_kernel(const uint64_t *ord, uint64_t *rank, size_t G) {
   TDM_GRID_STRIDE(g, G) rank[ord[g]] = g;
 }
 
-/* The grouping, as the kernels read it. */
-struct grp_view {
-  const uint64_t *mem, *off, *rid, *ord, *rank; /* ord, rank: NULL in ascending order */
-};
-
 __device__ static inline size_t grp_at(grp_view g, size_t p) { return g.ord ? (size_t)g.ord[p] : p; }
 
 template <typename K>
 __global__ void unique_kernel(grp_view g, const K *keys, K *unique_out, uint64_t *first_out, uint64_t *counts_out,
                               size_t G) {
   TDM_GRID_STRIDE(p, G) {
-    size_t r = grp_at(g, p), s = g.off[r], f = g.mem[s];
+    size_t r = grp_at(g, p), s = g.off[r], f = grp_mem(g, s);
     if (unique_out) unique_out[p] = keys[f];
     if (first_out) first_out[p] = f;
     if (counts_out) counts_out[p] = g.off[r + 1] - s;
@@ -155,7 +172,7 @@ __global__ void unique_kernel(grp_view g, const K *keys, K *unique_out, uint64_t
 __global__ void inverse_kernel(grp_view g, uint64_t *inverse_out, size_t n) {
   TDM_GRID_STRIDE(k, n) {
     uint64_t r = g.rid[k + 1] - 1;
-    inverse_out[g.mem[k]] = g.rank ? g.rank[r] : r;
+    inverse_out[grp_mem(g, k)] = g.rank ? g.rank[r] : r;
   }
 }
 
@@ -164,27 +181,34 @@ __global__ void inverse_kernel(grp_view g, uint64_t *inverse_out, size_t n) {
  * the whole grid and written coalesced, so that no thread gathers a long
  * group by itself. */
 template <typename V>
-__global__ void gather_kernel(const V *v, const uint64_t *mem, V *gv, size_t n) {
-  TDM_GRID_STRIDE(k, n) gv[k] = v[mem[k]];
+__global__ void gather_kernel(grp_view g, const V *v, V *gv, size_t n) {
+  TDM_GRID_STRIDE(k, n) gv[k] = v[grp_mem(g, k)];
 }
 
 /* One thread per output group: its key, and its value from
  *  - by_run[r] when given (the order-free aggregations, reduced by run);
- *  - else the fold of v over positions [s, e) through mem (mem NULL: v is
- *    the gathered values): COUNT, FIRST and LAST read O(1) values (the
+ *  - else the fold of v over positions [s, e) of the gathered values, or
+ *    for COUNT, FIRST and LAST (not gathered) O(1) values in place (the
  *    members are ascending, so a group's first and last rows are its first
  *    and last members), float SUM and MEAN fold the group's values in
  *    input order, bit for bit the CPU's left fold, here for groups of at
  *    most long_from rows; longer ones are fold_long_kernel's. */
 template <typename K, typename V>
-__global__ void reduce_kernel(grp_view g, const K *keys, const V *v, const uint64_t *mem, const V *by_run, int agg,
-                              int vk, int kind, size_t long_from, K *keys_out, void *values_out, size_t G) {
+__global__ void reduce_kernel(grp_view g, const K *keys, const V *v, int gathered, const V *by_run, int agg, int vk,
+                              int kind, size_t long_from, K *keys_out, void *values_out, size_t G) {
   TDM_GRID_STRIDE(p, G) {
-    size_t r = grp_at(g, p), s = g.off[r], e = g.off[r + 1];
-    if (keys_out) keys_out[p] = keys[g.mem[s]];
-    if (agg == TDM_AGG_COUNT) ((uint64_t *)values_out)[p] = e - s;
-    else if (by_run) ((V *)values_out)[p] = by_run[r];
-    else if (e - s <= long_from) fold(v, mem, s, e, agg, vk, kind, values_out, p);
+    size_t r = grp_at(g, p), s = g.off[r], e = g.off[r + 1], f;
+    if (keys_out) keys_out[p] = keys[grp_mem(g, s)];
+    if (agg == TDM_AGG_COUNT) {
+      ((uint64_t *)values_out)[p] = e - s;
+    } else if (by_run) {
+      ((V *)values_out)[p] = by_run[r];
+    } else if (!gathered) { /* FIRST, LAST: the first or last member's value */
+      f = grp_mem(g, agg == TDM_AGG_LAST ? e - 1 : s);
+      fold(v, NULL, f, f + 1, agg, vk, kind, values_out, p);
+    } else if (e - s <= long_from) {
+      fold(v, NULL, s, e, agg, vk, kind, values_out, p);
+    }
   }
 }
 
@@ -264,6 +288,37 @@ __global__ void join_match_kernel(const K *left, const K *sorted_right, size_t n
   }
 }
 
+/* The hash method's table of the sorted right bits' runs: off[r] = start
+ * of run r, off[G] = n (as run_starts_kernel), and flag[k], in place, the
+ * value position k inserts: run r's number plus one at its head, 0
+ * elsewhere, so that the SUM table holds each distinct key's r + 1. */
+__global__ void join_heads_kernel(uint64_t *flag, const uint64_t *rid, uint64_t *off, size_t n) {
+  TDM_GRID_STRIDE(k, n + 1) {
+    if (k == n) {
+      off[rid[n]] = n;
+    } else if (flag[k]) {
+      off[rid[k]] = k;
+      flag[k] = rid[k] + 1;
+    }
+  }
+}
+
+/* join_match_kernel's outputs from the table's answers: ms[i] holds, on
+ * entry, left row i's run number plus one (0: no match, a find's miss). */
+__global__ void join_runs_kernel(const uint64_t *off, int jkind, uint64_t *ms, uint64_t *mc, uint64_t *rows,
+                                 size_t nl) {
+  TDM_GRID_STRIDE(i, nl + 1) {
+    if (i == nl) {
+      rows[nl] = 0;
+    } else {
+      uint64_t r = ms[i], st = r ? off[r - 1] : 0, c = r ? off[r] - st : 0;
+      ms[i] = st;
+      mc[i] = c;
+      rows[i] = tdm__ops_join_rows(jkind, c);
+    }
+  }
+}
+
 /* The join's fill works by output position (ops_keys.h): a block takes a
  * tile of TDM__JOIN_TILE consecutive output rows, TDM__JOIN_ITEMS of them
  * per thread of its TDM_GPU_BLOCK (the launch's block size). */
@@ -279,8 +334,9 @@ __global__ void join_match_kernel(const K *left, const K *sorted_right, size_t n
  * are coalesced. The rows' bytes are tdm__ops_join_fill's, which the CPU
  * writes. A left row matching millions of right rows is spread over the
  * whole grid, like any other rows. */
+template <typename I>
 __global__ void __launch_bounds__(TDM_GPU_BLOCK)
-    join_fill_kernel(const uint64_t *ms, const uint64_t *mc, const uint64_t *o, const uint64_t *ridx, int jkind,
+    join_fill_kernel(const uint64_t *ms, const uint64_t *mc, const uint64_t *o, const I *ridx, int jkind,
                      uint64_t *left_out, uint64_t *right_out, uint64_t nl, uint64_t total) {
   __shared__ uint64_t owner[TDM__JOIN_TILE];
   __shared__ uint64_t first;
@@ -299,7 +355,7 @@ __global__ void __launch_bounds__(TDM_GPU_BLOCK)
     for (k = t; k < len; k += TDM_GPU_BLOCK) {
       uint64_t r = t0 + k, i = owner[k];
       left_out[r] = i;
-      if (pairs) right_out[r] = tdm__ops_join_right(o, ms, mc, ridx, i, r);
+      if (pairs) right_out[r] = join_right(o, ms, mc, ridx, i, r);
     }
     __syncthreads(); /* first and owner are the next tile's */
   }
@@ -492,6 +548,30 @@ static tdm_status finish_outs(tdm__gpu_scope &sc, tdm_ctx *ctx, tdm__dev_array *
   return sc.finish(where);
 }
 
+/* The n keys' canonical bits (ops_keys.h) sorted ascending, stable, with
+ * their row indices (I: uint32_t or uint64_t), into bits / idx: the first
+ * step of every sorted data operation. Unsigned keys compared by bits are
+ * their own bits, so CUB reads them in place; the others are mapped first. */
+template <typename K, typename I>
+static tdm_status sort_bits_indexed(tdm_ctx *ctx, tdm__gpu_scope &sc, const char *fn, const K *d_keys, size_t n,
+                                    int kind, int numeric, K *bits, I *idx) {
+  cudaStream_t s = tdm__stream(ctx);
+  const K *in = d_keys;
+  K *canon;
+  I *iota;
+  tdm_status st;
+  if (!n) return TDM_OK;
+  if ((st = sc.alloc(n * sizeof(I), &iota)) != TDM_OK) return st;
+  if (kind != TDM_KIND_UNSIGNED || numeric) {
+    if ((st = sc.alloc(n * sizeof(K), &canon)) != TDM_OK) return st;
+    canon_bits_kernel<K><<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>(d_keys, canon, n, kind, numeric);
+    in = canon;
+  }
+  ops_iota_kernel<I><<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>(iota, n);
+  if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
+  return tdm__gpu_sort_from(ctx, sc, in, iota, bits, idx, n, TDM_KIND_UNSIGNED, sizeof(K), sizeof(I));
+}
+
 /* Groups the n device keys d_keys (see the top of the file) into buffers of
  * sc; *G receives the number of groups. */
 template <typename K>
@@ -500,16 +580,18 @@ static tdm_status grp_build(tdm_ctx *ctx, tdm__gpu_scope &sc, const char *fn, td
   cudaStream_t s = tdm__stream(ctx);
   int kind = tdm__key_kind(key_type);
   K *bits;
-  uint64_t *mem, *flag, *rid, *off, *fr = NULL, *ord = NULL, *rank = NULL, g64 = 0;
+  void *mem;
+  uint64_t *flag, *rid, *off, *fr = NULL, *ord = NULL, *rank = NULL, g64 = 0;
   tdm_status st;
   memset(g, 0, sizeof *g);
-  if ((st = sc.alloc(n * sizeof(K), &bits)) != TDM_OK || (st = sc.alloc(n * 8, &mem)) != TDM_OK ||
+  g->mem32 = n <= UINT32_MAX;
+  if ((st = sc.alloc(n * sizeof(K), &bits)) != TDM_OK || (st = sc.alloc(n * (g->mem32 ? 4 : 8), &mem)) != TDM_OK ||
       (st = sc.alloc((n + 1) * 8, &flag)) != TDM_OK || (st = sc.alloc((n + 1) * 8, &rid)) != TDM_OK)
     return st;
-  canon_bits_kernel<K><<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>(d_keys, bits, n, kind, numeric);
-  ops_iota_kernel<<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>(mem, n);
-  if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
-  if ((st = sort_in_place(ctx, bits, mem, n, sizeof(K))) != TDM_OK) return st;
+  g->mem = mem;
+  st = g->mem32 ? sort_bits_indexed<K, uint32_t>(ctx, sc, fn, d_keys, n, kind, numeric, bits, (uint32_t *)mem)
+                : sort_bits_indexed<K, uint64_t>(ctx, sc, fn, d_keys, n, kind, numeric, bits, (uint64_t *)mem);
+  if (st != TDM_OK) return st;
   heads_kernel<K><<<tdm__grid(n + 1), TDM_GPU_BLOCK, 0, s>>>(bits, flag, n);
   if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
   if ((st = exclusive_sum(ctx, flag, rid, n + 1)) != TDM_OK) return st;
@@ -518,19 +600,18 @@ static tdm_status grp_build(tdm_ctx *ctx, tdm__gpu_scope &sc, const char *fn, td
   if ((st = sc.alloc((*G + 1) * 8, &off)) != TDM_OK) return st;
   run_starts_kernel<<<tdm__grid(n + 1), TDM_GPU_BLOCK, 0, s>>>(flag, rid, off, n);
   if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
+  g->off = off;
+  g->rid = rid;
   if (first_seen && *G > 1) {
     if ((st = sc.alloc(*G * 8, &fr)) != TDM_OK || (st = sc.alloc(*G * 8, &ord)) != TDM_OK ||
         (st = sc.alloc(*G * 8, &rank)) != TDM_OK)
       return st;
-    first_index_kernel<<<tdm__grid(*G), TDM_GPU_BLOCK, 0, s>>>(mem, off, fr, ord, *G);
+    first_index_kernel<<<tdm__grid(*G), TDM_GPU_BLOCK, 0, s>>>(*g, fr, ord, *G);
     if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
     if ((st = sort_in_place(ctx, fr, ord, *G, 8)) != TDM_OK) return st;
     rank_kernel<<<tdm__grid(*G), TDM_GPU_BLOCK, 0, s>>>(ord, rank, *G);
     if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
   }
-  g->mem = mem;
-  g->off = off;
-  g->rid = rid;
   g->ord = ord;
   g->rank = rank;
   return TDM_OK;
@@ -590,7 +671,6 @@ static tdm_status reduce_t(tdm_ctx *ctx, tdm__gpu_scope &sc, const char *fn, con
   int agg = a->agg, vk = tdm__ops_value_kind(a->value_type), kind = tdm__key_kind(a->value_type);
   int gathered = n && agg != TDM_AGG_COUNT && agg != TDM_AGG_FIRST && agg != TDM_AGG_LAST;
   int order_free = gathered && tdm__ops_order_free(agg, vk);
-  const uint64_t *mem = g.mem;
   V *gv = NULL, *by_run = NULL;
   uint64_t *runs_out = NULL, *d_runs = NULL;
   void *temp = NULL;
@@ -606,14 +686,13 @@ static tdm_status reduce_t(tdm_ctx *ctx, tdm__gpu_scope &sc, const char *fn, con
     if (order_free)
       TDM_CUDA_TRY(reduce_by_run<V>(NULL, temp_bytes, g, gv, runs_out, by_run, d_runs, op, n, s), (void)0);
     if (order_free && (st = sc.alloc(temp_bytes, &temp)) != TDM_OK) return st;
-    gather_kernel<V><<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>(v, g.mem, gv, n);
+    gather_kernel<V><<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>(g, v, gv, n);
     if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
     if (order_free) TDM_CUDA_TRY(reduce_by_run<V>(temp, temp_bytes, g, gv, runs_out, by_run, d_runs, op, n, s), (void)0);
     else long_from = TDM__OPS_LONG;
-    mem = NULL;
     v = gv;
   }
-  reduce_kernel<K, V><<<tdm__grid(G), TDM_GPU_BLOCK, 0, s>>>(g, keys, v, mem, by_run, agg, vk, kind, long_from,
+  reduce_kernel<K, V><<<tdm__grid(G), TDM_GPU_BLOCK, 0, s>>>(g, keys, v, gathered, by_run, agg, vk, kind, long_from,
                                                               keys_out, values_out, G);
   if (long_from < n) {
     size_t nb = (n + TDM__OPS_LONG - 1) / TDM__OPS_LONG, cap = 65535u * 16u;
@@ -650,7 +729,7 @@ static tdm_status group_reduce_t(tdm_ctx *ctx, const tdm__group_args *a) {
   return TDM_OK;
 }
 
-/* tdm_isin: by the hash method a table of the set (tdm__hg_scratch_set, in
+/* tdm_isin: by the hash method a table of the set (tdm__hg_scratch_table, in
  * the call's scratch, no host wait) and one probe per query; by the sort
  * method a binary search of the sorted set's bits per query; with the dense
  * method a bit per value of the set's range (queries outside it are not
@@ -681,6 +760,7 @@ static tdm_status isin_t(tdm_ctx *ctx, const tdm__isin_args *a, int method) {
   }
   if (method == TDM__OPS_HASH && a->m) {
     const K *qk = (const K *)q.d, *sk = (const K *)set.d;
+    const tdm_type bits_type = sizeof(K) == 4 ? TDM_U32 : TDM_U64;
     K *qc = NULL;
     tdm_hash h;
     tdm__hash_gpu be;
@@ -693,7 +773,7 @@ static tdm_status isin_t(tdm_ctx *ctx, const tdm__isin_args *a, int method) {
       sk = bits;
       qk = qc;
     }
-    if ((st = tdm__hg_scratch_set(ctx, sc, sizeof(K) == 4 ? TDM_U32 : TDM_U64, sk, a->m, &h, &be, fn)) != TDM_OK ||
+    if ((st = tdm__hg_scratch_table(ctx, sc, bits_type, bits_type, sk, NULL, a->m, &h, &be, fn)) != TDM_OK ||
         (st = sc.out(a->found_out, a->n, &out)) != TDM_OK)
       return st;
     be.policy->find(&h, qk, NULL, (uint8_t *)out.d, a->n);
@@ -714,8 +794,59 @@ static tdm_status isin_t(tdm_ctx *ctx, const tdm__isin_args *a, int method) {
   return finish_outs(sc, ctx, &out, 1, fn);
 }
 
+/* Each left row's run of matches in the right side sorted by bits (with
+ * its indices, stable: a run lists its right rows ascending), found by the
+ * sort method with two binary searches of the sorted bits, by the hash
+ * method with one probe of a scratch table mapping each distinct key to its
+ * run (join_match_kernel / join_heads_kernel and join_runs_kernel). The
+ * same runs either way, so the same bytes. */
 template <typename K>
-static tdm_status join_t(tdm_ctx *ctx, const tdm__join_args *a) {
+static tdm_status join_match(tdm_ctx *ctx, tdm__gpu_scope &sc, const char *fn, const tdm__join_args *a, int method,
+                             const K *d_left, const K *rbits, uint64_t *ms, uint64_t *mc, uint64_t *rows) {
+  cudaStream_t s = tdm__stream(ctx);
+  int kind = tdm__key_kind(a->key_type);
+  size_t nl = a->n_left, nr = a->n_right;
+  const tdm_type bits_type = sizeof(K) == 4 ? TDM_U32 : TDM_U64;
+  uint64_t *flag, *rid, *off;
+  const K *lq = d_left;
+  K *lbits;
+  tdm_hash h;
+  tdm__hash_gpu be;
+  tdm_status st;
+  if (method != TDM__OPS_HASH || !nr) {
+    join_match_kernel<K><<<tdm__grid(nl + 1), TDM_GPU_BLOCK, 0, s>>>(d_left, rbits, nr, kind, a->numeric, a->kind,
+                                                                    ms, mc, rows, nl);
+    return tdm__launch_check(fn);
+  }
+  if ((st = sc.alloc((nr + 1) * 8, &flag)) != TDM_OK || (st = sc.alloc((nr + 1) * 8, &rid)) != TDM_OK ||
+      (st = sc.alloc((nr + 1) * 8, &off)) != TDM_OK)
+    return st;
+  /* The table's keys are the sorted bits, so the left rows are mapped the
+   * same way, unless that is the identity. */
+  if (kind != TDM_KIND_UNSIGNED || a->numeric) {
+    if ((st = sc.alloc(nl * sizeof(K), &lbits)) != TDM_OK) return st;
+    canon_bits_kernel<K><<<tdm__grid(nl), TDM_GPU_BLOCK, 0, s>>>(d_left, lbits, nl, kind, a->numeric);
+    lq = lbits;
+  }
+  heads_kernel<K><<<tdm__grid(nr + 1), TDM_GPU_BLOCK, 0, s>>>(rbits, flag, nr);
+  if ((st = tdm__launch_check(fn)) != TDM_OK || (st = exclusive_sum(ctx, flag, rid, nr + 1)) != TDM_OK) return st;
+  join_heads_kernel<<<tdm__grid(nr + 1), TDM_GPU_BLOCK, 0, s>>>(flag, rid, off, nr);
+  if ((st = tdm__launch_check(fn)) != TDM_OK ||
+      (st = tdm__hg_scratch_table(ctx, sc, bits_type, TDM_U64, rbits, flag, nr, &h, &be, fn)) != TDM_OK)
+    return st;
+  /* Checked before join_runs_kernel, which indexes off by what the find
+   * wrote. */
+  be.policy->find(&h, lq, ms, NULL, nl);
+  if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
+  join_runs_kernel<<<tdm__grid(nl + 1), TDM_GPU_BLOCK, 0, s>>>(off, a->kind, ms, mc, rows, nl);
+  return tdm__launch_check(fn);
+}
+
+/* The right side is sorted by its bits with its row indices (I: 32-bit
+ * while it has fewer than 2^32 rows, which saves a quarter of the sort's
+ * traffic), read in place when its bits are the keys themselves. */
+template <typename K, typename I>
+static tdm_status join_t(tdm_ctx *ctx, const tdm__join_args *a, int method) {
   static const char fn[] = "tdm_join";
   tdm__gpu_scope sc(ctx);
   tdm__dev_array left, right, outs[2];
@@ -723,23 +854,19 @@ static tdm_status join_t(tdm_ctx *ctx, const tdm__join_args *a) {
   int kind = tdm__key_kind(a->key_type);
   size_t nl = a->n_left, nr = a->n_right;
   K *rbits = NULL;
-  uint64_t *ridx = NULL, *ms, *mc, *rows, *o, total = 0;
+  I *ridx = NULL;
+  uint64_t *ms, *mc, *rows, *o, total = 0;
   tdm_status st;
   if ((st = enter_waiting(sc, ctx, fn)) != TDM_OK || (st = sc.in(a->left, nl * sizeof(K), &left)) != TDM_OK ||
       (st = sc.in(a->right, nr * sizeof(K), &right)) != TDM_OK || (st = sc.alloc(nr * sizeof(K), &rbits)) != TDM_OK ||
-      (st = sc.alloc(nr * 8, &ridx)) != TDM_OK || (st = sc.alloc(nl * 8, &ms)) != TDM_OK ||
+      (st = sc.alloc(nr * sizeof(I), &ridx)) != TDM_OK || (st = sc.alloc(nl * 8, &ms)) != TDM_OK ||
       (st = sc.alloc(nl * 8, &mc)) != TDM_OK || (st = sc.alloc((nl + 1) * 8, &rows)) != TDM_OK ||
       (st = sc.alloc((nl + 1) * 8, &o)) != TDM_OK)
     return st;
-  if (nr) {
-    canon_bits_kernel<K><<<tdm__grid(nr), TDM_GPU_BLOCK, 0, s>>>((const K *)right.d, rbits, nr, kind, a->numeric);
-    ops_iota_kernel<<<tdm__grid(nr), TDM_GPU_BLOCK, 0, s>>>(ridx, nr);
-    if ((st = tdm__launch_check(fn)) != TDM_OK || (st = sort_in_place(ctx, rbits, ridx, nr, sizeof(K))) != TDM_OK)
-      return st;
-  }
-  join_match_kernel<K><<<tdm__grid(nl + 1), TDM_GPU_BLOCK, 0, s>>>((const K *)left.d, rbits, nr, kind, a->numeric,
-                                                                  a->kind, ms, mc, rows, nl);
-  if ((st = tdm__launch_check(fn)) != TDM_OK || (st = exclusive_sum(ctx, rows, o, nl + 1)) != TDM_OK ||
+  if ((st = sort_bits_indexed<K, I>(ctx, sc, fn, (const K *)right.d, nr, kind, a->numeric, rbits, ridx)) != TDM_OK)
+    return st;
+  if ((st = join_match<K>(ctx, sc, fn, a, method, (const K *)left.d, rbits, ms, mc, rows)) != TDM_OK) return st;
+  if ((st = exclusive_sum(ctx, rows, o, nl + 1)) != TDM_OK ||
       (st = word_to_host(ctx, o + nl, &total, fn)) != TDM_OK)
     return st;
   *a->n_out = (size_t)total;
@@ -750,7 +877,7 @@ static tdm_status join_t(tdm_ctx *ctx, const tdm__join_args *a) {
       (st = opt_out(sc, total ? a->right_out : NULL, total * 8, &outs[1])) != TDM_OK)
     return st;
   if (total) {
-    join_fill_kernel<<<tdm__grid((total + TDM__JOIN_ITEMS - 1) / TDM__JOIN_ITEMS), TDM_GPU_BLOCK, 0, s>>>(
+    join_fill_kernel<I><<<tdm__grid((total + TDM__JOIN_ITEMS - 1) / TDM__JOIN_ITEMS), TDM_GPU_BLOCK, 0, s>>>(
         ms, mc, o, ridx, a->kind, (uint64_t *)outs[0].d, (uint64_t *)outs[1].d, nl, total);
     if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
   }
@@ -916,8 +1043,10 @@ static tdm_status ops_isin(tdm_ctx *ctx, const tdm__isin_args *a, int method) {
   return tdm_type_size(a->key_type) == 4 ? isin_t<uint32_t>(ctx, a, method) : isin_t<uint64_t>(ctx, a, method);
 }
 static tdm_status ops_join(tdm_ctx *ctx, const tdm__join_args *a, int method) {
-  (void)method;
-  return tdm_type_size(a->key_type) == 4 ? join_t<uint32_t>(ctx, a) : join_t<uint64_t>(ctx, a);
+  int wide = tdm_type_size(a->key_type) == 8;
+  if (a->n_right <= UINT32_MAX)
+    return wide ? join_t<uint64_t, uint32_t>(ctx, a, method) : join_t<uint32_t, uint32_t>(ctx, a, method);
+  return wide ? join_t<uint64_t, uint64_t>(ctx, a, method) : join_t<uint32_t, uint64_t>(ctx, a, method);
 }
 
 /* stop_span is not used: the kernel reads every key (no block can know
@@ -939,4 +1068,6 @@ const tdm__ops_ops tdm__ops_cuda_ops = {
      * takes the method until a GPU's measurements say where it pays
      * (docs/design.md). */
     .dense_by_rule = 0,
+    /* The hash (src/ops_api.c's join rule). */
+    .join_method = TDM__OPS_HASH,
 };

@@ -143,6 +143,14 @@ TDM_INTERNAL tdm_status tdm__hash_number(tdm_hash *h, const char *fn, const void
  * filled by tdm__hash_number. */
 TDM_INTERNAL tdm_status tdm__hash_number_counts(tdm_hash *h, const char *fn, uint32_t *counts_out);
 
+/* Fills the common part of an empty table of 2^log2cap slots (everything
+ * but the counters and fold_lock, which the caller owns): the one place
+ * that derives widths, slot size and load limit, for tdm_hash_create and
+ * for a backend's scratch tables (the CUDA data operations'). */
+TDM_INTERNAL void tdm__hash_init_common(tdm_hash *h, tdm_ctx *ctx, const tdm__hash_ops *ops, void *be,
+                                       tdm_type key_type, tdm_type value_type, int dup, int fixed, double max_load,
+                                       unsigned log2cap);
+
 /* Bytes of a table of 2^log2cap slots plus the two side slots. */
 static inline size_t tdm__hash_table_bytes(const tdm_hash *h, unsigned log2cap) {
   return (((size_t)1 << log2cap) + 2u) * h->slot_bytes;
@@ -293,6 +301,9 @@ typedef struct tdm__ops_ops {
    * pass on every integer call to decide); 0: only a forced DENSE (the test
    * hook) takes it, where the pass costs more than the rule could gain. */
   int dense_by_rule;
+  /* The method tdm_join takes when none is forced (TDM__OPS_SORT or
+   * TDM__OPS_HASH): each backend's measured choice (src/ops_api.c). */
+  int join_method;
 } tdm__ops_ops;
 
 /* ---- backends ------------------------------------------------------------ */

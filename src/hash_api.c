@@ -46,6 +46,25 @@ static unsigned log2_for(size_t need, double max_load, unsigned from) {
   return l;
 }
 
+void tdm__hash_init_common(tdm_hash *h, tdm_ctx *ctx, const tdm__hash_ops *ops, void *be, tdm_type key_type,
+                           tdm_type value_type, int dup, int fixed, double max_load, unsigned log2cap) {
+  h->ctx = ctx;
+  h->ops = ops;
+  h->be = be;
+  h->key_type = key_type;
+  h->value_type = value_type;
+  h->dup = dup;
+  h->vkind = tdm__key_kind(value_type);
+  h->fixed = fixed;
+  h->max_load = max_load;
+  h->ks = (unsigned)tdm_type_size(key_type);
+  h->vs = (unsigned)tdm_type_size(value_type);
+  h->slot_bytes = (h->ks == 4 && h->vs == 4) ? 8u : 16u;
+  h->log2cap = log2cap;
+  h->cap = (size_t)1 << log2cap;
+  h->limit = (size_t)tdm__hash_limit(log2cap, max_load);
+}
+
 tdm_status tdm_hash_create(tdm_ctx *ctx, const tdm_hash_opts *opts, tdm_hash **out) {
   static const char fn[] = "tdm_hash_create";
   const tdm__hash_ops *ops;
@@ -74,21 +93,8 @@ tdm_status tdm_hash_create(tdm_ctx *ctx, const tdm_hash_opts *opts, tdm_hash **o
   ops = ctx->be->hash;
   h = (tdm_hash *)tdm__ctx_handle_alloc(ctx, sizeof *h, ops->state_bytes, &be);
   if (!h) return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "%s: out of host memory for the table object", fn);
-  h->ctx = ctx;
-  h->ops = ops;
-  h->be = be;
-  h->key_type = opts->key_type;
-  h->value_type = opts->value_type;
-  h->dup = (int)opts->on_duplicate;
-  h->vkind = tdm__key_kind(opts->value_type);
-  h->fixed = opts->fixed_capacity != 0;
-  h->max_load = ml;
-  h->ks = (unsigned)tdm_type_size(opts->key_type);
-  h->vs = (unsigned)tdm_type_size(opts->value_type);
-  h->slot_bytes = (h->ks == 4 && h->vs == 4) ? 8u : 16u;
-  h->log2cap = l;
-  h->cap = (size_t)1 << l;
-  h->limit = (size_t)tdm__hash_limit(l, ml);
+  tdm__hash_init_common(h, ctx, ops, be, opts->key_type, opts->value_type, (int)opts->on_duplicate,
+                        opts->fixed_capacity != 0, ml, l);
   if (pthread_mutex_init(&h->fold_lock, NULL) != 0) {
     tdm__ctx_handle_free(ctx, h, sizeof *h, ops->state_bytes);
     return tdm__fail(TDM_ERR_OUT_OF_MEMORY, "%s: no resources for the table's lock", fn);

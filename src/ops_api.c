@@ -4,7 +4,7 @@
  * goes to the context's backend table (tdm__ops_ops), which runs it with
  * that method.
  *
- * The method rule is below (pick_group_method, pick_unique_method,
+ * The method rule is below (pick_join_method, pick_unique_method,
  * tdm_isin's choice by set size, and the dense method for integer keys of a
  * small range, decided from one min/max pass: pick_dense); docs/design.md
  * has the measurements behind it.
@@ -71,17 +71,23 @@ static int is_float(tdm_type t) { return t == TDM_F32 || t == TDM_F64; }
 
 /* ---- method rule -------------------------------------------------------- */
 
-/* The method for tdm_join (tdm_group_reduce and tdm_unique: below).
- * Measured on this machine (docs/design.md), the sort path beat the hash
- * path at every cardinality from 16 to 2 * 10^6 distinct keys in 2 * 10^6
- * rows, when the hash path numbered the groups with extra passes (insert,
- * export, order, re-insert, find, counting sort). A join needs each key's
- * right rows listed, which the numbering (now the hash table's
+/* The method for tdm_join (tdm_group_reduce and tdm_unique: below): the
+ * backend's (its ops table's join_method), fixed per backend.
+ * CPU: the sort. Measured on this machine (docs/design.md), the sort path
+ * beat the hash path at every cardinality from 16 to 2 * 10^6 distinct keys
+ * in 2 * 10^6 rows, when the hash path numbered the groups with extra passes
+ * (insert, export, order, re-insert, find, counting sort). A join needs each
+ * key's right rows listed, which the numbering (now the hash table's
  * insert-or-number) leaves to a counting sort; not measured again, so the
- * join sorts, and the hash path stays reachable through the test hook,
- * which checks it gives the same bytes. */
-static int pick_group_method(void) {
-  return tdm__ops_force_method != TDM__OPS_AUTO ? tdm__ops_force_method : TDM__OPS_SORT;
+ * CPU join sorts, and its hash path stays reachable through the test hook,
+ * which checks it gives the same bytes.
+ * CUDA: the hash. Both sort the right side; the hash then finds each left
+ * row's run of matches with one probe of a table of the runs instead of two
+ * binary searches of the sorted keys: the cost meter's join rows fell from
+ * 41.22 to 21.67 sectors a key with it and 32-bit right indices
+ * (docs/gpu-cost.md); no GPU has timed it. */
+static int pick_join_method(const tdm_ctx *ctx) {
+  return tdm__ops_force_method != TDM__OPS_AUTO ? tdm__ops_force_method : ctx->be->ops->join_method;
 }
 
 /* tdm_group_reduce hashes low-cardinality keys when it runs on one thread:
@@ -395,7 +401,7 @@ tdm_status tdm_join(tdm_ctx *ctx, tdm_join_kind kind, tdm_type key_type, const v
   a.n_out = n_out;
   /* No dense join: its output is pairs of rows, which the table would not
    * shorten. */
-  method = pick_group_method();
+  method = pick_join_method(ctx);
   if (method == TDM__OPS_DENSE) method = TDM__OPS_SORT;
   return ctx->be->ops->join(ctx, &a, method);
 }

@@ -7,7 +7,7 @@
  *    instead of by owner), and tdm__csr_next, the walk from an earlier
  *    position's owner, over long stretches of empty owners too.
  *  - tdm_join's fill by output position (tdm__ops_join_fill, the walk and
- *    tdm__ops_join_right the CUDA kernel runs): every kind, a hot left row,
+ *    tdm__ops_join_right64, one of the two widths the CUDA kernel runs): every kind, a hot left row,
  *    unmatched rows between matched ones, the output split into ranges at
  *    random points, equals the plain per-left-row loop.
  *  - tdm__dup_combine grouped in any way (what a parallel reduce-by-key over

@@ -249,11 +249,17 @@ TDM__OPS_BOUND(64)
 
 /* The right index of output row r of left row i (o[i] <= r < o[i + 1]) of
  * an INNER or LEFT join: i's (r - o[i])-th match, or TDM_NO_MATCH for the
- * one row of a LEFT row without a match. (SEMI and ANTI write none.) */
-TDM_HD uint64_t tdm__ops_join_right(const uint64_t *o, const uint64_t *ms, const uint64_t *mc, const uint64_t *ridx,
-                                    uint64_t i, uint64_t r) {
-  return mc[i] ? ridx[ms[i] + (r - o[i])] : TDM_NO_MATCH;
-}
+ * one row of a LEFT row without a match. (SEMI and ANTI write none.) Per
+ * width of the right indices: the CUDA join sorts 32-bit ones while the
+ * right side has fewer than 2^32 rows. */
+#define TDM__OPS_JOIN_RIGHT(W)                                                                                  \
+  TDM_HD uint64_t tdm__ops_join_right##W(const uint64_t *o, const uint64_t *ms, const uint64_t *mc,             \
+                                         const uint##W##_t *ridx, uint64_t i, uint64_t r) {                     \
+    return mc[i] ? (uint64_t)ridx[ms[i] + (r - o[i])] : TDM_NO_MATCH;                                           \
+  }
+TDM__OPS_JOIN_RIGHT(32)
+TDM__OPS_JOIN_RIGHT(64)
+#undef TDM__OPS_JOIN_RIGHT
 
 /* Whether a join of this kind writes right indices (into a non-NULL
  * right_out): INNER and LEFT do; SEMI and ANTI write left rows only. */
@@ -268,7 +274,7 @@ TDM_HD int tdm__ops_join_pairs(int kind, const uint64_t *right_out) {
  * as evenly as any others. SEMI and ANTI need no case of their own: a left
  * row has one output row or none, and the search skips those of none. The
  * CPU fills each chunk of the output with it; the CUDA kernel runs the same
- * walk and tdm__ops_join_right, staged through shared memory. */
+ * walk and tdm__ops_join_right32 / 64, staged through shared memory. */
 TDM_HD void tdm__ops_join_fill(int kind, const uint64_t *o, uint64_t n_left, const uint64_t *ms, const uint64_t *mc,
                                const uint64_t *ridx, uint64_t *left_out, uint64_t *right_out, uint64_t lo,
                                uint64_t hi) {
@@ -279,7 +285,7 @@ TDM_HD void tdm__ops_join_fill(int kind, const uint64_t *o, uint64_t n_left, con
   for (r = lo; r < hi; r++) {
     i = tdm__csr_next(o, n_left, i, r);
     left_out[r] = i;
-    if (pairs) right_out[r] = tdm__ops_join_right(o, ms, mc, ridx, i, r);
+    if (pairs) right_out[r] = tdm__ops_join_right64(o, ms, mc, ridx, i, r);
   }
 }
 
