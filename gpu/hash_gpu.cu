@@ -61,13 +61,20 @@ static __device__ __forceinline__ int live_key(K k) {
   return k != (K)TDM_HASH_EMPTY && k != tomb;
 }
 
-/* Live slots of this thread's EXPORT_ITEMS consecutive slots of tile t. */
+/* Export: a tile of EXPORT_TILE slots per block and turn, read in
+ * EXPORT_ITEMS passes of TDM_GPU_BLOCK consecutive slots (thread t reads
+ * slot tile + pass * TDM_GPU_BLOCK + t), so that a warp's loads are
+ * coalesced: a slot is read once by the count and once by the write. The
+ * write keeps slot order: each pass places its live slots by a block scan
+ * after the pass before. */
 template <typename K, typename V>
 static __device__ __forceinline__ unsigned export_thread_count(const typename hs<K, V>::S *s, size_t cap, size_t t) {
-  size_t i0 = t * EXPORT_TILE + (size_t)threadIdx.x * EXPORT_ITEMS;
+  size_t i0 = t * EXPORT_TILE + threadIdx.x;
   unsigned c = 0;
-  for (unsigned j = 0; j < EXPORT_ITEMS; j++)
-    if (i0 + j < cap) c += (unsigned)live_key<K>(s[i0 + j].k);
+  for (unsigned j = 0; j < EXPORT_ITEMS; j++) {
+    size_t i = i0 + (size_t)j * TDM_GPU_BLOCK;
+    if (i < cap) c += (unsigned)live_key<K>(s[i].k);
+  }
   return c;
 }
 
@@ -102,19 +109,23 @@ __global__ void __launch_bounds__(TDM_GPU_BLOCK)
     }
   }
   for (size_t t = blockIdx.x; t < tiles; t += gridDim.x) {
-    unsigned before;
-    size_t i0 = t * EXPORT_TILE + (size_t)threadIdx.x * EXPORT_ITEMS, at;
-    scan(tmp).ExclusiveSum(export_thread_count<K, V>(s, cap, t), before);
-    at = side + (size_t)tile_off[t] + before;
+    size_t at = side + (size_t)tile_off[t];
     for (unsigned j = 0; j < EXPORT_ITEMS; j++) {
-      size_t i = i0 + j;
-      if (i < cap && live_key<K>(s[i].k)) {
-        ko[at] = s[i].k;
-        vo[at] = s[i].v;
-        at++;
+      size_t i = t * EXPORT_TILE + (size_t)j * TDM_GPU_BLOCK + threadIdx.x;
+      typename hs<K, V>::S slot;
+      unsigned live = 0, before, total;
+      if (i < cap) {
+        slot = slot_load<typename hs<K, V>::S>::at(&s[i]);
+        live = (unsigned)live_key<K>(slot.k);
       }
+      scan(tmp).ExclusiveSum(live, before, total);
+      if (live) {
+        ko[at + before] = slot.k;
+        vo[at + before] = slot.v;
+      }
+      at += total;
+      __syncthreads(); /* tmp is reused by the next pass */
     }
-    __syncthreads(); /* tmp is reused by the next tile */
   }
 }
 
@@ -164,7 +175,7 @@ static tdm_status hg_create(tdm_hash *h) {
   return TDM_OK;
 }
 
-tdm_status tdm__hg_scratch_table(tdm_ctx *ctx, tdm__gpu_scope &sc, tdm_type key_bits, tdm_type value_type,
+tdm_status tdm__hg_scratch_table(tdm_ctx *ctx, tdm__gpu_scope &sc, tdm_type key_bits, tdm_type value_type, int dup,
                                  const void *d_keys, const void *d_vals, size_t m, tdm_hash *h, tdm__hash_gpu *be,
                                  const char *fn) {
   cudaStream_t s = tdm__stream(ctx);
@@ -175,8 +186,8 @@ tdm_status tdm__hg_scratch_table(tdm_ctx *ctx, tdm__gpu_scope &sc, tdm_type key_
   memset(h, 0, sizeof *h);
   memset(be, 0, sizeof *be);
   while (tdm__hash_limit(l, TDM_HASH_DEFAULT_MAX_LOAD) < (uint64_t)m) l++;
-  tdm__hash_init_common(h, ctx, &tdm__hash_cuda_ops, be, key_bits, value_type, TDM__DUP_SUM, 1,
-                        TDM_HASH_DEFAULT_MAX_LOAD, l);
+  tdm__hash_init_common(h, ctx, &tdm__hash_cuda_ops, be, key_bits, value_type, dup, 1, TDM_HASH_DEFAULT_MAX_LOAD,
+                        l);
   bytes = tdm__hash_table_bytes(h, l);
   be->common = common_widths[tdm__hash_inst(h->ks, h->vs)];
   be->policy = tdm__hg_policies[tdm__hash_inst(h->ks, h->vs)];
@@ -192,6 +203,30 @@ tdm_status tdm__hg_scratch_table(tdm_ctx *ctx, tdm__gpu_scope &sc, tdm_type key_
     be->policy->insert(h, k, v, m - off < x.chunk ? m - off : x.chunk, &x, be->counts);
     if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
   }
+  return TDM_OK;
+}
+
+tdm_status tdm__hg_scratch_export(tdm_ctx *ctx, tdm__gpu_scope &sc, const tdm_hash *h, void **d_keys, void **d_vals,
+                                  size_t *n_out, const char *fn) {
+  const tdm__hash_gpu *be = tdm__hg(h);
+  size_t tiles = (h->cap + EXPORT_TILE - 1) / EXPORT_TILE, temp_bytes = 0, n;
+  unsigned long long c[NCOUNT], *cnt = NULL, *off = NULL;
+  void *temp = NULL;
+  tdm_status st;
+  TDM_CUDA_TRY(cudaMemcpyAsync(c, be->counts, sizeof c, cudaMemcpyDeviceToHost, tdm__stream(ctx)), (void)0);
+  if ((st = tdm__gpu_sync(ctx, fn)) != TDM_OK) return st;
+  n = (size_t)(c[TDM_HASH_NEW_EMPTY] + c[TDM_HASH_NEW_TOMB] + c[TDM_HASH_NEW_SIDE]);
+  TDM_CUDA_TRY(cub::DeviceScan::ExclusiveSum(NULL, temp_bytes, cnt, off, tiles, tdm__stream(ctx)), (void)0);
+  if ((st = sc.alloc(n * h->ks, d_keys)) != TDM_OK || (st = sc.alloc(n * h->vs, d_vals)) != TDM_OK ||
+      (st = sc.alloc(tiles * sizeof(unsigned long long), &cnt)) != TDM_OK ||
+      (st = sc.alloc(tiles * sizeof(unsigned long long), &off)) != TDM_OK || (st = sc.alloc(temp_bytes, &temp)) != TDM_OK)
+    return st;
+  be->common->export_count(h, cnt, tiles);
+  if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
+  TDM_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp, temp_bytes, cnt, off, tiles, tdm__stream(ctx)), (void)0);
+  be->common->export_write(h, off, tiles, *d_keys, *d_vals);
+  if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
+  *n_out = n;
   return TDM_OK;
 }
 

@@ -9,6 +9,8 @@
 #ifndef TANDEM_HASH_GPU_CUH
 #define TANDEM_HASH_GPU_CUH
 
+#include <string.h>
+
 #include "gpu_common.cuh"
 
 /* Per-width access to the shared functions, so the kernels can be templates. */
@@ -24,6 +26,30 @@ static __device__ __forceinline__ uint32_t cas_v(uint32_t *p, uint32_t e, uint32
 static __device__ __forceinline__ uint64_t cas_v(uint64_t *p, uint64_t e, uint64_t d) { return tdm__hash_cas64(p, e, d); }
 static __device__ __forceinline__ uint32_t load_v(const uint32_t *p) { return tdm__hash_load32(p); }
 static __device__ __forceinline__ uint64_t load_v(const uint64_t *p) { return tdm__hash_load64(p); }
+
+/* A whole slot by one load (16 bytes by one vector load) through the
+ * read-only path, for a kernel during which the table does not change (a
+ * find, an export): its key and value arrive together. */
+template <typename S, unsigned B = sizeof(S)>
+struct slot_load;
+template <typename S>
+struct slot_load<S, 16> {
+  static __device__ __forceinline__ S at(const S *p) {
+    const ulonglong2 w = __ldg((const ulonglong2 *)p);
+    S r;
+    memcpy(&r, &w, sizeof r);
+    return r;
+  }
+};
+template <typename S>
+struct slot_load<S, 8> {
+  static __device__ __forceinline__ S at(const S *p) {
+    const unsigned long long w = __ldg((const unsigned long long *)p);
+    S r;
+    memcpy(&r, &w, sizeof r);
+    return r;
+  }
+};
 
 /* Counters: [0..3] claim outcomes, [4..7] erase outcomes, as on the CPU. */
 enum { NCOUNT = 8 };
@@ -135,17 +161,24 @@ static inline tdm__hash_gpu *tdm__hg(const tdm_hash *h) { return (tdm__hash_gpu 
 
 /* A table of the m device keys d_keys (key_bits: TDM_U32 or TDM_U64) in a
  * call's scratch (sc frees it), for a data operation to probe with
- * tdm__hg(h)->policy->find: *h and *be are filled as tdm_hash_create and
- * hg_create would (tdm__hash_init_common), the slots taken from sc, cleared
- * and filled by queued launches. No host wait (a table made by
- * tdm_hash_create waits once, and its destroy once more); no outcome counts
- * are read (a fresh table sized for m keys always has a free slot). The
- * duplicate policy is SUM, the insert of one launch per chunk and no
- * batch-sized scratch: each key's value is the wrapping sum of its copies'
- * d_vals (value_type), or of the keys themselves when d_vals is NULL
- * (value_type = key_bits; a set whose values are never read). */
-tdm_status tdm__hg_scratch_table(tdm_ctx *ctx, tdm__gpu_scope &sc, tdm_type key_bits, tdm_type value_type,
+ * tdm__hg(h)->policy->find or to export (tdm__hg_scratch_export): *h and
+ * *be are filled as tdm_hash_create and hg_create would
+ * (tdm__hash_init_common), the slots taken from sc, cleared and filled by
+ * queued launches. No host wait (a table made by tdm_hash_create waits
+ * once, and its destroy once more); the outcome counts are only read by
+ * the export (a fresh table sized for m keys always has a free slot). Each
+ * key's value is the fold of its copies' d_vals (value_type) by dup
+ * (enum tdm__dup: SUM, one launch per chunk and no batch-sized scratch; MIN
+ * or MAX), or of the keys themselves when d_vals is NULL (value_type =
+ * key_bits; a set whose values are never read). */
+tdm_status tdm__hg_scratch_table(tdm_ctx *ctx, tdm__gpu_scope &sc, tdm_type key_bits, tdm_type value_type, int dup,
                                  const void *d_keys, const void *d_vals, size_t m, tdm_hash *h, tdm__hash_gpu *be,
                                  const char *fn);
+
+/* The live (key, value) pairs of a scratch table (tdm__hg_scratch_table)
+ * into device arrays taken from sc (*d_keys, *d_vals; *n_out pairs, in slot
+ * order, side slots first): one host wait, for the count. */
+tdm_status tdm__hg_scratch_export(tdm_ctx *ctx, tdm__gpu_scope &sc, const tdm_hash *h, void **d_keys, void **d_vals,
+                                  size_t *n_out, const char *fn);
 
 #endif /* TANDEM_HASH_GPU_CUH */

@@ -97,29 +97,6 @@ struct sector_lanes {
   static constexpr unsigned value = 32u / sizeof(typename hs<K, V>::S);
 };
 
-/* A whole slot by one load (16 bytes by one vector load): its key and
- * value arrive together, and the lane that matches hands the value on. */
-template <typename S, unsigned B = sizeof(S)>
-struct slot_load;
-template <typename S>
-struct slot_load<S, 16> {
-  static __device__ __forceinline__ S at(const S *p) {
-    const ulonglong2 w = __ldg((const ulonglong2 *)p);
-    S r;
-    memcpy(&r, &w, sizeof r);
-    return r;
-  }
-};
-template <typename S>
-struct slot_load<S, 8> {
-  static __device__ __forceinline__ S at(const S *p) {
-    const unsigned long long w = __ldg((const unsigned long long *)p);
-    S r;
-    memcpy(&r, &w, sizeof r);
-    return r;
-  }
-};
-
 /* The slot of key (a table key or a marker value), or TDM_HASH_NONE, by G
  * lanes; every lane of the group gets it. WHOLE (a find: the table does not
  * change meanwhile): each lane loads its whole slot through the read-only

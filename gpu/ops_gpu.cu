@@ -19,7 +19,9 @@
  * by output position (join_fill_kernel: a tile of rows per block, one
  * search per tile), so a hot key is spread over the grid, with the per-row
  * logic the CPU runs (ops_keys.h). The hash method is also tdm_isin's (a
- * scratch table of the set, isin_t); unique and group_reduce sort whatever
+ * scratch table of the set, isin_t) and tdm_group_reduce's for COUNT and
+ * integer SUM, MIN, MAX in ascending order (a scratch table folds the rows,
+ * then the groups alone are sorted: group_hashed_t); unique sorts whatever
  * the method: the sort method's bytes are the contract's either way.
  * The dense method (integer keys of a small range, src/ops_api.c) is the
  * CPU's tables on the device: unique counts rows per slot with atomicAdd,
@@ -729,6 +731,75 @@ static tdm_status group_reduce_t(tdm_ctx *ctx, const tdm__group_args *a) {
   return TDM_OK;
 }
 
+/* The hash method's groups in ascending key order: group p is the
+ * exported pair ord[p] (the exported keys' bits sorted with their
+ * positions). */
+template <typename K, typename V, typename I>
+__global__ void group_put_kernel(const K *ek, const V *ev, const I *ord, K *keys_out, V *values_out, size_t G) {
+  TDM_GRID_STRIDE(p, G) {
+    size_t q = (size_t)ord[p];
+    if (keys_out) keys_out[p] = ek[q];
+    values_out[p] = ev[q];
+  }
+}
+
+__global__ void ops_ones_kernel(uint64_t *out, size_t n) {
+  TDM_GRID_STRIDE(i, n) out[i] = 1;
+}
+
+/* tdm_group_reduce by the hash method (src/ops_api.c's rule: COUNT, and
+ * SUM, MIN, MAX of integer values, in ascending order of keys compared by
+ * bits): a scratch table keyed by the keys' bits folds each row's value
+ * into its key's slot (COUNT: a SUM of ones; integer SUM wraps and MIN /
+ * MAX pick, so the order the rows land in does not matter), its live
+ * slots are exported (the call's one wait, for their count), and only the
+ * groups are sorted, by the same order bits as the sort method: the same
+ * bytes as the sort's. V: the value bits (uint64_t for COUNT). */
+template <typename K, typename V, typename I>
+static tdm_status group_hashed_t(tdm_ctx *ctx, const tdm__group_args *a) {
+  static const char fn[] = "tdm_group_reduce";
+  tdm__gpu_scope sc(ctx);
+  tdm__dev_array keys, vals, outs[2];
+  cudaStream_t s = tdm__stream(ctx);
+  const tdm_type kbits = sizeof(K) == 4 ? TDM_U32 : TDM_U64;
+  int dup = a->agg == TDM_AGG_MIN ? TDM__DUP_MIN : a->agg == TDM_AGG_MAX ? TDM__DUP_MAX : TDM__DUP_SUM;
+  size_t n = a->n, G = 0;
+  const void *v;
+  void *ek = NULL, *ev = NULL;
+  uint64_t *ones;
+  K *sorted;
+  I *ord;
+  tdm_hash h;
+  tdm__hash_gpu be;
+  tdm_status st;
+  if ((st = enter_waiting(sc, ctx, fn)) != TDM_OK || (st = sc.in(a->keys, n * sizeof(K), &keys)) != TDM_OK) return st;
+  if (a->agg == TDM_AGG_COUNT) {
+    if ((st = sc.alloc(n * 8, &ones)) != TDM_OK) return st;
+    ops_ones_kernel<<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>(ones, n);
+    if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
+    v = ones;
+  } else {
+    if ((st = sc.in(a->values, n * sizeof(V), &vals)) != TDM_OK) return st;
+    v = vals.d;
+  }
+  if ((st = tdm__hg_scratch_table(ctx, sc, kbits, a->value_type, dup, keys.d, v, n, &h, &be, fn)) != TDM_OK ||
+      (st = tdm__hg_scratch_export(ctx, sc, &h, &ek, &ev, &G, fn)) != TDM_OK ||
+      (st = sc.alloc(G * sizeof(K), &sorted)) != TDM_OK || (st = sc.alloc(G * sizeof(I), &ord)) != TDM_OK ||
+      (st = sort_bits_indexed<K, I>(ctx, sc, fn, (const K *)ek, G, tdm__key_kind(a->key_type), 0, sorted, ord)) !=
+          TDM_OK ||
+      (st = opt_out(sc, a->keys_out, G * sizeof(K), &outs[0])) != TDM_OK ||
+      (st = opt_out(sc, a->values_out, G * sizeof(V), &outs[1])) != TDM_OK)
+    return st;
+  if (G) {
+    group_put_kernel<K, V, I><<<tdm__grid(G), TDM_GPU_BLOCK, 0, s>>>((const K *)ek, (const V *)ev, ord,
+                                                                     (K *)outs[0].d, (V *)outs[1].d, G);
+    if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
+  }
+  if ((st = finish_outs(sc, ctx, outs, 2, fn)) != TDM_OK) return st;
+  *a->n_groups_out = G;
+  return TDM_OK;
+}
+
 /* tdm_isin: by the hash method a table of the set (tdm__hg_scratch_table, in
  * the call's scratch, no host wait) and one probe per query; by the sort
  * method a binary search of the sorted set's bits per query; with the dense
@@ -773,7 +844,7 @@ static tdm_status isin_t(tdm_ctx *ctx, const tdm__isin_args *a, int method) {
       sk = bits;
       qk = qc;
     }
-    if ((st = tdm__hg_scratch_table(ctx, sc, bits_type, bits_type, sk, NULL, a->m, &h, &be, fn)) != TDM_OK ||
+    if ((st = tdm__hg_scratch_table(ctx, sc, bits_type, bits_type, TDM__DUP_SUM, sk, NULL, a->m, &h, &be, fn)) != TDM_OK ||
         (st = sc.out(a->found_out, a->n, &out)) != TDM_OK)
       return st;
     be.policy->find(&h, qk, NULL, (uint8_t *)out.d, a->n);
@@ -832,7 +903,7 @@ static tdm_status join_match(tdm_ctx *ctx, tdm__gpu_scope &sc, const char *fn, c
   if ((st = tdm__launch_check(fn)) != TDM_OK || (st = exclusive_sum(ctx, flag, rid, nr + 1)) != TDM_OK) return st;
   join_heads_kernel<<<tdm__grid(nr + 1), TDM_GPU_BLOCK, 0, s>>>(flag, rid, off, nr);
   if ((st = tdm__launch_check(fn)) != TDM_OK ||
-      (st = tdm__hg_scratch_table(ctx, sc, bits_type, TDM_U64, rbits, flag, nr, &h, &be, fn)) != TDM_OK)
+      (st = tdm__hg_scratch_table(ctx, sc, bits_type, TDM_U64, TDM__DUP_SUM, rbits, flag, nr, &h, &be, fn)) != TDM_OK)
     return st;
   /* Checked before join_runs_kernel, which indexes off by what the find
    * wrote. */
@@ -1036,8 +1107,20 @@ static tdm_status ops_unique(tdm_ctx *ctx, const tdm__unique_args *a, int method
   return wide ? unique_t<uint64_t>(ctx, a) : unique_t<uint32_t>(ctx, a);
 }
 static tdm_status ops_group_reduce(tdm_ctx *ctx, const tdm__group_args *a, int method) {
-  (void)method;
-  return tdm_type_size(a->key_type) == 4 ? group_reduce_t<uint32_t>(ctx, a) : group_reduce_t<uint64_t>(ctx, a);
+  int wide = tdm_type_size(a->key_type) == 8, wide_v = tdm_type_size(a->value_type) == 8;
+  if (method == TDM__OPS_HASH && a->n <= UINT32_MAX) {
+    if (wide) return wide_v ? group_hashed_t<uint64_t, uint64_t, uint32_t>(ctx, a)
+                            : group_hashed_t<uint64_t, uint32_t, uint32_t>(ctx, a);
+    return wide_v ? group_hashed_t<uint32_t, uint64_t, uint32_t>(ctx, a)
+                  : group_hashed_t<uint32_t, uint32_t, uint32_t>(ctx, a);
+  }
+  if (method == TDM__OPS_HASH) {
+    if (wide) return wide_v ? group_hashed_t<uint64_t, uint64_t, uint64_t>(ctx, a)
+                            : group_hashed_t<uint64_t, uint32_t, uint64_t>(ctx, a);
+    return wide_v ? group_hashed_t<uint32_t, uint64_t, uint64_t>(ctx, a)
+                  : group_hashed_t<uint32_t, uint32_t, uint64_t>(ctx, a);
+  }
+  return wide ? group_reduce_t<uint64_t>(ctx, a) : group_reduce_t<uint32_t>(ctx, a);
 }
 static tdm_status ops_isin(tdm_ctx *ctx, const tdm__isin_args *a, int method) {
   return tdm_type_size(a->key_type) == 4 ? isin_t<uint32_t>(ctx, a, method) : isin_t<uint64_t>(ctx, a, method);
@@ -1070,4 +1153,5 @@ const tdm__ops_ops tdm__ops_cuda_ops = {
     .dense_by_rule = 0,
     /* The hash (src/ops_api.c's join rule). */
     .join_method = TDM__OPS_HASH,
+    .reduce_hash = TDM__REDUCE_HASH_ORDER_FREE,
 };

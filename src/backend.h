@@ -223,6 +223,18 @@ TDM_INTERNAL tdm_status tdm__bt_check_nodes(const tdm_btree *t, const tdm__bt_no
  * the same bytes. */
 enum tdm__ops_method { TDM__OPS_AUTO = 0, TDM__OPS_HASH = 1, TDM__OPS_SORT = 2, TDM__OPS_DENSE = 3 };
 
+/* What a backend's hash method of tdm_group_reduce covers, and when the
+ * rule (src/ops_api.c) takes it (tdm__ops_ops.reduce_hash). */
+enum tdm__reduce_hash {
+  /* Every aggregation and order (a fold in input order), on one thread:
+   * the CPU. */
+  TDM__REDUCE_HASH_ONE_THREAD = 0,
+  /* COUNT, and SUM, MIN, MAX of integer values, in ascending order of keys
+   * compared by their bits (the order-free folds, whose slot in a table can
+   * take the rows in any order): always. The CUDA backend. */
+  TDM__REDUCE_HASH_ORDER_FREE = 1
+};
+
 /* Set only by the test build (tests/hooks/ops_method.c): a method other than
  * AUTO forces every data operation onto it. */
 TDM_INTERNAL extern int tdm__ops_force_method;
@@ -304,6 +316,8 @@ typedef struct tdm__ops_ops {
   /* The method tdm_join takes when none is forced (TDM__OPS_SORT or
    * TDM__OPS_HASH): each backend's measured choice (src/ops_api.c). */
   int join_method;
+  /* enum tdm__reduce_hash. */
+  int reduce_hash;
 } tdm__ops_ops;
 
 /* ---- backends ------------------------------------------------------------ */

@@ -90,23 +90,41 @@ static int pick_join_method(const tdm_ctx *ctx) {
   return tdm__ops_force_method != TDM__OPS_AUTO ? tdm__ops_force_method : ctx->be->ops->join_method;
 }
 
-/* tdm_group_reduce hashes low-cardinality keys when it runs on one thread:
- * the hash table numbers the rows (one probe each, in input order) and one
- * more pass folds each row into its group's state, in input order, so the
- * same bits as the sort's left folds; no (key, value) sort. Measured at 10^7
- * u64 rows, f64 SUM (docs/design.md): one thread, 1.6x the sort at 100
- * distinct keys, 2x at 10^4, 1.1x at 10^5, 0.5x at 10^6; but both passes
- * are sequential, so on two threads, where the sort splits, it ties at 100
- * distinct keys and loses from 10^4 on. So: the hash on one thread (the
- * context's, or all the load guard leaves) up to n / 128 distinct keys
- * (found while hashing: past them the sort starts), else the sort. */
+/* tdm_group_reduce by hashing, per backend (its ops table's reduce_hash).
+ * CPU (TDM__REDUCE_HASH_ONE_THREAD): the hash table numbers the rows (one
+ * probe each, in input order) and one more pass folds each row into its
+ * group's state, in input order, so the same bits as the sort's left
+ * folds; no (key, value) sort. Measured at 10^7 u64 rows, f64 SUM
+ * (docs/design.md): one thread, 1.6x the sort at 100 distinct keys, 2x at
+ * 10^4, 1.1x at 10^5, 0.5x at 10^6; but both passes are sequential, so on
+ * two threads, where the sort splits, it ties at 100 distinct keys and
+ * loses from 10^4 on. So: the hash on one thread (the context's, or all the
+ * load guard leaves) up to n / 128 distinct keys (found while hashing: past
+ * them the sort starts), else the sort.
+ * CUDA (TDM__REDUCE_HASH_ORDER_FREE): a scratch table folds each row's
+ * value into its key's slot, for the aggregations whose result does not
+ * depend on the order the rows arrive in, in ascending key order by bits;
+ * the groups alone are then sorted. On the cost meter (docs/gpu-cost.md,
+ * 2^18 rows, 2^14 groups) group_sum fell from 10.12 sectors a key (the sort
+ * of the rows) to 5.19; no GPU has timed it. Other calls sort. */
 #define OPS_REDUCE_HASH_RATIO ((size_t)128)
 
-static int pick_reduce_method(const tdm_ctx *ctx, size_t n, size_t *hash_max_groups) {
+static int reduce_hashable(const tdm_ctx *ctx, const tdm__group_args *a) {
+  if (ctx->be->ops->reduce_hash == TDM__REDUCE_HASH_ONE_THREAD) return 1;
+  if (a->first_seen || a->numeric) return 0;
+  return a->agg == TDM_AGG_COUNT ||
+         ((a->agg == TDM_AGG_SUM || a->agg == TDM_AGG_MIN || a->agg == TDM_AGG_MAX) && !is_float(a->value_type));
+}
+
+static int pick_reduce_method(const tdm_ctx *ctx, const tdm__group_args *a, size_t *hash_max_groups) {
+  int hashable = reduce_hashable(ctx, a);
   *hash_max_groups = SIZE_MAX;
-  if (tdm__ops_force_method != TDM__OPS_AUTO) return tdm__ops_force_method;
-  if (ctx->backend != TDM_BACKEND_CPU || tdm__threads_for(ctx, n, (size_t)1 << 15) > 1) return TDM__OPS_SORT;
-  *hash_max_groups = n / OPS_REDUCE_HASH_RATIO;
+  if (tdm__ops_force_method != TDM__OPS_AUTO)
+    return tdm__ops_force_method == TDM__OPS_HASH && !hashable ? TDM__OPS_SORT : tdm__ops_force_method;
+  if (!hashable) return TDM__OPS_SORT;
+  if (ctx->be->ops->reduce_hash == TDM__REDUCE_HASH_ORDER_FREE) return TDM__OPS_HASH;
+  if (tdm__threads_for(ctx, a->n, (size_t)1 << 15) > 1) return TDM__OPS_SORT;
+  *hash_max_groups = a->n / OPS_REDUCE_HASH_RATIO;
   return TDM__OPS_HASH;
 }
 
@@ -323,7 +341,7 @@ tdm_status tdm_group_reduce(tdm_ctx *ctx, tdm_type key_type, const void *keys, t
   a.keys_out = keys_out;
   a.values_out = values_out;
   a.n_groups_out = n_groups_out;
-  method = pick_reduce_method(ctx, n, &a.hash_max_groups);
+  method = pick_reduce_method(ctx, &a, &a.hash_max_groups);
   a.dense_min = a.dense_span = 0;
   if (agg != TDM_AGG_COUNT) method = method == TDM__OPS_DENSE ? TDM__OPS_SORT : method;
   else if ((st = pick_dense(ctx, key_type, keys, n, n / OPS_DENSE_ROWS_PER_SLOT, &method, &a.dense_min,
