@@ -59,7 +59,8 @@
  * branches are the one-thread probe functions the CPU tests run, kept so a
  * GPU measurement can choose it by editing the table). The cost meter's
  * figures (u64 -> u64, 2^18 keys, docs/gpu-cost.md): a find_hit by sector
- * lanes reading whole slots 1.92 sectors a key, by bucket lanes reading key
+ * lanes reading whole slots 1.92 sectors a key (1.88 since a warp writes
+ * its 32 found bytes by one store), by bucket lanes reading key
  * words 3.72 (then a load of the value), by one thread 5.73 (a load per
  * slot); the insert (KEEP_LAST) with a sector-lane claim 5.10 (5.35 before
  * the claim cleared found slots itself), with a bucket-lane claim 6.10,
@@ -178,20 +179,34 @@ static __device__ __forceinline__ uint64_t probe_claim(const cg::thread_block_ti
   }
 }
 
-/* Find: a group of G lanes per key. */
+/* Find: a group of G lanes per key. A warp takes 32 consecutive keys at a
+ * time in G turns of 32 / G keys; each turn's first lanes of the groups
+ * write the values (one coalesced store of the turn's keys), and the found
+ * bytes wait in lane j for key j, so that the warp writes its 32 bytes by
+ * one store: a sector per 32 keys instead of one per turn. */
 template <typename K, typename V, unsigned G>
 __global__ void __launch_bounds__(TDM_GPU_BLOCK) find_kernel(const typename hs<K, V>::S *s, unsigned l,
                                                              const K *keys, V *vo, uint8_t *fo, size_t n) {
   static_assert(32u % G == 0 && TDM_GPU_BLOCK % 32u == 0, "a lane group must lie within one warp");
   const cg::thread_block_tile<G> tile = cg::tiled_partition<G>(cg::this_thread_block());
-  const size_t groups = (size_t)gridDim.x * blockDim.x / G;
-  for (size_t i = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / G; i < n; i += groups) {
-    V v;
-    const uint64_t at = probe_find<K, V, G, true>(tile, s, l, keys[i], &v);
-    if (tile.thread_rank() == 0) {
-      if (vo) vo[i] = v;
-      if (fo) fo[i] = (uint8_t)(at != TDM_HASH_NONE);
+  const unsigned lane = threadIdx.x & 31u, per_turn = 32u / G;
+  const size_t warps = (size_t)gridDim.x * blockDim.x / 32u;
+  /* The loop is the warp's as a whole, so every lane reaches the shuffles. */
+  for (size_t c = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / 32u * 32u; c < n; c += warps * 32u) {
+    unsigned found = 0;
+    for (unsigned turn = 0; turn < G; turn++) {
+      const size_t i = c + turn * per_turn + lane / G;
+      unsigned hit = 0;
+      if (i < n) { /* the whole group, or none of it */
+        V v;
+        hit = probe_find<K, V, G, true>(tile, s, l, keys[i], &v) != TDM_HASH_NONE;
+        if (vo && tile.thread_rank() == 0) vo[i] = v;
+      }
+      /* Lane j takes key j's answer from its group's first lane. */
+      hit = __shfl_sync(0xffffffffu, hit, (lane - turn * per_turn) * G & 31u);
+      if (lane / per_turn == turn) found = hit;
     }
+    if (fo && c + lane < n) fo[c + lane] = (uint8_t)found;
   }
 }
 
@@ -526,7 +541,7 @@ static void launch_erase(tdm_hash *h, const void *keys, size_t n, unsigned long 
 template <typename K, typename V, unsigned G>
 static void launch_find(const tdm_hash *h, const void *keys, void *vo, uint8_t *fo, size_t n) {
   typedef typename hs<K, V>::S S;
-  find_kernel<K, V, G><<<tdm__grid(n * G), TDM_GPU_BLOCK, 0, tdm__stream(h->ctx)>>>(
+  find_kernel<K, V, G><<<tdm__grid(n), TDM_GPU_BLOCK, 0, tdm__stream(h->ctx)>>>(
       (const S *)tdm__hg(h)->slots, h->log2cap, (const K *)keys, (V *)vo, fo, n);
 }
 
