@@ -199,7 +199,7 @@ tdm_status tdm__hg_scratch_table(tdm_ctx *ctx, tdm__gpu_scope &sc, tdm_type key_
   TDM_CUDA_TRY(cudaMemsetAsync(be->counts, 0, NCOUNT * sizeof(unsigned long long), s), (void)0);
   for (off = 0; off < m; off += x.chunk) {
     const char *k = (const char *)d_keys + off * h->ks;
-    const char *v = d_vals ? (const char *)d_vals + off * h->vs : k;
+    const char *v = d_vals ? (const char *)d_vals + off * h->vs : NULL;
     be->policy->insert(h, k, v, m - off < x.chunk ? m - off : x.chunk, &x, be->counts);
     if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
   }

@@ -169,8 +169,8 @@ static inline tdm__hash_gpu *tdm__hg(const tdm_hash *h) { return (tdm__hash_gpu 
  * the export (a fresh table sized for m keys always has a free slot). Each
  * key's value is the fold of its copies' d_vals (value_type) by dup
  * (enum tdm__dup: SUM, one launch per chunk and no batch-sized scratch; MIN
- * or MAX), or of the keys themselves when d_vals is NULL (value_type =
- * key_bits; a set whose values are never read). */
+ * or MAX); with d_vals NULL (dup SUM) a set: the claims alone, every value
+ * left 0. */
 tdm_status tdm__hg_scratch_table(tdm_ctx *ctx, tdm__gpu_scope &sc, tdm_type key_bits, tdm_type value_type, int dup,
                                  const void *d_keys, const void *d_vals, size_t m, tdm_hash *h, tdm__hash_gpu *be,
                                  const char *fn);

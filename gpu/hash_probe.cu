@@ -353,7 +353,9 @@ __global__ void __launch_bounds__(TDM_GPU_BLOCK)
     if (live) at = probe_claim<K, V, G>(t.tile, s, l, keys[i], &o); /* the whole group, or none of it */
     /* A key without a slot counts as FOUND: hg_sync_counts reports it. */
     bc.add_warp(!first ? -1 : at == TDM_HASH_NONE ? TDM_HASH_FOUND : o != TDM_HASH_FOUND ? o : -1);
-    if (dup == TDM__DUP_SUM) {
+    if (dup == TDM__DUP_SUM && !vals) {
+      /* A set (a data operation's scratch table of keys alone): nothing to add. */
+    } else if (dup == TDM__DUP_SUM) {
       const bool in = first && at != TDM_HASH_NONE;
       const unsigned peers = __match_any_sync(0xffffffffu, in ? at : TDM_HASH_NONE);
       const V sum = warp_fold_peers(peers, in, in ? vals[i] : (V)0, add_op<V>());
