@@ -1128,5 +1128,5 @@ const tdm__ops_ops tdm__ops_cpu_ops = {
     .dense_by_rule = 1,
     /* The sort (src/ops_api.c's join rule). */
     .join_method = TDM__OPS_SORT,
-    .reduce_hash = TDM__REDUCE_HASH_ONE_THREAD,
+    .hash_groups = TDM__HASH_GROUPS_IN_ORDER,
 };

@@ -263,8 +263,9 @@ class tdm__gpu_scope {
   }
 
  private:
-  /* The most a call takes: tdm_group_reduce by hashing, staged, takes 17
-   * (inputs, its table, the table's export, the sort of the groups, outputs). */
+  /* The most a call takes: tdm_unique by hashing, staged, takes 21 (its
+   * input, two tables, the first's export, the sort of the groups,
+   * outputs). */
   enum { MAX = 24 };
   static tdm_status full() { return tdm__fail(TDM_ERR_DEVICE, "internal: more than 24 device buffers in one call"); }
   tdm__gpu_device dev_; /* first member: destroyed last */

@@ -733,13 +733,13 @@ static tdm_status group_reduce_t(tdm_ctx *ctx, const tdm__group_args *a) {
 
 /* The hash method's groups in ascending key order: group p is the
  * exported pair ord[p] (the exported keys' bits sorted with their
- * positions). */
+ * positions); either output may be NULL. */
 template <typename K, typename V, typename I>
 __global__ void group_put_kernel(const K *ek, const V *ev, const I *ord, K *keys_out, V *values_out, size_t G) {
   TDM_GRID_STRIDE(p, G) {
     size_t q = (size_t)ord[p];
     if (keys_out) keys_out[p] = ek[q];
-    values_out[p] = ev[q];
+    if (values_out) values_out[p] = ev[q];
   }
 }
 
@@ -747,56 +747,117 @@ __global__ void ops_ones_kernel(uint64_t *out, size_t n) {
   TDM_GRID_STRIDE(i, n) out[i] = 1;
 }
 
-/* tdm_group_reduce by the hash method (src/ops_api.c's rule: COUNT, and
- * SUM, MIN, MAX of integer values, in ascending order of keys compared by
- * bits): a scratch table keyed by the keys' bits folds each row's value
- * into its key's slot (COUNT: a SUM of ones; integer SUM wraps and MIN /
- * MAX pick, so the order the rows land in does not matter), its live
- * slots are exported (the call's one wait, for their count), and only the
- * groups are sorted, by the same order bits as the sort method: the same
- * bytes as the sort's. V: the value bits (uint64_t for COUNT). */
+/* The groups of the hash method (src/ops_api.c's rule, TDM__HASH_GROUPS_UNORDERED):
+ * a scratch table keyed by the n keys' bits folds each row's value into its
+ * key's slot by dup (values NULL: COUNT, a SUM of ones; integer SUM wraps
+ * and MIN / MAX pick, so the order the rows land in does not matter), its
+ * live slots are exported (the call's one wait, for their count: *G) into
+ * *ek / *ev, and their bits sorted with their positions into *ord, by the
+ * order bits of the sort method, so ascending key order is the same. V:
+ * the value bits (uint64_t for COUNT). */
+template <typename K, typename V, typename I>
+static tdm_status hashed_groups(tdm_ctx *ctx, tdm__gpu_scope &sc, const char *fn, tdm_type key_type, const K *d_keys,
+                                size_t n, int dup, tdm_type value_type, const V *d_vals, const K **ek, const V **ev,
+                                const I **ord, size_t *G) {
+  const tdm_type kbits = sizeof(K) == 4 ? TDM_U32 : TDM_U64;
+  void *k = NULL, *v = NULL;
+  uint64_t *ones;
+  K *sorted;
+  I *o;
+  tdm_hash h;
+  tdm__hash_gpu be;
+  tdm_status st;
+  if (!d_vals) {
+    if ((st = sc.alloc(n * 8, &ones)) != TDM_OK) return st;
+    ops_ones_kernel<<<tdm__grid(n), TDM_GPU_BLOCK, 0, tdm__stream(ctx)>>>(ones, n);
+    if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
+    d_vals = (const V *)ones;
+    value_type = TDM_U64;
+  }
+  if ((st = tdm__hg_scratch_table(ctx, sc, kbits, value_type, dup, d_keys, d_vals, n, &h, &be, fn)) != TDM_OK ||
+      (st = tdm__hg_scratch_export(ctx, sc, &h, &k, &v, G, fn)) != TDM_OK ||
+      (st = sc.alloc(*G * sizeof(K), &sorted)) != TDM_OK || (st = sc.alloc(*G * sizeof(I), &o)) != TDM_OK ||
+      (st = sort_bits_indexed<K, I>(ctx, sc, fn, (const K *)k, *G, tdm__key_kind(key_type), 0, sorted, o)) != TDM_OK)
+    return st;
+  *ek = (const K *)k;
+  *ev = (const V *)v;
+  *ord = o;
+  return TDM_OK;
+}
+
+/* tdm_group_reduce by the hash method (COUNT, and SUM, MIN, MAX of integer
+ * values, in ascending order by bits): hashed_groups, then each group's key
+ * and value in place. The same bytes as the sort's. */
 template <typename K, typename V, typename I>
 static tdm_status group_hashed_t(tdm_ctx *ctx, const tdm__group_args *a) {
   static const char fn[] = "tdm_group_reduce";
   tdm__gpu_scope sc(ctx);
   tdm__dev_array keys, vals, outs[2];
-  cudaStream_t s = tdm__stream(ctx);
-  const tdm_type kbits = sizeof(K) == 4 ? TDM_U32 : TDM_U64;
   int dup = a->agg == TDM_AGG_MIN ? TDM__DUP_MIN : a->agg == TDM_AGG_MAX ? TDM__DUP_MAX : TDM__DUP_SUM;
   size_t n = a->n, G = 0;
-  const void *v;
-  void *ek = NULL, *ev = NULL;
-  uint64_t *ones;
-  K *sorted;
-  I *ord;
-  tdm_hash h;
-  tdm__hash_gpu be;
+  const K *ek;
+  const V *ev;
+  const I *ord;
   tdm_status st;
-  if ((st = enter_waiting(sc, ctx, fn)) != TDM_OK || (st = sc.in(a->keys, n * sizeof(K), &keys)) != TDM_OK) return st;
-  if (a->agg == TDM_AGG_COUNT) {
-    if ((st = sc.alloc(n * 8, &ones)) != TDM_OK) return st;
-    ops_ones_kernel<<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>(ones, n);
-    if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
-    v = ones;
-  } else {
-    if ((st = sc.in(a->values, n * sizeof(V), &vals)) != TDM_OK) return st;
-    v = vals.d;
-  }
-  if ((st = tdm__hg_scratch_table(ctx, sc, kbits, a->value_type, dup, keys.d, v, n, &h, &be, fn)) != TDM_OK ||
-      (st = tdm__hg_scratch_export(ctx, sc, &h, &ek, &ev, &G, fn)) != TDM_OK ||
-      (st = sc.alloc(G * sizeof(K), &sorted)) != TDM_OK || (st = sc.alloc(G * sizeof(I), &ord)) != TDM_OK ||
-      (st = sort_bits_indexed<K, I>(ctx, sc, fn, (const K *)ek, G, tdm__key_kind(a->key_type), 0, sorted, ord)) !=
-          TDM_OK ||
+  memset(&vals, 0, sizeof vals);
+  if ((st = enter_waiting(sc, ctx, fn)) != TDM_OK || (st = sc.in(a->keys, n * sizeof(K), &keys)) != TDM_OK ||
+      (a->values && (st = sc.in(a->values, n * sizeof(V), &vals)) != TDM_OK) ||
+      (st = hashed_groups<K, V, I>(ctx, sc, fn, a->key_type, (const K *)keys.d, n, dup, a->value_type,
+                                   (const V *)vals.d, &ek, &ev, &ord, &G)) != TDM_OK ||
       (st = opt_out(sc, a->keys_out, G * sizeof(K), &outs[0])) != TDM_OK ||
       (st = opt_out(sc, a->values_out, G * sizeof(V), &outs[1])) != TDM_OK)
     return st;
   if (G) {
-    group_put_kernel<K, V, I><<<tdm__grid(G), TDM_GPU_BLOCK, 0, s>>>((const K *)ek, (const V *)ev, ord,
-                                                                     (K *)outs[0].d, (V *)outs[1].d, G);
+    group_put_kernel<K, V, I><<<tdm__grid(G), TDM_GPU_BLOCK, 0, tdm__stream(ctx)>>>(ek, ev, ord, (K *)outs[0].d,
+                                                                                     (V *)outs[1].d, G);
     if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
   }
   if ((st = finish_outs(sc, ctx, outs, 2, fn)) != TDM_OK) return st;
   *a->n_groups_out = G;
+  return TDM_OK;
+}
+
+/* tdm_unique by the hash method (an inverse, no first indices, ascending
+ * order by bits): hashed_groups counts the keys; the distinct keys and
+ * counts go out in order; a second scratch table maps each distinct key to
+ * its position (a SUM of one value per key), and one probe per row reads
+ * the row's inverse from it. */
+template <typename K, typename I>
+static tdm_status unique_hashed_t(tdm_ctx *ctx, const tdm__unique_args *a) {
+  static const char fn[] = "tdm_unique";
+  tdm__gpu_scope sc(ctx);
+  tdm__dev_array keys, outs[4];
+  cudaStream_t s = tdm__stream(ctx);
+  const tdm_type kbits = sizeof(K) == 4 ? TDM_U32 : TDM_U64;
+  size_t n = a->n, G = 0;
+  const K *ek;
+  const uint64_t *ev;
+  const I *ord;
+  K *uk;
+  uint64_t *pos;
+  tdm_hash h;
+  tdm__hash_gpu be;
+  tdm_status st;
+  if ((st = enter_waiting(sc, ctx, fn)) != TDM_OK || (st = sc.in(a->keys, n * sizeof(K), &keys)) != TDM_OK ||
+      (st = hashed_groups<K, uint64_t, I>(ctx, sc, fn, a->key_type, (const K *)keys.d, n, TDM__DUP_SUM, TDM_U64,
+                                          NULL, &ek, &ev, &ord, &G)) != TDM_OK ||
+      (st = unique_outs(sc, a, G, sizeof(K), outs)) != TDM_OK)
+    return st;
+  uk = (K *)outs[0].d;
+  if (!uk && (st = sc.alloc(G * sizeof(K), &uk)) != TDM_OK) return st;
+  if ((st = sc.alloc(G * 8, &pos)) != TDM_OK) return st;
+  if (G) {
+    group_put_kernel<K, uint64_t, I><<<tdm__grid(G), TDM_GPU_BLOCK, 0, s>>>(ek, ev, ord, uk, (uint64_t *)outs[2].d,
+                                                                            G);
+    ops_iota_kernel<uint64_t><<<tdm__grid(G), TDM_GPU_BLOCK, 0, s>>>(pos, G);
+    if ((st = tdm__launch_check(fn)) != TDM_OK ||
+        (st = tdm__hg_scratch_table(ctx, sc, kbits, TDM_U64, TDM__DUP_SUM, uk, pos, G, &h, &be, fn)) != TDM_OK)
+      return st;
+    be.policy->find(&h, keys.d, outs[3].d, NULL, n);
+    if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
+  }
+  if ((st = finish_outs(sc, ctx, outs, 4, fn)) != TDM_OK) return st;
+  *a->n_unique_out = G;
   return TDM_OK;
 }
 
@@ -1102,6 +1163,10 @@ static tdm_status unique_sorted_keys_t(tdm_ctx *ctx, const tdm__unique_args *a) 
 static tdm_status ops_unique(tdm_ctx *ctx, const tdm__unique_args *a, int method) {
   int wide = tdm_type_size(a->key_type) == 8;
   if (method == TDM__OPS_DENSE) return wide ? unique_dense_t<uint64_t>(ctx, a) : unique_dense_t<uint32_t>(ctx, a);
+  if (method == TDM__OPS_HASH && a->n <= UINT32_MAX)
+    return wide ? unique_hashed_t<uint64_t, uint32_t>(ctx, a) : unique_hashed_t<uint32_t, uint32_t>(ctx, a);
+  if (method == TDM__OPS_HASH)
+    return wide ? unique_hashed_t<uint64_t, uint64_t>(ctx, a) : unique_hashed_t<uint32_t, uint64_t>(ctx, a);
   if (!a->first_index_out && !a->inverse_out && !a->numeric && !a->first_seen)
     return wide ? unique_sorted_keys_t<uint64_t>(ctx, a) : unique_sorted_keys_t<uint32_t>(ctx, a);
   return wide ? unique_t<uint64_t>(ctx, a) : unique_t<uint32_t>(ctx, a);
@@ -1153,5 +1218,5 @@ const tdm__ops_ops tdm__ops_cuda_ops = {
     .dense_by_rule = 0,
     /* The hash (src/ops_api.c's join rule). */
     .join_method = TDM__OPS_HASH,
-    .reduce_hash = TDM__REDUCE_HASH_ORDER_FREE,
+    .hash_groups = TDM__HASH_GROUPS_UNORDERED,
 };

@@ -223,16 +223,18 @@ TDM_INTERNAL tdm_status tdm__bt_check_nodes(const tdm_btree *t, const tdm__bt_no
  * the same bytes. */
 enum tdm__ops_method { TDM__OPS_AUTO = 0, TDM__OPS_HASH = 1, TDM__OPS_SORT = 2, TDM__OPS_DENSE = 3 };
 
-/* What a backend's hash method of tdm_group_reduce covers, and when the
- * rule (src/ops_api.c) takes it (tdm__ops_ops.reduce_hash). */
-enum tdm__reduce_hash {
-  /* Every aggregation and order (a fold in input order), on one thread:
-   * the CPU. */
-  TDM__REDUCE_HASH_ONE_THREAD = 0,
-  /* COUNT, and SUM, MIN, MAX of integer values, in ascending order of keys
-   * compared by their bits (the order-free folds, whose slot in a table can
-   * take the rows in any order): always. The CUDA backend. */
-  TDM__REDUCE_HASH_ORDER_FREE = 1
+/* What a backend's hash method of tdm_group_reduce and tdm_unique covers,
+ * and when the rule (src/ops_api.c) takes it (tdm__ops_ops.hash_groups). */
+enum tdm__hash_groups {
+  /* Rows numbered in input order (the hash table's insert-or-number), so
+   * every aggregation and order (a fold in input order), every output of
+   * unique; group_reduce on one thread: the CPU. */
+  TDM__HASH_GROUPS_IN_ORDER = 0,
+  /* Rows folded into a table in any order: group_reduce's COUNT, and SUM,
+   * MIN, MAX of integer values (the order-free folds), and unique with an
+   * inverse and no first indices, in ascending order of keys compared by
+   * their bits: always. The CUDA backend. */
+  TDM__HASH_GROUPS_UNORDERED = 1
 };
 
 /* Set only by the test build (tests/hooks/ops_method.c): a method other than
@@ -316,8 +318,8 @@ typedef struct tdm__ops_ops {
   /* The method tdm_join takes when none is forced (TDM__OPS_SORT or
    * TDM__OPS_HASH): each backend's measured choice (src/ops_api.c). */
   int join_method;
-  /* enum tdm__reduce_hash. */
-  int reduce_hash;
+  /* enum tdm__hash_groups. */
+  int hash_groups;
 } tdm__ops_ops;
 
 /* ---- backends ------------------------------------------------------------ */

@@ -90,8 +90,8 @@ static int pick_join_method(const tdm_ctx *ctx) {
   return tdm__ops_force_method != TDM__OPS_AUTO ? tdm__ops_force_method : ctx->be->ops->join_method;
 }
 
-/* tdm_group_reduce by hashing, per backend (its ops table's reduce_hash).
- * CPU (TDM__REDUCE_HASH_ONE_THREAD): the hash table numbers the rows (one
+/* tdm_group_reduce by hashing, per backend (its ops table's hash_groups).
+ * CPU (TDM__HASH_GROUPS_IN_ORDER): the hash table numbers the rows (one
  * probe each, in input order) and one more pass folds each row into its
  * group's state, in input order, so the same bits as the sort's left
  * folds; no (key, value) sort. Measured at 10^7 u64 rows, f64 SUM
@@ -101,7 +101,7 @@ static int pick_join_method(const tdm_ctx *ctx) {
  * loses from 10^4 on. So: the hash on one thread (the context's, or all the
  * load guard leaves) up to n / 128 distinct keys (found while hashing: past
  * them the sort starts), else the sort.
- * CUDA (TDM__REDUCE_HASH_ORDER_FREE): a scratch table folds each row's
+ * CUDA (TDM__HASH_GROUPS_UNORDERED): a scratch table folds each row's
  * value into its key's slot, for the aggregations whose result does not
  * depend on the order the rows arrive in, in ascending key order by bits;
  * the groups alone are then sorted. On the cost meter (docs/gpu-cost.md,
@@ -110,7 +110,7 @@ static int pick_join_method(const tdm_ctx *ctx) {
 #define OPS_REDUCE_HASH_RATIO ((size_t)128)
 
 static int reduce_hashable(const tdm_ctx *ctx, const tdm__group_args *a) {
-  if (ctx->be->ops->reduce_hash == TDM__REDUCE_HASH_ONE_THREAD) return 1;
+  if (ctx->be->ops->hash_groups == TDM__HASH_GROUPS_IN_ORDER) return 1;
   if (a->first_seen || a->numeric) return 0;
   return a->agg == TDM_AGG_COUNT ||
          ((a->agg == TDM_AGG_SUM || a->agg == TDM_AGG_MIN || a->agg == TDM_AGG_MAX) && !is_float(a->value_type));
@@ -122,7 +122,7 @@ static int pick_reduce_method(const tdm_ctx *ctx, const tdm__group_args *a, size
   if (tdm__ops_force_method != TDM__OPS_AUTO)
     return tdm__ops_force_method == TDM__OPS_HASH && !hashable ? TDM__OPS_SORT : tdm__ops_force_method;
   if (!hashable) return TDM__OPS_SORT;
-  if (ctx->be->ops->reduce_hash == TDM__REDUCE_HASH_ORDER_FREE) return TDM__OPS_HASH;
+  if (ctx->be->ops->hash_groups == TDM__HASH_GROUPS_UNORDERED) return TDM__OPS_HASH;
   if (tdm__threads_for(ctx, a->n, (size_t)1 << 15) > 1) return TDM__OPS_SORT;
   *hash_max_groups = a->n / OPS_REDUCE_HASH_RATIO;
   return TDM__OPS_HASH;
@@ -138,14 +138,26 @@ static int pick_reduce_method(const tdm_ctx *ctx, const tdm__group_args *a, size
  * 2x at n / 10; in first-seen order (where the sort needs a second sort of
  * the groups and a scatter) it wins to at least n / 4. So the hash method
  * gives way to the sort past these many distinct keys, found while hashing:
- * the pass stops at the limit, and the sort starts. */
+ * the pass stops at the limit, and the sort starts.
+ * CUDA (TDM__HASH_GROUPS_UNORDERED) hashes a call that asks for the inverse
+ * (and no first indices, in ascending order, by bits): a table counts the
+ * keys, its groups are sorted, and a second table of the sorted keys gives
+ * each row its group by one probe (the cost meter's unique_counts_inverse:
+ * 9.60 sectors a key by the sort, 7.51 so; no GPU has timed it). */
 #define OPS_UNIQUE_HASH_RATIO_ASC ((size_t)128)
 #define OPS_UNIQUE_HASH_RATIO_FIRST_SEEN ((size_t)4)
 
-static int pick_unique_method(size_t n, int first_seen, size_t *hash_max_groups) {
+static int pick_unique_method(const tdm_ctx *ctx, const tdm__unique_args *a, size_t *hash_max_groups) {
+  int unordered = ctx->be->ops->hash_groups == TDM__HASH_GROUPS_UNORDERED;
+  /* CUDA: the table for the inverse (its probe per row) and its counts;
+   * without an inverse the sort of the keys alone costs less. */
+  int hashable = !unordered || (a->inverse_out && !a->first_index_out && !a->first_seen && !a->numeric);
   *hash_max_groups = SIZE_MAX;
-  if (tdm__ops_force_method != TDM__OPS_AUTO) return tdm__ops_force_method;
-  *hash_max_groups = n / (first_seen ? OPS_UNIQUE_HASH_RATIO_FIRST_SEEN : OPS_UNIQUE_HASH_RATIO_ASC);
+  if (tdm__ops_force_method != TDM__OPS_AUTO)
+    return tdm__ops_force_method == TDM__OPS_HASH && !hashable ? TDM__OPS_SORT : tdm__ops_force_method;
+  if (!hashable) return TDM__OPS_SORT;
+  if (unordered) return TDM__OPS_HASH;
+  *hash_max_groups = a->n / (a->first_seen ? OPS_UNIQUE_HASH_RATIO_FIRST_SEEN : OPS_UNIQUE_HASH_RATIO_ASC);
   return TDM__OPS_HASH;
 }
 
@@ -248,7 +260,7 @@ tdm_status tdm_unique(tdm_ctx *ctx, tdm_type key_type, const void *keys, size_t 
   a.counts_out = counts_out;
   a.inverse_out = inverse_out;
   a.n_unique_out = n_unique_out;
-  method = pick_unique_method(n, a.first_seen, &a.hash_max_groups);
+  method = pick_unique_method(ctx, &a, &a.hash_max_groups);
   st = pick_dense(ctx, key_type, keys, n, n / OPS_DENSE_ROWS_PER_SLOT, &method, &a.dense_min, &a.dense_span);
   if (st != TDM_OK) return st;
   return ctx->be->ops->unique(ctx, &a, method);
