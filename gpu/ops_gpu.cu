@@ -16,8 +16,8 @@
  * right keys, finds each left row's run of matches in them (by the hash
  * method, the backend's choice, one probe of a scratch table of the runs;
  * by the sort method two binary searches: join_match), and writes its rows
- * by output position (join_fill_kernel: a tile of rows per block, one
- * search per tile), so a hot key is spread over the grid, with the per-row
+ * by output position (join_fill_kernel: a span of rows per warp, one
+ * search per span), so a hot key is spread over the grid, with the per-row
  * logic the CPU runs (ops_keys.h). The hash method is also tdm_isin's (a
  * scratch table of the set, isin_t) and tdm_group_reduce's for COUNT and
  * integer SUM, MIN, MAX in ascending order (a scratch table folds the rows,
@@ -290,76 +290,79 @@ __global__ void join_match_kernel(const K *left, const K *sorted_right, size_t n
   }
 }
 
-/* The hash method's table of the sorted right bits' runs: off[r] = start
- * of run r, off[G] = n (as run_starts_kernel), and flag[k], in place, the
- * value position k inserts: run r's number plus one at its head, 0
- * elsewhere, so that the SUM table holds each distinct key's r + 1. */
-__global__ void join_heads_kernel(uint64_t *flag, const uint64_t *rid, uint64_t *off, size_t n) {
-  TDM_GRID_STRIDE(k, n + 1) {
-    if (k == n) {
-      off[rid[n]] = n;
-    } else if (flag[k]) {
-      off[rid[k]] = k;
-      flag[k] = rid[k] + 1;
-    }
-  }
+/* What each sorted right row adds to its key's entry of the hash method's
+ * SUM table of runs (ops_keys.h, tdm__ops_join_run_add). */
+template <typename K>
+__global__ void join_adds_kernel(const K *s, uint64_t *add, size_t n) {
+  TDM_GRID_STRIDE(k, n) add[k] = tdm__ops_join_run_add(k == 0 || s[k] != s[k - 1], k);
 }
 
 /* join_match_kernel's outputs from the table's answers: ms[i] holds, on
- * entry, left row i's run number plus one (0: no match, a find's miss). */
-__global__ void join_runs_kernel(const uint64_t *off, int jkind, uint64_t *ms, uint64_t *mc, uint64_t *rows,
-                                 size_t nl) {
+ * entry, left row i's entry of the table of runs (0: no match, a find's
+ * miss). */
+__global__ void join_runs_kernel(int jkind, uint64_t *ms, uint64_t *mc, uint64_t *rows, size_t nl) {
   TDM_GRID_STRIDE(i, nl + 1) {
     if (i == nl) {
       rows[nl] = 0;
     } else {
-      uint64_t r = ms[i], st = r ? off[r - 1] : 0, c = r ? off[r] - st : 0;
-      ms[i] = st;
+      uint64_t w = ms[i], c = tdm__ops_join_run_count(w);
+      ms[i] = tdm__ops_join_run_start(w);
       mc[i] = c;
       rows[i] = tdm__ops_join_rows(jkind, c);
     }
   }
 }
 
-/* The join's fill works by output position (ops_keys.h): a block takes a
- * tile of TDM__JOIN_TILE consecutive output rows, TDM__JOIN_ITEMS of them
- * per thread of its TDM_GPU_BLOCK (the launch's block size). */
-#define TDM__JOIN_ITEMS 8u
-#define TDM__JOIN_TILE (TDM_GPU_BLOCK * TDM__JOIN_ITEMS)
+/* Output rows a warp of the join's fill takes at once, 32 a turn. */
+#define TDM__JOIN_SPAN 256u
 
-/* Output rows [0, total) of a join, tile after tile per block: thread 0
- * finds the tile's first left row (one search of o), each thread walks its
- * TDM__JOIN_ITEMS consecutive rows from there (tdm__csr_next: a galloping
- * step from the tile's first row, then one compare per row) and puts each
- * row's left row in shared memory; then the block writes the tile, one row
- * per thread and pass, so that the stores (and a hot key's reads of ridx)
- * are coalesced. The rows' bytes are tdm__ops_join_fill's, which the CPU
- * writes. A left row matching millions of right rows is spread over the
- * whole grid, like any other rows. */
+/* Output rows [0, total) of a join by output position (ops_keys.h), a span
+ * of TDM__JOIN_SPAN consecutive rows per warp: lane 0 finds the span's
+ * first left row (one search of o), then each turn of 32 rows reads the
+ * 32 offsets after the turn's first left row at once (coalesced) and each
+ * lane counts, by a binary search over the lanes, the offsets at or below
+ * its row: its left row. Only where those 32 offsets end inside the turn
+ * (left rows of no rows between them) does a lane walk o itself
+ * (tdm__csr_next, galloping), and lane 31 where they end at the next
+ * turn's first row. The rows' bytes are tdm__ops_join_fill's,
+ * which the CPU writes; a hot left row's reads of ridx and every store are
+ * coalesced, and a left row matching millions of right rows is spread over
+ * the whole grid like any other rows. */
 template <typename I>
 __global__ void __launch_bounds__(TDM_GPU_BLOCK)
     join_fill_kernel(const uint64_t *ms, const uint64_t *mc, const uint64_t *o, const I *ridx, int jkind,
                      uint64_t *left_out, uint64_t *right_out, uint64_t nl, uint64_t total) {
-  __shared__ uint64_t owner[TDM__JOIN_TILE];
-  __shared__ uint64_t first;
-  uint64_t tiles = (total + TDM__JOIN_TILE - 1) / TDM__JOIN_TILE, t = threadIdx.x;
+  const unsigned full = 0xffffffffu, lane = threadIdx.x & 31u;
+  const uint64_t warps = ((uint64_t)gridDim.x * blockDim.x) >> 5, spans = (total + TDM__JOIN_SPAN - 1) / TDM__JOIN_SPAN;
   int pairs = tdm__ops_join_pairs(jkind, right_out);
-  for (uint64_t b = blockIdx.x; b < tiles; b += gridDim.x) {
-    uint64_t t0 = b * TDM__JOIN_TILE, len = total - t0 < TDM__JOIN_TILE ? total - t0 : TDM__JOIN_TILE;
-    uint64_t k = t * TDM__JOIN_ITEMS;
-    if (t == 0) first = tdm__csr_owner(o, nl, t0);
-    __syncthreads();
-    if (k < len) {
-      uint64_t e = k + TDM__JOIN_ITEMS < len ? k + TDM__JOIN_ITEMS : len, i = first;
-      for (; k < e; k++) owner[k] = i = tdm__csr_next(o, nl, i, t0 + k);
+  for (uint64_t w = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < spans; w += warps) {
+    uint64_t base = w * TDM__JOIN_SPAN, end = total - base < TDM__JOIN_SPAN ? total : base + TDM__JOIN_SPAN;
+    uint64_t cur = __shfl_sync(full, lane == 0 ? tdm__csr_owner(o, nl, base) : 0, 0); /* owner of base */
+    for (; base < end; base += 32) {
+      uint64_t j = cur + 1 + lane, st = j <= nl ? o[j] : UINT64_MAX, r = base + lane, own, next;
+      uint64_t top = __shfl_sync(full, st, 31);
+      if (top > base + 31) {
+        /* Every offset up to the turn's last row is in the window. */
+        unsigned c = 0;
+        for (unsigned step = 16; step; step >>= 1)
+          if (__shfl_sync(full, st, c + step - 1) <= r) c += step;
+        own = cur + c;
+      } else {
+        own = r < end ? tdm__csr_next(o, nl, cur, r) : cur;
+      }
+      /* The owner of the next turn's first row. */
+      if (top > base + 32) {
+        next = cur + (uint64_t)__popc(__ballot_sync(full, st <= base + 32));
+      } else {
+        next = lane == 31 && base + 32 < end ? tdm__csr_next(o, nl, own, base + 32) : cur;
+        next = __shfl_sync(full, next, 31);
+      }
+      if (r < end) {
+        left_out[r] = own;
+        if (pairs) right_out[r] = join_right(o, ms, mc, ridx, own, r);
+      }
+      cur = next;
     }
-    __syncthreads();
-    for (k = t; k < len; k += TDM_GPU_BLOCK) {
-      uint64_t r = t0 + k, i = owner[k];
-      left_out[r] = i;
-      if (pairs) right_out[r] = join_right(o, ms, mc, ridx, i, r);
-    }
-    __syncthreads(); /* first and owner are the next tile's */
   }
 }
 
@@ -929,9 +932,10 @@ static tdm_status isin_t(tdm_ctx *ctx, const tdm__isin_args *a, int method) {
 /* Each left row's run of matches in the right side sorted by bits (with
  * its indices, stable: a run lists its right rows ascending), found by the
  * sort method with two binary searches of the sorted bits, by the hash
- * method with one probe of a scratch table mapping each distinct key to its
- * run (join_match_kernel / join_heads_kernel and join_runs_kernel). The
- * same runs either way, so the same bytes. */
+ * method with one probe of a scratch SUM table whose entry for each distinct
+ * key is its run, start and length in one word (join_adds_kernel,
+ * join_runs_kernel; a right side too long for the word's halves takes the
+ * searches). The same runs either way, so the same bytes. */
 template <typename K>
 static tdm_status join_match(tdm_ctx *ctx, tdm__gpu_scope &sc, const char *fn, const tdm__join_args *a, int method,
                              const K *d_left, const K *rbits, uint64_t *ms, uint64_t *mc, uint64_t *rows) {
@@ -939,20 +943,18 @@ static tdm_status join_match(tdm_ctx *ctx, tdm__gpu_scope &sc, const char *fn, c
   int kind = tdm__key_kind(a->key_type);
   size_t nl = a->n_left, nr = a->n_right;
   const tdm_type bits_type = sizeof(K) == 4 ? TDM_U32 : TDM_U64;
-  uint64_t *flag, *rid, *off;
+  uint64_t *add;
   const K *lq = d_left;
   K *lbits;
   tdm_hash h;
   tdm__hash_gpu be;
   tdm_status st;
-  if (method != TDM__OPS_HASH || !nr) {
+  if (method != TDM__OPS_HASH || !nr || nr > TDM__OPS_JOIN_RUN_MAX) {
     join_match_kernel<K><<<tdm__grid(nl + 1), TDM_GPU_BLOCK, 0, s>>>(d_left, rbits, nr, kind, a->numeric, a->kind,
                                                                     ms, mc, rows, nl);
     return tdm__launch_check(fn);
   }
-  if ((st = sc.alloc((nr + 1) * 8, &flag)) != TDM_OK || (st = sc.alloc((nr + 1) * 8, &rid)) != TDM_OK ||
-      (st = sc.alloc((nr + 1) * 8, &off)) != TDM_OK)
-    return st;
+  if ((st = sc.alloc(nr * 8, &add)) != TDM_OK) return st;
   /* The table's keys are the sorted bits, so the left rows are mapped the
    * same way, unless that is the identity. */
   if (kind != TDM_KIND_UNSIGNED || a->numeric) {
@@ -960,17 +962,13 @@ static tdm_status join_match(tdm_ctx *ctx, tdm__gpu_scope &sc, const char *fn, c
     canon_bits_kernel<K><<<tdm__grid(nl), TDM_GPU_BLOCK, 0, s>>>(d_left, lbits, nl, kind, a->numeric);
     lq = lbits;
   }
-  heads_kernel<K><<<tdm__grid(nr + 1), TDM_GPU_BLOCK, 0, s>>>(rbits, flag, nr);
-  if ((st = tdm__launch_check(fn)) != TDM_OK || (st = exclusive_sum(ctx, flag, rid, nr + 1)) != TDM_OK) return st;
-  join_heads_kernel<<<tdm__grid(nr + 1), TDM_GPU_BLOCK, 0, s>>>(flag, rid, off, nr);
+  join_adds_kernel<K><<<tdm__grid(nr), TDM_GPU_BLOCK, 0, s>>>(rbits, add, nr);
   if ((st = tdm__launch_check(fn)) != TDM_OK ||
-      (st = tdm__hg_scratch_table(ctx, sc, bits_type, TDM_U64, TDM__DUP_SUM, rbits, flag, nr, &h, &be, fn)) != TDM_OK)
+      (st = tdm__hg_scratch_table(ctx, sc, bits_type, TDM_U64, TDM__DUP_SUM, rbits, add, nr, &h, &be, fn)) != TDM_OK)
     return st;
-  /* Checked before join_runs_kernel, which indexes off by what the find
-   * wrote. */
   be.policy->find(&h, lq, ms, NULL, nl);
   if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
-  join_runs_kernel<<<tdm__grid(nl + 1), TDM_GPU_BLOCK, 0, s>>>(off, a->kind, ms, mc, rows, nl);
+  join_runs_kernel<<<tdm__grid(nl + 1), TDM_GPU_BLOCK, 0, s>>>(a->kind, ms, mc, rows, nl);
   return tdm__launch_check(fn);
 }
 
@@ -1009,7 +1007,7 @@ static tdm_status join_t(tdm_ctx *ctx, const tdm__join_args *a, int method) {
       (st = opt_out(sc, total ? a->right_out : NULL, total * 8, &outs[1])) != TDM_OK)
     return st;
   if (total) {
-    join_fill_kernel<I><<<tdm__grid((total + TDM__JOIN_ITEMS - 1) / TDM__JOIN_ITEMS), TDM_GPU_BLOCK, 0, s>>>(
+    join_fill_kernel<I><<<tdm__grid((total + TDM__JOIN_SPAN - 1) / TDM__JOIN_SPAN * 32), TDM_GPU_BLOCK, 0, s>>>(
         ms, mc, o, ridx, a->kind, (uint64_t *)outs[0].d, (uint64_t *)outs[1].d, nl, total);
     if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
   }

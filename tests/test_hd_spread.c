@@ -10,6 +10,8 @@
  *    tdm__ops_join_right64, one of the two widths the CUDA kernel runs): every kind, a hot left row,
  *    unmatched rows between matched ones, the output split into ranges at
  *    random points, equals the plain per-left-row loop.
+ *  - the CUDA hash join's run words (tdm__ops_join_run_add summed in any
+ *    order per key give each run's start and length).
  *  - tdm__dup_combine grouped in any way (what a parallel reduce-by-key over
  *    a run of equal keys does) equals the sequential fold tdm__bt_reduce_run.
  *  - the order-free form the CUDA reduce-by-key runs (tdm__dup_by_position,
@@ -166,6 +168,50 @@ Test(hd_spread, join_fill_by_position_equals_the_per_row_loop) {
           }
         }
       }
+  }
+}
+
+/* The CUDA hash join's table of runs: every sorted right row's
+ * tdm__ops_join_run_add, summed per distinct key in a random order (as the
+ * SUM claims land), gives each run's start and length; runs of one row, a
+ * hot run of most rows, a run at the end and the largest start the word
+ * holds (a right side of TDM__OPS_JOIN_RUN_MAX rows), and a miss (0) is no
+ * run. */
+Test(hd_spread, join_run_words_sum_to_start_and_length) {
+  enum { N = 5000 };
+  static uint64_t keys[N], order[N];
+  uint64_t seed = 23;
+  for (int trial = 0; trial < 30; trial++) {
+    uint64_t n = 1 + lcg(&seed) % N, k, runs = 0;
+    keys[0] = 0;
+    for (k = 1; k < n; k++) keys[k] = keys[k - 1] + (trial % 5 == 2 && k > n / 10 ? 0 : lcg(&seed) % 3 == 0);
+    for (k = 0; k < n; k++) order[k] = k;
+    for (k = n - 1; k > 0; k--) { /* the adds in a random order */
+      uint64_t j = lcg(&seed) % (k + 1), t = order[k];
+      order[k] = order[j], order[j] = t;
+    }
+    for (uint64_t start = 0; start < n; runs++) {
+      uint64_t end = start + 1, w = 0;
+      while (end < n && keys[end] == keys[start]) end++;
+      for (k = 0; k < n; k++) {
+        uint64_t at = order[k];
+        if (keys[at] == keys[start]) w += tdm__ops_join_run_add(at == 0 || keys[at] != keys[at - 1], at);
+      }
+      cr_assert_eq(tdm__ops_join_run_start(w), start, "trial %d run %llu", trial, (unsigned long long)runs);
+      cr_assert_eq(tdm__ops_join_run_count(w), end - start, "trial %d run %llu", trial, (unsigned long long)runs);
+      start = end;
+    }
+  }
+  {
+    uint64_t last = TDM__OPS_JOIN_RUN_MAX - 1, w = tdm__ops_join_run_add(1, last);
+    cr_assert_eq(tdm__ops_join_run_start(w), last);
+    cr_assert_eq(tdm__ops_join_run_count(w), 1u);
+    w = tdm__ops_join_run_add(1, 0);
+    for (uint64_t k = 1; k < 1000; k++) w += tdm__ops_join_run_add(0, k);
+    cr_assert_eq(tdm__ops_join_run_start(w), 0u);
+    cr_assert_eq(tdm__ops_join_run_count(w), 1000u);
+    cr_assert_eq(tdm__ops_join_run_count(0), 0u);
+    cr_assert_eq(tdm__ops_join_run_start(0), 0u);
   }
 }
 

@@ -222,6 +222,18 @@ TDM_HD uint64_t tdm__ops_join_rows(int kind, uint64_t mc) {
   }
 }
 
+/* The CUDA hash join's table of the right side's runs (sorted by bits) is a
+ * SUM table: sorted right row k adds tdm__ops_join_run_add(head, k) to its
+ * key's entry, head saying that k starts the run. In whatever order the adds
+ * land, an entry then holds its run's start plus one in the high half and
+ * its length in the low half, one word a probe reads at once. Both halves
+ * fit while the right side has at most TDM__OPS_JOIN_RUN_MAX rows (larger
+ * ones take the binary searches). A miss (the word 0) is a run of 0. */
+#define TDM__OPS_JOIN_RUN_MAX ((uint64_t)UINT32_MAX)
+TDM_HD uint64_t tdm__ops_join_run_add(int head, uint64_t k) { return 1u + (head ? (k + 1) << 32 : 0); }
+TDM_HD uint64_t tdm__ops_join_run_start(uint64_t w) { return w ? (w >> 32) - 1 : 0; }
+TDM_HD uint64_t tdm__ops_join_run_count(uint64_t w) { return w & 0xffffffffu; }
+
 /* The first position in the ascending s[0..m) whose value is not below b
  * (upper: above b); m when none. The sorted-set searches of isin and join. */
 #define TDM__OPS_BOUND(W)                                                                 \
