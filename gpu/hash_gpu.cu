@@ -48,10 +48,9 @@ __global__ void rehash_kernel(const typename hs<K, V>::S *src, size_t cap, typen
 /* Export in slot order, the CPU's order: the present side slots first (the
  * empty marker's key, then the tombstone's), then the live table slots by
  * index. Three steps, none depending on timing: count the live slots of
- * each tile, an exclusive scan of the tile counts (CUB), and a write pass in
- * which each thread takes EXPORT_ITEMS consecutive slots of its tile and a
- * block scan gives its first output position. Both passes run one resident
- * wave (tdm__grid_resident) that strides over the tiles. */
+ * each tile, an exclusive scan of the tile counts (CUB), and a write pass
+ * (below). Both passes run one resident wave (tdm__grid_resident) that
+ * strides over the tiles. */
 #define EXPORT_ITEMS 8u
 #define EXPORT_TILE ((size_t)TDM_GPU_BLOCK * EXPORT_ITEMS)
 
@@ -129,6 +128,52 @@ __global__ void __launch_bounds__(TDM_GPU_BLOCK)
   }
 }
 
+/* The scratch tables' export, whose callers sort what it gives: the same
+ * coalesced reads as export_write_kernel, but each block claims room for a
+ * tile's live slots with one atomicAdd on *cursor (zero on entry) instead of
+ * a count pass and its scan, so the table is read once. The pairs land in
+ * no fixed order (the order the blocks claim their room in). */
+template <typename K, typename V>
+__global__ void __launch_bounds__(TDM_GPU_BLOCK)
+    export_any_kernel(const typename hs<K, V>::S *s, size_t cap, size_t tiles, unsigned long long *cursor, K *ko,
+                      V *vo) {
+  typedef cub::BlockScan<unsigned, TDM_GPU_BLOCK> scan;
+  __shared__ typename scan::TempStorage tmp;
+  __shared__ unsigned long long base;
+  if (blockIdx.x == 0 && threadIdx.x == 0 && (s[cap].k || s[cap + 1].k)) {
+    unsigned long long at = atomicAdd(cursor, (unsigned long long)((s[cap].k != 0) + (s[cap + 1].k != 0)));
+    if (s[cap].k) {
+      ko[at] = (K)TDM_HASH_EMPTY;
+      vo[at++] = s[cap].v;
+    }
+    if (s[cap + 1].k) {
+      ko[at] = (K)(sizeof(K) == 4 ? (uint64_t)TDM_HASH_TOMB32 : TDM_HASH_TOMB64);
+      vo[at] = s[cap + 1].v;
+    }
+  }
+  for (size_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    typename hs<K, V>::S slot[EXPORT_ITEMS];
+    unsigned live = 0, before, total;
+    for (unsigned j = 0; j < EXPORT_ITEMS; j++) {
+      size_t i = t * EXPORT_TILE + (size_t)j * TDM_GPU_BLOCK + threadIdx.x;
+      if (i < cap) {
+        slot[j] = slot_load<typename hs<K, V>::S>::at(&s[i]);
+        if (live_key<K>(slot[j].k)) live |= 1u << j;
+      }
+    }
+    scan(tmp).ExclusiveSum((unsigned)__popc(live), before, total);
+    if (threadIdx.x == 0) base = total ? atomicAdd(cursor, (unsigned long long)total) : 0;
+    __syncthreads();
+    for (unsigned j = 0; j < EXPORT_ITEMS; j++)
+      if (live & (1u << j)) {
+        ko[base + before] = slot[j].k;
+        vo[base + before] = slot[j].v;
+        before++;
+      }
+    __syncthreads(); /* tmp and base are the next tile's */
+  }
+}
+
 template <typename K, typename V>
 static void launch_rehash(tdm_ctx *ctx, const void *src, size_t cap, void *dst, unsigned dl);
 template <typename K, typename V>
@@ -136,6 +181,8 @@ static void launch_export_count(const tdm_hash *h, unsigned long long *tile_cnt,
 template <typename K, typename V>
 static void launch_export_write(const tdm_hash *h, const unsigned long long *tile_off, size_t tiles, void *ko,
                                 void *vo);
+template <typename K, typename V>
+static void launch_export_any(const tdm_hash *h, unsigned long long *cursor, void *ko, void *vo);
 
 /* The shared launch functions of one width, instantiated by name below. */
 template <typename K, typename V>
@@ -143,6 +190,7 @@ static const tdm__hg_common_fns common_fns = {
     .rehash = launch_rehash<K, V>,
     .export_count = launch_export_count<K, V>,
     .export_write = launch_export_write<K, V>,
+    .export_any = launch_export_any<K, V>,
 };
 /* In the order of tdm__hash_inst. */
 static const tdm__hg_common_fns *const common_widths[4] = {
@@ -209,22 +257,17 @@ tdm_status tdm__hg_scratch_table(tdm_ctx *ctx, tdm__gpu_scope &sc, tdm_type key_
 tdm_status tdm__hg_scratch_export(tdm_ctx *ctx, tdm__gpu_scope &sc, const tdm_hash *h, void **d_keys, void **d_vals,
                                   size_t *n_out, const char *fn) {
   const tdm__hash_gpu *be = tdm__hg(h);
-  size_t tiles = (h->cap + EXPORT_TILE - 1) / EXPORT_TILE, temp_bytes = 0, n;
-  unsigned long long c[NCOUNT], *cnt = NULL, *off = NULL;
-  void *temp = NULL;
+  size_t n;
+  unsigned long long c[NCOUNT], *cursor = NULL;
   tdm_status st;
   TDM_CUDA_TRY(cudaMemcpyAsync(c, be->counts, sizeof c, cudaMemcpyDeviceToHost, tdm__stream(ctx)), (void)0);
   if ((st = tdm__gpu_sync(ctx, fn)) != TDM_OK) return st;
   n = (size_t)(c[TDM_HASH_NEW_EMPTY] + c[TDM_HASH_NEW_TOMB] + c[TDM_HASH_NEW_SIDE]);
-  TDM_CUDA_TRY(cub::DeviceScan::ExclusiveSum(NULL, temp_bytes, cnt, off, tiles, tdm__stream(ctx)), (void)0);
   if ((st = sc.alloc(n * h->ks, d_keys)) != TDM_OK || (st = sc.alloc(n * h->vs, d_vals)) != TDM_OK ||
-      (st = sc.alloc(tiles * sizeof(unsigned long long), &cnt)) != TDM_OK ||
-      (st = sc.alloc(tiles * sizeof(unsigned long long), &off)) != TDM_OK || (st = sc.alloc(temp_bytes, &temp)) != TDM_OK)
+      (st = sc.alloc(sizeof *cursor, &cursor)) != TDM_OK)
     return st;
-  be->common->export_count(h, cnt, tiles);
-  if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
-  TDM_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp, temp_bytes, cnt, off, tiles, tdm__stream(ctx)), (void)0);
-  be->common->export_write(h, off, tiles, *d_keys, *d_vals);
+  TDM_CUDA_TRY(cudaMemsetAsync(cursor, 0, sizeof *cursor, tdm__stream(ctx)), (void)0);
+  be->common->export_any(h, cursor, *d_keys, *d_vals);
   if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
   *n_out = n;
   return TDM_OK;
@@ -388,6 +431,14 @@ static void launch_export_write(const tdm_hash *h, const unsigned long long *til
   unsigned g = tdm__grid_resident(h->ctx, tiles * TDM_GPU_BLOCK);
   export_write_kernel<K, V><<<g, TDM_GPU_BLOCK, 0, tdm__stream(h->ctx)>>>(
       (const typename hs<K, V>::S *)tdm__hg(h)->slots, h->cap, tile_off, tiles, (K *)ko, (V *)vo);
+}
+
+template <typename K, typename V>
+static void launch_export_any(const tdm_hash *h, unsigned long long *cursor, void *ko, void *vo) {
+  size_t tiles = (h->cap + EXPORT_TILE - 1) / EXPORT_TILE;
+  unsigned g = tdm__grid_resident(h->ctx, tiles * TDM_GPU_BLOCK);
+  export_any_kernel<K, V><<<g, TDM_GPU_BLOCK, 0, tdm__stream(h->ctx)>>>(
+      (const typename hs<K, V>::S *)tdm__hg(h)->slots, h->cap, tiles, cursor, (K *)ko, (V *)vo);
 }
 
 static tdm_status hg_export(const tdm_hash *h, void *keys_out, void *values_out) {

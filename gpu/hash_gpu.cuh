@@ -147,6 +147,9 @@ struct tdm__hg_common_fns {
   void (*rehash)(tdm_ctx *ctx, const void *src, size_t cap, void *dst, unsigned dl);
   void (*export_count)(const tdm_hash *h, unsigned long long *tile_cnt, size_t tiles);
   void (*export_write)(const tdm_hash *h, const unsigned long long *tile_off, size_t tiles, void *ko, void *vo);
+  /* Every live pair, in no fixed order, at ko[*cursor ...] (cursor 0 on
+   * entry, the count on exit): one read of the table. */
+  void (*export_any)(const tdm_hash *h, unsigned long long *cursor, void *ko, void *vo);
 };
 
 /* A CUDA table's private state (at h->be). */
@@ -176,8 +179,10 @@ tdm_status tdm__hg_scratch_table(tdm_ctx *ctx, tdm__gpu_scope &sc, tdm_type key_
                                  const char *fn);
 
 /* The live (key, value) pairs of a scratch table (tdm__hg_scratch_table)
- * into device arrays taken from sc (*d_keys, *d_vals; *n_out pairs, in slot
- * order, side slots first): one host wait, for the count. */
+ * into device arrays taken from sc (*d_keys, *d_vals; *n_out pairs in no
+ * fixed order, which is why only callers that sort the pairs by their
+ * distinct keys use it): one host wait, for the count, and one read of the
+ * table. */
 tdm_status tdm__hg_scratch_export(tdm_ctx *ctx, tdm__gpu_scope &sc, const tdm_hash *h, void **d_keys, void **d_vals,
                                   size_t *n_out, const char *fn);
 

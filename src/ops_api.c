@@ -83,9 +83,10 @@ static int is_float(tdm_type t) { return t == TDM_F32 || t == TDM_F64; }
  * which checks it gives the same bytes.
  * CUDA: the hash. Both sort the right side; the hash then finds each left
  * row's run of matches with one probe of a table of the runs instead of two
- * binary searches of the sorted keys: the cost meter's join rows fell from
- * 41.22 to 21.67 sectors a key with it and 32-bit right indices
- * (docs/gpu-cost.md); no GPU has timed it. */
+ * binary searches of the sorted keys: the cost meter's join_inner fell from
+ * 41.22 to 21.67 sectors a key with it and 32-bit right indices, then to
+ * 16.02 with a run's start and length in one table word and a coalesced
+ * fill (docs/gpu-cost.md); no GPU has timed it. */
 static int pick_join_method(const tdm_ctx *ctx) {
   return tdm__ops_force_method != TDM__OPS_AUTO ? tdm__ops_force_method : ctx->be->ops->join_method;
 }
@@ -106,7 +107,8 @@ static int pick_join_method(const tdm_ctx *ctx) {
  * depend on the order the rows arrive in, in ascending key order by bits;
  * the groups alone are then sorted. On the cost meter (docs/gpu-cost.md,
  * 2^18 rows, 2^14 groups) group_sum fell from 10.12 sectors a key (the sort
- * of the rows) to 5.19; no GPU has timed it. Other calls sort. */
+ * of the rows) to 5.19, 4.14 with an export in one read; no GPU has timed
+ * it. Other calls sort. */
 #define OPS_REDUCE_HASH_RATIO ((size_t)128)
 
 static int reduce_hashable(const tdm_ctx *ctx, const tdm__group_args *a) {
@@ -143,7 +145,7 @@ static int pick_reduce_method(const tdm_ctx *ctx, const tdm__group_args *a, size
  * (and no first indices, in ascending order, by bits): a table counts the
  * keys, its groups are sorted, and a second table of the sorted keys gives
  * each row its group by one probe (the cost meter's unique_counts_inverse:
- * 9.60 sectors a key by the sort, 7.51 so; no GPU has timed it). */
+ * 9.60 sectors a key by the sort, 6.46 so; no GPU has timed it). */
 #define OPS_UNIQUE_HASH_RATIO_ASC ((size_t)128)
 #define OPS_UNIQUE_HASH_RATIO_FIRST_SEEN ((size_t)4)
 
