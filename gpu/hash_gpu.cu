@@ -12,6 +12,10 @@
  * A table picks its per-width launch tables once, at create (as the CPU
  * hash does): one instantiation of each template per width, by name.
  *
+ * Insert-or-number (hg_number, the data operations' numbering primitive,
+ * backend.h) is composed of the table's own find and SUM claim, a scratch
+ * MIN table of the batch and a scan; it waits once.
+ *
  * Everything that can fail for lack of memory (staging, scratch, the grown
  * table) is taken before the table changes.
  *
@@ -60,6 +64,20 @@ static __device__ __forceinline__ int live_key(K k) {
   return k != (K)TDM_HASH_EMPTY && k != tomb;
 }
 
+/* The present side slots (the empty marker's key, then the tombstone's)
+ * written from position at on. */
+template <typename K, typename V>
+static __device__ void export_sides(const typename hs<K, V>::S *s, size_t cap, K *ko, V *vo, size_t at) {
+  if (s[cap].k) {
+    ko[at] = (K)TDM_HASH_EMPTY;
+    vo[at++] = s[cap].v;
+  }
+  if (s[cap + 1].k) {
+    ko[at] = (K)(sizeof(K) == 4 ? (uint64_t)TDM_HASH_TOMB32 : TDM_HASH_TOMB64);
+    vo[at] = s[cap + 1].v;
+  }
+}
+
 /* Export: a tile of EXPORT_TILE slots per block and turn, read in
  * EXPORT_ITEMS passes of TDM_GPU_BLOCK consecutive slots (thread t reads
  * slot tile + pass * TDM_GPU_BLOCK + t), so that a warp's loads are
@@ -96,17 +114,7 @@ __global__ void __launch_bounds__(TDM_GPU_BLOCK)
   typedef cub::BlockScan<unsigned, TDM_GPU_BLOCK> scan;
   __shared__ typename scan::TempStorage tmp;
   size_t side = (s[cap].k != 0) + (s[cap + 1].k != 0);
-  if (blockIdx.x == 0 && threadIdx.x == 0) {
-    size_t at = 0;
-    if (s[cap].k) {
-      ko[at] = (K)TDM_HASH_EMPTY;
-      vo[at++] = s[cap].v;
-    }
-    if (s[cap + 1].k) {
-      ko[at] = (K)(sizeof(K) == 4 ? (uint64_t)TDM_HASH_TOMB32 : TDM_HASH_TOMB64);
-      vo[at] = s[cap + 1].v;
-    }
-  }
+  if (blockIdx.x == 0 && threadIdx.x == 0) export_sides<K, V>(s, cap, ko, vo, 0);
   for (size_t t = blockIdx.x; t < tiles; t += gridDim.x) {
     size_t at = side + (size_t)tile_off[t];
     for (unsigned j = 0; j < EXPORT_ITEMS; j++) {
@@ -140,17 +148,9 @@ __global__ void __launch_bounds__(TDM_GPU_BLOCK)
   typedef cub::BlockScan<unsigned, TDM_GPU_BLOCK> scan;
   __shared__ typename scan::TempStorage tmp;
   __shared__ unsigned long long base;
-  if (blockIdx.x == 0 && threadIdx.x == 0 && (s[cap].k || s[cap + 1].k)) {
-    unsigned long long at = atomicAdd(cursor, (unsigned long long)((s[cap].k != 0) + (s[cap + 1].k != 0)));
-    if (s[cap].k) {
-      ko[at] = (K)TDM_HASH_EMPTY;
-      vo[at++] = s[cap].v;
-    }
-    if (s[cap + 1].k) {
-      ko[at] = (K)(sizeof(K) == 4 ? (uint64_t)TDM_HASH_TOMB32 : TDM_HASH_TOMB64);
-      vo[at] = s[cap + 1].v;
-    }
-  }
+  if (blockIdx.x == 0 && threadIdx.x == 0 && (s[cap].k || s[cap + 1].k))
+    export_sides<K, V>(s, cap, ko, vo,
+                       (size_t)atomicAdd(cursor, (unsigned long long)((s[cap].k != 0) + (s[cap + 1].k != 0))));
   for (size_t t = blockIdx.x; t < tiles; t += gridDim.x) {
     typename hs<K, V>::S slot[EXPORT_ITEMS];
     unsigned live = 0, before, total;
@@ -374,6 +374,160 @@ static tdm_status hg_sync_counts(tdm_hash *h, const char *fn, size_t *no_slot) {
   return TDM_OK;
 }
 
+/* ---- insert-or-number (backend.h, tdm__hash_ops.number) ------------------ */
+
+/* Row i starts a new key: not in the table, and the batch's first row of its
+ * key (first[i], the least row of the key, from a MIN table of the batch).
+ * flag[n] = 0, so that the exclusive sum's last entry counts the new keys;
+ * that thread also seeds out: out[0] = n (no stop), out[1] = 0. */
+__global__ void number_flags_kernel(const uint8_t *found, const uint64_t *first, uint64_t *flag, size_t n,
+                                    unsigned long long *out) {
+  TDM_GRID_STRIDE(i, n + 1) {
+    if (i == n) {
+      flag[n] = 0;
+      out[0] = n;
+      out[1] = 0;
+    } else {
+      flag[i] = !found[i] && first[i] == i;
+    }
+  }
+}
+
+/* out[0]: the row of the new key numbered max_new (the first not to be
+ * numbered; stays n when there is none), out[1]: the marker keys (side
+ * slots) among the new keys numbered, out[2]: the new keys of the batch
+ * (rank[n]). */
+template <typename K>
+__global__ void number_stop_kernel(const K *keys, const uint64_t *flag, const uint64_t *rank, size_t n,
+                                   uint64_t max_new, unsigned long long *out) {
+  const K tomb = (K)(sizeof(K) == 4 ? (uint64_t)TDM_HASH_TOMB32 : TDM_HASH_TOMB64);
+  TDM_GRID_STRIDE(i, n) {
+    if (i == 0) out[2] = rank[n];
+    if (!flag[i]) continue;
+    if (rank[i] == max_new) out[0] = i;
+    else if (rank[i] < max_new && (keys[i] == (K)TDM_HASH_EMPTY || keys[i] == tomb)) atomicAdd(&out[1], 1ull);
+  }
+}
+
+/* For the rows [0, done) that are numbered: each row's number (a known
+ * key's from its value, a new key's from the table's size and its first
+ * row's rank among the new keys), the value it adds to its key's word by
+ * the SUM claim (one count, plus the number at a new key's first row, so
+ * that the word ends as number | count << 32), and the outputs. */
+__global__ void number_values_kernel(const uint8_t *found, const uint64_t *val, const uint64_t *first,
+                                     const uint64_t *flag, const uint64_t *rank, uint64_t size, uint64_t *add,
+                                     uint32_t *gid, uint32_t *first_new, uint64_t base, size_t done) {
+  TDM_GRID_STRIDE(i, done) {
+    uint64_t num = found[i] ? (uint64_t)(uint32_t)val[i] : size + rank[first[i]];
+    add[i] = TDM__HASH_NUMBER_ONE + (flag[i] ? num : 0);
+    if (gid) gid[i] = (uint32_t)num;
+    if (flag[i] && first_new) first_new[rank[i]] = (uint32_t)(base + i);
+  }
+}
+
+template <typename K>
+static void launch_number_stop(cudaStream_t s, const void *keys, const uint64_t *flag, const uint64_t *rank, size_t n,
+                               uint64_t max_new, unsigned long long *out) {
+  number_stop_kernel<K><<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>((const K *)keys, flag, rank, n, max_new, out);
+}
+
+/* The batch in order, by table operations and scans only: a find of every
+ * key in the table; a scratch MIN table of the batch gives each key its
+ * first row; the new keys' first rows, flagged and summed, give their
+ * numbers (the table's size plus their rank); one wait brings the stop (the
+ * row of the new key max_new), the new keys and the new marker keys to the
+ * host; then one SUM claim of the rows before the stop adds each row's count
+ * (and at a new key's first row its number) to its key's word. The claim's
+ * outcome counts are dropped: the wait already told how many keys are new.
+ * The table holds only numbered keys (no pending insert, no tombstone: a
+ * numbering table is filled by this call alone), so its size is exact. */
+static tdm_status hg_number(tdm_hash *h, const void *keys, size_t n, size_t max_new, uint32_t *gid_out,
+                            uint32_t *first_out, uint64_t base, size_t *done, unsigned grow_log2) {
+  static const char fn[] = "the hash table's insert-or-number";
+  tdm_ctx *ctx = h->ctx;
+  cudaStream_t s = tdm__stream(ctx);
+  tdm__gpu_scope sc(ctx);
+  tdm__dev_array dk, dg;
+  const tdm_type kbits = h->ks == 4 ? TDM_U32 : TDM_U64;
+  size_t final_cap = grow_log2 ? (size_t)1 << grow_log2 : h->cap, temp_bytes = 0, stop, fresh, off, old_size;
+  uint64_t *val, *rows, *first, *flag, *rank, *add;
+  uint32_t *first_new = NULL;
+  uint8_t *found;
+  unsigned long long *out, ho[3];
+  void *temp;
+  tdm_hash batch, sum = *h;
+  tdm__hash_gpu batch_be;
+  tdm__hg_scratch x;
+  tdm_status st;
+  *done = 0;
+  if (n == 0) return TDM_OK;
+  if (h->pending || h->tombs)
+    return tdm__fail(TDM_ERR_UNSUPPORTED, "%s: the table holds keys that were not numbered", fn);
+  sum.dup = TDM__DUP_SUM;
+  if ((st = sc.enter()) != TDM_OK) return st;
+  memset(&dg, 0, sizeof dg);
+  TDM_CUDA_TRY(cub::DeviceScan::ExclusiveSum(NULL, temp_bytes, (const uint64_t *)NULL, (uint64_t *)NULL, n + 1, s),
+               (void)0);
+  /* Everything that can run out of memory, before the table changes. */
+  if ((st = sc.in(keys, n * h->ks, &dk)) != TDM_OK || (gid_out && (st = sc.out(gid_out, n * 4, &dg)) != TDM_OK) ||
+      (st = sc.alloc(n, &found)) != TDM_OK || (st = sc.alloc(n * 8, &val)) != TDM_OK ||
+      (st = sc.alloc(n * 8, &rows)) != TDM_OK || (st = sc.alloc(n * 8, &first)) != TDM_OK ||
+      (st = sc.alloc((n + 1) * 8, &flag)) != TDM_OK || (st = sc.alloc((n + 1) * 8, &rank)) != TDM_OK ||
+      (st = sc.alloc(n * 8, &add)) != TDM_OK || (st = sc.alloc(sizeof ho, &out)) != TDM_OK ||
+      (st = sc.alloc(temp_bytes, &temp)) != TDM_OK ||
+      (first_out && (st = sc.alloc(n * 4, &first_new)) != TDM_OK) ||
+      (st = tdm__hg(h)->policy->scratch(&sum, sc, n, final_cap, &x)) != TDM_OK)
+    return st;
+  tdm__iota_kernel<uint64_t><<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>(rows, n);
+  if ((st = tdm__launch_check(fn)) != TDM_OK ||
+      (st = tdm__hg_scratch_table(ctx, sc, kbits, TDM_U64, TDM__DUP_MIN, dk.d, rows, n, &batch, &batch_be, fn)) !=
+          TDM_OK)
+    return st;
+  if (grow_log2 && (st = rehash(h, grow_log2)) != TDM_OK) return st;
+  sum = *h; /* the grown table's size; the claim's policy stays SUM */
+  sum.dup = TDM__DUP_SUM;
+  tdm__hg(h)->policy->find(h, dk.d, val, found, n);
+  batch_be.policy->find(&batch, dk.d, first, NULL, n);
+  if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
+  number_flags_kernel<<<tdm__grid(n + 1), TDM_GPU_BLOCK, 0, s>>>(found, first, flag, n, out);
+  if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
+  TDM_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp, temp_bytes, (const uint64_t *)flag, rank, n + 1, s), (void)0);
+  if (h->ks == 4) launch_number_stop<uint32_t>(s, dk.d, flag, rank, n, max_new, out);
+  else launch_number_stop<uint64_t>(s, dk.d, flag, rank, n, max_new, out);
+  if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
+  TDM_CUDA_TRY(cudaMemcpyAsync(ho, out, sizeof ho, cudaMemcpyDeviceToHost, s), (void)0);
+  if ((st = tdm__gpu_sync(ctx, fn)) != TDM_OK) return st;
+  stop = (size_t)ho[0];
+  fresh = (size_t)(ho[2] < max_new ? ho[2] : max_new);
+  if (stop) {
+    number_values_kernel<<<tdm__grid(stop), TDM_GPU_BLOCK, 0, s>>>(found, val, first, flag, rank, h->size, add,
+                                                                   (uint32_t *)dg.d, first_new, base, stop);
+    if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
+    for (off = 0; off < stop; off += x.chunk) {
+      size_t m = stop - off < x.chunk ? stop - off : x.chunk;
+      tdm__hg(h)->policy->insert(&sum, (const char *)dk.d + off * h->ks, add + off, m, &x, tdm__hg(h)->counts);
+      if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
+    }
+  }
+  /* Committed from here: the claims are queued, so the table's counters
+   * say so now, and the claims' own outcome counts go. */
+  old_size = h->size;
+  h->size += fresh;
+  h->side += (size_t)ho[1];
+  *done = stop;
+  if ((st = tdm__gpu_memset_committed(ctx, tdm__hg(h)->counts, 0, NCOUNT * sizeof(unsigned long long), fn)) !=
+      TDM_OK)
+    return st;
+  if (first_out && fresh) {
+    cudaMemcpyKind kind = tdm__is_device_ptr(first_out) ? cudaMemcpyDeviceToDevice : cudaMemcpyDeviceToHost;
+    if ((st = tdm__gpu_copy_committed(ctx, first_out + old_size, first_new, fresh * 4, kind, fn)) != TDM_OK) return st;
+    if (kind == cudaMemcpyDeviceToHost) sc.wait_at_end();
+  }
+  dg.bytes = stop * 4; /* the rows numbered; the rest of gid_out is left alone */
+  if (gid_out && (st = tdm__gpu_out_finish(ctx, &dg)) != TDM_OK) return st;
+  return tdm__gpu_sync(ctx, fn);
+}
+
 static tdm_status hg_find(const tdm_hash *h, const void *keys, void *values_out, uint8_t *found_out, size_t n) {
   tdm_ctx *ctx = h->ctx;
   tdm__gpu_scope sc(ctx);
@@ -514,7 +668,5 @@ const tdm__hash_ops tdm__hash_cuda_ops = {
     .validate = hg_validate,
     .view = hg_view,
     .sync_counts = hg_sync_counts,
-    /* No insert-or-number: the CUDA data operations group by sorting
-     * (gpu/ops_gpu.cu). */
-    .number = NULL,
+    .number = hg_number,
 };

@@ -113,11 +113,6 @@ __global__ void canon_bits_kernel(const K *in, K *out, size_t n, int kind, int n
   TDM_GRID_STRIDE(i, n) out[i] = canon_bits(in[i], kind, numeric);
 }
 
-template <typename I>
-__global__ void ops_iota_kernel(I *out, size_t n) {
-  TDM_GRID_STRIDE(i, n) out[i] = (I)i;
-}
-
 /* flag[k] = 1 where a run of equal sorted bits starts, for k < n; flag[n] = 0
  * (so the exclusive sum's last entry is the number of runs). */
 template <typename K>
@@ -572,7 +567,7 @@ static tdm_status sort_bits_indexed(tdm_ctx *ctx, tdm__gpu_scope &sc, const char
     canon_bits_kernel<K><<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>(d_keys, canon, n, kind, numeric);
     in = canon;
   }
-  ops_iota_kernel<I><<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>(iota, n);
+  tdm__iota_kernel<I><<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>(iota, n);
   if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
   return tdm__gpu_sort_from(ctx, sc, in, iota, bits, idx, n, TDM_KIND_UNSIGNED, sizeof(K), sizeof(I));
 }
@@ -852,7 +847,7 @@ static tdm_status unique_hashed_t(tdm_ctx *ctx, const tdm__unique_args *a) {
   if (G) {
     group_put_kernel<K, uint64_t, I><<<tdm__grid(G), TDM_GPU_BLOCK, 0, s>>>(ek, ev, ord, uk, (uint64_t *)outs[2].d,
                                                                             G);
-    ops_iota_kernel<uint64_t><<<tdm__grid(G), TDM_GPU_BLOCK, 0, s>>>(pos, G);
+    tdm__iota_kernel<uint64_t><<<tdm__grid(G), TDM_GPU_BLOCK, 0, s>>>(pos, G);
     if ((st = tdm__launch_check(fn)) != TDM_OK ||
         (st = tdm__hg_scratch_table(ctx, sc, kbits, TDM_U64, TDM__DUP_SUM, uk, pos, G, &h, &be, fn)) != TDM_OK)
       return st;

@@ -30,12 +30,6 @@ __global__ void from_bits_kernel(const K *in, K *out, size_t n, int kind, int de
   }
 }
 
-template <typename I>
-__global__ void iota_kernel(I *out, size_t n) {
-  TDM_GRID_STRIDE(i, n)
-    out[i] = (I)i;
-}
-
 /* CUB's temporary storage for a sort of n keys of width ks (values vs). */
 template <typename K, typename V>
 static tdm_status cub_temp_t(tdm_ctx *ctx, const tdm__sort_bufs *b, size_t n, int desc, size_t *temp_bytes) {
@@ -211,8 +205,8 @@ static tdm_status tdm__gpu_argsort(tdm_ctx *ctx, tdm_type key_type, const void *
   if ((st = tdm__gpu_cub_temp_bytes(ctx, &j.b, n, TDM_KIND_UNSIGNED, j.ks, j.vs, 0, &temp_bytes)) != TDM_OK ||
       (st = sc.alloc(temp_bytes, &j.b.temp)) != TDM_OK)
     return st;
-  if (j.vs == 4) iota_kernel<uint32_t><<<j.grid, TDM_GPU_BLOCK, 0, j.s>>>((uint32_t *)j.b.v[0], n);
-  else iota_kernel<uint64_t><<<j.grid, TDM_GPU_BLOCK, 0, j.s>>>((uint64_t *)j.b.v[0], n);
+  if (j.vs == 4) tdm__iota_kernel<uint32_t><<<j.grid, TDM_GPU_BLOCK, 0, j.s>>>((uint32_t *)j.b.v[0], n);
+  else tdm__iota_kernel<uint64_t><<<j.grid, TDM_GPU_BLOCK, 0, j.s>>>((uint64_t *)j.b.v[0], n);
   if ((st = tdm__launch_check("tdm_argsort (iota)")) != TDM_OK) return st;
   if ((st = tdm__gpu_cub_sort_with(ctx, &j.b, temp_bytes, n, TDM_KIND_UNSIGNED, j.ks, j.vs, 0, &j.kcur, &j.vcur)) != TDM_OK) return st;
   int q = tdm__gpu_queue_only(ctx, keys, perm_out, NULL);

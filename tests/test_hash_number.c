@@ -12,8 +12,10 @@
  * groups must stop the numbering at exactly the first key past it, with
  * the prefix numbered as the reference numbers that prefix. Tables start
  * at one slot's capacity, so every case grows the table while numbering.
- * The backend is the CPU's: the CUDA backend has no number call (refused,
- * checked below), so the suite is a _cpu one.
+ * Every test runs on the CPU backend and, where a CUDA device (or the
+ * emulated one) is usable, on the CUDA backend's number call
+ * (gpu/hash_gpu.cu, hg_number), with host arrays and, for the reference
+ * cases, device arrays too.
  */
 #include <criterion/criterion.h>
 #include <stdint.h>
@@ -129,14 +131,16 @@ static void check_case(tdm_ctx *ctx, const void *keys, size_t ks, size_t n, size
   free(found);
 }
 
-Test(hash_number_cpu, against_reference) {
+/* The emulated device runs each of a case's launches thread by thread, so
+ * the CUDA suite draws fewer and smaller sizes (the same checks). */
+static void against_reference(tdm_backend b) {
   static const tdm_type types[] = {TDM_U32, TDM_U64, TDM_I32, TDM_F64};
   size_t sizes[64], nsizes, si, ti;
-  int d;
+  int d, cpu = b == TDM_BACKEND_CPU;
   prop_rng r;
-  tdm_ctx *ctx = prop_ctx(TDM_BACKEND_CPU, 0);
+  tdm_ctx *ctx = prop_ctx(b, 0);
   prop_rng_init(&r, 1);
-  nsizes = prop_sizes(&r, sizes, 64, prop_scaled(5000, 100000));
+  nsizes = prop_sizes(&r, sizes, cpu ? 64 : 36, cpu ? prop_scaled(5000, 100000) : prop_scaled(3000, 30000));
   for (ti = 0; ti < sizeof types / sizeof types[0]; ti++)
     for (d = 0; d < PROP_DIST_COUNT; d++)
       for (si = 0; si < nsizes; si++) {
@@ -145,7 +149,8 @@ Test(hash_number_cpu, against_reference) {
         char what[160];
         prop_rng_init(&r, (uint64_t)ti << 40 | (uint64_t)d << 32 | si);
         prop_fill(&r, types[ti], keys, n, (prop_dist)d);
-        snprintf(what, sizeof what, "%s %s n=%zu", tdm_type_name(types[ti]), prop_dist_name((prop_dist)d), n);
+        snprintf(what, sizeof what, "%s %s %s n=%zu", b == TDM_BACKEND_CPU ? "cpu" : "cuda",
+                 tdm_type_name(types[ti]), prop_dist_name((prop_dist)d), n);
         check_case(ctx, keys, ks, n, SIZE_MAX, what);
         /* A limit that falls inside the groups, at 0 and at 1. */
         check_case(ctx, keys, ks, n, prop_below(&r, n / 8 + 2), what);
@@ -154,12 +159,23 @@ Test(hash_number_cpu, against_reference) {
   tdm_ctx_destroy(ctx);
 }
 
+static void need_cuda(void) {
+  const char *why = NULL;
+  if (!prop_cuda_usable(&why)) cr_skip_test("no usable CUDA device: %s", why);
+}
+
+Test(hash_number_cpu, against_reference) { against_reference(TDM_BACKEND_CPU); }
+Test(hash_number_cuda, against_reference) {
+  need_cuda();
+  against_reference(TDM_BACKEND_CUDA);
+}
+
 /* The marker keys (the empty pattern 0 and the tombstone pattern) take the
  * side slots: numbered like any other key, first, last and between. */
-Test(hash_number_cpu, marker_keys) {
+static void marker_keys(tdm_backend b) {
   uint64_t k64[] = {5, 0, TDM_HASH_TOMB64, 5, 0, 7, TDM_HASH_TOMB64, 0};
   uint32_t k32[] = {TDM_HASH_TOMB32, 3, 0, 3, TDM_HASH_TOMB32, 0, 9};
-  tdm_ctx *ctx = prop_ctx(TDM_BACKEND_CPU, 0);
+  tdm_ctx *ctx = prop_ctx(b, 0);
   size_t lim;
   for (lim = 0; lim <= 4; lim++) {
     check_case(ctx, k64, 8, 8, lim, "u64 markers");
@@ -169,13 +185,19 @@ Test(hash_number_cpu, marker_keys) {
   tdm_ctx_destroy(ctx);
 }
 
+Test(hash_number_cpu, marker_keys) { marker_keys(TDM_BACKEND_CPU); }
+Test(hash_number_cuda, marker_keys) {
+  need_cuda();
+  marker_keys(TDM_BACKEND_CUDA);
+}
+
 /* Numbering continues in a table that already holds numbered keys: known
  * keys keep their numbers, new ones go on from the table's size. */
-Test(hash_number_cpu, second_batch) {
+static void second_batch(tdm_backend be) {
   uint64_t a[] = {10, 20, 10, 30}, b[] = {30, 40, 10, 50, 40};
   uint32_t gid[5], cnt[8], first[8], want_b[] = {2, 3, 0, 4, 3};
   size_t done, i;
-  tdm_ctx *ctx = prop_ctx(TDM_BACKEND_CPU, 0);
+  tdm_ctx *ctx = prop_ctx(be, 0);
   tdm_hash *h = number_table(ctx, 8);
   cr_assert_eq(tdm__hash_number(h, "test", a, 4, SIZE_MAX, gid, first, &done), TDM_OK);
   cr_assert_eq(done, 4);
@@ -189,6 +211,59 @@ Test(hash_number_cpu, second_batch) {
   cr_assert_eq(first[3], 1);
   cr_assert_eq(tdm_hash_size(h), 5);
   tdm_hash_destroy(h);
+  tdm_ctx_destroy(ctx);
+}
+
+Test(hash_number_cpu, second_batch) { second_batch(TDM_BACKEND_CPU); }
+Test(hash_number_cuda, second_batch) {
+  need_cuda();
+  second_batch(TDM_BACKEND_CUDA);
+}
+
+/* Device arrays on the CUDA backend: keys, numbers and first rows in device
+ * memory give the bytes host arrays give, over two batches (the second
+ * continues the first's numbering, with a limit that stops it inside). */
+Test(hash_number_cuda, device_arrays) {
+  enum { N = 3000 };
+  static uint64_t keys[2 * N];
+  static uint32_t gid_h[2 * N], first_h[2 * N], gid_d[2 * N], first_d[2 * N];
+  size_t done_h[2], done_d[2], at, b, i;
+  prop_rng r;
+  tdm_ctx *ctx;
+  tdm_hash *hh, *hd;
+  void *dk, *dg, *df;
+  need_cuda();
+  ctx = prop_ctx(TDM_BACKEND_CUDA, 0);
+  prop_rng_init(&r, 9);
+  for (i = 0; i < 2 * N; i++) keys[i] = prop_below(&r, i < N ? 900 : 4000) * 0x9e3779b97f4a7c15ull;
+  dk = prop_dev_alloc(sizeof keys, 0);
+  dg = prop_dev_alloc(sizeof gid_d, 0);
+  df = prop_dev_alloc(sizeof first_d, 0);
+  cr_assert(dk && dg && df);
+  prop_h2d(dk, keys, sizeof keys);
+  hh = number_table(ctx, 8);
+  hd = number_table(ctx, 8);
+  for (b = 0, at = 0; b < 2; b++, at += N) {
+    size_t lim = b ? 1000 : SIZE_MAX;
+    cr_assert_eq(tdm__hash_number(hh, "test", keys + at, N, lim, gid_h + at, first_h, &done_h[b]), TDM_OK, "%s",
+                 tdm_last_error());
+    cr_assert_eq(tdm__hash_number(hd, "test", (uint64_t *)dk + at, N, lim, (uint32_t *)dg + at, (uint32_t *)df,
+                                  &done_d[b]),
+                 TDM_OK, "%s", tdm_last_error());
+    cr_assert_eq(done_d[b], done_h[b], "batch %zu: %zu keys numbered from device arrays, %zu from host ones", b,
+                 done_d[b], done_h[b]);
+  }
+  cr_assert_lt(done_h[1], (size_t)N, "the limit stops the second batch inside");
+  cr_assert_eq(tdm_hash_size(hd), tdm_hash_size(hh));
+  prop_d2h(gid_d, dg, sizeof gid_d);
+  prop_d2h(first_d, df, sizeof first_d);
+  for (i = 0; i < N + done_h[1]; i++) cr_assert_eq(gid_d[i], gid_h[i], "row %zu", i);
+  for (i = 0; i < tdm_hash_size(hh); i++) cr_assert_eq(first_d[i], first_h[i], "group %zu", i);
+  tdm_hash_destroy(hh);
+  tdm_hash_destroy(hd);
+  prop_dev_free(dk);
+  prop_dev_free(dg);
+  prop_dev_free(df);
   tdm_ctx_destroy(ctx);
 }
 
