@@ -106,6 +106,13 @@ __host__ __device__ static inline void fold_put(uint64_t acc, double m, size_t c
  * in shared memory (2 x 2048 words: 32 KiB for 8-byte values). */
 #define TDM__OPS_LONG 2048u
 
+/* The type of a width's sort bits: what the scratch tables of the bits
+ * are keyed by. */
+template <typename K>
+static constexpr tdm_type bits_type_of() {
+  return sizeof(K) == 4 ? TDM_U32 : TDM_U64;
+}
+
 /* ---- kernels ------------------------------------------------------------ */
 
 template <typename K>
@@ -757,7 +764,7 @@ template <typename K, typename V, typename I>
 static tdm_status hashed_groups(tdm_ctx *ctx, tdm__gpu_scope &sc, const char *fn, tdm_type key_type, const K *d_keys,
                                 size_t n, int dup, tdm_type value_type, const V *d_vals, const K **ek, const V **ev,
                                 const I **ord, size_t *G) {
-  const tdm_type kbits = sizeof(K) == 4 ? TDM_U32 : TDM_U64;
+  const tdm_type kbits = bits_type_of<K>();
   void *k = NULL, *v = NULL;
   uint64_t *ones;
   K *sorted;
@@ -826,7 +833,7 @@ static tdm_status unique_hashed_t(tdm_ctx *ctx, const tdm__unique_args *a) {
   tdm__gpu_scope sc(ctx);
   tdm__dev_array keys, outs[4];
   cudaStream_t s = tdm__stream(ctx);
-  const tdm_type kbits = sizeof(K) == 4 ? TDM_U32 : TDM_U64;
+  const tdm_type kbits = bits_type_of<K>();
   size_t n = a->n, G = 0;
   const K *ek;
   const uint64_t *ev;
@@ -890,7 +897,7 @@ static tdm_status isin_t(tdm_ctx *ctx, const tdm__isin_args *a, int method) {
   }
   if (method == TDM__OPS_HASH && a->m) {
     const K *qk = (const K *)q.d, *sk = (const K *)set.d;
-    const tdm_type bits_type = sizeof(K) == 4 ? TDM_U32 : TDM_U64;
+    const tdm_type bits_type = bits_type_of<K>();
     K *qc = NULL;
     tdm_hash h;
     tdm__hash_gpu be;
@@ -937,7 +944,7 @@ static tdm_status join_match(tdm_ctx *ctx, tdm__gpu_scope &sc, const char *fn, c
   cudaStream_t s = tdm__stream(ctx);
   int kind = tdm__key_kind(a->key_type);
   size_t nl = a->n_left, nr = a->n_right;
-  const tdm_type bits_type = sizeof(K) == 4 ? TDM_U32 : TDM_U64;
+  const tdm_type bits_type = bits_type_of<K>();
   uint64_t *add;
   const K *lq = d_left;
   K *lbits;
