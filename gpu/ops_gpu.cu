@@ -754,16 +754,17 @@ __global__ void ops_ones_kernel(uint64_t *out, size_t n) {
 
 /* The groups of the hash method (src/ops_api.c's rule, TDM__HASH_GROUPS_UNORDERED):
  * a scratch table keyed by the n keys' bits folds each row's value into its
- * key's slot by dup (values NULL: COUNT, a SUM of ones; integer SUM wraps
- * and MIN / MAX pick, so the order the rows land in does not matter), its
+ * key's slot by dup (values NULL: COUNT, a SUM of ones, when count is set,
+ * else a set whose values stay 0, no add per row; integer SUM wraps and
+ * MIN / MAX pick, so the order the rows land in does not matter), its
  * live slots are exported (the call's one wait, for their count: *G) into
  * *ek / *ev, and their bits sorted with their positions into *ord, by the
  * order bits of the sort method, so ascending key order is the same. V:
  * the value bits (uint64_t for COUNT). */
 template <typename K, typename V, typename I>
 static tdm_status hashed_groups(tdm_ctx *ctx, tdm__gpu_scope &sc, const char *fn, tdm_type key_type, const K *d_keys,
-                                size_t n, int dup, tdm_type value_type, const V *d_vals, const K **ek, const V **ev,
-                                const I **ord, size_t *G) {
+                                size_t n, int dup, tdm_type value_type, const V *d_vals, int count, const K **ek,
+                                const V **ev, const I **ord, size_t *G) {
   const tdm_type kbits = bits_type_of<K>();
   void *k = NULL, *v = NULL;
   uint64_t *ones;
@@ -772,7 +773,7 @@ static tdm_status hashed_groups(tdm_ctx *ctx, tdm__gpu_scope &sc, const char *fn
   tdm_hash h;
   tdm__hash_gpu be;
   tdm_status st;
-  if (!d_vals) {
+  if (!d_vals && count) {
     if ((st = sc.alloc(n * 8, &ones)) != TDM_OK) return st;
     ops_ones_kernel<<<tdm__grid(n), TDM_GPU_BLOCK, 0, tdm__stream(ctx)>>>(ones, n);
     if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
@@ -808,7 +809,7 @@ static tdm_status group_hashed_t(tdm_ctx *ctx, const tdm__group_args *a) {
   if ((st = enter_waiting(sc, ctx, fn)) != TDM_OK || (st = sc.in(a->keys, n * sizeof(K), &keys)) != TDM_OK ||
       (a->values && (st = sc.in(a->values, n * sizeof(V), &vals)) != TDM_OK) ||
       (st = hashed_groups<K, V, I>(ctx, sc, fn, a->key_type, (const K *)keys.d, n, dup, a->value_type,
-                                   (const V *)vals.d, &ek, &ev, &ord, &G)) != TDM_OK ||
+                                   (const V *)vals.d, 1, &ek, &ev, &ord, &G)) != TDM_OK ||
       (st = opt_out(sc, a->keys_out, G * sizeof(K), &outs[0])) != TDM_OK ||
       (st = opt_out(sc, a->values_out, G * sizeof(V), &outs[1])) != TDM_OK)
     return st;
@@ -845,7 +846,7 @@ static tdm_status unique_hashed_t(tdm_ctx *ctx, const tdm__unique_args *a) {
   tdm_status st;
   if ((st = enter_waiting(sc, ctx, fn)) != TDM_OK || (st = sc.in(a->keys, n * sizeof(K), &keys)) != TDM_OK ||
       (st = hashed_groups<K, uint64_t, I>(ctx, sc, fn, a->key_type, (const K *)keys.d, n, TDM__DUP_SUM, TDM_U64,
-                                          NULL, &ek, &ev, &ord, &G)) != TDM_OK ||
+                                          NULL, a->counts_out != NULL, &ek, &ev, &ord, &G)) != TDM_OK ||
       (st = unique_outs(sc, a, G, sizeof(K), outs)) != TDM_OK)
     return st;
   uk = (K *)outs[0].d;
