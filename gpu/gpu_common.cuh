@@ -310,7 +310,7 @@ static inline unsigned tdm__grid_resident(const tdm_ctx *ctx, size_t n) {
 #define TDM_GRID_STRIDE(i, n) \
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (n); i += (size_t)gridDim.x * blockDim.x)
 
-/* out[i] = i: the row indices a sort or a MIN table carries as values. */
+/* out[i] = i: the row indices a sort or a table carries as values. */
 template <typename I>
 __global__ void tdm__iota_kernel(I *out, size_t n) {
   TDM_GRID_STRIDE(i, n) out[i] = (I)i;

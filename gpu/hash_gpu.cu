@@ -14,7 +14,8 @@
  *
  * Insert-or-number (hg_number, the data operations' numbering primitive,
  * backend.h) is composed of the table's own find and SUM claim, a scratch
- * MIN table of the batch and a scan; it waits once.
+ * table of the batch's first rows (tdm__hg_first_rows) and a scan; it waits
+ * once.
  *
  * Everything that can fail for lack of memory (staging, scratch, the grown
  * table) is taken before the table changes.
@@ -254,6 +255,25 @@ tdm_status tdm__hg_scratch_table(tdm_ctx *ctx, tdm__gpu_scope &sc, tdm_type key_
   return TDM_OK;
 }
 
+/* out[i] = ~i (tdm__hg_first_rows). */
+template <typename I>
+__global__ void complement_rows_kernel(I *out, size_t n) {
+  TDM_GRID_STRIDE(i, n) out[i] = ~(I)i;
+}
+
+tdm_status tdm__hg_first_rows(tdm_ctx *ctx, tdm__gpu_scope &sc, tdm_type key_bits, tdm_type row_bits,
+                              const void *d_keys, size_t m, tdm_hash *h, tdm__hash_gpu *be, const char *fn) {
+  void *rows;
+  tdm_status st;
+  if ((st = sc.alloc(m * tdm_type_size(row_bits), &rows)) != TDM_OK) return st;
+  if (row_bits == TDM_U32)
+    complement_rows_kernel<uint32_t><<<tdm__grid(m), TDM_GPU_BLOCK, 0, tdm__stream(ctx)>>>((uint32_t *)rows, m);
+  else
+    complement_rows_kernel<uint64_t><<<tdm__grid(m), TDM_GPU_BLOCK, 0, tdm__stream(ctx)>>>((uint64_t *)rows, m);
+  if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
+  return tdm__hg_scratch_table(ctx, sc, key_bits, row_bits, TDM__DUP_MAX, d_keys, rows, m, h, be, fn);
+}
+
 tdm_status tdm__hg_scratch_export(tdm_ctx *ctx, tdm__gpu_scope &sc, const tdm_hash *h, void **d_keys, void **d_vals,
                                   size_t *n_out, const char *fn) {
   const tdm__hash_gpu *be = tdm__hg(h);
@@ -377,7 +397,7 @@ static tdm_status hg_sync_counts(tdm_hash *h, const char *fn, size_t *no_slot) {
 /* ---- insert-or-number (backend.h, tdm__hash_ops.number) ------------------ */
 
 /* Row i starts a new key: not in the table, and the batch's first row of its
- * key (first[i], the least row of the key, from a MIN table of the batch).
+ * key (~first[i], the least row of the key: tdm__hg_first_rows).
  * flag[n] = 0, so that the exclusive sum's last entry counts the new keys;
  * that thread also seeds out: out[0] = n (no stop), out[1] = 0. */
 __global__ void number_flags_kernel(const uint8_t *found, const uint64_t *first, uint64_t *flag, size_t n,
@@ -388,7 +408,7 @@ __global__ void number_flags_kernel(const uint8_t *found, const uint64_t *first,
       out[0] = n;
       out[1] = 0;
     } else {
-      flag[i] = !found[i] && first[i] == i;
+      flag[i] = !found[i] && ~first[i] == i; /* first: complements (tdm__hg_first_rows) */
     }
   }
 }
@@ -418,7 +438,7 @@ __global__ void number_values_kernel(const uint8_t *found, const uint64_t *val, 
                                      const uint64_t *flag, const uint64_t *rank, uint64_t size, uint64_t *add,
                                      uint32_t *gid, uint32_t *first_new, uint64_t base, size_t done) {
   TDM_GRID_STRIDE(i, done) {
-    uint64_t num = found[i] ? (uint64_t)(uint32_t)val[i] : size + rank[first[i]];
+    uint64_t num = found[i] ? (uint64_t)(uint32_t)val[i] : size + rank[~first[i]];
     add[i] = TDM__HASH_NUMBER_ONE + (flag[i] ? num : 0);
     if (gid) gid[i] = (uint32_t)num;
     if (flag[i] && first_new) first_new[rank[i]] = (uint32_t)(base + i);
@@ -432,8 +452,8 @@ static void launch_number_stop(cudaStream_t s, const void *keys, const uint64_t 
 }
 
 /* The batch in order, by table operations and scans only: a find of every
- * key in the table; a scratch MIN table of the batch gives each key its
- * first row; the new keys' first rows, flagged and summed, give their
+ * key in the table; a scratch table of the batch's first rows
+ * (tdm__hg_first_rows) gives each key its first row; the new keys' first rows, flagged and summed, give their
  * numbers (the table's size plus their rank); one wait brings the stop (the
  * row of the new key max_new), the new keys and the new marker keys to the
  * host; then one SUM claim of the rows before the stop adds each row's count
@@ -450,7 +470,7 @@ static tdm_status hg_number(tdm_hash *h, const void *keys, size_t n, size_t max_
   tdm__dev_array dk, dg;
   const tdm_type kbits = h->ks == 4 ? TDM_U32 : TDM_U64;
   size_t final_cap = grow_log2 ? (size_t)1 << grow_log2 : h->cap, temp_bytes = 0, stop, fresh, off, old_size;
-  uint64_t *val, *rows, *first, *flag, *rank, *add;
+  uint64_t *val, *first, *flag, *rank, *add;
   uint32_t *first_new = NULL;
   uint8_t *found;
   unsigned long long *out, ho[3];
@@ -471,18 +491,14 @@ static tdm_status hg_number(tdm_hash *h, const void *keys, size_t n, size_t max_
   /* Everything that can run out of memory, before the table changes. */
   if ((st = sc.in(keys, n * h->ks, &dk)) != TDM_OK || (gid_out && (st = sc.out(gid_out, n * 4, &dg)) != TDM_OK) ||
       (st = sc.alloc(n, &found)) != TDM_OK || (st = sc.alloc(n * 8, &val)) != TDM_OK ||
-      (st = sc.alloc(n * 8, &rows)) != TDM_OK || (st = sc.alloc(n * 8, &first)) != TDM_OK ||
+      (st = sc.alloc(n * 8, &first)) != TDM_OK ||
       (st = sc.alloc((n + 1) * 8, &flag)) != TDM_OK || (st = sc.alloc((n + 1) * 8, &rank)) != TDM_OK ||
       (st = sc.alloc(n * 8, &add)) != TDM_OK || (st = sc.alloc(sizeof ho, &out)) != TDM_OK ||
       (st = sc.alloc(temp_bytes, &temp)) != TDM_OK ||
       (first_out && (st = sc.alloc(n * 4, &first_new)) != TDM_OK) ||
       (st = tdm__hg(h)->policy->scratch(&sum, sc, n, final_cap, &x)) != TDM_OK)
     return st;
-  tdm__iota_kernel<uint64_t><<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>(rows, n);
-  if ((st = tdm__launch_check(fn)) != TDM_OK ||
-      (st = tdm__hg_scratch_table(ctx, sc, kbits, TDM_U64, TDM__DUP_MIN, dk.d, rows, n, &batch, &batch_be, fn)) !=
-          TDM_OK)
-    return st;
+  if ((st = tdm__hg_first_rows(ctx, sc, kbits, TDM_U64, dk.d, n, &batch, &batch_be, fn)) != TDM_OK) return st;
   if (grow_log2 && (st = rehash(h, grow_log2)) != TDM_OK) return st;
   sum = *h; /* the grown table's size; the claim's policy stays SUM */
   sum.dup = TDM__DUP_SUM;

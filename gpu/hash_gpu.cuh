@@ -171,12 +171,21 @@ static inline tdm__hash_gpu *tdm__hg(const tdm_hash *h) { return (tdm__hash_gpu 
  * once, and its destroy once more); the outcome counts are only read by
  * the export (a fresh table sized for m keys always has a free slot). Each
  * key's value is the fold of its copies' d_vals (value_type) by dup
- * (enum tdm__dup: SUM, one launch per chunk and no batch-sized scratch; MIN
- * or MAX); with d_vals NULL (dup SUM) a set: the claims alone, every value
- * left 0. */
+ * (enum tdm__dup: SUM, or MAX of an unsigned value type, one launch per
+ * chunk and no batch-sized scratch; MIN or another MAX); with d_vals NULL
+ * (dup SUM) a set: the claims alone, every value left 0. */
 tdm_status tdm__hg_scratch_table(tdm_ctx *ctx, tdm__gpu_scope &sc, tdm_type key_bits, tdm_type value_type, int dup,
                                  const void *d_keys, const void *d_vals, size_t m, tdm_hash *h, tdm__hash_gpu *be,
                                  const char *fn);
+
+/* A scratch table (tdm__hg_scratch_table) of each of the m device keys'
+ * first row: the value of a key is the complement (~) of the first of its
+ * rows 0 .. m - 1 (row_bits: TDM_U32, for m < 2^32, or TDM_U64), a MAX of
+ * the complements, which the claim folds by one atomic max per slot (0, a
+ * free slot's value, is below every complement); a MIN of the rows would
+ * take a second pass. */
+tdm_status tdm__hg_first_rows(tdm_ctx *ctx, tdm__gpu_scope &sc, tdm_type key_bits, tdm_type row_bits,
+                              const void *d_keys, size_t m, tdm_hash *h, tdm__hash_gpu *be, const char *fn);
 
 /* The live (key, value) pairs of a scratch table (tdm__hg_scratch_table)
  * into device arrays taken from sc (*d_keys, *d_vals; *n_out pairs in no

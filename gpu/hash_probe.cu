@@ -22,7 +22,11 @@
  *     - SUM: an atomic add into the value (a free slot's value is 0, the
  *       invariant; integer SUM wraps, so the order of the adds does not
  *       matter), in the claim kernel itself;
- *     - MIN / MAX: each claimer stores its own value, then the other copies
+ *     - MAX of unsigned values: an atomic max into the value, in the claim
+ *       kernel itself, as SUM's add (0, a free slot's value, is below
+ *       every value, so a new key needs no first store);
+ *     - MIN, and MAX of signed or float values (whose order is not their
+ *       bits'): each claimer stores its own value, then the other copies
  *       fold in with a CAS loop (the result is order-free);
  *     - KEEP_LAST: an election in each touched slot's own value word (its
  *       old value is overwritten anyway): the claim zeroes a found slot's,
@@ -329,8 +333,15 @@ struct max_v_op {
 /* KEEP_FIRST ballot of batch index i: the largest wins, so the lowest index. */
 static __device__ __forceinline__ uint32_t first_ballot(size_t i) { return 0xffffffffu - (uint32_t)i; }
 
+/* Whether the claim folds dup itself by one atomic per slot: SUM (integer
+ * adds wrap), and MAX of unsigned values (a free slot's 0 is the identity). */
+static __host__ __device__ __forceinline__ bool claim_folds(int dup, int vkind) {
+  return dup == TDM__DUP_SUM || (dup == TDM__DUP_MAX && vkind == TDM_KIND_UNSIGNED);
+}
+
 /* Pass 1 of an insert: a group of G lanes finds or claims each key's slot.
- * SUM adds right here, one atomic per distinct slot per warp; the other
+ * SUM adds right here, one atomic per distinct slot per warp (and MAX of
+ * unsigned values takes its atomic max, claim_folds); the other
  * policies record the slot (and whether this key claimed it) in pos_out and
  * make their first move, which the kernel boundary orders before every
  * other copy's: MIN / MAX's claimer stores its value in its new slot,
@@ -338,7 +349,7 @@ static __device__ __forceinline__ uint32_t first_ballot(size_t i) { return 0xfff
  * KEEP_LAST clears the value word of each found slot (a new one holds 0). */
 template <typename K, typename V, unsigned G>
 __global__ void __launch_bounds__(TDM_GPU_BLOCK)
-    claim_kernel(typename hs<K, V>::S *s, unsigned l, const K *keys, const V *vals, size_t n, int dup,
+    claim_kernel(typename hs<K, V>::S *s, unsigned l, const K *keys, const V *vals, size_t n, int dup, int vkind,
                  uint64_t *pos_out, uint32_t *e, unsigned long long *cnt) {
   __shared__ unsigned long long sh[NCOUNT];
   block_counts bc;
@@ -362,6 +373,11 @@ __global__ void __launch_bounds__(TDM_GPU_BLOCK)
       const bool lead = in && !(peers & lanes_below());
       if (!carry.take(s, lead ? at : TDM_HASH_NONE, sum, lead ? (unsigned)__popc(peers) : 0u) && lead)
         atomic_add_v(&s[at].v, sum);
+    } else if (claim_folds(dup, vkind)) { /* MAX of unsigned values */
+      const bool in = first && at != TDM_HASH_NONE;
+      const unsigned peers = __match_any_sync(0xffffffffu, in ? at : TDM_HASH_NONE);
+      const V m = warp_fold_peers(peers, in, in ? vals[i] : (V)0, max_v_op<V>());
+      if (in && !(peers & lanes_below())) atomic_max_v(&s[at].v, m);
     } else {
       const bool claimed = first && at != TDM_HASH_NONE && o != TDM_HASH_FOUND;
       if (first) pos_out[i] = at == TDM_HASH_NONE ? TDM_HASH_NONE : at | (claimed ? NEW_BIT : 0);
@@ -496,7 +512,7 @@ static tdm_status scratch_take(tdm_hash *h, tdm__gpu_scope &sc, size_t n, size_t
   (void)final_cap;
   memset(x, 0, sizeof *x);
   x->chunk = n < CHUNK ? n : CHUNK;
-  if ((h->dup != TDM__DUP_SUM && (st = sc.alloc(x->chunk * sizeof(uint64_t), &x->pos)) != TDM_OK) ||
+  if ((!claim_folds(h->dup, h->vkind) && (st = sc.alloc(x->chunk * sizeof(uint64_t), &x->pos)) != TDM_OK) ||
       (h->dup == TDM__DUP_KEEP_FIRST && (st = sc.alloc(x->chunk * sizeof(uint32_t), &x->e)) != TDM_OK))
     return st;
   return TDM_OK;
@@ -515,9 +531,9 @@ static void launch_insert(tdm_hash *h, const void *keys, const void *vals, size_
   /* One resident wave: each block flushes its outcome counters once, so
    * the flushes stay a few per SM instead of one per 256 / G keys. */
   claim_kernel<K, V, G><<<tdm__grid_resident(h->ctx, n * G), TDM_GPU_BLOCK, 0, st>>>(s, h->log2cap, k, v, n, dup,
-                                                                                     x->pos, x->e, cnt);
+                                                                                     h->vkind, x->pos, x->e, cnt);
+  if (claim_folds(dup, h->vkind)) return;
   switch (h->dup) {
-  case TDM__DUP_SUM: break;
   case TDM__DUP_MIN:
   case TDM__DUP_MAX:
     minmax_fold_kernel<K, V><<<g, TDM_GPU_BLOCK, 0, st>>>(s, v, x->pos, n, dup, h->vkind);

@@ -21,8 +21,11 @@
  * logic the CPU runs (ops_keys.h). The hash method is also tdm_isin's (a
  * scratch table of the set, isin_t) and tdm_group_reduce's for COUNT and
  * integer SUM, MIN, MAX in ascending order (a scratch table folds the rows,
- * then the groups alone are sorted: group_hashed_t); unique sorts whatever
- * the method: the sort method's bytes are the contract's either way.
+ * then the groups alone are sorted: group_hashed_t) and tdm_unique's, in
+ * ascending order with an inverse (a table counts the keys, a second maps
+ * the sorted distinct keys to the rows: unique_hashed_t) and in first-seen
+ * order (a table keeps each key's first row: unique_first_seen_t); the
+ * sort method's bytes are the contract's either way.
  * The dense method (integer keys of a small range, src/ops_api.c) is the
  * CPU's tables on the device: unique counts rows per slot with atomicAdd,
  * notes each slot's first row with atomicMin, and numbers the slots by an
@@ -823,6 +826,27 @@ static tdm_status group_hashed_t(tdm_ctx *ctx, const tdm__group_args *a) {
   return TDM_OK;
 }
 
+/* code[i] = the position p of row i's bits (rows, n of them) among the G
+ * distinct keys' bits pb, every row's key being one of them: a scratch table
+ * of pb whose values are the positions (a SUM of one value per key), and
+ * one probe per row. */
+template <typename K>
+static tdm_status codes_by_table(tdm_ctx *ctx, tdm__gpu_scope &sc, const char *fn, const K *pb, size_t G,
+                                 const K *rows, size_t n, uint64_t *code) {
+  uint64_t *pos;
+  tdm_hash h;
+  tdm__hash_gpu be;
+  tdm_status st;
+  if ((st = sc.alloc(G * 8, &pos)) != TDM_OK) return st;
+  tdm__iota_kernel<uint64_t><<<tdm__grid(G), TDM_GPU_BLOCK, 0, tdm__stream(ctx)>>>(pos, G);
+  if ((st = tdm__launch_check(fn)) != TDM_OK ||
+      (st = tdm__hg_scratch_table(ctx, sc, bits_type_of<K>(), TDM_U64, TDM__DUP_SUM, pb, pos, G, &h, &be, fn)) !=
+          TDM_OK)
+    return st;
+  be.policy->find(&h, rows, code, NULL, n);
+  return tdm__launch_check(fn);
+}
+
 /* tdm_unique by the hash method (an inverse, no first indices, ascending
  * order by bits): hashed_groups counts the keys; the distinct keys and
  * counts go out in order; a second scratch table maps each distinct key to
@@ -834,15 +858,11 @@ static tdm_status unique_hashed_t(tdm_ctx *ctx, const tdm__unique_args *a) {
   tdm__gpu_scope sc(ctx);
   tdm__dev_array keys, outs[4];
   cudaStream_t s = tdm__stream(ctx);
-  const tdm_type kbits = bits_type_of<K>();
   size_t n = a->n, G = 0;
   const K *ek;
   const uint64_t *ev;
   const I *ord;
   K *uk;
-  uint64_t *pos;
-  tdm_hash h;
-  tdm__hash_gpu be;
   tdm_status st;
   if ((st = enter_waiting(sc, ctx, fn)) != TDM_OK || (st = sc.in(a->keys, n * sizeof(K), &keys)) != TDM_OK ||
       (st = hashed_groups<K, uint64_t, I>(ctx, sc, fn, a->key_type, (const K *)keys.d, n, TDM__DUP_SUM, TDM_U64,
@@ -851,15 +871,96 @@ static tdm_status unique_hashed_t(tdm_ctx *ctx, const tdm__unique_args *a) {
     return st;
   uk = (K *)outs[0].d;
   if (!uk && (st = sc.alloc(G * sizeof(K), &uk)) != TDM_OK) return st;
-  if ((st = sc.alloc(G * 8, &pos)) != TDM_OK) return st;
   if (G) {
     group_put_kernel<K, uint64_t, I><<<tdm__grid(G), TDM_GPU_BLOCK, 0, s>>>(ek, ev, ord, uk, (uint64_t *)outs[2].d,
                                                                             G);
-    tdm__iota_kernel<uint64_t><<<tdm__grid(G), TDM_GPU_BLOCK, 0, s>>>(pos, G);
     if ((st = tdm__launch_check(fn)) != TDM_OK ||
-        (st = tdm__hg_scratch_table(ctx, sc, kbits, TDM_U64, TDM__DUP_SUM, uk, pos, G, &h, &be, fn)) != TDM_OK)
+        (st = codes_by_table<K>(ctx, sc, fn, uk, G, (const K *)keys.d, n, (uint64_t *)outs[3].d)) != TDM_OK)
       return st;
-    be.policy->find(&h, keys.d, outs[3].d, NULL, n);
+  }
+  if ((st = finish_outs(sc, ctx, outs, 4, fn)) != TDM_OK) return st;
+  *a->n_unique_out = G;
+  return TDM_OK;
+}
+
+/* Group p (first-seen order) of unique_first_seen_t: its first row f
+ * (first holds the complements of the first rows, sorted) gives the key
+ * (the caller's, as the CPU writes it), the first index and, for the second
+ * table, the key's bits. */
+template <typename K, typename I>
+__global__ void first_seen_put_kernel(const K *keys, const K *bits, const I *first, K *unique_out,
+                                      uint64_t *first_out, K *pbits, size_t G) {
+  TDM_GRID_STRIDE(p, G) {
+    size_t f = (size_t)(I)~first[G - 1 - p]; /* complements, ascending: the first rows, descending */
+    if (unique_out) unique_out[p] = keys[f];
+    if (first_out) first_out[p] = f;
+    if (pbits) pbits[p] = bits[f];
+  }
+}
+
+/* counts[code[i]] += 1 for the n rows; a warp's rows of one code add once. */
+__global__ void count_codes_kernel(const uint64_t *code, uint64_t *counts, size_t n) {
+  const warp_turns<1> t;
+  for (size_t b = t.first; b < n; b += t.stride) {
+    const size_t i = t.item(b);
+    const uint64_t c = i < n ? code[i] : ~(uint64_t)0;
+    const unsigned peers = __match_any_sync(0xffffffffu, c);
+    if (i < n && !(peers & lanes_below()))
+      atomicAdd((unsigned long long *)&counts[c], (unsigned long long)__popc(peers));
+  }
+}
+
+/* tdm_unique in first-seen order by the hash method (what factorize asks):
+ * a scratch table keyed by the rows' bits (canonical under TDM_EQ_NUMERIC)
+ * keeps each key's first row (tdm__hg_first_rows), its live pairs are
+ * exported (the call's one wait, for G) and their first rows alone are
+ * sorted: position p holds the p-th key to appear. Keys and first indices
+ * go out from there; for the inverse or the counts each row's code comes
+ * from a second table of the groups (codes_by_table), and the counts add
+ * the codes up. A group's first
+ * row and count do not depend on the order of the claims, so the bytes are
+ * the sort method's (and the CPU's numbering). */
+template <typename K, typename I>
+static tdm_status unique_first_seen_t(tdm_ctx *ctx, const tdm__unique_args *a) {
+  static const char fn[] = "tdm_unique";
+  tdm__gpu_scope sc(ctx);
+  tdm__dev_array keys, outs[4];
+  cudaStream_t s = tdm__stream(ctx);
+  const tdm_type kbits = bits_type_of<K>(), ibits = sizeof(I) == 4 ? TDM_U32 : TDM_U64;
+  const int coded = a->inverse_out || a->counts_out;
+  size_t n = a->n, G = 0;
+  const K *kb;
+  K *canon = NULL, *pb = NULL;
+  void *ek = NULL, *ev = NULL;
+  uint64_t *code = NULL;
+  tdm_hash h;
+  tdm__hash_gpu be;
+  tdm_status st;
+  if ((st = enter_waiting(sc, ctx, fn)) != TDM_OK || (st = sc.in(a->keys, n * sizeof(K), &keys)) != TDM_OK) return st;
+  kb = (const K *)keys.d;
+  if (a->numeric) {
+    if ((st = sc.alloc(n * sizeof(K), &canon)) != TDM_OK) return st;
+    canon_bits_kernel<K><<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>(kb, canon, n, tdm__key_kind(a->key_type), 1);
+    kb = canon;
+  }
+  if ((st = tdm__launch_check(fn)) != TDM_OK ||
+      (st = tdm__hg_first_rows(ctx, sc, kbits, ibits, kb, n, &h, &be, fn)) != TDM_OK ||
+      (st = tdm__hg_scratch_export(ctx, sc, &h, &ek, &ev, &G, fn)) != TDM_OK ||
+      (st = sort_in_place(ctx, ev, NULL, G, sizeof(I))) != TDM_OK ||
+      (st = unique_outs(sc, a, G, sizeof(K), outs)) != TDM_OK)
+    return st;
+  code = (uint64_t *)outs[3].d;
+  if (coded && ((st = sc.alloc(G * sizeof(K), &pb)) != TDM_OK || (!code && (st = sc.alloc(n * 8, &code)) != TDM_OK)))
+    return st;
+  first_seen_put_kernel<K, I><<<tdm__grid(G), TDM_GPU_BLOCK, 0, s>>>((const K *)keys.d, kb, (const I *)ev,
+                                                                     (K *)outs[0].d, (uint64_t *)outs[1].d, pb, G);
+  if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
+  if (coded) {
+    if ((st = codes_by_table<K>(ctx, sc, fn, pb, G, kb, n, code)) != TDM_OK) return st;
+    if (outs[2].d) {
+      TDM_CUDA_TRY(cudaMemsetAsync(outs[2].d, 0, G * 8, s), (void)0);
+      count_codes_kernel<<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>(code, (uint64_t *)outs[2].d, n);
+    }
     if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
   }
   if ((st = finish_outs(sc, ctx, outs, 4, fn)) != TDM_OK) return st;
@@ -1164,6 +1265,10 @@ static tdm_status unique_sorted_keys_t(tdm_ctx *ctx, const tdm__unique_args *a) 
 static tdm_status ops_unique(tdm_ctx *ctx, const tdm__unique_args *a, int method) {
   int wide = tdm_type_size(a->key_type) == 8;
   if (method == TDM__OPS_DENSE) return wide ? unique_dense_t<uint64_t>(ctx, a) : unique_dense_t<uint32_t>(ctx, a);
+  if (method == TDM__OPS_HASH && a->first_seen && a->n <= UINT32_MAX)
+    return wide ? unique_first_seen_t<uint64_t, uint32_t>(ctx, a) : unique_first_seen_t<uint32_t, uint32_t>(ctx, a);
+  if (method == TDM__OPS_HASH && a->first_seen)
+    return wide ? unique_first_seen_t<uint64_t, uint64_t>(ctx, a) : unique_first_seen_t<uint32_t, uint64_t>(ctx, a);
   if (method == TDM__OPS_HASH && a->n <= UINT32_MAX)
     return wide ? unique_hashed_t<uint64_t, uint32_t>(ctx, a) : unique_hashed_t<uint32_t, uint32_t>(ctx, a);
   if (method == TDM__OPS_HASH)

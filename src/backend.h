@@ -233,7 +233,8 @@ enum tdm__hash_groups {
   /* Rows folded into a table in any order: group_reduce's COUNT, and SUM,
    * MIN, MAX of integer values (the order-free folds), and unique with an
    * inverse and no first indices, in ascending order of keys compared by
-   * their bits: always. The CUDA backend. */
+   * their bits; unique and COUNT in first-seen order (a table of each key's
+   * first row): always. The CUDA backend. */
   TDM__HASH_GROUPS_UNORDERED = 1
 };
 

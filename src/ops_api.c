@@ -108,12 +108,14 @@ static int pick_join_method(const tdm_ctx *ctx) {
  * the groups alone are then sorted. On the cost meter (docs/gpu-cost.md,
  * 2^18 rows, 2^14 groups) group_sum fell from 10.12 sectors a key (the sort
  * of the rows) to 5.19, 4.14 with an export in one read; no GPU has timed
- * it. Other calls sort. */
+ * it. COUNT in first-seen order is tdm_unique's keys and counts by its
+ * table of first rows (tdm_group_reduce, below). Other calls sort. */
 #define OPS_REDUCE_HASH_RATIO ((size_t)128)
 
 static int reduce_hashable(const tdm_ctx *ctx, const tdm__group_args *a) {
   if (ctx->be->ops->hash_groups == TDM__HASH_GROUPS_IN_ORDER) return 1;
-  if (a->first_seen || a->numeric) return 0;
+  if (a->first_seen) return a->agg == TDM_AGG_COUNT;
+  if (a->numeric) return 0;
   return a->agg == TDM_AGG_COUNT ||
          ((a->agg == TDM_AGG_SUM || a->agg == TDM_AGG_MIN || a->agg == TDM_AGG_MAX) && !is_float(a->value_type));
 }
@@ -141,19 +143,25 @@ static int pick_reduce_method(const tdm_ctx *ctx, const tdm__group_args *a, size
  * the groups and a scatter) it wins to at least n / 4. So the hash method
  * gives way to the sort past these many distinct keys, found while hashing:
  * the pass stops at the limit, and the sort starts.
- * CUDA (TDM__HASH_GROUPS_UNORDERED) hashes a call that asks for the inverse
- * (and no first indices, in ascending order, by bits): a table counts the
- * keys, its groups are sorted, and a second table of the sorted keys gives
- * each row its group by one probe (the cost meter's unique_counts_inverse:
- * 9.60 sectors a key by the sort, 6.46 so; no GPU has timed it). */
+ * CUDA (TDM__HASH_GROUPS_UNORDERED) hashes a call in first-seen order: a
+ * table keeps each key's first row, the groups' first rows alone are
+ * sorted, and a second table of the groups gives each row its code by one
+ * probe (the cost meter's factorize: 10.35 sectors a key by the sort, 5.81
+ * so). In ascending order it hashes a call that asks for the inverse (and
+ * no first indices, by bits): a table counts the keys, its groups are
+ * sorted, and a second table of the sorted keys gives each row its group by
+ * one probe (unique_counts_inverse: 9.60 sectors a key by the sort, 6.46
+ * so). No GPU has timed either. */
 #define OPS_UNIQUE_HASH_RATIO_ASC ((size_t)128)
 #define OPS_UNIQUE_HASH_RATIO_FIRST_SEEN ((size_t)4)
 
 static int pick_unique_method(const tdm_ctx *ctx, const tdm__unique_args *a, size_t *hash_max_groups) {
   int unordered = ctx->be->ops->hash_groups == TDM__HASH_GROUPS_UNORDERED;
-  /* CUDA: the table for the inverse (its probe per row) and its counts;
-   * without an inverse the sort of the keys alone costs less. */
-  int hashable = !unordered || (a->inverse_out && !a->first_index_out && !a->first_seen && !a->numeric);
+  /* CUDA: in first-seen order a table of each key's first row (the sort
+   * method sorts every row's bits with its index, then the first rows);
+   * in ascending order the table for the inverse (its probe per row) and
+   * its counts; without an inverse the sort of the keys alone costs less. */
+  int hashable = !unordered || a->first_seen || (a->inverse_out && !a->first_index_out && !a->numeric);
   *hash_max_groups = SIZE_MAX;
   if (tdm__ops_force_method != TDM__OPS_AUTO)
     return tdm__ops_force_method == TDM__OPS_HASH && !hashable ? TDM__OPS_SORT : tdm__ops_force_method;
@@ -361,14 +369,18 @@ tdm_status tdm_group_reduce(tdm_ctx *ctx, tdm_type key_type, const void *keys, t
   else if ((st = pick_dense(ctx, key_type, keys, n, n / OPS_DENSE_ROWS_PER_SLOT, &method, &a.dense_min,
                             &a.dense_span)) != TDM_OK)
     return st;
-  if (method == TDM__OPS_DENSE) {
-    /* COUNT by the dense table is tdm_unique's keys and counts. */
+  /* COUNT by the dense table, and on CUDA in first-seen order by the hash
+   * (reduce_hashable), is tdm_unique's keys and counts. */
+  if (method == TDM__OPS_DENSE || (method == TDM__OPS_HASH && agg == TDM_AGG_COUNT && a.first_seen &&
+                                   ctx->be->ops->hash_groups == TDM__HASH_GROUPS_UNORDERED)) {
     tdm__unique_args u;
     memset(&u, 0, sizeof u);
     u.key_type = key_type;
     u.keys = keys;
     u.n = n;
+    u.numeric = a.numeric;
     u.first_seen = a.first_seen;
+    u.hash_max_groups = SIZE_MAX;
     u.unique_out = keys_out;
     u.counts_out = (uint64_t *)values_out;
     u.n_unique_out = n_groups_out;

@@ -82,7 +82,8 @@ typedef struct env {
 /* outputs: which optional outputs beside the keys and counts: 1 the first
  * indices, 2 the inverse (alone, it takes the CUDA hash method in ascending
  * order), 3 both; 4 leaves the counts out (with 2: the hash method's table
- * is then a set, no count per row). */
+ * is then a set, no count per row; with 1: in first-seen order, the CUDA
+ * hash method needs no code per row). */
 static void check_unique(const env *e, const void *keys, size_t n, unsigned flags, int outputs) {
   out_pair u, f, c, inv;
   size_t nc = 0, ng = 0;
@@ -232,6 +233,7 @@ static void check_all(env *e, int d, size_t n, uint64_t case_id) {
     check_unique(e, keys, n, flags, 2);
     check_unique(e, keys, n, flags, 2 | 4);
     check_unique(e, keys, n, flags, 0);
+    check_unique(e, keys, n, flags, 1 | 4);
   }
   for (vi = 0; vi < 4; vi++) {
     prop_fill(&r, value_types[vi], vals, n, vi & 1 ? PROP_BOUNDARY : PROP_UNIFORM);

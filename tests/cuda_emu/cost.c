@@ -579,6 +579,15 @@ static void ops(tdm_ctx *ctx) {
   /* queries 8 B, found 1 B; the set (n / 16 keys) 8 B a key */
   end(&r, "ops", "isin_dense", "u64", "u64", 9.0 / 32 + g * 8 / 32);
   tdm__ops_force_method = 0;
+  /* factorize (pandas.factorize, sort=False): the distinct keys in the
+   * order of their first rows and each row's code. Last among these rows,
+   * with the first keys again, so that adding it moved no row above. */
+  for (size_t i = 0; i < n; i++) h[i] = mix(mix(i) % groups);
+  up(dk, h, n * 8);
+  begin("ops", "factorize", "u64");
+  CHECK(tdm_unique(ctx, TDM_U64, dk, n, TDM_ORDER_FIRST_SEEN, o1, NULL, NULL, o3, &got));
+  /* keys 8 B, the code 8 B a row; the distinct keys, 8 B a group */
+  end(&r, "ops", "factorize", "u64", "u64", 16.0 / 32 + g * 8 / 32);
   cudaFree(dk);
   cudaFree(dv);
   cudaFree(dr);
