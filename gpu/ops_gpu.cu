@@ -21,7 +21,8 @@
  * logic the CPU runs (ops_keys.h). The hash method is also tdm_isin's (a
  * scratch table of the set, isin_t) and tdm_group_reduce's for COUNT and
  * integer SUM, MIN, MAX in ascending order (a scratch table folds the rows,
- * then the groups alone are sorted: group_hashed_t) and tdm_unique's, in
+ * then the groups alone are sorted: group_hashed_t; in first-seen order a
+ * table of first rows orders the groups: group_first_seen_t) and tdm_unique's, in
  * ascending order with an inverse (a table counts the keys, a second maps
  * the sorted distinct keys to the rows: unique_hashed_t) and in first-seen
  * order (a table keeps each key's first row: unique_first_seen_t); the
@@ -794,12 +795,17 @@ static tdm_status hashed_groups(tdm_ctx *ctx, tdm__gpu_scope &sc, const char *fn
   return TDM_OK;
 }
 
+template <typename K, typename V, typename I>
+static tdm_status group_first_seen_t(tdm_ctx *ctx, const tdm__group_args *a);
+
 /* tdm_group_reduce by the hash method (COUNT, and SUM, MIN, MAX of integer
  * values, in ascending order by bits): hashed_groups, then each group's key
- * and value in place. The same bytes as the sort's. */
+ * and value in place; in first-seen order group_first_seen_t. The same
+ * bytes as the sort's. */
 template <typename K, typename V, typename I>
 static tdm_status group_hashed_t(tdm_ctx *ctx, const tdm__group_args *a) {
   static const char fn[] = "tdm_group_reduce";
+  if (a->first_seen) return group_first_seen_t<K, V, I>(ctx, a);
   tdm__gpu_scope sc(ctx);
   tdm__dev_array keys, vals, outs[2];
   int dup = a->agg == TDM_AGG_MIN ? TDM__DUP_MIN : a->agg == TDM_AGG_MAX ? TDM__DUP_MAX : TDM__DUP_SUM;
@@ -910,11 +916,45 @@ __global__ void count_codes_kernel(const uint64_t *code, uint64_t *counts, size_
   }
 }
 
+/* The rows' bits a scratch table is keyed by: the keys' own, or their
+ * canonical bits under TDM_EQ_NUMERIC (into sc). */
+template <typename K>
+static tdm_status rows_bits(tdm_ctx *ctx, tdm__gpu_scope &sc, const char *fn, tdm_type key_type, int numeric,
+                            const K *d_keys, size_t n, const K **kb) {
+  K *canon;
+  tdm_status st;
+  *kb = d_keys;
+  if (!numeric) return TDM_OK;
+  if ((st = sc.alloc(n * sizeof(K), &canon)) != TDM_OK) return st;
+  canon_bits_kernel<K><<<tdm__grid(n), TDM_GPU_BLOCK, 0, tdm__stream(ctx)>>>(d_keys, canon, n, tdm__key_kind(key_type),
+                                                                             1);
+  *kb = canon;
+  return tdm__launch_check(fn);
+}
+
+/* The groups of the n rows' bits kb in first-seen order: a scratch table
+ * of each key's first row (tdm__hg_first_rows), its live pairs exported
+ * (the one wait, for *G) and their values alone sorted: *first holds the
+ * complements of the G first rows ascending, so group p's first row is
+ * ~first[G - 1 - p] (first_seen_put_kernel). */
+template <typename K, typename I>
+static tdm_status first_seen_groups(tdm_ctx *ctx, tdm__gpu_scope &sc, const char *fn, const K *kb, size_t n,
+                                    const I **first, size_t *G) {
+  tdm_hash h;
+  tdm__hash_gpu be;
+  void *ek, *ev;
+  tdm_status st;
+  if ((st = tdm__hg_first_rows(ctx, sc, bits_type_of<K>(), bits_type_of<I>(), kb, n, &h, &be, fn)) != TDM_OK ||
+      (st = tdm__hg_scratch_export(ctx, sc, &h, &ek, &ev, G, fn)) != TDM_OK ||
+      (st = sort_in_place(ctx, ev, NULL, *G, sizeof(I))) != TDM_OK)
+    return st;
+  *first = (const I *)ev;
+  return TDM_OK;
+}
+
 /* tdm_unique in first-seen order by the hash method (what factorize asks):
- * a scratch table keyed by the rows' bits (canonical under TDM_EQ_NUMERIC)
- * keeps each key's first row (tdm__hg_first_rows), its live pairs are
- * exported (the call's one wait, for G) and their first rows alone are
- * sorted: position p holds the p-th key to appear. Keys and first indices
+ * the groups of the rows' bits (rows_bits) in first-seen order
+ * (first_seen_groups): position p holds the p-th key to appear. Keys and first indices
  * go out from there; for the inverse or the counts each row's code comes
  * from a second table of the groups (codes_by_table), and the counts add
  * the codes up. A group's first
@@ -926,34 +966,23 @@ static tdm_status unique_first_seen_t(tdm_ctx *ctx, const tdm__unique_args *a) {
   tdm__gpu_scope sc(ctx);
   tdm__dev_array keys, outs[4];
   cudaStream_t s = tdm__stream(ctx);
-  const tdm_type kbits = bits_type_of<K>(), ibits = sizeof(I) == 4 ? TDM_U32 : TDM_U64;
   const int coded = a->inverse_out || a->counts_out;
   size_t n = a->n, G = 0;
   const K *kb;
-  K *canon = NULL, *pb = NULL;
-  void *ek = NULL, *ev = NULL;
+  const I *first;
+  K *pb = NULL;
   uint64_t *code = NULL;
-  tdm_hash h;
-  tdm__hash_gpu be;
   tdm_status st;
-  if ((st = enter_waiting(sc, ctx, fn)) != TDM_OK || (st = sc.in(a->keys, n * sizeof(K), &keys)) != TDM_OK) return st;
-  kb = (const K *)keys.d;
-  if (a->numeric) {
-    if ((st = sc.alloc(n * sizeof(K), &canon)) != TDM_OK) return st;
-    canon_bits_kernel<K><<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>(kb, canon, n, tdm__key_kind(a->key_type), 1);
-    kb = canon;
-  }
-  if ((st = tdm__launch_check(fn)) != TDM_OK ||
-      (st = tdm__hg_first_rows(ctx, sc, kbits, ibits, kb, n, &h, &be, fn)) != TDM_OK ||
-      (st = tdm__hg_scratch_export(ctx, sc, &h, &ek, &ev, &G, fn)) != TDM_OK ||
-      (st = sort_in_place(ctx, ev, NULL, G, sizeof(I))) != TDM_OK ||
+  if ((st = enter_waiting(sc, ctx, fn)) != TDM_OK || (st = sc.in(a->keys, n * sizeof(K), &keys)) != TDM_OK ||
+      (st = rows_bits<K>(ctx, sc, fn, a->key_type, a->numeric, (const K *)keys.d, n, &kb)) != TDM_OK ||
+      (st = first_seen_groups<K, I>(ctx, sc, fn, kb, n, &first, &G)) != TDM_OK ||
       (st = unique_outs(sc, a, G, sizeof(K), outs)) != TDM_OK)
     return st;
   code = (uint64_t *)outs[3].d;
   if (coded && ((st = sc.alloc(G * sizeof(K), &pb)) != TDM_OK || (!code && (st = sc.alloc(n * 8, &code)) != TDM_OK)))
     return st;
-  first_seen_put_kernel<K, I><<<tdm__grid(G), TDM_GPU_BLOCK, 0, s>>>((const K *)keys.d, kb, (const I *)ev,
-                                                                     (K *)outs[0].d, (uint64_t *)outs[1].d, pb, G);
+  first_seen_put_kernel<K, I><<<tdm__grid(G), TDM_GPU_BLOCK, 0, s>>>((const K *)keys.d, kb, first, (K *)outs[0].d,
+                                                                     (uint64_t *)outs[1].d, pb, G);
   if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
   if (coded) {
     if ((st = codes_by_table<K>(ctx, sc, fn, pb, G, kb, n, code)) != TDM_OK) return st;
@@ -965,6 +994,49 @@ static tdm_status unique_first_seen_t(tdm_ctx *ctx, const tdm__unique_args *a) {
   }
   if ((st = finish_outs(sc, ctx, outs, 4, fn)) != TDM_OK) return st;
   *a->n_unique_out = G;
+  return TDM_OK;
+}
+
+/* tdm_group_reduce in first-seen order by the hash method (SUM, MIN, MAX
+ * of integer values; COUNT is tdm_unique's, src/ops_api.c): the groups in
+ * first-seen order (first_seen_groups) give each group's key and bits, and
+ * a second scratch table folds every row's value into its key's slot by the
+ * aggregation (order-free: integer SUM wraps, MIN / MAX pick), read by one
+ * probe per group. */
+template <typename K, typename V, typename I>
+static tdm_status group_first_seen_t(tdm_ctx *ctx, const tdm__group_args *a) {
+  static const char fn[] = "tdm_group_reduce";
+  tdm__gpu_scope sc(ctx);
+  tdm__dev_array keys, vals, outs[2];
+  cudaStream_t s = tdm__stream(ctx);
+  int dup = a->agg == TDM_AGG_MIN ? TDM__DUP_MIN : a->agg == TDM_AGG_MAX ? TDM__DUP_MAX : TDM__DUP_SUM;
+  size_t n = a->n, G = 0;
+  const K *kb;
+  const I *first;
+  K *pb;
+  tdm_hash h;
+  tdm__hash_gpu be;
+  tdm_status st;
+  if ((st = enter_waiting(sc, ctx, fn)) != TDM_OK || (st = sc.in(a->keys, n * sizeof(K), &keys)) != TDM_OK ||
+      (st = sc.in(a->values, n * sizeof(V), &vals)) != TDM_OK ||
+      (st = rows_bits<K>(ctx, sc, fn, a->key_type, a->numeric, (const K *)keys.d, n, &kb)) != TDM_OK ||
+      (st = first_seen_groups<K, I>(ctx, sc, fn, kb, n, &first, &G)) != TDM_OK ||
+      (st = opt_out(sc, a->keys_out, G * sizeof(K), &outs[0])) != TDM_OK ||
+      (st = opt_out(sc, a->values_out, G * sizeof(V), &outs[1])) != TDM_OK ||
+      (st = sc.alloc(G * sizeof(K), &pb)) != TDM_OK)
+    return st;
+  first_seen_put_kernel<K, I><<<tdm__grid(G), TDM_GPU_BLOCK, 0, s>>>((const K *)keys.d, kb, first, (K *)outs[0].d,
+                                                                     NULL, pb, G);
+  if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
+  if (outs[1].d) {
+    if ((st = tdm__hg_scratch_table(ctx, sc, bits_type_of<K>(), a->value_type, dup, kb, vals.d, n, &h, &be, fn)) !=
+        TDM_OK)
+      return st;
+    be.policy->find(&h, pb, outs[1].d, NULL, G);
+    if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
+  }
+  if ((st = finish_outs(sc, ctx, outs, 2, fn)) != TDM_OK) return st;
+  *a->n_groups_out = G;
   return TDM_OK;
 }
 

@@ -108,14 +108,16 @@ static int pick_join_method(const tdm_ctx *ctx) {
  * the groups alone are then sorted. On the cost meter (docs/gpu-cost.md,
  * 2^18 rows, 2^14 groups) group_sum fell from 10.12 sectors a key (the sort
  * of the rows) to 5.19, 4.14 with an export in one read; no GPU has timed
- * it. COUNT in first-seen order is tdm_unique's keys and counts by its
- * table of first rows (tdm_group_reduce, below). Other calls sort. */
+ * it. In first-seen order (and under TDM_EQ_NUMERIC, by canonical bits) a
+ * table of each key's first row orders the groups, and the same folding
+ * table, probed once per group, gives their values; COUNT in first-seen
+ * order is tdm_unique's keys and counts (tdm_group_reduce, below). Other
+ * calls sort. */
 #define OPS_REDUCE_HASH_RATIO ((size_t)128)
 
 static int reduce_hashable(const tdm_ctx *ctx, const tdm__group_args *a) {
   if (ctx->be->ops->hash_groups == TDM__HASH_GROUPS_IN_ORDER) return 1;
-  if (a->first_seen) return a->agg == TDM_AGG_COUNT;
-  if (a->numeric) return 0;
+  if (a->numeric && !a->first_seen) return 0;
   return a->agg == TDM_AGG_COUNT ||
          ((a->agg == TDM_AGG_SUM || a->agg == TDM_AGG_MIN || a->agg == TDM_AGG_MAX) && !is_float(a->value_type));
 }

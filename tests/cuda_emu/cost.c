@@ -580,14 +580,20 @@ static void ops(tdm_ctx *ctx) {
   end(&r, "ops", "isin_dense", "u64", "u64", 9.0 / 32 + g * 8 / 32);
   tdm__ops_force_method = 0;
   /* factorize (pandas.factorize, sort=False): the distinct keys in the
-   * order of their first rows and each row's code. Last among these rows,
-   * with the first keys again, so that adding it moved no row above. */
+   * order of their first rows and each row's code. Last among these rows
+   * (with the first keys again), as the group sum in that order after it,
+   * so that adding them moved no row above. */
   for (size_t i = 0; i < n; i++) h[i] = mix(mix(i) % groups);
   up(dk, h, n * 8);
   begin("ops", "factorize", "u64");
   CHECK(tdm_unique(ctx, TDM_U64, dk, n, TDM_ORDER_FIRST_SEEN, o1, NULL, NULL, o3, &got));
   /* keys 8 B, the code 8 B a row; the distinct keys, 8 B a group */
   end(&r, "ops", "factorize", "u64", "u64", 16.0 / 32 + g * 8 / 32);
+  /* groupby(sort=False).sum(): the groups in first-seen order */
+  begin("ops", "group_sum_first_seen", "u64");
+  CHECK(tdm_group_reduce(ctx, TDM_U64, dk, TDM_U64, dv, n, TDM_AGG_SUM, TDM_ORDER_FIRST_SEEN, o1, o2, &got));
+  /* keys and values 16 B; a key and a sum per group */
+  end(&r, "ops", "group_sum_first_seen", "u64", "u64", 16.0 / 32 + g * 16 / 32);
   cudaFree(dk);
   cudaFree(dv);
   cudaFree(dr);
