@@ -387,38 +387,43 @@ int pred_of(const pending &p, int j) {
 }
 
 void compute(pending &p, block_run &b, int warp) {
+  /* What every lane's answer derives from, gathered once per collective
+   * (not once per lane: the last arrival computes for all 32). */
+  unsigned bits = 0;
+  int any = 0, all = 1;
+  if (p.op == C_BALLOT || p.op == C_ANY || p.op == C_ALL)
+    for (int j = 0; j < 32; j++)
+      if (p.mask >> j & 1u) {
+        int v = pred_of(p, j);
+        bits |= (unsigned)(v != 0) << j;
+        any |= v;
+        all &= v;
+      }
   for (int i = 0; i < 32; i++) {
     if (!(p.mask >> i & 1u)) continue;
     int base = i / p.width * p.width;
     uint64_t r[2] = {0, 0};
     switch (p.op) {
     case C_BALLOT: {
-      unsigned bits = 0;
-      for (int j = 0; j < 32; j++)
-        if ((p.mask >> j & 1u) && pred_of(p, j)) bits |= 1u << j;
       unsigned seg = p.width == 32 ? bits : (bits >> base) & ((1u << p.width) - 1u);
       memcpy(r, &seg, sizeof seg);
       break;
     }
     case C_ANY:
     case C_ALL: {
-      int any = 0, all = 1;
-      for (int j = 0; j < 32; j++)
-        if (p.mask >> j & 1u) {
-          any |= pred_of(p, j);
-          all &= pred_of(p, j);
-        }
       int v = p.op == C_ANY ? any : all;
       memcpy(r, &v, sizeof v);
       break;
     }
     case C_SYNC: break;
     case C_MATCH_ANY: {
-      /* The lanes of the mask whose value has the same bytes as this lane's. */
-      unsigned bits = 0;
+      /* The lanes of the mask whose value has the same bytes as this lane's
+       * (each value is zero-padded to its 16 bytes on arrival, so comparing
+       * the words compares the value's bytes). */
+      unsigned m = 0;
       for (int j = 0; j < 32; j++)
-        if ((p.mask >> j & 1u) && !memcmp(p.in[j], p.in[i], p.bytes)) bits |= 1u << j;
-      memcpy(r, &bits, sizeof bits);
+        if ((p.mask >> j & 1u) && p.in[j][0] == p.in[i][0] && p.in[j][1] == p.in[i][1]) m |= 1u << j;
+      memcpy(r, &m, sizeof m);
       break;
     }
     default: {
@@ -504,12 +509,6 @@ void collective(coll_op op, unsigned mask, int width, const void *in, void *out,
   fiber_quiet q;
   if (!(mask >> me->lane & 1u)) device_fault("%s: calling lane %d is not in the mask %#x", what, me->lane, mask);
   if (width < 1 || width > 32 || (width & (width - 1))) device_fault("%s: width %d", what, width);
-  for (int j = 0; j < 32; j++) {
-    if (!(mask >> j & 1u)) continue;
-    int t = me->warp * 32 + j;
-    if (t >= blk->n) device_fault("%s: mask %#x names lane %d, which the block does not have", what, mask, j);
-    if (blk->f[t].st == DONE) device_fault("%s: mask %#x names lane %d, which has exited", what, mask, j);
-  }
   /* The lanes of one mask meet at one collective. Groups of a warp with
    * different masks may each wait at their own (since Volta: a tile's
    * ballot while the rest of the warp waits at a full-warp match); a lane
@@ -524,6 +523,15 @@ void collective(coll_op op, unsigned mask, int width, const void *in, void *out,
     device_fault("%s with mask %#x: lanes %#x of the warp wait at %s with mask %#x", what, mask, p->arrived,
                  p->what, p->mask);
   if (!p) {
+    /* The mask's lanes are checked once, by the first to arrive: a lane
+     * that exits later while this collective waits for it faults at its
+     * exit (fiber_entry), so later arrivals would find the same. */
+    for (int j = 0; j < 32; j++) {
+      if (!(mask >> j & 1u)) continue;
+      int t = me->warp * 32 + j;
+      if (t >= blk->n) device_fault("%s: mask %#x names lane %d, which the block does not have", what, mask, j);
+      if (blk->f[t].st == DONE) device_fault("%s: mask %#x names lane %d, which has exited", what, mask, j);
+    }
     w.push_back(pending());
     p = &w.back();
     p->op = op;
@@ -542,11 +550,12 @@ void collective(coll_op op, unsigned mask, int width, const void *in, void *out,
   p->arrived |= 1u << me->lane;
   tsan::release(p->sync);
   if (p->arrived == mask) {
-    pending done = *p;
+    /* Computed in place (a pending is 1.3 KB), then dropped. */
+    compute(*p, *blk, me->warp);
+    void *sync = p->sync;
     w.erase(w.begin() + (p - w.data()));
-    compute(done, *blk, me->warp);
     if (blk->faulted) to_scheduler(true);
-    leave_together(done.sync, [me, mask](auto acq) {
+    leave_together(sync, [me, mask](auto acq) {
       for (int j = 0; j < 32; j++)
         if (mask >> j & 1u) acq(blk->f[me->warp * 32 + j]);
     });
