@@ -37,7 +37,7 @@ declare -A control_of=(
 declare -A san_of=(
   [elect-clear-plain-store]=thread
 )
-caught=0 total=0 prev=""
+caught=0 total=0
 for p in "$here"/planted/*.patch; do
   name=$(basename "$p" .patch)
   [ -n "${PLANTED_ONLY:-}" ] && [[ " $PLANTED_ONLY " != *" $name "* ]] && continue
@@ -51,11 +51,14 @@ for p in "$here"/planted/*.patch; do
   files=$(sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$p")
   (cd "$copy" && patch -s -p1 --dry-run < "$p" >/dev/null 2>&1 && patch -s -p1 < "$p") || {
     echo "MISSED $name: patch does not apply"; continue; }
-  (cd "$copy" && touch $files $prev)
-  prev=$files
   s=${san_of[$name]:-$san}
   bd=$b/build
   [ "$s" = thread ] && bd=$b/build-tsan
+  # The files the last patch built in this folder (this run or an earlier
+  # one) touched, build there again: the fresh copy's mtimes are older than
+  # their patched objects.
+  (cd "$copy" && touch $files $(cat "$bd/planted-last" 2>/dev/null))
+  mkdir -p "$bd" && echo "$files" >"$bd/planted-last"
   cmake -S "$copy/tests/cuda_emu" -B "$bd" -DTANDEM_SRC="$copy" -DEMU_SANITIZE="$s" \
     -DCMAKE_BUILD_TYPE=Release >/dev/null || exit 1
   cmake --build "$bd" -j "${JOBS:-2}" --target tandem-selftest fused_lookup >/dev/null 2>&1 || {
