@@ -376,9 +376,11 @@ Test(ops_cuda, skewed_keys_span_many_blocks) {
  * left rows. The CUDA fill takes tiles of 2048 output rows per block, so a
  * hot row's rows span about a hundred tiles (blocks), tiles start and end
  * inside them, and a tile's first row can follow 50000 left rows without
- * rows. Host arrays for two shapes, device arrays for the other. */
+ * rows. The small tier takes 20000 matches and 700 x 700 rows: still ten
+ * and 240 tiles, starting and ending inside the hot rows. Host arrays for
+ * two shapes, device arrays for the other. */
 Test(ops_cuda, join_skew_spans_many_blocks) {
-  static const size_t hots[PROP_JOIN_SHAPES] = {200000, 2000, 40000};
+  const size_t hots[PROP_JOIN_SHAPES] = {prop_scaled(20000, 200000), prop_scaled(700, 2000), 40000};
   const char *why;
   char what[160];
   env e;
