@@ -91,8 +91,10 @@ size_t parse_count(const char *s) {
 
 bench_register::bench_register(const char *name, bench_fn fn) { registry()[name] = fn; }
 
+#ifdef TANDEM_BENCH_HAVE_HWY
 /* The Highway targets --isa leaves out for the whole run. */
 static int64_t hwy_off_run;
+#endif
 
 int64_t bench_hwy_targets() {
 #ifdef TANDEM_BENCH_HAVE_HWY
