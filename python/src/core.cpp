@@ -733,9 +733,15 @@ NB_MODULE(_core, m) {
       PyErr_SetObject(cls.ptr(), exc.ptr());
     }
   });
-  // The module keeps g_errors alive; drop our reference at interpreter exit.
-  // (The handler's capsule stays: arrays allocated with it hold it too.)
-  nb::module_::import_("atexit").attr("register")(nb::cpp_function([]() { g_errors.reset(); }));
+  // At interpreter exit: drop our reference to g_errors (the module keeps it
+  // alive), and let go of the handler's capsule without a decref (arrays
+  // allocated with it may still free through it during finalisation). A
+  // global left holding either would be decref'd by its C++ destructor
+  // after Python is finalised: a crash at every exit on Python 3.12.
+  nb::module_::import_("atexit").attr("register")(nb::cpp_function([]() {
+    g_errors.reset();
+    (void)g_plain_handler.release();
+  }));
 
   m.def("version", []() { return std::string(tdm_version()); });
   m.def("cuda_device_count", []() {
