@@ -249,7 +249,7 @@ tdm_status tdm__hg_scratch_table(tdm_ctx *ctx, tdm__gpu_scope &sc, tdm_type key_
   for (off = 0; off < m; off += x.chunk) {
     const char *k = (const char *)d_keys + off * h->ks;
     const char *v = d_vals ? (const char *)d_vals + off * h->vs : NULL;
-    be->policy->insert(h, k, v, m - off < x.chunk ? m - off : x.chunk, &x, be->counts);
+    be->policy->insert(h, k, v, m - off < x.chunk ? m - off : x.chunk, &x, off / x.chunk, be->counts);
     if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
   }
   return TDM_OK;
@@ -363,7 +363,7 @@ static tdm_status hg_insert(tdm_hash *h, const void *keys, const void *values, s
   for (off = 0; off < n; off += x.chunk) {
     size_t m = n - off < x.chunk ? n - off : x.chunk;
     tdm__hg(h)->policy->insert(h, (const char *)dk.d + off * h->ks, (const char *)dv.d + off * h->vs, m, &x,
-                               tdm__hg(h)->counts);
+                               off / x.chunk, tdm__hg(h)->counts);
     if ((st = tdm__launch_check("tdm_hash_insert")) != TDM_OK) return st;
   }
   return TDM_OK;
@@ -521,7 +521,8 @@ static tdm_status hg_number(tdm_hash *h, const void *keys, size_t n, size_t max_
     if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
     for (off = 0; off < stop; off += x.chunk) {
       size_t m = stop - off < x.chunk ? stop - off : x.chunk;
-      tdm__hg(h)->policy->insert(&sum, (const char *)dk.d + off * h->ks, add + off, m, &x, tdm__hg(h)->counts);
+      tdm__hg(h)->policy->insert(&sum, (const char *)dk.d + off * h->ks, add + off, m, &x, off / x.chunk,
+                                 tdm__hg(h)->counts);
       if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
     }
   }

@@ -121,6 +121,7 @@ struct tdm__hg_scratch {
   size_t chunk;  /* keys per insert call */
   uint64_t *pos; /* each key's slot (not for SUM) */
   uint32_t *e;   /* KEEP_FIRST: an election word per key (the claimers') */
+  uint32_t *taken; /* KEEP_LAST: a word per chunk, set when a key of it found its slot taken */
 };
 
 /* The policy table of one key / value width (hash_probe.cu): the launch
@@ -129,9 +130,10 @@ struct tdm__hg_policy {
   /* Takes the scratch of an insert of n keys into a table that will have
    * final_cap slots. */
   tdm_status (*scratch)(tdm_hash *h, tdm__gpu_scope &sc, size_t n, size_t final_cap, tdm__hg_scratch *x);
-  /* Queues the insert of one chunk of n device keys / values (the caller
-   * checks the launches). */
-  void (*insert)(tdm_hash *h, const void *keys, const void *vals, size_t n, const tdm__hg_scratch *x,
+  /* Queues the insert of chunk number chunk (0, 1, ...: x->chunk keys
+   * each) of a batch, its n device keys / values (the caller checks the
+   * launches). */
+  void (*insert)(tdm_hash *h, const void *keys, const void *vals, size_t n, const tdm__hg_scratch *x, size_t chunk,
                  unsigned long long *cnt);
   /* Queues the find of n device keys (the caller checks the launch). */
   void (*find)(const tdm_hash *h, const void *keys, void *vo, uint8_t *fo, size_t n);

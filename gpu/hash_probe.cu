@@ -28,17 +28,20 @@
  *     - MIN, and MAX of signed or float values (whose order is not their
  *       bits'): each claimer stores its own value, then the other copies
  *       fold in with a CAS loop (the result is order-free);
- *     - KEEP_LAST: an election in each touched slot's own value word (its
- *       old value is overwritten anyway): the claim zeroes a found slot's,
- *       atomicMax(i + 1), each copy learns whether it won, the winner
- *       writes its value;
+ *     - KEEP_LAST: each claimer stores its value in its new slot, which is
+ *       final when no copy of the chunk found its slot taken (every key
+ *       new and one of a kind: a bulk load), and a per-chunk word says
+ *       whether one did; only then do the election's passes run, in each
+ *       touched slot's own value word (its old value is overwritten
+ *       anyway): clear it, atomicMax(i + 1), each copy learns whether it
+ *       won, the winner writes its value;
  *     - KEEP_FIRST: only keys new in this batch change: the claimer parks
  *       its batch index in the new slot's value word, the other copies find
  *       their claimer there and vote at its word of a batch-sized array,
  *       the lowest index winning, and the claimer writes the winner's
  *       value; keys that were present before the batch keep their value.
  *    Scratch is batch-sized: 8 bytes a key for the slots, 4 more for
- *    KEEP_FIRST. (A 4-byte election word per table slot, 512 MiB at 2^27
+ *    KEEP_FIRST (and a word per chunk for KEEP_LAST). (A 4-byte election word per table slot, 512 MiB at 2^27
  *    slots, did this before.) Batches are cut into chunks of 2^31 keys so
  *    indices fit the 32-bit words; consecutive chunks are consecutive
  *    inserts, so the results are the same.
@@ -66,10 +69,13 @@
  * lanes reading whole slots 1.92 sectors a key (1.88 since a warp writes
  * its 32 found bytes by one store), by bucket lanes reading key
  * words 3.72 (then a load of the value), by one thread 5.73 (a load per
- * slot); the insert (KEEP_LAST) with a sector-lane claim 5.10 (5.35 before
- * the claim cleared found slots itself), with a bucket-lane claim 6.10,
- * with a one-thread claim 7.69. No GPU has measured
- * them yet.
+ * slot); the insert (KEEP_LAST, distinct new keys) with a sector-lane claim
+ * 3.12 since the claimer stores its value and the election runs only for
+ * a chunk with a taken slot (5.10 with it always; 5.35 before the claim
+ * cleared found slots itself), with a bucket-lane claim 6.10, with a
+ * one-thread claim 7.69 (both with the election always). An H100 ran the
+ * always-elect insert at 0.43x the linear-probing peer (docs/results.md);
+ * no GPU has run this one yet.
  */
 #include <string.h>
 
@@ -350,10 +356,12 @@ static __host__ __device__ __forceinline__ bool claim_folds(int dup, int vkind) 
 template <typename K, typename V, unsigned G>
 __global__ void __launch_bounds__(TDM_GPU_BLOCK)
     claim_kernel(typename hs<K, V>::S *s, unsigned l, const K *keys, const V *vals, size_t n, int dup, int vkind,
-                 uint64_t *pos_out, uint32_t *e, unsigned long long *cnt) {
+                 uint64_t *pos_out, uint32_t *e, uint32_t *taken, unsigned long long *cnt) {
   __shared__ unsigned long long sh[NCOUNT];
+  __shared__ uint32_t block_taken;
   block_counts bc;
-  bc.init(sh);
+  if (threadIdx.x == 0) block_taken = 0;
+  bc.init(sh); /* its barrier orders block_taken's reset too */
   const group_turns<G> t;
   warp_carry<K, V> carry;
   for (size_t b = t.first; b < n; b += t.stride) {
@@ -382,12 +390,14 @@ __global__ void __launch_bounds__(TDM_GPU_BLOCK)
       const bool claimed = first && at != TDM_HASH_NONE && o != TDM_HASH_FOUND;
       if (first) pos_out[i] = at == TDM_HASH_NONE ? TDM_HASH_NONE : at | (claimed ? NEW_BIT : 0);
       if (dup == TDM__DUP_KEEP_LAST) {
-        /* The copies of a found slot in a warp clear it once, by an atomic
-         * exchange: plain stores of even the same value from several
-         * threads are a data race in CUDA's memory model. */
+        /* The claimer of a new slot is the only thread that writes its
+         * value word in this kernel (a copy that finds the slot reads key
+         * words alone), so a plain store does; a copy that found its slot
+         * taken marks the chunk for the election's passes, once per warp
+         * in the block's word, once per block in the chunk's. */
         const bool found = first && at != TDM_HASH_NONE && !claimed;
-        const unsigned peers = __match_any_sync(0xffffffffu, found ? at : TDM_HASH_NONE);
-        if (found && !(peers & lanes_below())) atomic_exch_v(&s[at].v, (V)0);
+        if (claimed) s[at].v = vals[i];
+        if (__any_sync(0xffffffffu, found) && (threadIdx.x & 31u) == 0) atomicOr(&block_taken, 1u);
       } else if (claimed && dup == TDM__DUP_KEEP_FIRST) {
         s[at].v = (V)i;
         e[i] = first_ballot(i);
@@ -397,7 +407,8 @@ __global__ void __launch_bounds__(TDM_GPU_BLOCK)
     }
   }
   carry.flush(s);
-  bc.flush(cnt);
+  bc.flush(cnt); /* its barrier orders the warps' block_taken */
+  if (threadIdx.x == 0 && block_taken && taken) atomicOr(taken, 1u);
 }
 
 /* MIN / MAX, pass 2: every other copy folds in. The copies of one slot in a
@@ -426,13 +437,41 @@ __global__ void minmax_fold_kernel(typename hs<K, V>::S *s, const V *vals, const
 }
 
 /* KEEP_LAST: the batch's last copy of a key wins, whether the key was there
- * before or not, so the old value of every touched slot is lost anyway and
- * its value word serves as the election word: no scratch beyond pos. The
- * claim left it 0. Pass 2: each copy votes its batch index + 1 (chunks of
- * at most 2^31 keys: it fits a 32-bit value word), the copies of one slot
- * in a warp as one (their largest); the largest wins. */
+ * before or not. The claim wrote each new slot's value, its claimer's:
+ * right when no copy of the chunk found its slot taken (then every key is
+ * new and one of a kind, the common bulk load), and the passes below do
+ * nothing but read the chunk's taken word, once per block. Otherwise they
+ * run an election in each touched slot's value word (its old value, or its
+ * claimer's, is overwritten anyway): no scratch beyond pos. */
+static __device__ __forceinline__ bool chunk_taken(const uint32_t *taken) {
+  __shared__ uint32_t t;
+  if (threadIdx.x == 0) t = *taken;
+  __syncthreads();
+  return t != 0;
+}
+
+/* KEEP_LAST, pass 2: the value word of every touched slot is cleared. The
+ * copies of one slot in a warp clear it once, by an atomic exchange: plain
+ * stores of even the same value from several threads are a data race in
+ * CUDA's memory model. */
 template <typename K, typename V>
-__global__ void last_vote_kernel(typename hs<K, V>::S *s, const uint64_t *pos, size_t n) {
+__global__ void last_clear_kernel(typename hs<K, V>::S *s, const uint64_t *pos, size_t n, const uint32_t *taken) {
+  if (!chunk_taken(taken)) return;
+  const warp_turns<1> t;
+  for (size_t b = t.first; b < n; b += t.stride) {
+    const size_t i = t.item(b);
+    const uint64_t slot = slot_of(i < n ? pos[i] : TDM_HASH_NONE);
+    const unsigned peers = __match_any_sync(0xffffffffu, slot);
+    if (slot != TDM_HASH_NONE && !(peers & lanes_below())) atomic_exch_v(&s[slot].v, (V)0);
+  }
+}
+
+/* KEEP_LAST, pass 3: each copy votes its batch index + 1 (chunks of at most
+ * 2^31 keys: it fits a 32-bit value word), the copies of one slot in a warp
+ * as one (their largest); the largest wins. */
+template <typename K, typename V>
+__global__ void last_vote_kernel(typename hs<K, V>::S *s, const uint64_t *pos, size_t n, const uint32_t *taken) {
+  if (!chunk_taken(taken)) return;
   const warp_turns<1> t;
   for (size_t b = t.first; b < n; b += t.stride) {
     const size_t i = t.item(b);
@@ -444,19 +483,22 @@ __global__ void last_vote_kernel(typename hs<K, V>::S *s, const uint64_t *pos, s
   }
 }
 
-/* KEEP_LAST, pass 3: each copy learns whether it won (its own pos entry),
+/* KEEP_LAST, pass 4: each copy learns whether it won (its own pos entry),
  * before any winner overwrites the election word with its value. */
 template <typename K, typename V>
-__global__ void last_check_kernel(const typename hs<K, V>::S *s, uint64_t *pos, size_t n) {
+__global__ void last_check_kernel(const typename hs<K, V>::S *s, uint64_t *pos, size_t n, const uint32_t *taken) {
+  if (!chunk_taken(taken)) return;
   TDM_GRID_STRIDE(i, n) {
     uint64_t p = pos[i];
     if (p != TDM_HASH_NONE && s[slot_of(p)].v == (V)(i + 1u)) pos[i] = p | WIN_BIT;
   }
 }
 
-/* KEEP_LAST, pass 4: the winner writes its value. */
+/* KEEP_LAST, pass 5: the winner writes its value. */
 template <typename K, typename V>
-__global__ void last_write_kernel(typename hs<K, V>::S *s, const V *vals, const uint64_t *pos, size_t n) {
+__global__ void last_write_kernel(typename hs<K, V>::S *s, const V *vals, const uint64_t *pos, size_t n,
+                                  const uint32_t *taken) {
+  if (!chunk_taken(taken)) return;
   TDM_GRID_STRIDE(i, n) {
     uint64_t p = pos[i];
     if (p != TDM_HASH_NONE && (p & WIN_BIT)) s[slot_of(p)].v = vals[i];
@@ -515,13 +557,18 @@ static tdm_status scratch_take(tdm_hash *h, tdm__gpu_scope &sc, size_t n, size_t
   if ((!claim_folds(h->dup, h->vkind) && (st = sc.alloc(x->chunk * sizeof(uint64_t), &x->pos)) != TDM_OK) ||
       (h->dup == TDM__DUP_KEEP_FIRST && (st = sc.alloc(x->chunk * sizeof(uint32_t), &x->e)) != TDM_OK))
     return st;
+  if (h->dup == TDM__DUP_KEEP_LAST) {
+    const size_t chunks = (n + x->chunk - 1) / x->chunk;
+    if ((st = sc.alloc(chunks * sizeof(uint32_t), &x->taken)) != TDM_OK) return st;
+    TDM_CUDA_TRY(cudaMemsetAsync(x->taken, 0, chunks * sizeof(uint32_t), tdm__stream(h->ctx)), (void)0);
+  }
   return TDM_OK;
 }
 
 /* Inserts one chunk of n keys by the direct claim with G lanes per key. */
 template <typename K, typename V, unsigned G>
 static void launch_insert(tdm_hash *h, const void *keys, const void *vals, size_t n, const tdm__hg_scratch *x,
-                          unsigned long long *cnt) {
+                          size_t chunk, unsigned long long *cnt) {
   cudaStream_t st = tdm__stream(h->ctx);
   unsigned g = tdm__grid(n);
   typename hs<K, V>::S *s = (typename hs<K, V>::S *)tdm__hg(h)->slots;
@@ -531,18 +578,26 @@ static void launch_insert(tdm_hash *h, const void *keys, const void *vals, size_
   /* One resident wave: each block flushes its outcome counters once, so
    * the flushes stay a few per SM instead of one per 256 / G keys. */
   claim_kernel<K, V, G><<<tdm__grid_resident(h->ctx, n * G), TDM_GPU_BLOCK, 0, st>>>(s, h->log2cap, k, v, n, dup,
-                                                                                     h->vkind, x->pos, x->e, cnt);
+                                                                                     h->vkind, x->pos, x->e,
+                                                                                     x->taken ? x->taken + chunk : NULL,
+                                                                                     cnt);
   if (claim_folds(dup, h->vkind)) return;
   switch (h->dup) {
   case TDM__DUP_MIN:
   case TDM__DUP_MAX:
     minmax_fold_kernel<K, V><<<g, TDM_GPU_BLOCK, 0, st>>>(s, v, x->pos, n, dup, h->vkind);
     break;
-  case TDM__DUP_KEEP_LAST:
-    last_vote_kernel<K, V><<<g, TDM_GPU_BLOCK, 0, st>>>(s, x->pos, n);
-    last_check_kernel<K, V><<<g, TDM_GPU_BLOCK, 0, st>>>(s, x->pos, n);
-    last_write_kernel<K, V><<<g, TDM_GPU_BLOCK, 0, st>>>(s, v, x->pos, n);
+  case TDM__DUP_KEEP_LAST: {
+    /* Resident grids: when the chunk's taken word is 0 (the common bulk
+     * load) each block only reads it and leaves, so a few per SM do. */
+    const unsigned r = tdm__grid_resident(h->ctx, n);
+    const uint32_t *taken = x->taken + chunk;
+    last_clear_kernel<K, V><<<r, TDM_GPU_BLOCK, 0, st>>>(s, x->pos, n, taken);
+    last_vote_kernel<K, V><<<r, TDM_GPU_BLOCK, 0, st>>>(s, x->pos, n, taken);
+    last_check_kernel<K, V><<<r, TDM_GPU_BLOCK, 0, st>>>(s, x->pos, n, taken);
+    last_write_kernel<K, V><<<r, TDM_GPU_BLOCK, 0, st>>>(s, v, x->pos, n, taken);
     break;
+  }
   default: /* KEEP_FIRST */
     first_vote_kernel<K, V><<<g, TDM_GPU_BLOCK, 0, st>>>(s, x->e, x->pos, n);
     first_write_kernel<K, V><<<g, TDM_GPU_BLOCK, 0, st>>>(s, v, x->e, x->pos, n);
