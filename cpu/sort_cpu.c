@@ -150,7 +150,8 @@ int tdm__keys_force_split; /* test hook: sort_cpu.h */
  * vqsort of the whole array (the peer itself: nothing sorts keys alone
  * faster here); from part_min keys on, on two threads the plan's algorithm
  * `two` (the in-place split sort of sort_split_cpu.c, or the radix
- * partition with vqsorted buckets) and on three or more the radix partition
+ * partition with vqsorted buckets), the radix partition from radix_min
+ * keys on, and on three or more the radix partition
  * (the split is two-way); below part_min one vqsort, where the forks weigh
  * more than the second thread wins. The figures behind the plans are in
  * docs/design.md's sort section. Built without Highway, every keys-only sort
@@ -167,7 +168,7 @@ static tdm__keys_alg rs_keys_pick(const tdm__keys_plan *p, size_t ks, int thread
   const tdm__keys_rule *r = &p->rule[ks == 8];
   if (__atomic_load_n(&tdm__keys_force_split, __ATOMIC_RELAXED) && ctx_threads >= 2) return TDM__KEYS_SPLIT;
   if (threads <= 1 || n < r->part_min) return TDM__KEYS_WHOLE;
-  return threads == 2 ? r->two : TDM__KEYS_RADIX;
+  return threads == 2 && n < r->radix_min ? r->two : TDM__KEYS_RADIX;
 }
 
 /* One vqsort of the whole array, in place, through the key map (keybits.h)

@@ -105,6 +105,7 @@ typedef enum tdm__split_isa { TDM__SPLIT_SCALAR, TDM__SPLIT_AVX2, TDM__SPLIT_AVX
 typedef struct tdm__keys_rule {
   size_t part_min;   /* several threads: a parallel sort from this n on, below it one vqsort */
   tdm__keys_alg two; /* the parallel sort on two threads (three or more: the radix partition) */
+  size_t radix_min;  /* two threads: the radix partition from this n on, whatever two says */
 } tdm__keys_rule;
 
 /* The keys-only sort's methods on this machine, chosen once per CPU context

@@ -17,13 +17,21 @@
 #define PLAN_PART_MIN ((size_t)1 << 18)
 
 #if TANDEM_HAVE_HWY && defined(__x86_64__)
-/* AVX-512: the split with compress stores for both widths. At 10^7 keys its
- * partition and swap cost a few percent of the two half-size vqsorts, and
- * the radix partition's scatter and count pass more (u32: 405 against 494 to
- * 530 M/s on two threads; u64 within noise of the split). */
+/* AVX-512: the split with compress stores for 32-bit keys, and for 64-bit
+ * keys below 2^24. At 10^7 keys its partition and swap cost a few percent
+ * of the two half-size vqsorts, and the radix partition's scatter and count
+ * pass more (u32: 405 against 494 to 530 M/s on two threads on the Zen 5;
+ * 272 against 295 at 10^8 on an Intel Xeon; u64 within noise of the split
+ * at 10^7 on both, and at 3 * 10^7 on the Xeon). At 10^8 64-bit keys the
+ * radix partition wins (the Xeon: 167 to 174 against 139 to 144 M/s, and
+ * 1.04x the halves ceiling, which the split cannot reach): a vqsort of
+ * half of 10^8 u64 keys partitions some 7 to 8 levels out of cache (log2
+ * of a half over the keys L2 holds), where the radix partition makes one
+ * scatter and sorts its buckets in L2. 2^24 lies in the range where the
+ * two tie. */
 static const tdm__keys_plan plan_avx512 = {
     "avx512",
-    {{PLAN_PART_MIN, TDM__KEYS_SPLIT}, {PLAN_PART_MIN, TDM__KEYS_SPLIT}},
+    {{PLAN_PART_MIN, TDM__KEYS_SPLIT, SIZE_MAX}, {PLAN_PART_MIN, TDM__KEYS_SPLIT, (size_t)1 << 24}},
     TDM__SPLIT_AVX512,
 };
 
@@ -36,7 +44,7 @@ static const tdm__keys_plan plan_avx512 = {
  * AVX2-only Zen 1 it ran at 0.95x the halves ceiling). */
 static const tdm__keys_plan plan_avx2 = {
     "avx2",
-    {{PLAN_PART_MIN, TDM__KEYS_SPLIT}, {PLAN_PART_MIN, TDM__KEYS_RADIX}},
+    {{PLAN_PART_MIN, TDM__KEYS_SPLIT, SIZE_MAX}, {PLAN_PART_MIN, TDM__KEYS_RADIX, PLAN_PART_MIN}},
     TDM__SPLIT_AVX2,
 };
 #endif
@@ -47,7 +55,7 @@ static const tdm__keys_plan plan_avx2 = {
  * for 64-bit ones (84 to 91 against 67 to 69), for the reason above. */
 static const tdm__keys_plan plan_baseline = {
     "baseline",
-    {{PLAN_PART_MIN, TDM__KEYS_SPLIT}, {PLAN_PART_MIN, TDM__KEYS_RADIX}},
+    {{PLAN_PART_MIN, TDM__KEYS_SPLIT, SIZE_MAX}, {PLAN_PART_MIN, TDM__KEYS_RADIX, PLAN_PART_MIN}},
     TDM__SPLIT_SCALAR,
 };
 
