@@ -116,7 +116,8 @@ struct sector_lanes {
  * key words are read atomically and *v is left alone. */
 template <typename K, typename V, unsigned G, bool WHOLE>
 static __device__ __forceinline__ uint64_t probe_find(const cg::thread_block_tile<G> &tile,
-                                                      const typename hs<K, V>::S *s, unsigned l, K key, V *v) {
+                                                      const typename hs<K, V>::S *s, unsigned l, K key, V *v,
+                                                      const typename hs<K, V>::S *pre = nullptr) {
   typedef typename hs<K, V>::S S;
   const uint64_t cap = (uint64_t)1 << l, mask = cap - 1u;
   const unsigned lane = tile.thread_rank();
@@ -131,7 +132,7 @@ static __device__ __forceinline__ uint64_t probe_find(const cg::thread_block_til
     unsigned eq, em, tm;
     S c = S();
     if (WHOLE) {
-      c = slot_load<S>::at(&s[pos + lane]);
+      c = g == 0 && pre ? *pre : slot_load<S>::at(&s[pos + lane]);
       hs<K, V>::word_bits(c.k, key, lane, &eq, &em);
     } else {
       hs<K, V>::claim_bits(s, pos, key, lane, &eq, &em, &tm);
@@ -193,7 +194,12 @@ static __device__ __forceinline__ uint64_t probe_claim(const cg::thread_block_ti
  * time in G turns of 32 / G keys; each turn's first lanes of the groups
  * write the values (one coalesced store of the turn's keys), and the found
  * bytes wait in lane j for key j, so that the warp writes its 32 bytes by
- * one store: a sector per 32 keys instead of one per turn. */
+ * one store: a sector per 32 keys instead of one per turn. Every lane
+ * loads its slot of each turn's first probe sector before the first turn
+ * starts: G independent loads in flight a lane, so a warp waits on the
+ * first sectors of its 32 keys at once, as 32 threads of one key each
+ * would, instead of on 32 / G keys a turn (the same sectors; a probe that
+ * goes on past its first sector loads the rest in its turn). */
 template <typename K, typename V, unsigned G>
 __global__ void __launch_bounds__(TDM_GPU_BLOCK) find_kernel(const typename hs<K, V>::S *s, unsigned l,
                                                              const K *keys, V *vo, uint8_t *fo, size_t n) {
@@ -202,14 +208,28 @@ __global__ void __launch_bounds__(TDM_GPU_BLOCK) find_kernel(const typename hs<K
   const unsigned lane = threadIdx.x & 31u, per_turn = 32u / G;
   const size_t warps = (size_t)gridDim.x * blockDim.x / 32u;
   /* The loop is the warp's as a whole, so every lane reaches the shuffles. */
+  typedef typename hs<K, V>::S S;
+  const uint64_t cap = (uint64_t)1 << l;
   for (size_t c = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / 32u * 32u; c < n; c += warps * 32u) {
     unsigned found = 0;
+    K key[G];
+    S first[G];
+    for (unsigned turn = 0; turn < G; turn++) {
+      const size_t i = c + turn * per_turn + lane / G;
+      key[turn] = i < n ? keys[i] : (K)0;
+      /* A side slot's key is read by its own probe (pos + lane would pass
+       * the table's end); a bucket's home is G-aligned, so pos + lane is in
+       * it. */
+      const uint64_t home = hs<K, V>::start(key[turn], l);
+      first[turn] = S();
+      if (G > 1 && i < n && home < cap) first[turn] = slot_load<S>::at(&s[home + tile.thread_rank()]);
+    }
     for (unsigned turn = 0; turn < G; turn++) {
       const size_t i = c + turn * per_turn + lane / G;
       unsigned hit = 0;
       if (i < n) { /* the whole group, or none of it */
         V v;
-        hit = probe_find<K, V, G, true>(tile, s, l, keys[i], &v) != TDM_HASH_NONE;
+        hit = probe_find<K, V, G, true>(tile, s, l, key[turn], &v, &first[turn]) != TDM_HASH_NONE;
         if (vo && tile.thread_rank() == 0) vo[i] = v;
       }
       /* Lane j takes key j's answer from its group's first lane. */
