@@ -470,27 +470,15 @@ static __device__ __forceinline__ bool chunk_taken(const uint32_t *taken) {
   return t != 0;
 }
 
-/* KEEP_LAST, pass 2: the value word of every touched slot is cleared. The
- * copies of one slot in a warp clear it once, by an atomic exchange: plain
- * stores of even the same value from several threads are a data race in
- * CUDA's memory model. */
-template <typename K, typename V>
-__global__ void last_clear_kernel(typename hs<K, V>::S *s, const uint64_t *pos, size_t n, const uint32_t *taken) {
-  if (!chunk_taken(taken)) return;
-  const warp_turns<1> t;
-  for (size_t b = t.first; b < n; b += t.stride) {
-    const size_t i = t.item(b);
-    const uint64_t slot = slot_of(i < n ? pos[i] : TDM_HASH_NONE);
-    const unsigned peers = __match_any_sync(0xffffffffu, slot);
-    if (slot != TDM_HASH_NONE && !(peers & lanes_below())) atomic_exch_v(&s[slot].v, (V)0);
-  }
-}
-
-/* KEEP_LAST, pass 3: each copy votes its batch index + 1 (chunks of at most
- * 2^31 keys: it fits a 32-bit value word), the copies of one slot in a warp
- * as one (their largest); the largest wins. */
-template <typename K, typename V>
-__global__ void last_vote_kernel(typename hs<K, V>::S *s, const uint64_t *pos, size_t n, const uint32_t *taken) {
+/* KEEP_LAST, passes 2 (VOTE false) and 3 (VOTE true), over each copy's
+ * slot. Pass 2 clears the value word of every touched slot: the copies of
+ * one slot in a warp clear it once, by an atomic exchange (plain stores of
+ * even the same value from several threads are a data race in CUDA's
+ * memory model). Pass 3: each copy votes its batch index + 1 (chunks of at
+ * most 2^31 keys: it fits a 32-bit value word), the copies of one slot in a
+ * warp as one (their largest); the largest wins. */
+template <typename K, typename V, bool VOTE>
+__global__ void last_slot_kernel(typename hs<K, V>::S *s, const uint64_t *pos, size_t n, const uint32_t *taken) {
   if (!chunk_taken(taken)) return;
   const warp_turns<1> t;
   for (size_t b = t.first; b < n; b += t.stride) {
@@ -498,8 +486,12 @@ __global__ void last_vote_kernel(typename hs<K, V>::S *s, const uint64_t *pos, s
     const uint64_t slot = slot_of(i < n ? pos[i] : TDM_HASH_NONE);
     const bool in = slot != TDM_HASH_NONE;
     const unsigned peers = __match_any_sync(0xffffffffu, slot);
-    const V v = warp_fold_peers(peers, in, in ? (V)(i + 1u) : (V)0, max_v_op<V>());
-    if (in && !(peers & lanes_below())) atomic_max_v(&s[slot].v, v);
+    if (VOTE) {
+      const V v = warp_fold_peers(peers, in, in ? (V)(i + 1u) : (V)0, max_v_op<V>());
+      if (in && !(peers & lanes_below())) atomic_max_v(&s[slot].v, v);
+    } else if (in && !(peers & lanes_below())) {
+      atomic_exch_v(&s[slot].v, (V)0);
+    }
   }
 }
 
@@ -612,8 +604,8 @@ static void launch_insert(tdm_hash *h, const void *keys, const void *vals, size_
      * load) each block only reads it and leaves, so a few per SM do. */
     const unsigned r = tdm__grid_resident(h->ctx, n);
     const uint32_t *taken = x->taken + chunk;
-    last_clear_kernel<K, V><<<r, TDM_GPU_BLOCK, 0, st>>>(s, x->pos, n, taken);
-    last_vote_kernel<K, V><<<r, TDM_GPU_BLOCK, 0, st>>>(s, x->pos, n, taken);
+    last_slot_kernel<K, V, false><<<r, TDM_GPU_BLOCK, 0, st>>>(s, x->pos, n, taken); /* clear */
+    last_slot_kernel<K, V, true><<<r, TDM_GPU_BLOCK, 0, st>>>(s, x->pos, n, taken);  /* vote */
     last_check_kernel<K, V><<<r, TDM_GPU_BLOCK, 0, st>>>(s, x->pos, n, taken);
     last_write_kernel<K, V><<<r, TDM_GPU_BLOCK, 0, st>>>(s, v, x->pos, n, taken);
     break;
