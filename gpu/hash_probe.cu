@@ -41,8 +41,8 @@
  *       the lowest index winning, and the claimer writes the winner's
  *       value; keys that were present before the batch keep their value.
  *    Scratch is batch-sized: 8 bytes a key for the slots, 4 more for
- *    KEEP_FIRST (and a word per chunk for KEEP_LAST). (A 4-byte election word per table slot, 512 MiB at 2^27
- *    slots, did this before.) Batches are cut into chunks of 2^31 keys so
+ *    KEEP_FIRST (and a word per chunk for KEEP_LAST). (A 4-byte election
+ *    word per table slot, 512 MiB at 2^27 slots, did this before.) Batches are cut into chunks of 2^31 keys so
  *    indices fit the 32-bit words; consecutive chunks are consecutive
  *    inserts, so the results are the same.
  *    The other strategy the backend once had, sorting the batch by hash and
@@ -207,9 +207,9 @@ __global__ void __launch_bounds__(TDM_GPU_BLOCK) find_kernel(const typename hs<K
   const cg::thread_block_tile<G> tile = cg::tiled_partition<G>(cg::this_thread_block());
   const unsigned lane = threadIdx.x & 31u, per_turn = 32u / G;
   const size_t warps = (size_t)gridDim.x * blockDim.x / 32u;
-  /* The loop is the warp's as a whole, so every lane reaches the shuffles. */
   typedef typename hs<K, V>::S S;
   const uint64_t cap = (uint64_t)1 << l;
+  /* The loop is the warp's as a whole, so every lane reaches the shuffles. */
   for (size_t c = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / 32u * 32u; c < n; c += warps * 32u) {
     unsigned found = 0;
     K key[G];
