@@ -3,8 +3,10 @@
  *
  * A CUDA tree lives in device memory in the bulk-load layout of
  * include/tandem/detail/btree_node.h (leaves contiguous and in key order, sizes spread evenly),
- * filled by the same tdm__bt_fill_leaf / tdm__bt_fill_inner functions the CPU
- * runs, one node per thread.
+ * filled sixteen threads a node, a slot each, into the same bytes as the
+ * CPU's tdm__bt_fill_leaf / tdm__bt_fill_inner (the leaves' tail words are
+ * tdm__bt_leaf_tail_word, which the CPU's fill stores too; test_btree
+ * compares the node arrays of both backends).
  *
  * One tree: on the cost meter (tests/cuda_emu, make
  * cuda-emu-cost) the lane-group queries and the reduce by key of
@@ -14,14 +16,17 @@
  *
  *  - build: a stable CUB radix sort of the input into scratch (integer keys
  *    in device memory: read where they are, tdm__gpu_sort_from; else a copy
- *    sorted in place by the context's sort table), reduce of duplicate runs under the policy by CUB's
- *    reduce-by-key (btree_lanes.cu: a hot key is reduced by the whole grid),
- *    fill nodes and the search arrays.
+ *    sorted in place by the context's sort table), then the nodes and the
+ *    search arrays filled straight from it with a duplicate check (install);
+ *    only keys with duplicates are then reduced under the policy by CUB's
+ *    reduce-by-key (btree_lanes.cu: a hot key is reduced by the whole grid)
+ *    and filled again.
  *  - find / rank / range_count: the lane-group queries of btree_lanes.cu;
  *    the descent kernels here (one thread per query walks root to leaf
  *    with tdm__bt_descend) when the geometry does not describe the tree.
- *  - range: counts, exclusive scan into offsets, then btree_lanes.cu's fill
- *    copies the hits, mapping global key index -> (leaf, slot) arithmetically.
+ *  - range: counts and the rank of each lo (one kernel), exclusive scan
+ *    into offsets, then btree_lanes.cu's fill copies the hits, mapping global
+ *    key index -> (leaf, slot) arithmetically.
  *  - insert: the stored keys (in order) followed by the batch are sorted
  *    stably and reduced, so for equal keys the stored entry comes first and
  *    the batch follows in input order: exactly the CPU's semantics for every
@@ -54,17 +59,72 @@ __global__ void k_to_bits(const void *kraw, const void *vraw, uint64_t *kb, uint
   }
 }
 
-/* One thread per slot of a leaf (tdm__bt_fill_leaf_slot says why). */
-__global__ void k_fill_leaves(tdm__bt_node *nodes, tdm__bt_geom g, const uint64_t *ukb, const uint64_t *uvb) {
-  TDM_GRID_STRIDE(t, (uint64_t)g.cnt[0] * 16) {
-    uint64_t i = t >> 4, s = tdm__bt_even_start(g.m, g.cnt[0], i), e = tdm__bt_even_start(g.m, g.cnt[0], i + 1);
-    (void)tdm__bt_fill_leaf_slot(&nodes[g.base[0] + i], &g, ukb, uvb, 8, 8, TDM_KIND_UNSIGNED, 0, i, s,
-                                 (uint32_t)(e - s), (uint32_t)(t & 15));
+/* The fill writes the search array (btree_lanes.h) with the nodes: each
+ * key word of a node lands in the separator array (inner nodes) and the
+ * summary (every fourth word, every node) from the thread that has it, so
+ * no pass reads the nodes back for them. */
+
+/* Leaves, sixteen threads a leaf, a slot each (tdm__bt_fill_leaf_slot's
+ * split: one warp store writes two leaves' key rows, value rows and tails,
+ * 12 sectors a leaf), from n sorted key bits kb and values vb. dup (NULL:
+ * not checked) is set when a key is not above the one before it: the
+ * caller built for distinct keys and must reduce first. The loop runs whole
+ * warps (the count rounded up to 32) for the shuffle that hands each slot
+ * its left neighbour's key; the first slot of a leaf reads the key before. */
+__global__ void k_fill_leaves(tdm__bt_node *nodes, tdm__bt_geom g, const uint64_t *kb, const uint64_t *vb,
+                              uint64_t *search, unsigned *dup) {
+  const uint64_t slots = (uint64_t)g.cnt[0] * 16, sums = tdm__bt_sep_words(&g);
+  TDM_GRID_STRIDE(t, (slots + 31) & ~(uint64_t)31) {
+    const uint64_t i = t >> 4;
+    const uint32_t j = (uint32_t)(t & 15);
+    const bool live = t < slots;
+    uint64_t s = 0, k = TDM_BT_PAD, prev;
+    uint32_t c = 0;
+    if (live) {
+      s = tdm__bt_even_start(g.m, g.cnt[0], i);
+      c = (uint32_t)(tdm__bt_even_start(g.m, g.cnt[0], i + 1) - s);
+      if (j < c) k = kb[s + j];
+    }
+    prev = __shfl_up_sync(0xffffffffu, k, 1, 16);
+    if (dup) {
+      if (live && j == 0 && s > 0) prev = kb[s - 1];
+      if (__any_sync(0xffffffffu, live && j < c && s + j > 0 && k <= prev) && (threadIdx.x & 31u) == 0)
+        atomicOr(dup, 1u);
+    }
+    if (!live) continue;
+    tdm__bt_node *x = &nodes[g.base[0] + i];
+    x->key[j] = k;
+    x->u.val[j] = j < c ? vb[s + j] : 0;
+    reinterpret_cast<uint64_t *>(x)[32 + j] = tdm__bt_leaf_tail_word(&g, i, c, j);
+    if ((j & 3u) == 3u) search[sums + 4 * (g.base[0] + i) + j / 4] = k;
   }
 }
 
-__global__ void k_fill_inner(tdm__bt_node *nodes, tdm__bt_geom g, const uint64_t *ukb, uint32_t l) {
-  TDM_GRID_STRIDE(i, (uint64_t)g.cnt[l]) tdm__bt_fill_inner(nodes, &g, ukb, 8, TDM_KIND_UNSIGNED, l, i);
+/* Inner nodes of level l >= 1, sixteen threads a node, a slot each: the
+ * node tdm__bt_fill_inner_into makes (test_btree compares the trees), its
+ * separators and its summary. */
+__global__ void k_fill_inner(tdm__bt_node *nodes, tdm__bt_geom g, const uint64_t *kb, uint32_t l, uint64_t *search) {
+  const uint64_t sums = tdm__bt_sep_words(&g);
+  TDM_GRID_STRIDE(t, (uint64_t)g.cnt[l] * 16) {
+    const uint64_t i = t >> 4, node = g.base[l] + i;
+    const uint32_t j = (uint32_t)(t & 15);
+    const uint64_t cs = tdm__bt_even_start(g.cnt[l - 1], g.cnt[l], i);
+    const uint32_t c = (uint32_t)(tdm__bt_even_start(g.cnt[l - 1], g.cnt[l], i + 1) - cs);
+    /* keys under the node, and under its children 0..j */
+    const uint64_t first = tdm__bt_even_start(g.m, g.cnt[0], tdm__bt_geom_leaf_start(&g, l - 1, cs));
+    const uint64_t end = j < c ? tdm__bt_even_start(g.m, g.cnt[0], tdm__bt_geom_leaf_start(&g, l - 1, cs + j + 1)) : 0;
+    const uint64_t k = j + 1 < c ? kb[end - 1] : TDM_BT_PAD;
+    tdm__bt_node *x = &nodes[node];
+    x->key[j] = k;
+    x->u.in.child[j] = j < c ? g.base[l - 1] + (uint32_t)(cs + j) : TDM_BT_NIL;
+    x->u.in.cum[j] = j < c ? end - first : 0;
+    /* count and level, next and prev (none), the padding */
+    if (j < 8)
+      reinterpret_cast<uint64_t *>(x)[40 + j] =
+          j == 0 ? c | (uint64_t)l << 32 : j == 1 ? (uint64_t)TDM_BT_NIL | (uint64_t)TDM_BT_NIL << 32 : 0;
+    search[(node - g.cnt[0]) * 16 + j] = k;
+    if ((j & 3u) == 3u) search[sums + 4 * node + j / 4] = k;
+  }
 }
 
 __global__ void k_export_bits(const tdm__bt_node *nodes, tdm__bt_geom g, uint64_t *kb, uint64_t *vb) {
@@ -109,7 +169,7 @@ __global__ void k_rank(const tdm__bt_node *nodes, uint32_t root, uint32_t h, con
 /* Counts of lo[i] <= k <= hi[i]; with cnt_len = n + 1 the extra slot gets 0
  * so an exclusive scan of the array yields the offsets and the total. */
 __global__ void k_range_count(const tdm__bt_node *nodes, uint32_t root, uint32_t h, const void *lo, const void *hi,
-                              uint64_t n, uint64_t cnt_len, uint32_t ks, int kind, uint64_t *cnt) {
+                              uint64_t n, uint64_t cnt_len, uint32_t ks, int kind, uint64_t *cnt, uint64_t *lo_rank) {
   TDM_GRID_STRIDE(i, cnt_len) {
     if (i >= n) {
       cnt[i] = 0;
@@ -121,6 +181,7 @@ __global__ void k_range_count(const tdm__bt_node *nodes, uint32_t root, uint32_t
     uint64_t rb = tdm__bt_descend(nodes, root, h, b, &leaf, &pos);
     rb += (uint64_t)tdm__bt_leaf_hit(&nodes[leaf], pos, b);
     cnt[i] = a <= b ? rb - ra : 0;
+    if (lo_rank) lo_rank[i] = ra;
   }
 }
 
@@ -137,9 +198,10 @@ void tdm__bg_rank_descend(const tdm_btree *t, const void *q, size_t n, uint64_t 
 }
 
 void tdm__bg_counts_descend(const tdm_btree *t, const void *lo, const void *hi, size_t n, uint64_t cnt_len,
-                            uint64_t *cnt) {
+                            uint64_t *cnt, uint64_t *lo_rank) {
   k_range_count<<<tdm__grid(cnt_len), TDM_GPU_BLOCK, 0, tdm__stream(t->ctx)>>>(BG(t)->d_nodes, t->root, t->height, lo,
-                                                                               hi, n, cnt_len, t->ks, t->kind, cnt);
+                                                                               hi, n, cnt_len, t->ks, t->kind, cnt,
+                                                                               lo_rank);
 }
 
 /* keep[i] = 1 unless sorted batch bits bb[0..nb) hold kb[i]. */
@@ -185,18 +247,22 @@ tdm_status tdm__bg_scan_total(tdm_ctx *ctx, tdm__gpu_scope &sc, const uint64_t *
   return TDM_OK;
 }
 
-/* Builds a bulk-layout node array from m sorted unique key bits / values and
+/* Builds a bulk-layout node array from m sorted key bits / values and
  * installs it in t, freeing the old one. Nothing in t changes on failure.
- * queue: the call may return without waiting for the fill (stream-ordered,
- * device arrays: tdm__gpu_queue_only); the wait otherwise makes the nodes
- * ready for the caller's own kernels on any stream (the views). */
-static tdm_status install(tdm_btree *t, const uint64_t *ukb, const uint64_t *uvb, uint64_t m, int queue) {
+ * The keys are distinct unless dup is non-NULL: then the leaves check them,
+ * and a duplicate sets *dup to 1 and leaves t as it was (one wait, for the
+ * check). queue: the call may return without waiting for the fill
+ * (stream-ordered, device arrays: tdm__gpu_queue_only); the wait otherwise
+ * makes the nodes ready for the caller's own kernels on any stream (the
+ * views). */
+static tdm_status install(tdm_btree *t, const uint64_t *kb, const uint64_t *vb, uint64_t m, int queue, int *dup) {
   tdm_ctx *ctx = t->ctx;
   cudaStream_t s = tdm__stream(ctx);
   tdm__gpu_scope sc(ctx);
   tdm__bt_geom g;
   tdm__bt_node *nn = NULL;
   uint64_t *ns = NULL;
+  unsigned *d_dup = NULL, h_dup = 0;
   tdm_status st;
   memset(&g, 0, sizeof g);
   if (m > 0) {
@@ -206,10 +272,23 @@ static tdm_status install(tdm_btree *t, const uint64_t *ukb, const uint64_t *uvb
                        (unsigned long long)m);
     /* The nodes and the search arrays are all taken before the old ones are
      * touched. */
-    if ((st = sc.alloc((size_t)g.nodes * sizeof(tdm__bt_node), &nn)) != TDM_OK) return st;
-    k_fill_leaves<<<tdm__grid((size_t)g.cnt[0] * 16), TDM_GPU_BLOCK, 0, s>>>(nn, g, ukb, uvb);
-    for (uint32_t l = 1; l < g.h; l++) k_fill_inner<<<tdm__grid(g.cnt[l]), TDM_GPU_BLOCK, 0, s>>>(nn, g, ukb, l);
-    if ((st = tdm__bg_search_arrays(ctx, sc, nn, g, &ns)) != TDM_OK) return st;
+    if ((st = sc.alloc((size_t)g.nodes * sizeof(tdm__bt_node), &nn)) != TDM_OK ||
+        (st = sc.alloc((size_t)tdm__bt_search_words(&g) * 8, &ns)) != TDM_OK)
+      return st;
+    if (dup) {
+      if ((st = sc.alloc(sizeof *d_dup, &d_dup)) != TDM_OK) return st;
+      TDM_CUDA_TRY(cudaMemsetAsync(d_dup, 0, sizeof *d_dup, s), (void)0);
+    }
+    k_fill_leaves<<<tdm__grid(((size_t)g.cnt[0] * 16 + 31) & ~(size_t)31), TDM_GPU_BLOCK, 0, s>>>(nn, g, kb, vb, ns,
+                                                                                               d_dup);
+    if ((st = tdm__launch_check("tdm_btree (fill leaves)")) != TDM_OK) return st;
+    if (dup) {
+      TDM_CUDA_TRY(cudaMemcpyAsync(&h_dup, d_dup, sizeof h_dup, cudaMemcpyDeviceToHost, s), (void)0);
+      if ((st = tdm__gpu_sync(ctx, "tdm_btree (fill leaves)")) != TDM_OK) return st;
+      if ((*dup = h_dup != 0)) return TDM_OK;
+    }
+    for (uint32_t l = 1; l < g.h; l++)
+      k_fill_inner<<<tdm__grid((size_t)g.cnt[l] * 16), TDM_GPU_BLOCK, 0, s>>>(nn, g, kb, l, ns);
     if ((st = tdm__launch_check("tdm_btree (fill nodes)")) != TDM_OK ||
         (st = tdm__gpu_finish(ctx, queue, "tdm_btree (fill nodes)")) != TDM_OK)
       return st;
@@ -231,11 +310,17 @@ static tdm_status install(tdm_btree *t, const uint64_t *ukb, const uint64_t *uvb
   return TDM_OK;
 }
 
-/* Reduces the duplicate runs of n sorted raw keys / values in device
- * buffers and installs the result as t's nodes. */
-static tdm_status reduce_install(tdm_btree *t, tdm__gpu_scope &sc, void *d_k, void *d_v, uint64_t n, int queue) {
+/* Installs n sorted raw keys / values in device buffers as t's nodes,
+ * their duplicate runs reduced under t's policy. distinct_first: a build,
+ * whose keys are most often distinct: the leaves are filled straight from
+ * the sorted keys and check them (as the CPU's build does), and only keys
+ * with duplicates pay the reduce and a second fill; an insert, whose batch
+ * often holds stored keys, reduces first. */
+static tdm_status reduce_install(tdm_btree *t, tdm__gpu_scope &sc, void *d_k, void *d_v, uint64_t n, int queue,
+                                 int distinct_first) {
   tdm_ctx *ctx = t->ctx;
   uint64_t *kb, *vb, *ukb, *uvb, m = 0;
+  int dup = 0;
   tdm_status st;
   if (t->ks == 8 && t->vs == 8 && t->kind == TDM_KIND_UNSIGNED) {
     /* Already 64-bit key bits and values: the map would copy them as they are. */
@@ -246,18 +331,21 @@ static tdm_status reduce_install(tdm_btree *t, tdm__gpu_scope &sc, void *d_k, vo
     k_to_bits<<<tdm__grid(n), TDM_GPU_BLOCK, 0, tdm__stream(ctx)>>>(d_k, d_v, kb, vb, n, t->ks, t->vs, t->kind);
     if ((st = tdm__launch_check("tdm_btree (key bits)")) != TDM_OK) return st;
   }
+  if (distinct_first) {
+    if ((st = install(t, kb, vb, n, queue, &dup)) != TDM_OK || !dup) return st;
+  }
   if ((st = tdm__bg_reduce(t, sc, kb, vb, n, &ukb, &uvb, &m)) != TDM_OK) return st;
-  return install(t, ukb, uvb, m, queue);
+  return install(t, ukb, uvb, m, queue, NULL);
 }
 
 /* Sorts n raw keys / values already in device buffers (modified in place,
  * by the context's sort), then reduce_install. */
-static tdm_status sort_reduce_install(tdm_btree *t, tdm__gpu_scope &sc, void *d_k, void *d_v, uint64_t n,
-                                      int queue) {
+static tdm_status sort_reduce_install(tdm_btree *t, tdm__gpu_scope &sc, void *d_k, void *d_v, uint64_t n, int queue,
+                                      int distinct_first) {
   tdm_ctx *ctx = t->ctx;
   tdm_status st;
   if (n > 1 && (st = ctx->be->sort->sort(ctx, t->key_type, d_k, t->value_type, d_v, n, 0)) != TDM_OK) return st;
-  return reduce_install(t, sc, d_k, d_v, n, queue);
+  return reduce_install(t, sc, d_k, d_v, n, queue, distinct_first);
 }
 
 /* Copies bytes from the caller's array (host or device) into device memory. */
@@ -285,7 +373,7 @@ static tdm_status bg_build(tdm_btree *t, const void *keys, const void *values, s
   int queue;
   tdm_status st;
   if ((st = sc.enter()) != TDM_OK) return st;
-  if (n == 0) return install(t, NULL, NULL, 0, 1);
+  if (n == 0) return install(t, NULL, NULL, 0, 1, NULL);
   queue = tdm__gpu_queue_only(ctx, keys, values, NULL);
   if ((st = sc.alloc(n * t->ks, &d_k)) != TDM_OK || (st = sc.alloc(n * t->vs, &d_v)) != TDM_OK) return st;
   /* Integer keys in device memory: CUB sorts them out of the caller's
@@ -294,11 +382,11 @@ static tdm_status bg_build(tdm_btree *t, const void *keys, const void *values, s
    * arrays must cross anyway: a copy, then the sort in place. */
   if (n > 1 && t->kind != TDM_KIND_FLOAT && tdm__is_device_ptr(keys) && tdm__is_device_ptr(values)) {
     if ((st = tdm__gpu_sort_from(ctx, sc, keys, values, d_k, d_v, n, t->kind, t->ks, t->vs)) != TDM_OK) return st;
-    return reduce_install(t, sc, d_k, d_v, n, queue);
+    return reduce_install(t, sc, d_k, d_v, n, queue, 1);
   }
   if ((st = copy_in(ctx, d_k, keys, n * t->ks)) != TDM_OK || (st = copy_in(ctx, d_v, values, n * t->vs)) != TDM_OK)
     return st;
-  return sort_reduce_install(t, sc, d_k, d_v, n, queue);
+  return sort_reduce_install(t, sc, d_k, d_v, n, queue, 1);
 }
 
 static void bg_destroy(tdm_btree *t) {
@@ -330,7 +418,7 @@ static tdm_status bg_insert(tdm_btree *t, const void *keys, const void *values, 
   if ((st = copy_in(ctx, d_k + m * t->ks, keys, n * t->ks)) != TDM_OK ||
       (st = copy_in(ctx, d_v + m * t->vs, values, n * t->vs)) != TDM_OK)
     return st;
-  return sort_reduce_install(t, sc, d_k, d_v, total, tdm__gpu_queue_only(ctx, keys, values, NULL));
+  return sort_reduce_install(t, sc, d_k, d_v, total, tdm__gpu_queue_only(ctx, keys, values, NULL), 0);
 }
 
 static tdm_status bg_erase(tdm_btree *t, const void *keys, size_t n, size_t *erased_out) {
@@ -360,7 +448,7 @@ static tdm_status bg_erase(tdm_btree *t, const void *keys, size_t n, size_t *era
     if ((st = sc.alloc(kept * 8 + 8, &ukb)) != TDM_OK || (st = sc.alloc(kept * 8 + 8, &uvb)) != TDM_OK) return st;
     k_compact<<<tdm__grid(m), TDM_GPU_BLOCK, 0, s>>>(kb, vb, keep, pos, m, ukb, uvb);
     if ((st = tdm__launch_check("tdm_btree_erase (compact)")) != TDM_OK) return st;
-    if ((st = install(t, ukb, uvb, kept, tdm__gpu_queue_only(ctx, keys, NULL, NULL))) != TDM_OK) return st;
+    if ((st = install(t, ukb, uvb, kept, tdm__gpu_queue_only(ctx, keys, NULL, NULL), NULL)) != TDM_OK) return st;
   }
   if (erased_out) *erased_out = (size_t)(m - kept);
   return TDM_OK;
@@ -413,13 +501,13 @@ static tdm_status bg_rank(const tdm_btree *t, const void *keys, uint64_t *rank_o
 
 /* Counts for n queries into the device array d_cnt of cnt_len >= n entries. */
 static tdm_status counts(const tdm_btree *t, const void *d_lo, const void *d_hi, size_t n, uint64_t cnt_len,
-                         uint64_t *d_cnt) {
+                         uint64_t *d_cnt, uint64_t *d_lo_rank) {
   cudaStream_t s = tdm__stream(t->ctx);
   if (t->size == 0) {
     TDM_CUDA_TRY(cudaMemsetAsync(d_cnt, 0, cnt_len * 8, s), (void)0);
     return TDM_OK;
   }
-  tdm__bg_launch_counts(t, d_lo, d_hi, n, cnt_len, d_cnt);
+  tdm__bg_launch_counts(t, d_lo, d_hi, n, cnt_len, d_cnt, d_lo_rank);
   return tdm__launch_check("tdm_btree_range_count");
 }
 
@@ -430,7 +518,7 @@ static tdm_status bg_range_count(const tdm_btree *t, const void *lo, const void 
   tdm_status st;
   if ((st = sc.enter()) != TDM_OK) return st;
   if ((st = sc.in(lo, n * t->ks, &a)) != TDM_OK || (st = sc.in(hi, n * t->ks, &b)) != TDM_OK ||
-      (st = sc.out(count_out, n * 8, &c)) != TDM_OK || (st = counts(t, a.d, b.d, n, n, (uint64_t *)c.d)) != TDM_OK ||
+      (st = sc.out(count_out, n * 8, &c)) != TDM_OK || (st = counts(t, a.d, b.d, n, n, (uint64_t *)c.d, NULL)) != TDM_OK ||
       (st = tdm__gpu_out_finish(ctx, &c)) != TDM_OK)
     return st;
   return sc.finish("tdm_btree_range_count");
@@ -455,7 +543,7 @@ static tdm_status bg_range(const tdm_btree *t, const void *lo, const void *hi, s
   if ((st = sc.in(lo, n * t->ks, &a)) != TDM_OK || (st = sc.in(hi, n * t->ks, &b)) != TDM_OK ||
       (st = sc.alloc((n + 1) * 8, &cnt)) != TDM_OK || (st = sc.alloc((n + 1) * 8, &off)) != TDM_OK ||
       (st = sc.alloc(n * 8, &rank)) != TDM_OK ||
-      (st = counts(t, a.d, b.d, n, n + 1, cnt)) != TDM_OK ||
+      (st = counts(t, a.d, b.d, n, n + 1, cnt, rank)) != TDM_OK ||
       (st = tdm__bg_scan_total(ctx, sc, cnt, off, n + 1, &total)) != TDM_OK)
     return st;
   const int off_on_host = !tdm__is_device_ptr(offsets_out);
@@ -470,7 +558,7 @@ static tdm_status bg_range(const tdm_btree *t, const void *lo, const void *hi, s
     if ((keys_out && (st = sc.out(keys_out, total * t->ks, &k)) != TDM_OK) ||
         (values_out && (st = sc.out(values_out, total * t->vs, &v)) != TDM_OK))
       return st;
-    tdm__bg_launch_fill(t, a.d, n, off, rank, total, keys_out ? k.d : NULL, values_out ? v.d : NULL);
+    tdm__bg_launch_fill(t, n, off, rank, total, keys_out ? k.d : NULL, values_out ? v.d : NULL);
     if ((st = tdm__launch_check("tdm_btree_range")) != TDM_OK) return st;
     if ((keys_out && (st = tdm__gpu_out_finish(ctx, &k)) != TDM_OK) ||
         (values_out && (st = tdm__gpu_out_finish(ctx, &v)) != TDM_OK))

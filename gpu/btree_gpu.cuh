@@ -1,8 +1,8 @@
 /*
  * btree_gpu.cuh: the CUDA B+ tree's private header: its state, key index ->
  * leaf and slot, the operations (btree_gpu.cu), the descent-kernel launches,
- * and the steps of btree_lanes.cu (reduce of a sorted batch, search arrays, lane-group
- * queries, range fill, their validation).
+ * and the steps of btree_lanes.cu (reduce of a sorted batch, lane-group queries,
+ * range fill, the search arrays' validation).
  */
 #ifndef TANDEM_BTREE_GPU_CUH
 #define TANDEM_BTREE_GPU_CUH
@@ -33,19 +33,17 @@ static inline btree_gpu *BG(const tdm_btree *t) { return (btree_gpu *)t->be; }
  * (scratch of sc), *m distinct keys. */
 tdm_status tdm__bg_reduce(tdm_btree *t, tdm__gpu_scope &sc, const uint64_t *kb, const uint64_t *vb, uint64_t n,
                           uint64_t **ukb, uint64_t **uvb, uint64_t *m);
-/* The search arrays of new nodes nn of geometry g: taken in sc and queued
- * for filling into *seps. */
-tdm_status tdm__bg_search_arrays(tdm_ctx *ctx, tdm__gpu_scope &sc, const tdm__bt_node *nn, const tdm__bt_geom &g,
-                                 uint64_t **seps);
 /* The queries of a tree of size > 0 on device arrays. */
 void tdm__bg_launch_find(const tdm_btree *t, const void *q, size_t n, void *vals, uint8_t *found);
 void tdm__bg_launch_rank(const tdm_btree *t, const void *q, size_t n, uint64_t *rank);
+/* Counts of the n ranges into cnt[0 .. cnt_len) (zeros past n) and, when
+ * lo_rank is non-NULL, the rank of each lo (where its hits start). */
 void tdm__bg_launch_counts(const tdm_btree *t, const void *lo, const void *hi, size_t n, uint64_t cnt_len,
-                           uint64_t *cnt);
-/* Copies the total > 0 hits of the n ranges (lo, offsets off) to keys /
- * vals (either may be NULL); rank: 8 * n bytes of scratch. */
-void tdm__bg_launch_fill(const tdm_btree *t, const void *lo, size_t n, const uint64_t *off, uint64_t *rank,
-                         uint64_t total, void *keys, void *vals);
+                           uint64_t *cnt, uint64_t *lo_rank);
+/* Copies the total > 0 hits of the n ranges (offsets off, the ranks of
+ * their lo from tdm__bg_launch_counts) to keys / vals (either may be NULL). */
+void tdm__bg_launch_fill(const tdm_btree *t, size_t n, const uint64_t *off, const uint64_t *lo_rank, uint64_t total,
+                         void *keys, void *vals);
 /* Checks the search arrays against the host copy h of the nodes. */
 tdm_status tdm__bg_check_search_arrays(const tdm_btree *t, const tdm__bt_node *h);
 
@@ -64,7 +62,7 @@ static __device__ __forceinline__ const tdm__bt_node *tdm__bg_locate(const tdm__
 void tdm__bg_find_descend(const tdm_btree *t, const void *q, size_t n, void *vals, uint8_t *found);
 void tdm__bg_rank_descend(const tdm_btree *t, const void *q, size_t n, uint64_t *rank);
 void tdm__bg_counts_descend(const tdm_btree *t, const void *lo, const void *hi, size_t n, uint64_t cnt_len,
-                            uint64_t *cnt);
+                            uint64_t *cnt, uint64_t *lo_rank);
 /* Exclusive scan of n u64 flags into out; *total receives the sum (a wait). */
 tdm_status tdm__bg_scan_total(tdm_ctx *ctx, tdm__gpu_scope &sc, const uint64_t *flag, uint64_t *out, uint64_t n,
                               uint64_t *total);

@@ -5,8 +5,8 @@
  *    keys of any length is reduced by the whole grid;
  *  - search arrays: install also keeps the compact separator array of the
  *    inner nodes (128 bytes per inner node) and every node's summary (the
- *    last key of each 32-byte sector, 32 bytes per node), built from the new
- *    nodes;
+ *    last key of each 32-byte sector, 32 bytes per node), written by the
+ *    fill kernels of btree_gpu.cu with the nodes;
  *  - find / rank / range_count: a group of 8 lanes searches one node
  *    together, inner levels keys-only from the separator array, children,
  *    ranks and leaf sizes from the bulk geometry
@@ -34,15 +34,6 @@
 
 namespace cg = cooperative_groups;
 
-/* Rank of each query's lo (only where its range is not empty). */
-__global__ void k_range_lo_rank(const tdm__bt_node *nodes, uint32_t root, uint32_t h, const void *lo, uint64_t n,
-                                const uint64_t *off, uint32_t ks, int kind, uint64_t *rank) {
-  TDM_GRID_STRIDE(i, n) {
-    uint32_t leaf, pos;
-    if (off[i] != off[i + 1]) rank[i] = tdm__bt_descend(nodes, root, h, tdm__bt_key_bits(lo, i, ks, kind), &leaf, &pos);
-  }
-}
-
 /* One thread per output element: its query (tdm__csr_owner), then the
  * key index rank(lo) + position within the query's range. */
 __global__ void k_range_fill_out(const tdm__bt_node *nodes, tdm__bt_geom g, uint64_t n, const uint64_t *off,
@@ -63,11 +54,6 @@ __global__ void k_range_fill_out(const tdm__bt_node *nodes, tdm__bt_geom g, uint
  * load, so the group's read of a node's 128 key bytes is one coalesced
  * sweep and a warp serves four queries. */
 #define BT_LANES 8u
-
-/* The search array (separators, then summaries): word j of it for j < words. */
-__global__ void k_fill_seps(const tdm__bt_node *nodes, tdm__bt_geom g, uint64_t *seps, uint64_t words) {
-  TDM_GRID_STRIDE(j, words) seps[j] = tdm__bt_search_word(nodes, &g, j);
-}
 
 /* The top inner levels, in shared memory: the separator array holds level
  * 1 first and the root last, so the levels from some level cut up to the
@@ -215,29 +201,28 @@ __global__ void __launch_bounds__(TDM_GPU_BLOCK)
   }
 }
 
-/* Ranks from the geometry (no prefix counts). With off (the range's
- * offsets), only queries whose range is not empty are ranked. */
+/* Ranks from the geometry (no prefix counts). */
 template <unsigned G>
 __global__ void __launch_bounds__(TDM_GPU_BLOCK)
     k_rank_lanes(const tdm__bt_node *__restrict__ nodes, const uint64_t *__restrict__ seps, bt_top top,
-                 const __grid_constant__ tdm__bt_lgeom lg, const void *q, uint64_t n, const uint64_t *off, uint32_t ks,
-                 int kind, uint64_t *rank) {
+                 const __grid_constant__ tdm__bt_lgeom lg, const void *q, uint64_t n, uint32_t ks, int kind,
+                 uint64_t *rank) {
   BT_SEARCH_SEPS(sp, seps, top);
   cg::thread_block_tile<G> tile = cg::tiled_partition<G>(cg::this_thread_block());
   TDM_GROUP_STRIDE(i, n, G) {
-    if (off && off[i] == off[i + 1]) continue; /* the same for the whole tile */
     uint64_t at;
     uint32_t pos, leaf = group_descend(tile, nodes, sp, lg, tdm__bt_key_bits(q, i, ks, kind), &pos, &at);
     if (tile.thread_rank() == 0) rank[i] = tdm__bt_lg_leaf_start(&lg, leaf) + pos;
   }
 }
 
-/* Counts as k_range_count computes them, with cnt_len >= n slots. */
+/* Counts as k_range_count computes them, with cnt_len >= n slots, and
+ * (lo_rank non-NULL) the rank of each lo, where a range's hits start. */
 template <unsigned G>
 __global__ void __launch_bounds__(TDM_GPU_BLOCK)
     k_range_count_lanes(const tdm__bt_node *__restrict__ nodes, const uint64_t *__restrict__ seps, bt_top top,
                         const __grid_constant__ tdm__bt_lgeom lg, const void *lo, const void *hi, uint64_t n,
-                        uint64_t cnt_len, uint32_t ks, int kind, uint64_t *cnt) {
+                        uint64_t cnt_len, uint32_t ks, int kind, uint64_t *cnt, uint64_t *lo_rank) {
   BT_SEARCH_SEPS(sp, seps, top);
   cg::thread_block_tile<G> tile = cg::tiled_partition<G>(cg::this_thread_block());
   TDM_GROUP_STRIDE(i, cnt_len, G) {
@@ -253,6 +238,7 @@ __global__ void __launch_bounds__(TDM_GPU_BLOCK)
       uint64_t ra = tdm__bt_lg_leaf_start(&lg, la) + pa, rb = tdm__bt_lg_leaf_start(&lg, lb) + pb;
       rb += (uint64_t)tdm__bt_lg_hit_at(at_b, pb, tdm__bt_lg_leaf_count(&lg, lb), b);
       cnt[i] = a <= b ? rb - ra : 0;
+      if (lo_rank) lo_rank[i] = ra;
     }
   }
 }
@@ -373,15 +359,6 @@ tdm_status tdm__bg_check_search_arrays(const tdm_btree *t, const tdm__bt_node *h
   return st;
 }
 
-tdm_status tdm__bg_search_arrays(tdm_ctx *ctx, tdm__gpu_scope &sc, const tdm__bt_node *nn, const tdm__bt_geom &g,
-                                 uint64_t **seps) {
-  uint64_t words = tdm__bt_search_words(&g);
-  tdm_status st;
-  if ((st = sc.alloc((size_t)words * 8, seps)) != TDM_OK) return st;
-  if (words) k_fill_seps<<<tdm__grid(words), TDM_GPU_BLOCK, 0, tdm__stream(ctx)>>>(nn, g, *seps, words);
-  return TDM_OK;
-}
-
 /* The top levels a search of t keeps in shared memory. */
 static bt_top top_of(const tdm_btree *t) { return bt_top_levels(BG(t)->lgeom, tdm__bt_sep_words(&BG(t)->geom)); }
 
@@ -394,29 +371,18 @@ void tdm__bg_launch_find(const tdm_btree *t, const void *q, size_t n, void *vals
 void tdm__bg_launch_rank(const tdm_btree *t, const void *q, size_t n, uint64_t *r) {
   if (!lanes_search(t)) return tdm__bg_rank_descend(t, q, n, r);
   k_rank_lanes<BT_LANES><<<tdm__grid_resident(t->ctx, n * BT_LANES), TDM_GPU_BLOCK, 0, tdm__stream(t->ctx)>>>(
-      BG(t)->d_nodes, BG(t)->d_seps, top_of(t), BG(t)->lgeom, q, n, (const uint64_t *)NULL, t->ks, t->kind, r);
+      BG(t)->d_nodes, BG(t)->d_seps, top_of(t), BG(t)->lgeom, q, n, t->ks, t->kind, r);
 }
 
 void tdm__bg_launch_counts(const tdm_btree *t, const void *lo, const void *hi, size_t n, uint64_t cnt_len,
-                           uint64_t *cnt) {
-  if (!lanes_search(t)) return tdm__bg_counts_descend(t, lo, hi, n, cnt_len, cnt);
+                           uint64_t *cnt, uint64_t *lo_rank) {
+  if (!lanes_search(t)) return tdm__bg_counts_descend(t, lo, hi, n, cnt_len, cnt, lo_rank);
   k_range_count_lanes<BT_LANES><<<tdm__grid_resident(t->ctx, cnt_len * BT_LANES), TDM_GPU_BLOCK, 0, tdm__stream(t->ctx)>>>(
-      BG(t)->d_nodes, BG(t)->d_seps, top_of(t), BG(t)->lgeom, lo, hi, n, cnt_len, t->ks, t->kind, cnt);
+      BG(t)->d_nodes, BG(t)->d_seps, top_of(t), BG(t)->lgeom, lo, hi, n, cnt_len, t->ks, t->kind, cnt, lo_rank);
 }
 
-/* Ranks of the queries' lower bounds, then one thread per output. */
-void tdm__bg_launch_fill(const tdm_btree *t, const void *lo, size_t n, const uint64_t *off, uint64_t *r,
-                         uint64_t total, void *keys, void *vals) {
-  cudaStream_t s = tdm__stream(t->ctx);
-  if (lanes_search(t))
-    k_rank_lanes<BT_LANES><<<tdm__grid_resident(t->ctx, n * BT_LANES), TDM_GPU_BLOCK, 0, s>>>(
-        BG(t)->d_nodes, BG(t)->d_seps, top_of(t), BG(t)->lgeom, lo, n, off, t->ks, t->kind, r);
-  else
-    k_range_lo_rank<<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>(BG(t)->d_nodes, t->root, t->height, lo, n, off, t->ks,
-                                                           t->kind, r);
-  /* fill_out reads r: not launched when the rank kernel could not be (the
-   * caller's launch check reports that error). */
-  if (cudaPeekAtLastError() != cudaSuccess) return;
-  k_range_fill_out<<<tdm__grid(total), TDM_GPU_BLOCK, 0, s>>>(BG(t)->d_nodes, BG(t)->geom, n, off, r, total, keys, vals,
-                                                              t->ks, t->vs, t->kind);
+void tdm__bg_launch_fill(const tdm_btree *t, size_t n, const uint64_t *off, const uint64_t *lo_rank, uint64_t total,
+                         void *keys, void *vals) {
+  k_range_fill_out<<<tdm__grid(total), TDM_GPU_BLOCK, 0, tdm__stream(t->ctx)>>>(
+      BG(t)->d_nodes, BG(t)->geom, n, off, lo_rank, total, keys, vals, t->ks, t->vs, t->kind);
 }

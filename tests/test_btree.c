@@ -861,6 +861,57 @@ Test(btree_cuda, matches_cpu) {
   }
 }
 
+/* A bulk build makes the CPU's node bytes on CUDA (the leaves and inner
+ * nodes sixteen threads a node, the tail words, the search arrays' source):
+ * sizes around the leaf and parent boundaries, keys with and without
+ * duplicates (the build checks for them after filling and then reduces). */
+Test(btree_cuda, bulk_nodes_match_cpu) {
+  static const size_t sizes[] = {1, 2, 15, 16, 17, 29, 225, 3587, 50001};
+  static const prop_dist dists[] = {PROP_UNIFORM, PROP_FEW_DISTINCT, PROP_SORTED, PROP_BOUNDARY};
+  const char *why;
+  int ti, si, di;
+  char *keys = (char *)malloc(8 * 50001), *vals = (char *)malloc(8 * 50001);
+  char *dn = (char *)malloc(sizeof(tdm__bt_node) * (50001 / 8 + 8));
+  tdm_ctx *cpu, *gpu;
+  if (!prop_cuda_usable(&why)) cr_skip_test("no usable CUDA device: %s", why);
+  cpu = prop_ctx(TDM_BACKEND_CPU, 0);
+  gpu = prop_ctx(TDM_BACKEND_CUDA, 0);
+  for (ti = 0; ti < 6; ti++)
+    for (si = 0; si < (int)(sizeof sizes / sizeof *sizes); si++)
+      for (di = 0; di < 4; di++) {
+        tdm_btree_opts o = {all_types[ti], all_types[(ti + 3) % 6], (tdm_dup)((ti + si + di) % (TDM_DUP_MAX + 1))};
+        tdm_btree *a, *b;
+        tdm_btree_view va, vb;
+        size_t n = sizes[si], bytes;
+        prop_rng r;
+        if (n > 3587 && (ti + di) % 4 != 0) continue; /* the large size for a quarter of the cases */
+        if (o.on_duplicate == TDM_DUP_SUM && (o.value_type == TDM_F32 || o.value_type == TDM_F64))
+          o.on_duplicate = TDM_DUP_MIN;
+        prop_rng_init(&r, 0xB0D5000ull + (uint64_t)((ti * 16 + si) * 4 + di));
+        prop_fill(&r, o.key_type, keys, n, dists[di]);
+        prop_fill(&r, o.value_type, vals, n, PROP_UNIFORM);
+        CHECK_OK(tdm_btree_build(cpu, &o, keys, vals, n, &a));
+        CHECK_OK(tdm_btree_build(gpu, &o, keys, vals, n, &b));
+        CHECK_OK(tdm_btree_view_get(a, &va));
+        CHECK_OK(tdm_btree_view_get(b, &vb));
+        cr_assert(va.size == vb.size && va.height == vb.height && va.root == vb.root,
+                  "shape differs: %zu keys (%s) into %s -> %s", n, prop_dist_name(dists[di]),
+                  tdm_type_name(o.key_type), tdm_type_name(o.value_type));
+        bytes = ((size_t)va.root + 1) * sizeof(tdm__bt_node);
+        prop_d2h(dn, vb.nodes, bytes);
+        cr_assert(memcmp(va.nodes, dn, bytes) == 0, "nodes differ: %zu keys (%s) into %s -> %s, policy %d", n,
+                  prop_dist_name(dists[di]), tdm_type_name(o.key_type), tdm_type_name(o.value_type),
+                  (int)o.on_duplicate);
+        tdm_btree_destroy(a);
+        tdm_btree_destroy(b);
+      }
+  tdm_ctx_destroy(cpu);
+  tdm_ctx_destroy(gpu);
+  free(keys);
+  free(vals);
+  free(dn);
+}
+
 /* Device-resident (and managed) inputs and outputs give the results host
  * arrays give. */
 Test(btree_cuda, device_arrays) {

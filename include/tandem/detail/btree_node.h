@@ -225,14 +225,35 @@ TDM_HD uint64_t tdm__bt_geom_key_start(const tdm__bt_geom *g, uint32_t l, uint64
 TDM_HD int tdm__bt_fill_leaf_into(tdm__bt_node *x, const tdm__bt_geom *g, const void *keys, const void *vals,
                                  uint32_t ks, uint32_t vs, int kind, uint64_t koff, uint64_t i);
 
+/* Word j (0..15) of the last 128 bytes of leaf i holding c keys (bytes
+ * 256 + 8 j .. 256 + 8 j + 7: the inner nodes' cum[8..15], unused in a leaf,
+ * then count and level, next and prev, the padding) as those bytes read as
+ * one little-endian word: tandem's backends are little-endian (x86-64,
+ * AArch64, the GPU), and the AVX-512 leaf fill and the CUDA build store the
+ * tail as such words (one store each, where the fields took six). */
+TDM_HD uint64_t tdm__bt_leaf_tail_word(const tdm__bt_geom *g, uint64_t i, uint32_t c, uint32_t j) {
+  if (j == 8) return c; /* level 0 above */
+  if (j == 9)
+    return (i + 1 < g->cnt[0] ? i + 1 : (uint64_t)TDM_BT_NIL) |
+           (uint64_t)(i > 0 ? (uint32_t)(i - 1) : TDM_BT_NIL) << 32;
+  return 0; /* zero, so trees are byte-identical */
+}
+
+/* Stores w at p as 8 little-endian bytes (byte stores: p's object is a node
+ * whose fields differ in type; compilers merge them into one store). */
+TDM_HD void tdm__bt_put_word(void *p, uint64_t w) {
+  unsigned char *b = (unsigned char *)p;
+  int k;
+  for (k = 0; k < 8; k++) b[k] = (unsigned char)(w >> (8 * k));
+}
+
 /* Slot j (0..15) of leaf i, whose keys are [s, s + c) (tdm__bt_even_start):
- * key[j] and val[j], and the j-th of the sixteen 8-byte words of the node's
- * last 128 bytes (the line leaves leave unused, the header, the padding), so
- * every byte of the leaf is written by exactly one slot. A GPU build fills a
- * leaf with sixteen threads whose stores are whole rows (one thread per leaf
- * wrote 32 nodes' rows per warp store: four times the sectors); the CPU loops
- * over j. Returns 0 when the slot's key is not above the key before it (that
- * key when it is in the arrays; see tdm__bt_fill_leaf_into). */
+ * key[j] and val[j], and word j of the node's last 128 bytes
+ * (tdm__bt_leaf_tail_word), so every byte of the leaf is written by exactly
+ * one slot. The CPU's scalar fill loops over j; the CUDA build fills a leaf
+ * with sixteen threads, a slot each, from the same tail words. Returns 0 when
+ * the slot's key is not above the key before it (that key when it is in the
+ * arrays; see tdm__bt_fill_leaf_into). */
 TDM_HD int tdm__bt_fill_leaf_slot(tdm__bt_node *x, const tdm__bt_geom *g, const void *keys, const void *vals,
                                   uint32_t ks, uint32_t vs, int kind, uint64_t koff, uint64_t i, uint64_t s,
                                   uint32_t c, uint32_t j) {
@@ -246,17 +267,7 @@ TDM_HD int tdm__bt_fill_leaf_slot(tdm__bt_node *x, const tdm__bt_geom *g, const 
     x->key[j] = TDM_BT_PAD;
     x->u.val[j] = 0;
   }
-  if (j < 8) {
-    x->u.in.cum[8 + j] = 0; /* zero, so trees are byte-identical */
-  } else if (j == 8) {
-    x->count = c;
-    x->level = 0;
-  } else if (j == 9) {
-    x->next = i + 1 < g->cnt[0] ? (uint32_t)(i + 1) : TDM_BT_NIL;
-    x->prev = i > 0 ? (uint32_t)(i - 1) : TDM_BT_NIL;
-  } else {
-    x->pad[j - 10] = 0;
-  }
+  tdm__bt_put_word((unsigned char *)x + 256 + (size_t)8 * j, tdm__bt_leaf_tail_word(g, i, c, j));
   return ok;
 }
 
