@@ -30,22 +30,21 @@
 #include <thrust/iterator/counting_iterator.h>
 
 #include "btree_gpu.cuh"
-#include "tandem/detail/csr.h"
 
 namespace cg = cooperative_groups;
 
-/* One thread per output element: its query (tdm__csr_owner), then the
- * key index rank(lo) + position within the query's range. */
-__global__ void k_range_fill_out(const tdm__bt_node *nodes, tdm__bt_geom g, uint64_t n, const uint64_t *off,
-                                 const uint64_t *rank, uint64_t total, void *keys, void *vals, uint32_t ks,
-                                 uint32_t vs, int kind) {
-  TDM_GRID_STRIDE(j, total) {
-    uint64_t i = tdm__csr_owner(off, n, j);
+/* Each output element j from its query i (tdm__csr_warp_fill: no search
+ * per element), then the key index rank(lo) + position within the query's
+ * range. */
+__global__ void __launch_bounds__(TDM_GPU_BLOCK)
+    k_range_fill_out(const tdm__bt_node *nodes, tdm__bt_geom g, uint64_t n, const uint64_t *off, const uint64_t *rank,
+                     uint64_t total, void *keys, void *vals, uint32_t ks, uint32_t vs, int kind) {
+  tdm__csr_warp_fill(off, n, total, [&](uint64_t j, uint64_t i) {
     uint32_t s;
     const tdm__bt_node *x = tdm__bg_locate(nodes, g, rank[i] + (j - off[i]), &s);
     if (keys) tdm__bt_store_key(keys, j, x->key[s], ks, kind);
     if (vals) tdm__bt_store_val(vals, j, x->u.val[s], vs);
-  }
+  });
 }
 
 /* ---- the search: a group of lanes per query ------------------------------------ */
@@ -383,6 +382,6 @@ void tdm__bg_launch_counts(const tdm_btree *t, const void *lo, const void *hi, s
 
 void tdm__bg_launch_fill(const tdm_btree *t, size_t n, const uint64_t *off, const uint64_t *lo_rank, uint64_t total,
                          void *keys, void *vals) {
-  k_range_fill_out<<<tdm__grid(total), TDM_GPU_BLOCK, 0, tdm__stream(t->ctx)>>>(
+  k_range_fill_out<<<tdm__csr_grid(total), TDM_GPU_BLOCK, 0, tdm__stream(t->ctx)>>>(
       BG(t)->d_nodes, BG(t)->geom, n, off, lo_rank, total, keys, vals, t->ks, t->vs, t->kind);
 }

@@ -18,6 +18,7 @@
 #include <cuda_runtime.h>
 
 #include "../src/backend.h"
+#include "tandem/detail/csr.h"
 
 /* A device block the context handed out: its size (every block goes back to
  * the caller's allocator with the size it was taken with), whether it is
@@ -309,6 +310,59 @@ static inline unsigned tdm__grid_resident(const tdm_ctx *ctx, size_t n) {
 /* The grid-stride loop: each thread takes i, i + grid size, ... below n. */
 #define TDM_GRID_STRIDE(i, n) \
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (n); i += (size_t)gridDim.x * blockDim.x)
+
+/* Positions a warp of a fill by output position takes at once, 32 a turn. */
+#define TDM_CSR_SPAN 256u
+
+/* The grid of tdm__csr_warp_fill over total positions (whole warps). */
+static inline unsigned tdm__csr_grid(uint64_t total) {
+  return tdm__grid((size_t)((total + TDM_CSR_SPAN - 1) / TDM_CSR_SPAN * 32));
+}
+
+/* Output positions [0, total) of CSR offsets o[0..n] (csr.h; o[n] = total)
+ * by position, for the fills whose owners write runs of one output (a
+ * join's left rows, a B-tree range's queries): put(r, owner of r) once for
+ * each position, a span of TDM_CSR_SPAN consecutive positions per warp.
+ * Lane 0 finds the span's first owner (one search of o), then each turn of
+ * 32 positions reads the 32 offsets after the turn's first owner at once
+ * (coalesced) and each lane counts, by a binary search over the lanes, the
+ * offsets at or below its position: its owner. Only where those 32 offsets
+ * end inside the turn (owners of empty runs between them) does a lane walk
+ * o itself (tdm__csr_next, galloping), and lane 31 where they end at the
+ * next turn's first position. So a hot owner's run is spread over the
+ * whole grid like any other positions, and no position pays a search of
+ * its own. Called by whole warps: launch tdm__csr_grid(total). */
+template <typename F>
+static __device__ __forceinline__ void tdm__csr_warp_fill(const uint64_t *o, uint64_t n, uint64_t total, F put) {
+  const unsigned full = 0xffffffffu, lane = threadIdx.x & 31u;
+  const uint64_t warps = ((uint64_t)gridDim.x * blockDim.x) >> 5, spans = (total + TDM_CSR_SPAN - 1) / TDM_CSR_SPAN;
+  for (uint64_t w = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < spans; w += warps) {
+    uint64_t base = w * TDM_CSR_SPAN, end = total - base < TDM_CSR_SPAN ? total : base + TDM_CSR_SPAN;
+    uint64_t cur = __shfl_sync(full, lane == 0 ? tdm__csr_owner(o, n, base) : 0, 0); /* owner of base */
+    for (; base < end; base += 32) {
+      uint64_t j = cur + 1 + lane, st = j <= n ? o[j] : UINT64_MAX, r = base + lane, own, next;
+      uint64_t top = __shfl_sync(full, st, 31);
+      if (top > base + 31) {
+        /* Every offset up to the turn's last position is in the window. */
+        unsigned c = 0;
+        for (unsigned step = 16; step; step >>= 1)
+          if (__shfl_sync(full, st, c + step - 1) <= r) c += step;
+        own = cur + c;
+      } else {
+        own = r < end ? tdm__csr_next(o, n, cur, r) : cur;
+      }
+      /* The owner of the next turn's first position. */
+      if (top > base + 32) {
+        next = cur + (uint64_t)__popc(__ballot_sync(full, st <= base + 32));
+      } else {
+        next = lane == 31 && base + 32 < end ? tdm__csr_next(o, n, own, base + 32) : cur;
+        next = __shfl_sync(full, next, 31);
+      }
+      if (r < end) put(r, own);
+      cur = next;
+    }
+  }
+}
 
 /* out[i] = i: the row indices a sort or a table carries as values. */
 template <typename I>

@@ -319,57 +319,20 @@ __global__ void join_runs_kernel(int jkind, uint64_t *ms, uint64_t *mc, uint64_t
   }
 }
 
-/* Output rows a warp of the join's fill takes at once, 32 a turn. */
-#define TDM__JOIN_SPAN 256u
-
-/* Output rows [0, total) of a join by output position (ops_keys.h), a span
- * of TDM__JOIN_SPAN consecutive rows per warp: lane 0 finds the span's
- * first left row (one search of o), then each turn of 32 rows reads the
- * 32 offsets after the turn's first left row at once (coalesced) and each
- * lane counts, by a binary search over the lanes, the offsets at or below
- * its row: its left row. Only where those 32 offsets end inside the turn
- * (left rows of no rows between them) does a lane walk o itself
- * (tdm__csr_next, galloping), and lane 31 where they end at the next
- * turn's first row. The rows' bytes are tdm__ops_join_fill's,
- * which the CPU writes; a hot left row's reads of ridx and every store are
- * coalesced, and a left row matching millions of right rows is spread over
- * the whole grid like any other rows. */
+/* Output rows [0, total) of a join by output position (ops_keys.h): each
+ * row's left row from tdm__csr_warp_fill over o, the rows' bytes
+ * tdm__ops_join_fill's, which the CPU writes; a hot left row's reads of
+ * ridx and every store are coalesced, and a left row matching millions of
+ * right rows is spread over the whole grid like any other rows. */
 template <typename I>
 __global__ void __launch_bounds__(TDM_GPU_BLOCK)
     join_fill_kernel(const uint64_t *ms, const uint64_t *mc, const uint64_t *o, const I *ridx, int jkind,
                      uint64_t *left_out, uint64_t *right_out, uint64_t nl, uint64_t total) {
-  const unsigned full = 0xffffffffu, lane = threadIdx.x & 31u;
-  const uint64_t warps = ((uint64_t)gridDim.x * blockDim.x) >> 5, spans = (total + TDM__JOIN_SPAN - 1) / TDM__JOIN_SPAN;
-  int pairs = tdm__ops_join_pairs(jkind, right_out);
-  for (uint64_t w = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < spans; w += warps) {
-    uint64_t base = w * TDM__JOIN_SPAN, end = total - base < TDM__JOIN_SPAN ? total : base + TDM__JOIN_SPAN;
-    uint64_t cur = __shfl_sync(full, lane == 0 ? tdm__csr_owner(o, nl, base) : 0, 0); /* owner of base */
-    for (; base < end; base += 32) {
-      uint64_t j = cur + 1 + lane, st = j <= nl ? o[j] : UINT64_MAX, r = base + lane, own, next;
-      uint64_t top = __shfl_sync(full, st, 31);
-      if (top > base + 31) {
-        /* Every offset up to the turn's last row is in the window. */
-        unsigned c = 0;
-        for (unsigned step = 16; step; step >>= 1)
-          if (__shfl_sync(full, st, c + step - 1) <= r) c += step;
-        own = cur + c;
-      } else {
-        own = r < end ? tdm__csr_next(o, nl, cur, r) : cur;
-      }
-      /* The owner of the next turn's first row. */
-      if (top > base + 32) {
-        next = cur + (uint64_t)__popc(__ballot_sync(full, st <= base + 32));
-      } else {
-        next = lane == 31 && base + 32 < end ? tdm__csr_next(o, nl, own, base + 32) : cur;
-        next = __shfl_sync(full, next, 31);
-      }
-      if (r < end) {
-        left_out[r] = own;
-        if (pairs) right_out[r] = join_right(o, ms, mc, ridx, own, r);
-      }
-      cur = next;
-    }
-  }
+  const int pairs = tdm__ops_join_pairs(jkind, right_out);
+  tdm__csr_warp_fill(o, nl, total, [&](uint64_t r, uint64_t own) {
+    left_out[r] = own;
+    if (pairs) right_out[r] = join_right(o, ms, mc, ridx, own, r);
+  });
 }
 
 /* ---- dense integer ranges ----------------------------------------------- */
@@ -1183,7 +1146,7 @@ static tdm_status join_t(tdm_ctx *ctx, const tdm__join_args *a, int method) {
       (st = opt_out(sc, total ? a->right_out : NULL, total * 8, &outs[1])) != TDM_OK)
     return st;
   if (total) {
-    join_fill_kernel<I><<<tdm__grid((total + TDM__JOIN_SPAN - 1) / TDM__JOIN_SPAN * 32), TDM_GPU_BLOCK, 0, s>>>(
+    join_fill_kernel<I><<<tdm__csr_grid(total), TDM_GPU_BLOCK, 0, s>>>(
         ms, mc, o, ridx, a->kind, (uint64_t *)outs[0].d, (uint64_t *)outs[1].d, nl, total);
     if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
   }
