@@ -70,10 +70,15 @@ __global__ void k_to_bits(const void *kraw, const void *vraw, uint64_t *kb, uint
  * not checked) is set when a key is not above the one before it: the
  * caller built for distinct keys and must reduce first. The loop runs whole
  * warps (the count rounded up to 32) for the shuffle that hands each slot
- * its left neighbour's key; the first slot of a leaf reads the key before. */
+ * its left neighbour's key; the first slot of a leaf reads the key before.
+ * A duplicate is noted in the block's word, and the block's in dup once,
+ * so a hot key puts one atomic per block on dup, not one per warp. */
 __global__ void k_fill_leaves(tdm__bt_node *nodes, tdm__bt_geom g, const uint64_t *kb, const uint64_t *vb,
                               uint64_t *search, unsigned *dup) {
   const uint64_t slots = (uint64_t)g.cnt[0] * 16, sums = tdm__bt_sep_words(&g);
+  __shared__ unsigned block_dup;
+  if (threadIdx.x == 0) block_dup = 0;
+  __syncthreads();
   TDM_GRID_STRIDE(t, (slots + 31) & ~(uint64_t)31) {
     const uint64_t i = t >> 4;
     const uint32_t j = (uint32_t)(t & 15);
@@ -89,7 +94,7 @@ __global__ void k_fill_leaves(tdm__bt_node *nodes, tdm__bt_geom g, const uint64_
     if (dup) {
       if (live && j == 0 && s > 0) prev = kb[s - 1];
       if (__any_sync(0xffffffffu, live && j < c && s + j > 0 && k <= prev) && (threadIdx.x & 31u) == 0)
-        atomicOr(dup, 1u);
+        atomicOr(&block_dup, 1u);
     }
     if (!live) continue;
     tdm__bt_node *x = &nodes[g.base[0] + i];
@@ -98,6 +103,8 @@ __global__ void k_fill_leaves(tdm__bt_node *nodes, tdm__bt_geom g, const uint64_
     reinterpret_cast<uint64_t *>(x)[32 + j] = tdm__bt_leaf_tail_word(&g, i, c, j);
     if ((j & 3u) == 3u) search[sums + 4 * (g.base[0] + i) + j / 4] = k;
   }
+  __syncthreads();
+  if (threadIdx.x == 0 && block_dup && dup) atomicOr(dup, 1u);
 }
 
 /* Inner nodes of level l >= 1, sixteen threads a node, a slot each: the

@@ -655,6 +655,19 @@ static void hot(tdm_ctx *ctx) {
   CHECK(tdm_join(ctx, TDM_JOIN_INNER, TDM_U64, dk, n, dr, n, 0, (uint64_t *)o1, (uint64_t *)o2, n, &got));
   end(&r, "ops", "join_hot90", "u64", "u64", (8.0 + 8.0 + 16.0) / 32);
   if (got != n) fprintf(stderr, "tandem-cost: join gave %zu rows, not %zu\n", got, n), exit(2);
+  {
+    tdm_btree_opts bo;
+    tdm_btree *bt;
+    memset(&bo, 0, sizeof bo);
+    bo.key_type = TDM_U64;
+    bo.value_type = TDM_U64;
+    bo.on_duplicate = TDM_DUP_KEEP_LAST;
+    begin("btree", "build_hot90", "u64");
+    CHECK(tdm_btree_build(ctx, &bo, dk, dv, n, &bt));
+    /* input 16 B; leaves written full for the distinct keys: 16 B each */
+    end(&r, "btree", "build_hot90", "u64", "u64", 16.0 / 32 + d * 16 / 32);
+    tdm_btree_destroy(bt);
+  }
   cudaFree(dk);
   cudaFree(dv);
   cudaFree(dr);
