@@ -30,6 +30,11 @@ __global__ void from_bits_kernel(const K *in, K *out, size_t n, int kind, int de
   }
 }
 
+/* out[i] = in[i], 32-bit indices widened to 64. */
+__global__ void widen_kernel(const uint32_t *in, uint64_t *out, size_t n) {
+  TDM_GRID_STRIDE(i, n) out[i] = in[i];
+}
+
 /* CUB's temporary storage for a sort of n keys of width ks (values vs). */
 template <typename K, typename V>
 static tdm_status cub_temp_t(tdm_ctx *ctx, const tdm__sort_bufs *b, size_t n, int desc, size_t *temp_bytes) {
@@ -152,32 +157,6 @@ static tdm_status store(tdm_ctx *ctx, void *user, const void *d, size_t bytes) {
   return tdm__gpu_copy_committed(ctx, user, d, bytes, kind, "tdm_sort (copy out)");
 }
 
-/* One device sort in progress: its widths, scratch and result buffers. */
-struct sort_job {
-  cudaStream_t s;
-  unsigned grid;
-  size_t n, ks, vs;      /* vs: value (or index) width, 0 for keys only */
-  int kind;
-  int kcur, vcur;        /* buffers holding the sorted keys / values */
-  tdm__sort_bufs b;
-};
-
-/* The common start of sort and argsort: device, scratch, keys as sort bits. */
-static tdm_status sort_begin(sort_job *j, tdm__gpu_scope &sc, tdm_ctx *ctx, tdm_type key_type, const void *keys,
-                             size_t vs, size_t n, int desc, void *v0) {
-  tdm_status st;
-  j->s = tdm__stream(ctx);
-  j->grid = tdm__grid(n);
-  j->n = n;
-  j->ks = tdm_type_size(key_type);
-  j->vs = vs;
-  j->kind = tdm__key_kind(key_type);
-  j->kcur = j->vcur = 0;
-  if ((st = sc.enter()) != TDM_OK) return st;
-  if ((st = alloc_bufs(sc, &j->b, n, j->ks, vs, v0)) != TDM_OK) return st;
-  return load_bits(ctx, &j->b, keys, n, j->ks, j->kind, desc);
-}
-
 void tdm__gpu_map_bits(cudaStream_t s, const void *in, void *out, size_t n, size_t ks, int kind, int desc, int to) {
   unsigned grid = tdm__grid(n);
   if (ks == 4) {
@@ -189,30 +168,67 @@ void tdm__gpu_map_bits(cudaStream_t s, const void *in, void *out, size_t n, size
   }
 }
 
-/* argsort: the staged sort of (key bits, index) pairs, the indices built
- * and sorted straight in perm_out when it is device memory. */
+/* argsort: a sort of (key, index) pairs whose sorted indices are the
+ * permutation. Integer keys in device memory are read where they are (CUB's
+ * sort from a const input; descending by CUB's stable descending sort);
+ * other keys are copied in as sort bits. The sort carries 32-bit indices
+ * whenever n fits them: CUB's passes move 4 bytes an index less, and one
+ * pass widens them into a 64-bit perm_out. A device perm_out as wide as the
+ * sort's indices receives them straight from the sort. On the cost meter
+ * (2^18 u64 keys, u64 indices, device arrays) 9.00 sectors a key with the
+ * copy in and 64-bit indices, 6.75 now. */
 static tdm_status tdm__gpu_argsort(tdm_ctx *ctx, tdm_type key_type, const void *keys, tdm_type index_type,
                                    void *perm_out, size_t n, int desc) {
   tdm__gpu_scope sc(ctx);
-  sort_job j;
+  cudaStream_t s = tdm__stream(ctx);
+  const size_t ks = tdm_type_size(key_type), is = tdm_type_size(index_type), vs = n <= UINT32_MAX ? 4 : is;
+  const int kind = tdm__key_kind(key_type), wide = vs < is;
+  const int from = kind != TDM_KIND_FLOAT && tdm__is_device_ptr(keys);
+  void *direct = !wide && tdm__is_device_ptr(perm_out) ? perm_out : NULL, *idx = NULL, *res;
+  uint64_t *wide_out = NULL;
   size_t temp_bytes = 0;
+  int kcur = 0, vcur = 0, q;
+  tdm__sort_bufs b;
   tdm_status st;
-  /* A device perm_out is the sort's first index buffer: the permutation is
-   * built straight in it, and copied only when CUB leaves it in the other. */
-  void *direct = tdm__is_device_ptr(perm_out) ? perm_out : NULL;
-  if ((st = sort_begin(&j, sc, ctx, key_type, keys, tdm_type_size(index_type), n, desc, direct)) != TDM_OK) return st;
+  if ((st = sc.enter()) != TDM_OK) return st;
   /* Everything that can fail for lack of memory before perm_out is written. */
-  if ((st = tdm__gpu_cub_temp_bytes(ctx, &j.b, n, TDM_KIND_UNSIGNED, j.ks, j.vs, 0, &temp_bytes)) != TDM_OK ||
-      (st = sc.alloc(temp_bytes, &j.b.temp)) != TDM_OK)
+  if (from) {
+    memset(&b, 0, sizeof b);
+    b.in_k = keys;
+    b.v[0] = direct;
+    if ((st = sc.alloc(n * ks, &b.k[0])) != TDM_OK || (st = sc.alloc(n * vs, &idx)) != TDM_OK ||
+        (!direct && (st = sc.alloc(n * vs, &b.v[0])) != TDM_OK))
+      return st;
+    b.in_v = idx;
+  } else {
+    if ((st = alloc_bufs(sc, &b, n, ks, vs, direct)) != TDM_OK) return st;
+    idx = b.v[0];
+  }
+  if ((st = tdm__gpu_cub_temp_bytes(ctx, &b, n, from ? kind : TDM_KIND_UNSIGNED, ks, vs, from && desc,
+                                    &temp_bytes)) != TDM_OK ||
+      (st = sc.alloc(temp_bytes, &b.temp)) != TDM_OK)
     return st;
-  if (j.vs == 4) tdm__iota_kernel<uint32_t><<<j.grid, TDM_GPU_BLOCK, 0, j.s>>>((uint32_t *)j.b.v[0], n);
-  else tdm__iota_kernel<uint64_t><<<j.grid, TDM_GPU_BLOCK, 0, j.s>>>((uint64_t *)j.b.v[0], n);
+  if (wide) {
+    wide_out = tdm__is_device_ptr(perm_out) ? (uint64_t *)perm_out : NULL;
+    if (!wide_out && (st = sc.alloc(n * 8, &wide_out)) != TDM_OK) return st;
+  }
+  if (!from && (st = load_bits(ctx, &b, keys, n, ks, kind, desc)) != TDM_OK) return st;
+  if (vs == 4) tdm__iota_kernel<uint32_t><<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>((uint32_t *)idx, n);
+  else tdm__iota_kernel<uint64_t><<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>((uint64_t *)idx, n);
   if ((st = tdm__launch_check("tdm_argsort (iota)")) != TDM_OK) return st;
-  if ((st = tdm__gpu_cub_sort_with(ctx, &j.b, temp_bytes, n, TDM_KIND_UNSIGNED, j.ks, j.vs, 0, &j.kcur, &j.vcur)) != TDM_OK) return st;
-  int q = tdm__gpu_queue_only(ctx, keys, perm_out, NULL);
-  if (direct && j.vcur == 0) return tdm__gpu_finish(ctx, q, "tdm_argsort (device sort)");
+  if ((st = tdm__gpu_cub_sort_with(ctx, &b, temp_bytes, n, from ? kind : TDM_KIND_UNSIGNED, ks, vs, from && desc,
+                                   &kcur, &vcur)) != TDM_OK)
+    return st;
+  res = b.v[vcur];
+  q = tdm__gpu_queue_only(ctx, keys, perm_out, NULL);
+  if (wide) {
+    widen_kernel<<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>((const uint32_t *)res, wide_out, n);
+    if ((st = tdm__launch_check("tdm_argsort (widen)")) != TDM_OK) return st;
+    res = wide_out;
+  }
+  if (res == perm_out) return tdm__gpu_finish(ctx, q, "tdm_argsort (device sort)");
   if (!q && (st = tdm__gpu_sync(ctx, "tdm_argsort (device sort)")) != TDM_OK) return st;
-  if ((st = store(ctx, perm_out, j.b.v[j.vcur], n * j.vs)) != TDM_OK) return st;
+  if ((st = store(ctx, perm_out, res, n * is)) != TDM_OK) return st;
   return tdm__gpu_finish(ctx, q, "tdm_argsort (copy out)");
 }
 

@@ -779,6 +779,44 @@ Test(sort_cuda, matches_cpu) {
 
 /* Device-resident and managed arrays are sorted in place on the device and
  * agree with the CPU; a device pointer on a CPU context is refused. */
+/* argsort of integer keys in device memory (read in place by the sort),
+ * both orders, 32- and 64-bit indices (the sort's 32-bit ones widened),
+ * into device and host permutations: the CPU's permutation, ties in input
+ * order. */
+Test(sort_cuda, argsort_device_keys) {
+  static const tdm_type kts[] = {TDM_U32, TDM_I32, TDM_U64, TDM_I64};
+  const char *why;
+  size_t n = 50000, ki;
+  if (!prop_cuda_usable(&why)) cr_skip_test("no usable CUDA device: %s", why);
+  tdm_ctx *cpu = prop_ctx(TDM_BACKEND_CPU, 0), *gpu = prop_ctx(TDM_BACKEND_CUDA, 0);
+  char *h = (char *)malloc(n * 8), *want = (char *)malloc(n * 8), *got = (char *)malloc(n * 8);
+  void *dk = prop_dev_alloc(n * 8, 0), *dp = prop_dev_alloc(n * 8, 0);
+  for (ki = 0; ki < 4; ki++)
+    for (int ix = 0; ix < 2; ix++)
+      for (int desc = 0; desc < 2; desc++)
+        for (int dev_out = 0; dev_out < 2; dev_out++) {
+          tdm_type it = ix ? TDM_U64 : TDM_U32;
+          unsigned flags = desc ? TDM_SORT_DESCENDING : 0;
+          size_t is = tdm_type_size(it);
+          prop_rng r;
+          prop_rng_init(&r, 0xA5D0 + ki * 8 + (uint64_t)(ix * 4 + desc * 2 + dev_out));
+          prop_fill(&r, kts[ki], h, n, (ki + (size_t)desc) % 2 ? PROP_FEW_DISTINCT : PROP_BOUNDARY);
+          prop_h2d(dk, h, n * tdm_type_size(kts[ki]));
+          cr_assert_eq(tdm_argsort(cpu, kts[ki], h, it, want, n, flags), TDM_OK);
+          cr_assert_eq(tdm_argsort(gpu, kts[ki], dk, it, dev_out ? dp : (void *)got, n, flags), TDM_OK, "%s",
+                       tdm_last_error());
+          if (dev_out) prop_d2h(got, dp, n * is);
+          cr_assert(memcmp(want, got, n * is) == 0, "argsort %s -> %s, %s, %s permutation: differs from the CPU",
+                    tdm_type_name(kts[ki]), tdm_type_name(it), desc ? "descending" : "ascending",
+                    dev_out ? "device" : "host");
+        }
+  prop_dev_free(dk);
+  prop_dev_free(dp);
+  free(h); free(want); free(got);
+  tdm_ctx_destroy(cpu);
+  tdm_ctx_destroy(gpu);
+}
+
 Test(sort_cuda, device_and_managed_arrays) {
   const char *why;
   size_t n = 300000, i;
