@@ -388,7 +388,7 @@ static tdm_status bg_build(tdm_btree *t, const void *keys, const void *values, s
    * first, on the cost meter). Floats go through their sort bits, and host
    * arrays must cross anyway: a copy, then the sort in place. */
   if (n > 1 && t->kind != TDM_KIND_FLOAT && tdm__is_device_ptr(keys) && tdm__is_device_ptr(values)) {
-    if ((st = tdm__gpu_sort_from(ctx, sc, keys, values, d_k, d_v, n, t->kind, t->ks, t->vs)) != TDM_OK) return st;
+    if ((st = tdm__gpu_sort_from(ctx, sc, keys, values, d_k, d_v, n, t->kind, t->ks, t->vs, 0)) != TDM_OK) return st;
     return reduce_install(t, sc, d_k, d_v, n, queue, 1);
   }
   if ((st = copy_in(ctx, d_k, keys, n * t->ks)) != TDM_OK || (st = copy_in(ctx, d_v, values, n * t->vs)) != TDM_OK)

@@ -543,7 +543,7 @@ static tdm_status sort_bits_indexed(tdm_ctx *ctx, tdm__gpu_scope &sc, const char
   }
   tdm__iota_kernel<I><<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>(iota, n);
   if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
-  return tdm__gpu_sort_from(ctx, sc, in, iota, bits, idx, n, TDM_KIND_UNSIGNED, sizeof(K), sizeof(I));
+  return tdm__gpu_sort_from(ctx, sc, in, iota, bits, idx, n, TDM_KIND_UNSIGNED, sizeof(K), sizeof(I), 0);
 }
 
 /* Groups the n device keys d_keys (see the top of the file) into buffers of
@@ -1274,7 +1274,7 @@ static tdm_status unique_sorted_keys_t(tdm_ctx *ctx, const tdm__unique_args *a) 
   if ((s_ = sc.alloc(n * 8, &st)) != TDM_OK || (s_ = sc.alloc(8, &d_runs)) != TDM_OK ||
       (s_ = sc.alloc(temp_bytes ? temp_bytes : 1, &temp)) != TDM_OK)
     return s_;
-  if ((s_ = from_caller ? tdm__gpu_sort_from(ctx, sc, keys.d, NULL, sorted, NULL, n, TDM_KIND_UNSIGNED, sizeof(U), 0)
+  if ((s_ = from_caller ? tdm__gpu_sort_from(ctx, sc, keys.d, NULL, sorted, NULL, n, TDM_KIND_UNSIGNED, sizeof(U), 0, 0)
                         : sort_in_place(ctx, sorted, NULL, n, sizeof(U))) != TDM_OK)
     return s_;
   TDM_CUDA_TRY(cub::DeviceReduce::ReduceByKey(temp, temp_bytes, sorted, uk, at, st, d_runs, first_pos_op(),

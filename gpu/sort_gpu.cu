@@ -104,7 +104,7 @@ tdm_status tdm__gpu_cub_sort_with(tdm_ctx *ctx, tdm__sort_bufs *b, size_t temp_b
 }
 
 tdm_status tdm__gpu_sort_from(tdm_ctx *ctx, tdm__gpu_scope &sc, const void *in_k, const void *in_v, void *kout,
-                              void *vout, size_t n, int ckind, size_t ks, size_t vs) {
+                              void *vout, size_t n, int ckind, size_t ks, size_t vs, int desc) {
   tdm__sort_bufs b;
   size_t temp_bytes = 0;
   int kcur = 0, vcur = 0;
@@ -114,10 +114,10 @@ tdm_status tdm__gpu_sort_from(tdm_ctx *ctx, tdm__gpu_scope &sc, const void *in_k
   b.in_v = vs ? in_v : NULL;
   b.k[0] = kout;
   b.v[0] = vs ? vout : NULL;
-  if ((st = tdm__gpu_cub_temp_bytes(ctx, &b, n, ckind, ks, vs, 0, &temp_bytes)) != TDM_OK ||
+  if ((st = tdm__gpu_cub_temp_bytes(ctx, &b, n, ckind, ks, vs, desc, &temp_bytes)) != TDM_OK ||
       (st = sc.alloc(temp_bytes, &b.temp)) != TDM_OK)
     return st;
-  return tdm__gpu_cub_sort_with(ctx, &b, temp_bytes, n, ckind, ks, vs, 0, &kcur, &vcur);
+  return tdm__gpu_cub_sort_with(ctx, &b, temp_bytes, n, ckind, ks, vs, desc, &kcur, &vcur);
 }
 
 /* Allocates the buffers of one sort: keys always, values when vs > 0 (with
@@ -184,30 +184,29 @@ static tdm_status tdm__gpu_argsort(tdm_ctx *ctx, tdm_type key_type, const void *
   const size_t ks = tdm_type_size(key_type), is = tdm_type_size(index_type), vs = n <= UINT32_MAX ? 4 : is;
   const int kind = tdm__key_kind(key_type), wide = vs < is;
   const int from = kind != TDM_KIND_FLOAT && tdm__is_device_ptr(keys);
-  void *direct = !wide && tdm__is_device_ptr(perm_out) ? perm_out : NULL, *idx = NULL, *res;
+  void *direct = !wide && tdm__is_device_ptr(perm_out) ? perm_out : NULL, *idx = NULL, *res = NULL;
+  void *kout = NULL;
   uint64_t *wide_out = NULL;
   size_t temp_bytes = 0;
   int kcur = 0, vcur = 0, q;
   tdm__sort_bufs b;
   tdm_status st;
   if ((st = sc.enter()) != TDM_OK) return st;
-  /* Everything that can fail for lack of memory before perm_out is written. */
+  /* Everything that can fail for lack of memory before perm_out is written
+   * (tdm__gpu_sort_from takes CUB's storage after the iota, which writes
+   * only scratch on that path). */
   if (from) {
-    memset(&b, 0, sizeof b);
-    b.in_k = keys;
-    b.v[0] = direct;
-    if ((st = sc.alloc(n * ks, &b.k[0])) != TDM_OK || (st = sc.alloc(n * vs, &idx)) != TDM_OK ||
-        (!direct && (st = sc.alloc(n * vs, &b.v[0])) != TDM_OK))
+    res = direct;
+    if ((st = sc.alloc(n * ks, &kout)) != TDM_OK || (st = sc.alloc(n * vs, &idx)) != TDM_OK ||
+        (!res && (st = sc.alloc(n * vs, &res)) != TDM_OK))
       return st;
-    b.in_v = idx;
   } else {
-    if ((st = alloc_bufs(sc, &b, n, ks, vs, direct)) != TDM_OK) return st;
+    if ((st = alloc_bufs(sc, &b, n, ks, vs, direct)) != TDM_OK ||
+        (st = tdm__gpu_cub_temp_bytes(ctx, &b, n, TDM_KIND_UNSIGNED, ks, vs, 0, &temp_bytes)) != TDM_OK ||
+        (st = sc.alloc(temp_bytes, &b.temp)) != TDM_OK)
+      return st;
     idx = b.v[0];
   }
-  if ((st = tdm__gpu_cub_temp_bytes(ctx, &b, n, from ? kind : TDM_KIND_UNSIGNED, ks, vs, from && desc,
-                                    &temp_bytes)) != TDM_OK ||
-      (st = sc.alloc(temp_bytes, &b.temp)) != TDM_OK)
-    return st;
   if (wide) {
     wide_out = tdm__is_device_ptr(perm_out) ? (uint64_t *)perm_out : NULL;
     if (!wide_out && (st = sc.alloc(n * 8, &wide_out)) != TDM_OK) return st;
@@ -216,10 +215,13 @@ static tdm_status tdm__gpu_argsort(tdm_ctx *ctx, tdm_type key_type, const void *
   if (vs == 4) tdm__iota_kernel<uint32_t><<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>((uint32_t *)idx, n);
   else tdm__iota_kernel<uint64_t><<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>((uint64_t *)idx, n);
   if ((st = tdm__launch_check("tdm_argsort (iota)")) != TDM_OK) return st;
-  if ((st = tdm__gpu_cub_sort_with(ctx, &b, temp_bytes, n, from ? kind : TDM_KIND_UNSIGNED, ks, vs, from && desc,
-                                   &kcur, &vcur)) != TDM_OK)
-    return st;
-  res = b.v[vcur];
+  if (from) {
+    if ((st = tdm__gpu_sort_from(ctx, sc, keys, idx, kout, res, n, kind, ks, vs, desc)) != TDM_OK) return st;
+  } else {
+    if ((st = tdm__gpu_cub_sort_with(ctx, &b, temp_bytes, n, TDM_KIND_UNSIGNED, ks, vs, 0, &kcur, &vcur)) != TDM_OK)
+      return st;
+    res = b.v[vcur];
+  }
   q = tdm__gpu_queue_only(ctx, keys, perm_out, NULL);
   if (wide) {
     widen_kernel<<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>((const uint32_t *)res, wide_out, n);

@@ -31,11 +31,12 @@ tdm_status tdm__gpu_cub_temp_bytes(tdm_ctx *ctx, const tdm__sort_bufs *b, size_t
  * *vcur receive the index of the buffers holding the result. */
 tdm_status tdm__gpu_cub_sort_with(tdm_ctx *ctx, tdm__sort_bufs *b, size_t temp_bytes, size_t n, int ckind, size_t ks,
                                   size_t vs, int desc, int *kcur, int *vcur);
-/* Sorts n key words of width ks in CUB's order ckind, ascending, with
- * values of width vs (0: none), from the device arrays in_k / in_v, which
- * are only read, into kout / vout, taking CUB's temporary storage from sc. */
+/* Sorts n key words of width ks in CUB's order ckind, ascending (CUB's
+ * stable descending sort when desc), with values of width vs (0: none),
+ * from the device arrays in_k / in_v, which are only read, into kout /
+ * vout, taking CUB's temporary storage from sc. */
 tdm_status tdm__gpu_sort_from(tdm_ctx *ctx, tdm__gpu_scope &sc, const void *in_k, const void *in_v, void *kout,
-                              void *vout, size_t n, int ckind, size_t ks, size_t vs);
+                              void *vout, size_t n, int ckind, size_t ks, size_t vs, int desc);
 /* Queues the map of n key words of width ks from in to out (which may be in):
  * to 1 keys to sort bits, 0 back. The caller checks the launch. */
 void tdm__gpu_map_bits(cudaStream_t s, const void *in, void *out, size_t n, size_t ks, int kind, int desc, int to);
