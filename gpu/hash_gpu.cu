@@ -225,8 +225,8 @@ static tdm_status hg_create(tdm_hash *h) {
 }
 
 tdm_status tdm__hg_scratch_table(tdm_ctx *ctx, tdm__gpu_scope &sc, tdm_type key_bits, tdm_type value_type, int dup,
-                                 const void *d_keys, const void *d_vals, size_t m, tdm_hash *h, tdm__hash_gpu *be,
-                                 const char *fn) {
+                                 const void *d_keys, const void *d_vals, int rows, size_t m, tdm_hash *h,
+                                 tdm__hash_gpu *be, const char *fn) {
   cudaStream_t s = tdm__stream(ctx);
   tdm__hg_scratch x;
   unsigned l = TDM_HASH_MIN_LOG2;
@@ -240,6 +240,7 @@ tdm_status tdm__hg_scratch_table(tdm_ctx *ctx, tdm__gpu_scope &sc, tdm_type key_
   bytes = tdm__hash_table_bytes(h, l);
   be->common = common_widths[tdm__hash_inst(h->ks, h->vs)];
   be->policy = tdm__hg_policies[tdm__hash_inst(h->ks, h->vs)];
+  be->rows = d_vals ? TDM__HG_ROWS_NONE : rows;
   if ((st = sc.alloc(bytes, &be->slots)) != TDM_OK ||
       (st = sc.alloc(NCOUNT * sizeof(unsigned long long), &be->counts)) != TDM_OK ||
       (m && (st = be->policy->scratch(h, sc, m, h->cap, &x)) != TDM_OK))
@@ -255,23 +256,10 @@ tdm_status tdm__hg_scratch_table(tdm_ctx *ctx, tdm__gpu_scope &sc, tdm_type key_
   return TDM_OK;
 }
 
-/* out[i] = ~i (tdm__hg_first_rows). */
-template <typename I>
-__global__ void complement_rows_kernel(I *out, size_t n) {
-  TDM_GRID_STRIDE(i, n) out[i] = ~(I)i;
-}
-
 tdm_status tdm__hg_first_rows(tdm_ctx *ctx, tdm__gpu_scope &sc, tdm_type key_bits, tdm_type row_bits,
                               const void *d_keys, size_t m, tdm_hash *h, tdm__hash_gpu *be, const char *fn) {
-  void *rows;
-  tdm_status st;
-  if ((st = sc.alloc(m * tdm_type_size(row_bits), &rows)) != TDM_OK) return st;
-  if (row_bits == TDM_U32)
-    complement_rows_kernel<uint32_t><<<tdm__grid(m), TDM_GPU_BLOCK, 0, tdm__stream(ctx)>>>((uint32_t *)rows, m);
-  else
-    complement_rows_kernel<uint64_t><<<tdm__grid(m), TDM_GPU_BLOCK, 0, tdm__stream(ctx)>>>((uint64_t *)rows, m);
-  if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
-  return tdm__hg_scratch_table(ctx, sc, key_bits, row_bits, TDM__DUP_MAX, d_keys, rows, m, h, be, fn);
+  return tdm__hg_scratch_table(ctx, sc, key_bits, row_bits, TDM__DUP_MAX, d_keys, NULL, TDM__HG_ROWS_NOT_INDEX, m, h,
+                               be, fn);
 }
 
 tdm_status tdm__hg_scratch_export(tdm_ctx *ctx, tdm__gpu_scope &sc, const tdm_hash *h, void **d_keys, void **d_vals,

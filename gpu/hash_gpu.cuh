@@ -154,12 +154,24 @@ struct tdm__hg_common_fns {
   void (*export_any)(const tdm_hash *h, unsigned long long *cursor, void *ko, void *vo);
 };
 
+/* What a row inserted without values adds to its key's slot, when the
+ * table is a data operation's scratch (tdm__hg_scratch_table): the claim
+ * makes the value from the row's position in the batch, so no batch-sized
+ * array of ones or row numbers is written and read back. */
+enum tdm__hg_rows {
+  TDM__HG_ROWS_NONE = 0,  /* a set: nothing, every value stays 0 */
+  TDM__HG_ROWS_ONE = 1,   /* 1 (SUM: the key's count) */
+  TDM__HG_ROWS_INDEX = 2, /* the row's position i (SUM of one row per key: its position) */
+  TDM__HG_ROWS_NOT_INDEX = 3 /* ~i (MAX of unsigned: the complement of the key's first row) */
+};
+
 /* A CUDA table's private state (at h->be). */
 struct tdm__hash_gpu {
   void *slots;                 /* cap + 2 slots in device memory */
   unsigned long long *counts;  /* NCOUNT insert outcome counts not yet folded, device memory */
   const tdm__hg_common_fns *common; /* chosen at create for the table's widths */
   const tdm__hg_policy *policy;     /* likewise, from tdm__hg_policies */
+  int rows; /* enum tdm__hg_rows: what an insert without values adds (0 but for scratch tables) */
 };
 
 static inline tdm__hash_gpu *tdm__hg(const tdm_hash *h) { return (tdm__hash_gpu *)h->be; }
@@ -174,18 +186,20 @@ static inline tdm__hash_gpu *tdm__hg(const tdm_hash *h) { return (tdm__hash_gpu 
  * the export (a fresh table sized for m keys always has a free slot). Each
  * key's value is the fold of its copies' d_vals (value_type) by dup
  * (enum tdm__dup: SUM, or MAX of an unsigned value type, one launch per
- * chunk and no batch-sized scratch; MIN or another MAX); with d_vals NULL
- * (dup SUM) a set: the claims alone, every value left 0. */
+ * chunk and no batch-sized scratch; MIN or another MAX). With d_vals NULL
+ * (dup SUM, or MAX of an unsigned value type: the claim alone) row i's
+ * value is what rows says (enum tdm__hg_rows): TDM__HG_ROWS_NONE makes a
+ * set, the claims alone, every value left 0. */
 tdm_status tdm__hg_scratch_table(tdm_ctx *ctx, tdm__gpu_scope &sc, tdm_type key_bits, tdm_type value_type, int dup,
-                                 const void *d_keys, const void *d_vals, size_t m, tdm_hash *h, tdm__hash_gpu *be,
-                                 const char *fn);
+                                 const void *d_keys, const void *d_vals, int rows, size_t m, tdm_hash *h,
+                                 tdm__hash_gpu *be, const char *fn);
 
 /* A scratch table (tdm__hg_scratch_table) of each of the m device keys'
  * first row: the value of a key is the complement (~) of the first of its
  * rows 0 .. m - 1 (row_bits: TDM_U32, for m < 2^32, or TDM_U64), a MAX of
- * the complements, which the claim folds by one atomic max per slot (0, a
- * free slot's value, is below every complement); a MIN of the rows would
- * take a second pass. */
+ * the complements (TDM__HG_ROWS_NOT_INDEX), which the claim folds by one
+ * atomic max per slot (0, a free slot's value, is below every complement);
+ * a MIN of the rows would take a second pass. */
 tdm_status tdm__hg_first_rows(tdm_ctx *ctx, tdm__gpu_scope &sc, tdm_type key_bits, tdm_type row_bits,
                               const void *d_keys, size_t m, tdm_hash *h, tdm__hash_gpu *be, const char *fn);
 

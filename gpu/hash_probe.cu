@@ -356,6 +356,16 @@ struct max_v_op {
   __device__ __forceinline__ V operator()(V a, V b) const { return a > b ? a : b; }
 };
 
+/* Row i's value in a claim: vals[i], or, without values, what the
+ * scratch table's rows (enum tdm__hg_rows) make of its position in the
+ * batch, base + i. */
+template <typename V>
+static __device__ __forceinline__ V row_value(const V *vals, size_t i, int rows, size_t base) {
+  if (vals) return vals[i];
+  if (rows == TDM__HG_ROWS_ONE) return (V)1;
+  return rows == TDM__HG_ROWS_INDEX ? (V)(base + i) : (V) ~(V)(base + i);
+}
+
 /* KEEP_FIRST ballot of batch index i: the largest wins, so the lowest index. */
 static __device__ __forceinline__ uint32_t first_ballot(size_t i) { return 0xffffffffu - (uint32_t)i; }
 
@@ -367,7 +377,8 @@ static __host__ __device__ __forceinline__ bool claim_folds(int dup, int vkind) 
 
 /* Pass 1 of an insert: a group of G lanes finds or claims each key's slot.
  * SUM adds right here, one atomic per distinct slot per warp (and MAX of
- * unsigned values takes its atomic max, claim_folds); the other
+ * unsigned values takes its atomic max, claim_folds), each row's value
+ * from vals or, when vals is NULL, from rows and base (row_value); the other
  * policies record the slot (and whether this key claimed it) in pos_out and
  * make their first move, which the kernel boundary orders before every
  * other copy's: MIN / MAX's claimer stores its value in its new slot,
@@ -375,8 +386,8 @@ static __host__ __device__ __forceinline__ bool claim_folds(int dup, int vkind) 
  * KEEP_LAST clears the value word of each found slot (a new one holds 0). */
 template <typename K, typename V, unsigned G>
 __global__ void __launch_bounds__(TDM_GPU_BLOCK)
-    claim_kernel(typename hs<K, V>::S *s, unsigned l, const K *keys, const V *vals, size_t n, int dup, int vkind,
-                 uint64_t *pos_out, uint32_t *e, uint32_t *taken, unsigned long long *cnt) {
+    claim_kernel(typename hs<K, V>::S *s, unsigned l, const K *keys, const V *vals, int rows, size_t base, size_t n,
+                 int dup, int vkind, uint64_t *pos_out, uint32_t *e, uint32_t *taken, unsigned long long *cnt) {
   __shared__ unsigned long long sh[NCOUNT];
   __shared__ uint32_t block_taken;
   block_counts bc;
@@ -392,19 +403,19 @@ __global__ void __launch_bounds__(TDM_GPU_BLOCK)
     if (live) at = probe_claim<K, V, G>(t.tile, s, l, keys[i], &o); /* the whole group, or none of it */
     /* A key without a slot counts as FOUND: hg_sync_counts reports it. */
     bc.add_warp(!first ? -1 : at == TDM_HASH_NONE ? TDM_HASH_FOUND : o != TDM_HASH_FOUND ? o : -1);
-    if (dup == TDM__DUP_SUM && !vals) {
+    if (dup == TDM__DUP_SUM && !vals && rows == TDM__HG_ROWS_NONE) {
       /* A set (a data operation's scratch table of keys alone): nothing to add. */
     } else if (dup == TDM__DUP_SUM) {
       const bool in = first && at != TDM_HASH_NONE;
       const unsigned peers = __match_any_sync(0xffffffffu, in ? at : TDM_HASH_NONE);
-      const V sum = warp_fold_peers(peers, in, in ? vals[i] : (V)0, add_op<V>());
+      const V sum = warp_fold_peers(peers, in, in ? row_value(vals, i, rows, base) : (V)0, add_op<V>());
       const bool lead = in && !(peers & lanes_below());
       if (!carry.take(s, lead ? at : TDM_HASH_NONE, sum, lead ? (unsigned)__popc(peers) : 0u) && lead)
         atomic_add_v(&s[at].v, sum);
     } else if (claim_folds(dup, vkind)) { /* MAX of unsigned values */
       const bool in = first && at != TDM_HASH_NONE;
       const unsigned peers = __match_any_sync(0xffffffffu, in ? at : TDM_HASH_NONE);
-      const V m = warp_fold_peers(peers, in, in ? vals[i] : (V)0, max_v_op<V>());
+      const V m = warp_fold_peers(peers, in, in ? row_value(vals, i, rows, base) : (V)0, max_v_op<V>());
       if (in && !(peers & lanes_below())) atomic_max_v(&s[at].v, m);
     } else {
       const bool claimed = first && at != TDM_HASH_NONE && o != TDM_HASH_FOUND;
@@ -589,10 +600,9 @@ static void launch_insert(tdm_hash *h, const void *keys, const void *vals, size_
   int dup = (int)h->dup;
   /* One resident wave: each block flushes its outcome counters once, so
    * the flushes stay a few per SM instead of one per 256 / G keys. */
-  claim_kernel<K, V, G><<<tdm__grid_resident(h->ctx, n * G), TDM_GPU_BLOCK, 0, st>>>(s, h->log2cap, k, v, n, dup,
-                                                                                     h->vkind, x->pos, x->e,
-                                                                                     x->taken ? x->taken + chunk : NULL,
-                                                                                     cnt);
+  claim_kernel<K, V, G><<<tdm__grid_resident(h->ctx, n * G), TDM_GPU_BLOCK, 0, st>>>(
+      s, h->log2cap, k, v, tdm__hg(h)->rows, chunk * x->chunk, n, dup, h->vkind, x->pos, x->e,
+      x->taken ? x->taken + chunk : NULL, cnt);
   if (claim_folds(dup, h->vkind)) return;
   switch (h->dup) {
   case TDM__DUP_MIN:

@@ -715,14 +715,11 @@ __global__ void group_put_kernel(const K *ek, const V *ev, const I *ord, K *keys
   }
 }
 
-__global__ void ops_ones_kernel(uint64_t *out, size_t n) {
-  TDM_GRID_STRIDE(i, n) out[i] = 1;
-}
-
 /* The groups of the hash method (src/ops_api.c's rule, TDM__HASH_GROUPS_UNORDERED):
  * a scratch table keyed by the n keys' bits folds each row's value into its
- * key's slot by dup (values NULL: COUNT, a SUM of ones, when count is set,
- * else a set whose values stay 0, no add per row; integer SUM wraps and
+ * key's slot by dup (values NULL: COUNT, a SUM of ones the claim makes,
+ * TDM__HG_ROWS_ONE, when count is set, else a set whose values stay 0, no
+ * add per row; integer SUM wraps and
  * MIN / MAX pick, so the order the rows land in does not matter), its
  * live slots are exported (the call's one wait, for their count: *G) into
  * *ek / *ev, and their bits sorted with their positions into *ord, by the
@@ -734,20 +731,14 @@ static tdm_status hashed_groups(tdm_ctx *ctx, tdm__gpu_scope &sc, const char *fn
                                 const V **ev, const I **ord, size_t *G) {
   const tdm_type kbits = bits_type_of<K>();
   void *k = NULL, *v = NULL;
-  uint64_t *ones;
   K *sorted;
   I *o;
   tdm_hash h;
   tdm__hash_gpu be;
   tdm_status st;
-  if (!d_vals && count) {
-    if ((st = sc.alloc(n * 8, &ones)) != TDM_OK) return st;
-    ops_ones_kernel<<<tdm__grid(n), TDM_GPU_BLOCK, 0, tdm__stream(ctx)>>>(ones, n);
-    if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
-    d_vals = (const V *)ones;
-    value_type = TDM_U64;
-  }
-  if ((st = tdm__hg_scratch_table(ctx, sc, kbits, value_type, dup, d_keys, d_vals, n, &h, &be, fn)) != TDM_OK ||
+  if (!d_vals && count) value_type = TDM_U64;
+  if ((st = tdm__hg_scratch_table(ctx, sc, kbits, value_type, dup, d_keys, d_vals,
+                                  count ? TDM__HG_ROWS_ONE : TDM__HG_ROWS_NONE, n, &h, &be, fn)) != TDM_OK ||
       (st = tdm__hg_scratch_export(ctx, sc, &h, &k, &v, G, fn)) != TDM_OK ||
       (st = sc.alloc(*G * sizeof(K), &sorted)) != TDM_OK || (st = sc.alloc(*G * sizeof(I), &o)) != TDM_OK ||
       (st = sort_bits_indexed<K, I>(ctx, sc, fn, (const K *)k, *G, tdm__key_kind(key_type), 0, sorted, o)) != TDM_OK)
@@ -797,20 +788,16 @@ static tdm_status group_hashed_t(tdm_ctx *ctx, const tdm__group_args *a) {
 
 /* code[i] = the position p of row i's bits (rows, n of them) among the G
  * distinct keys' bits pb, every row's key being one of them: a scratch table
- * of pb whose values are the positions (a SUM of one value per key), and
- * one probe per row. */
+ * of pb whose values are the positions (a SUM of one value per key, made by
+ * the claim: TDM__HG_ROWS_INDEX), and one probe per row. */
 template <typename K>
 static tdm_status codes_by_table(tdm_ctx *ctx, tdm__gpu_scope &sc, const char *fn, const K *pb, size_t G,
                                  const K *rows, size_t n, uint64_t *code) {
-  uint64_t *pos;
   tdm_hash h;
   tdm__hash_gpu be;
   tdm_status st;
-  if ((st = sc.alloc(G * 8, &pos)) != TDM_OK) return st;
-  tdm__iota_kernel<uint64_t><<<tdm__grid(G), TDM_GPU_BLOCK, 0, tdm__stream(ctx)>>>(pos, G);
-  if ((st = tdm__launch_check(fn)) != TDM_OK ||
-      (st = tdm__hg_scratch_table(ctx, sc, bits_type_of<K>(), TDM_U64, TDM__DUP_SUM, pb, pos, G, &h, &be, fn)) !=
-          TDM_OK)
+  if ((st = tdm__hg_scratch_table(ctx, sc, bits_type_of<K>(), TDM_U64, TDM__DUP_SUM, pb, NULL, TDM__HG_ROWS_INDEX, G,
+                                  &h, &be, fn)) != TDM_OK)
     return st;
   be.policy->find(&h, rows, code, NULL, n);
   return tdm__launch_check(fn);
@@ -992,7 +979,8 @@ static tdm_status group_first_seen_t(tdm_ctx *ctx, const tdm__group_args *a) {
                                                                      NULL, pb, G);
   if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
   if (outs[1].d) {
-    if ((st = tdm__hg_scratch_table(ctx, sc, bits_type_of<K>(), a->value_type, dup, kb, vals.d, n, &h, &be, fn)) !=
+    if ((st = tdm__hg_scratch_table(ctx, sc, bits_type_of<K>(), a->value_type, dup, kb, vals.d, TDM__HG_ROWS_NONE, n,
+                                    &h, &be, fn)) !=
         TDM_OK)
       return st;
     be.policy->find(&h, pb, outs[1].d, NULL, G);
@@ -1047,7 +1035,8 @@ static tdm_status isin_t(tdm_ctx *ctx, const tdm__isin_args *a, int method) {
       sk = bits;
       qk = qc;
     }
-    if ((st = tdm__hg_scratch_table(ctx, sc, bits_type, bits_type, TDM__DUP_SUM, sk, NULL, a->m, &h, &be, fn)) != TDM_OK ||
+    if ((st = tdm__hg_scratch_table(ctx, sc, bits_type, bits_type, TDM__DUP_SUM, sk, NULL, TDM__HG_ROWS_NONE, a->m,
+                                    &h, &be, fn)) != TDM_OK ||
         (st = sc.out(a->found_out, a->n, &out)) != TDM_OK)
       return st;
     be.policy->find(&h, qk, NULL, (uint8_t *)out.d, a->n);
@@ -1103,7 +1092,8 @@ static tdm_status join_match(tdm_ctx *ctx, tdm__gpu_scope &sc, const char *fn, c
   }
   join_adds_kernel<K><<<tdm__grid(nr), TDM_GPU_BLOCK, 0, s>>>(rbits, add, nr);
   if ((st = tdm__launch_check(fn)) != TDM_OK ||
-      (st = tdm__hg_scratch_table(ctx, sc, bits_type, TDM_U64, TDM__DUP_SUM, rbits, add, nr, &h, &be, fn)) != TDM_OK)
+      (st = tdm__hg_scratch_table(ctx, sc, bits_type, TDM_U64, TDM__DUP_SUM, rbits, add, TDM__HG_ROWS_NONE, nr, &h,
+                                    &be, fn)) != TDM_OK)
     return st;
   be.policy->find(&h, lq, ms, NULL, nl);
   if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
