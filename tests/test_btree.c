@@ -807,7 +807,8 @@ Test(btree_cuda, matches_cpu) {
   if (!prop_cuda_usable(&why)) cr_skip_test("no usable CUDA device: %s", why);
   for (ti = 0; ti < 6; ti++) {
     tdm_type kt = all_types[ti], vt = all_types[(ti + 1) % 6];
-    size_t ks = tdm_type_size(kt), vs = tdm_type_size(vt), n = 200000, m = 50000, i, e1, e2, total = 0;
+    size_t ks = tdm_type_size(kt), vs = tdm_type_size(vt), n = prop_scaled(40000, 200000), m = n / 4, i, e1, e2,
+           total = 0;
     tdm_ctx *cpu = prop_ctx(TDM_BACKEND_CPU, 0), *gpu = prop_ctx(TDM_BACKEND_CUDA, 0);
     tdm_btree_opts o = {kt, vt, (ti % 2) ? TDM_DUP_MAX : TDM_DUP_KEEP_LAST};
     tdm_btree *a, *b;

@@ -140,7 +140,7 @@ static void against_reference(tdm_backend b) {
   prop_rng r;
   tdm_ctx *ctx = prop_ctx(b, 0);
   prop_rng_init(&r, 1);
-  nsizes = prop_sizes(&r, sizes, cpu ? 64 : 36, cpu ? prop_scaled(5000, 100000) : prop_scaled(3000, 30000));
+  nsizes = prop_sizes(&r, sizes, cpu ? 64 : 36, cpu ? prop_scaled(5000, 100000) : prop_scaled(1500, 30000));
   for (ti = 0; ti < sizeof types / sizeof types[0]; ti++)
     for (d = 0; d < PROP_DIST_COUNT; d++)
       for (si = 0; si < nsizes; si++) {
