@@ -459,32 +459,53 @@ static uint64_t mm_flip(tdm_type t) {
 /* Keys read between two looks at the range, in minmax_range. */
 #define MINMAX_BLOCK ((size_t)4096)
 
+/* Min and max of the flipped bits of keys k[lo, hi) of type T, in four
+ * independent pairs of accumulators: one pair is a chain of dependent
+ * compare-and-selects, which ran the pass at a third of the memory's speed
+ * (10^7 u64 keys: 35 ms with one pair, 24 with four, on an Intel Xeon). */
+#define MINMAX_FOUR(T, k, flip, lo, hi, a, b)                                       \
+  do {                                                                              \
+    T a_[4] = {(T)(a), (T)(a), (T)(a), (T)(a)}, b_[4] = {(T)(b), (T)(b), (T)(b), (T)(b)}; \
+    size_t i_ = (lo);                                                               \
+    int j_;                                                                         \
+    for (; i_ + 4 <= (hi); i_ += 4)                                                 \
+      for (j_ = 0; j_ < 4; j_++) {                                                  \
+        T x_ = (T)((k)[i_ + j_] ^ (flip));                                          \
+        a_[j_] = x_ < a_[j_] ? x_ : a_[j_];                                         \
+        b_[j_] = x_ > b_[j_] ? x_ : b_[j_];                                         \
+      }                                                                             \
+    for (; i_ < (hi); i_++) {                                                       \
+      T x_ = (T)((k)[i_] ^ (flip));                                                 \
+      a_[0] = x_ < a_[0] ? x_ : a_[0];                                              \
+      b_[0] = x_ > b_[0] ? x_ : b_[0];                                              \
+    }                                                                               \
+    for (j_ = 1; j_ < 4; j_++) {                                                    \
+      a_[0] = a_[j_] < a_[0] ? a_[j_] : a_[0];                                      \
+      b_[0] = b_[j_] > b_[0] ? b_[j_] : b_[0];                                      \
+    }                                                                               \
+    (a) = a_[0];                                                                    \
+    (b) = b_[0];                                                                    \
+  } while (0)
+
+/* Keys read between two looks at the range, in minmax_range. */
+#define MINMAX_BLOCK ((size_t)4096)
+
 /* Min and max of the flipped bits of keys [lo, hi), stopping after the
  * block where max - min reaches stop (the flip keeps order, so the
  * difference of flipped bits is the keys' distance). */
 static void minmax_range(const void *keys, size_t ks, uint64_t flip, uint64_t stop, size_t lo, size_t hi,
                          uint64_t *mn, uint64_t *mx) {
   uint64_t a = UINT64_MAX, b = 0;
-  size_t i, e;
+  size_t e;
   for (; lo < hi && !(a <= b && b - a >= stop); lo = e) {
     e = hi - lo > MINMAX_BLOCK ? lo + MINMAX_BLOCK : hi;
     if (ks == 4) {
-      const uint32_t *k = (const uint32_t *)keys;
-      uint32_t a4 = (uint32_t)(a < UINT32_MAX ? a : UINT32_MAX), b4 = (uint32_t)b, f = (uint32_t)flip;
-      for (i = lo; i < e; i++) {
-        uint32_t x = k[i] ^ f;
-        a4 = x < a4 ? x : a4;
-        b4 = x > b4 ? x : b4;
-      }
+      uint32_t a4 = (uint32_t)(a < UINT32_MAX ? a : UINT32_MAX), b4 = (uint32_t)b;
+      MINMAX_FOUR(uint32_t, (const uint32_t *)keys, (uint32_t)flip, lo, e, a4, b4);
       a = a4;
       b = b4;
     } else {
-      const uint64_t *k = (const uint64_t *)keys;
-      for (i = lo; i < e; i++) {
-        uint64_t x = k[i] ^ flip;
-        a = x < a ? x : a;
-        b = x > b ? x : b;
-      }
+      MINMAX_FOUR(uint64_t, (const uint64_t *)keys, flip, lo, e, a, b);
     }
   }
   *mn = a;
@@ -540,14 +561,22 @@ static tdm_status isin_dense(tdm_ctx *ctx, const char *fn, const tdm__isin_args 
 }
 
 /* The dense table of tdm_unique: per slot its rows, its group number (the
- * output position) and, when wanted, its first row. */
+ * output position) and, when wanted, its first row. The counts take 32 bits
+ * while the rows fit them (every call below 2^32 rows): the table is a
+ * count per row's random access, and half its bytes kept the count pass at
+ * 35 ms against 46 for 10^7 rows over 10^6 slots on an Intel Xeon. */
 typedef struct dense_tab {
-  size_t S, G;
-  uint64_t *cnt, *num, *first; /* S each; num and first may be NULL */
+  size_t S, G, cs; /* cs: bytes a count, 4 or 8 */
+  void *cnt;       /* S counts */
+  uint64_t *num, *first; /* S each; may be NULL */
 } dense_tab;
 
+static uint64_t dense_cnt(const dense_tab *d, size_t s) {
+  return d->cs == 4 ? ((const uint32_t *)d->cnt)[s] : ((const uint64_t *)d->cnt)[s];
+}
+
 static void dense_free(tdm_ctx *ctx, dense_tab *d) {
-  give(ctx, d->cnt, d->S, 8);
+  give(ctx, d->cnt, d->S, d->cs);
   give(ctx, d->num, d->S, 8);
   give(ctx, d->first, d->S, 8);
 }
@@ -558,18 +587,40 @@ static void dense_free(tdm_ctx *ctx, dense_tab *d) {
  * ascending order the slots are numbered in slot order, which is key order
  * (key - min preserves it). The pass is sequential, so the numbers do not
  * depend on the thread count. */
-static void dense_count(const tdm__unique_args *a, dense_tab *d) {
-  size_t i, ks = tdm_type_size(a->key_type), G = 0;
-  uint64_t *cnt = d->cnt, *num = a->first_seen ? d->num : NULL, *first = d->first;
-  if (!num && !first) {
-    if (ks == 4)
-      for (i = 0; i < a->n; i++) cnt[(uint32_t)(((const uint32_t *)a->keys)[i] - (uint32_t)a->dense_min)]++;
-    else
-      for (i = 0; i < a->n; i++) cnt[((const uint64_t *)a->keys)[i] - a->dense_min]++;
+/* cnt[key - lo]++ for the n keys (width ks) into counts of cs bytes; the
+ * bounds are parameters, so no store through cnt makes the compiler
+ * reload them every row, as it did from the call's arguments. */
+static void dense_count_all(void *cnt, size_t cs, const void *keys, size_t ks, size_t n, uint64_t lo) {
+  size_t i;
+  if (cs == 4 && ks == 4) {
+    uint32_t *c = (uint32_t *)cnt;
+    const uint32_t *k = (const uint32_t *)keys, l = (uint32_t)lo;
+    for (i = 0; i < n; i++) c[(uint32_t)(k[i] - l)]++;
+  } else if (cs == 4) {
+    uint32_t *c = (uint32_t *)cnt;
+    const uint64_t *k = (const uint64_t *)keys;
+    for (i = 0; i < n; i++) c[k[i] - lo]++;
+  } else if (ks == 4) {
+    uint64_t *c = (uint64_t *)cnt;
+    const uint32_t *k = (const uint32_t *)keys, l = (uint32_t)lo;
+    for (i = 0; i < n; i++) c[(uint32_t)(k[i] - l)]++;
   } else {
-    for (i = 0; i < a->n; i++) {
-      size_t s = dense_slot(a->keys, ks, a->dense_min, i);
-      if (cnt[s]++ == 0) {
+    uint64_t *c = (uint64_t *)cnt;
+    const uint64_t *k = (const uint64_t *)keys;
+    for (i = 0; i < n; i++) c[k[i] - lo]++;
+  }
+}
+
+static void dense_count(const tdm__unique_args *a, dense_tab *d) {
+  size_t i, ks = tdm_type_size(a->key_type), G = 0, n = a->n;
+  uint64_t *num = a->first_seen ? d->num : NULL, *first = d->first, lo = a->dense_min;
+  if (!num && !first) {
+    dense_count_all(d->cnt, d->cs, a->keys, ks, n, lo);
+  } else {
+    for (i = 0; i < n; i++) {
+      size_t s = dense_slot(a->keys, ks, lo, i);
+      uint64_t was = d->cs == 4 ? ((uint32_t *)d->cnt)[s]++ : ((uint64_t *)d->cnt)[s]++;
+      if (was == 0) {
         if (num) num[s] = G++;
         if (first) first[s] = i;
       }
@@ -578,7 +629,7 @@ static void dense_count(const tdm__unique_args *a, dense_tab *d) {
   if (!a->first_seen) {
     size_t s;
     for (s = 0; s < d->S; s++)
-      if (cnt[s]) {
+      if (dense_cnt(d, s)) {
         if (d->num) d->num[s] = G;
         G++;
       }
@@ -590,13 +641,14 @@ static void dense_count(const tdm__unique_args *a, dense_tab *d) {
 static void dense_out_range(const dense_tab *d, const tdm__unique_args *a, size_t lo, size_t hi, size_t p) {
   size_t s, ks = tdm_type_size(a->key_type);
   for (s = lo; s < hi; s++) {
-    if (!d->cnt[s]) continue;
+    uint64_t c = dense_cnt(d, s);
+    if (!c) continue;
     if (d->num) p = (size_t)d->num[s];
     if (a->unique_out) {
       if (ks == 4) ((uint32_t *)a->unique_out)[p] = (uint32_t)a->dense_min + (uint32_t)s;
       else ((uint64_t *)a->unique_out)[p] = a->dense_min + s;
     }
-    if (a->counts_out) a->counts_out[p] = d->cnt[s];
+    if (a->counts_out) a->counts_out[p] = c;
     if (a->first_index_out) a->first_index_out[p] = d->first[s];
     p++;
   }
@@ -616,16 +668,17 @@ static tdm_status unique_dense(tdm_ctx *ctx, const char *fn, const tdm__unique_a
   int P, t;
   memset(&d, 0, sizeof d);
   d.S = (size_t)a->dense_span + 1;
-  if ((st = take(ctx, fn, d.S, 8, (void **)&d.cnt)) != TDM_OK) goto done;
+  d.cs = a->n <= UINT32_MAX ? 4 : 8;
+  if ((st = take(ctx, fn, d.S, d.cs, (void **)&d.cnt)) != TDM_OK) goto done;
   if ((a->first_seen || a->inverse_out) && (st = take(ctx, fn, d.S, 8, (void **)&d.num)) != TDM_OK) goto done;
   if (a->first_index_out && (st = take(ctx, fn, d.S, 8, (void **)&d.first)) != TDM_OK) goto done;
-  memset(d.cnt, 0, d.S * 8);
+  memset(d.cnt, 0, d.S * d.cs);
   dense_count(a, &d);
   /* With numbers each slot knows its position; without them (ascending
    * order, no inverse) the slots are written in order from position 0. */
   P = d.num ? chunks_for(ctx, d.S) : 1;
   TDM__PAR_FOR(P, t, P, dense_out_range(&d, a, chunk(d.S, P, t), chunk(d.S, P, t + 1), 0));
-  if (a->inverse_out) {
+  if (a->inverse_out && d.num) {
     P = chunks_for(ctx, a->n);
     TDM__PAR_FOR(P, t, P, dense_inverse_range(&d, a, chunk(a->n, P, t), chunk(a->n, P, t + 1)));
   }
