@@ -456,9 +456,6 @@ static uint64_t mm_flip(tdm_type t) {
   return t == TDM_I32 ? (uint64_t)1 << 31 : t == TDM_I64 ? (uint64_t)1 << 63 : 0;
 }
 
-/* Keys read between two looks at the range, in minmax_range. */
-#define MINMAX_BLOCK ((size_t)4096)
-
 /* Min and max of the flipped bits of keys k[lo, hi) of type T, in four
  * independent pairs of accumulators: one pair is a chain of dependent
  * compare-and-selects, which ran the pass at a third of the memory's speed
@@ -581,12 +578,6 @@ static void dense_free(tdm_ctx *ctx, dense_tab *d) {
   give(ctx, d->first, d->S, 8);
 }
 
-/* One pass over the rows in input order counts every slot and, at a slot's
- * first row, notes that row and (first-seen order) the next group number:
- * the numbers are then the first-seen order with no further pass. In
- * ascending order the slots are numbered in slot order, which is key order
- * (key - min preserves it). The pass is sequential, so the numbers do not
- * depend on the thread count. */
 /* cnt[key - lo]++ for the n keys (width ks) into counts of cs bytes; the
  * bounds are parameters, so no store through cnt makes the compiler
  * reload them every row, as it did from the call's arguments. */
@@ -611,6 +602,12 @@ static void dense_count_all(void *cnt, size_t cs, const void *keys, size_t ks, s
   }
 }
 
+/* One pass over the rows in input order counts every slot and, at a slot's
+ * first row, notes that row and (first-seen order) the next group number:
+ * the numbers are then the first-seen order with no further pass. In
+ * ascending order the slots are numbered in slot order, which is key order
+ * (key - min preserves it). The pass is sequential, so the numbers do not
+ * depend on the thread count. */
 static void dense_count(const tdm__unique_args *a, dense_tab *d) {
   size_t i, ks = tdm_type_size(a->key_type), G = 0, n = a->n;
   uint64_t *num = a->first_seen ? d->num : NULL, *first = d->first, lo = a->dense_min;

@@ -980,8 +980,7 @@ static tdm_status group_first_seen_t(tdm_ctx *ctx, const tdm__group_args *a) {
   if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
   if (outs[1].d) {
     if ((st = tdm__hg_scratch_table(ctx, sc, bits_type_of<K>(), a->value_type, dup, kb, vals.d, TDM__HG_ROWS_NONE, n,
-                                    &h, &be, fn)) !=
-        TDM_OK)
+                                    &h, &be, fn)) != TDM_OK)
       return st;
     be.policy->find(&h, pb, outs[1].d, NULL, G);
     if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
