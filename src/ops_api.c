@@ -179,10 +179,11 @@ static int pick_unique_method(const tdm_ctx *ctx, const tdm__unique_args *a, siz
  * pass (one read of the keys, or of the set for tdm_isin) decides it.
  * Measured at 10^7 u64 rows (docs/design.md):
  *  - tdm_unique and tdm_group_reduce COUNT keep a count (and when asked, a
- *    number and a first row) per slot, 8 to 24 bytes; one row is one random
+ *    number and a first row) per slot, 2 to 18 bytes; one row is one random
  *    access to it, which beats the hash numbering and the sort (1.4x at
- *    n / 4 slots, 3x at n / 16) until the table leaves the caches: at n
- *    slots it was 1.5x slower. So at most one slot per 4 rows;
+ *    n / 4 slots, 3x at n / 16, with 8-byte counts) until the table
+ *    leaves the caches: at n slots it was 1.5x slower. So at most one slot
+ *    per 4 rows;
  *  - tdm_isin keeps one bit per value of the set's range: at most 64 slots
  *    per set key, a bit table of at most 8 bytes per set key, smaller than
  *    the hash table of the set it replaces (10x faster than it at 40 slots

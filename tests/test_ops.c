@@ -12,7 +12,8 @@
  *    A failing input is shrunk by prop_check.
  *  - ops_dense: the dense method's primitives against plain references:
  *    the min/max pass, isin by the bit table (queries in and out of the
- *    set's range), on small ranges of every integer type.
+ *    set's range), on small ranges of every integer type; its 16-bit
+ *    counts past 65535 rows of one key, on one thread and on all.
  *  - ops_unit: small examples a reader can follow, the float equalities,
  *    summation order, join capacity (size query, exact refusal, nothing
  *    written), skew (all equal, one key with 90 % of the rows, 10^4 x 10^4
@@ -1046,6 +1047,79 @@ Test(ops_dense, minmax_and_isin_against_plain_loops) {
         free(want);
         free(sb);
       }
+  tdm_ctx_destroy(ctx[0]);
+  tdm_ctx_destroy(ctx[1]);
+}
+
+/* The dense table counts in 16 bits and logs a count that would pass
+ * 65535 (cpu/ops_cpu.c, DENSE_SPILL): slots of exactly 65535, 65536,
+ * 131071 and 200000 rows among a scatter of small ones, shuffled, on one
+ * thread and on all (each thread its own table), in both orders, with and
+ * without first rows and the inverse, and COUNT: every count against a
+ * plain count, every output against the sort method's. */
+Test(ops_dense, counts_past_sixteen_bits) {
+  static const size_t hot[4] = {65535, 65536, 131071, 200000};
+  static const tdm_type ts[2] = {TDM_U32, TDM_I64};
+  enum { SCATTER = 3000, RANGE = 1000 };
+  tdm_ctx *ctx[2] = {prop_ctx(TDM_BACKEND_CPU, 1), cpu_all()};
+  size_t n = SCATTER, i, j, h, nu[2], ng[2];
+  uint64_t *key, *plain = calloc(RANGE + 4, 8), *out[2][5];
+  prop_rng r;
+  int ti, ci, fl, mi;
+  for (h = 0; h < 4; h++) n += hot[h];
+  key = malloc(n * 8);
+  prop_rng_init(&r, 0x16B17);
+  for (i = 0; i < SCATTER; i++) key[i] = prop_below(&r, RANGE);
+  for (h = 0; h < 4; h++)
+    for (j = 0; j < hot[h]; j++) key[i++] = RANGE + h;
+  for (i = n - 1; i > 0; i--) {
+    uint64_t x = key[i];
+    j = (size_t)prop_below(&r, i + 1);
+    key[i] = key[j];
+    key[j] = x;
+  }
+  for (i = 0; i < n; i++) plain[key[i]]++;
+  for (mi = 0; mi < 2; mi++)
+    for (j = 0; j < 5; j++) out[mi][j] = malloc(n * 8);
+  for (ti = 0; ti < 2; ti++) {
+    tdm_type t = ts[ti];
+    size_t ks = tdm_type_size(t);
+    char *k = malloc(n * ks);
+    /* i64 keys below zero: key - 500, the same slots. */
+    for (i = 0; i < n; i++)
+      if (ks == 4) ((uint32_t *)k)[i] = (uint32_t)key[i];
+      else ((int64_t *)k)[i] = (int64_t)key[i] - 500;
+    for (ci = 0; ci < 2; ci++)
+      for (fl = 0; fl < 4; fl++) {
+        unsigned flags = fl & 1 ? TDM_ORDER_FIRST_SEEN : 0;
+        int extras = fl & 2;
+        for (mi = 0; mi < 2; mi++) {
+          tdm_test_ops_method(mi ? TDM_TEST_OPS_SORT : TDM_TEST_OPS_DENSE);
+          for (j = 0; j < 5; j++) memset(out[mi][j], 0xee, n * 8);
+          OK(tdm_unique(ctx[ci], t, k, n, flags, out[mi][0], extras ? out[mi][1] : NULL, out[mi][2],
+                        extras ? out[mi][3] : NULL, &nu[mi]));
+          OK(tdm_group_reduce(ctx[ci], t, k, TDM_U64, NULL, n, TDM_AGG_COUNT, flags, NULL, out[mi][4], &ng[mi]));
+          tdm_test_ops_method(TDM_TEST_OPS_AUTO);
+        }
+        cr_assert(nu[0] == nu[1] && ng[0] == nu[0], "%s ctx %d flags %d: %zu / %zu groups, the sort %zu",
+                  tdm_type_name(t), ci, fl, nu[0], ng[0], nu[1]);
+        for (j = 0; j < 5; j++)
+          cr_assert(!memcmp(out[0][j], out[1][j], (j == 3 ? n : nu[0]) * (j == 0 ? ks : 8)),
+                    "%s ctx %d flags %d: output %zu differs from the sort's", tdm_type_name(t), ci, fl, j);
+        for (j = 0; j < nu[0]; j++) {
+          uint64_t kb = ks == 4 ? ((uint32_t *)out[0][0])[j] : (uint64_t)(((int64_t *)out[0][0])[j] + 500);
+          cr_assert(kb < RANGE + 4 && out[0][2][j] == plain[kb] && out[0][4][j] == plain[kb],
+                    "%s ctx %d flags %d: group %zu (key %" PRIu64 ") counts %" PRIu64 " / %" PRIu64
+                    ", plain %" PRIu64, tdm_type_name(t), ci, fl, j, kb, out[0][2][j], out[0][4][j],
+                    kb < RANGE + 4 ? plain[kb] : 0);
+        }
+      }
+    free(k);
+  }
+  for (mi = 0; mi < 2; mi++)
+    for (j = 0; j < 5; j++) free(out[mi][j]);
+  free(key);
+  free(plain);
   tdm_ctx_destroy(ctx[0]);
   tdm_ctx_destroy(ctx[1]);
 }
