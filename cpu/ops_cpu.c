@@ -774,35 +774,92 @@ static void unique_range(const grp *g, const tdm__unique_args *a, size_t ks, siz
   }
 }
 
-/* Run p of sorted kc (heads at off) as its key and count. */
-static void runs_out_range(const void *kc, size_t ks, const uint64_t *off, const tdm__unique_args *a, size_t lo,
-                           size_t hi) {
-  size_t p;
-  for (p = lo; p < hi; p++) {
-    if (a->unique_out) copy_key(a->unique_out, p, kc, off[p], ks);
-    if (a->counts_out) a->counts_out[p] = off[p + 1] - off[p];
+/* Heads in sorted kc[lo, hi) (as heads_range counts them) and, in *first,
+ * the first of them (hi: none); the keys before it are only compared. */
+static size_t heads_first(const void *kc, size_t ks, size_t lo, size_t hi, size_t *first) {
+  size_t k = lo;
+  if (k > 0) {
+    if (ks == 4)
+      while (k < hi && ((const uint32_t *)kc)[k] == ((const uint32_t *)kc)[k - 1]) k++;
+    else
+      while (k < hi && ((const uint64_t *)kc)[k] == ((const uint64_t *)kc)[k - 1]) k++;
   }
+  *first = k;
+  return heads_range(kc, ks, k, hi, NULL, 0);
+}
+
+/* The runs of sorted kc whose heads lie in [lo, hi), lo a head, written
+ * from output position p: each head's key and, when asked, its run's
+ * length; the part's last run ends at end (the next head at or after hi,
+ * or n). One pass over the keys, no array of run starts. Returns the
+ * position after the last run written. */
+static size_t runs_emit_range(const void *kc, size_t ks, const tdm__unique_args *a, size_t lo, size_t hi, size_t p,
+                            size_t end) {
+  uint64_t *cnt = a->counts_out;
+  void *u = a->unique_out;
+  size_t k, h = lo;
+  if (lo >= hi) return p;
+  if (u) copy_key(u, p, kc, lo, ks);
+  if (ks == 4) {
+    const uint32_t *x = (const uint32_t *)kc;
+    for (k = lo + 1; k < hi; k++)
+      if (x[k] != x[k - 1]) {
+        if (cnt) cnt[p] = k - h;
+        p++;
+        if (u) ((uint32_t *)u)[p] = x[k];
+        h = k;
+      }
+  } else {
+    const uint64_t *x = (const uint64_t *)kc;
+    for (k = lo + 1; k < hi; k++)
+      if (x[k] != x[k - 1]) {
+        if (cnt) cnt[p] = k - h;
+        p++;
+        if (u) ((uint64_t *)u)[p] = x[k];
+        h = k;
+      }
+  }
+  if (cnt) cnt[p] = end - h;
+  return p + 1;
 }
 
 /* Distinct keys and counts in ascending order under bit equality, without
  * indices: every member of a group has the same bits, so a keys-only sort
  * (the library's fastest) and its runs are the whole answer. The same bytes
- * as the grouping paths give. */
+ * as the grouping paths give. The runs are written in one pass over the
+ * sorted keys; on more than one thread a first pass counts each part's
+ * heads (their output positions) and finds its first head. The passes this
+ * replaces wrote the run starts, then read them back to write the outputs:
+ * 10^7 u64 keys over 10^6 values on an Intel Xeon took 0.141-0.147 s on one
+ * thread, now 0.131-0.136 (the sort is 0.097 of it); two threads stayed at
+ * 0.084-0.091. */
 static tdm_status unique_keys_only(tdm_ctx *ctx, const char *fn, const tdm__unique_args *a) {
-  size_t n = a->n, ks = tdm_type_size(a->key_type), G = 0;
+  size_t n = a->n, ks = tdm_type_size(a->key_type), heads[OPS_MAX_CHUNKS], first[OPS_MAX_CHUNKS],
+         end[OPS_MAX_CHUNKS], G = 0, next = n;
   void *kc = NULL;
-  uint64_t *off = NULL;
   int P, t;
   tdm_status st;
   if ((st = take(ctx, fn, n, ks, &kc)) != TDM_OK) return st;
   memcpy(kc, a->keys, n * ks);
   if (n > 1 && (st = relabel(fn, tdm__cpu_sort(ctx, a->key_type, kc, a->key_type, NULL, n, 0))) != TDM_OK) goto done;
-  if ((st = sorted_runs(ctx, fn, kc, ks, n, &off, &G)) != TDM_OK) goto done;
-  P = chunks_for(ctx, G);
-  TDM__PAR_FOR(P, t, P, runs_out_range(kc, ks, off, a, chunk(G, P, t), chunk(G, P, t + 1)));
+  P = chunks_for(ctx, n);
+  if (P == 1) {
+    G = runs_emit_range(kc, ks, a, 0, n, 0, n);
+  } else {
+    TDM__PAR_FOR(P, t, P, heads[t] = heads_first(kc, ks, chunk(n, P, t), chunk(n, P, t + 1), &first[t]));
+    for (t = P; t-- > 0;) {
+      end[t] = next;
+      if (heads[t]) next = first[t];
+    }
+    for (t = 0; t < P; t++) {
+      size_t c = heads[t];
+      heads[t] = G;
+      G += c;
+    }
+    TDM__PAR_FOR(P, t, P, (void)runs_emit_range(kc, ks, a, first[t], chunk(n, P, t + 1), heads[t], end[t]));
+  }
   *a->n_unique_out = G;
 done:
-  give(ctx, off, G + 1, 8);
   give(ctx, kc, n, ks);
   return st;
 }

@@ -816,6 +816,70 @@ Test(ops_unit, join_skew_every_kind_against_the_oracle) {
   tdm_ctx_destroy(ctx[1]);
 }
 
+/* Sorted (u64) order, for the plain count below. */
+static int cmp_keys_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* tdm_unique in ascending order without indices (the keys-only sort and
+ * one pass over its runs, split across threads by a count of each part's
+ * heads): runs that span whole parts (one key throughout, one key over
+ * most rows, runs of 100000), runs ending exactly at a part's edge and a
+ * scatter, on one thread and on all, against a plain sorted count; keys
+ * alone, counts alone and both. */
+Test(ops_unit, unique_runs_across_parts) {
+  enum { N = 1 << 18, SHAPES = 5 };
+  tdm_ctx *ctx[2] = {prop_ctx(TDM_BACKEND_CPU, 1), cpu_all()};
+  uint64_t *k = malloc(N * 8), *srt = malloc(N * 8), *want_k = malloc(N * 8), *want_c = malloc(N * 8),
+           *u = malloc(N * 8), *c = malloc(N * 8);
+  prop_rng r;
+  size_t i, G, nu;
+  int shape, ci, out;
+  prop_rng_init(&r, 0x5EED5);
+  for (shape = 0; shape < SHAPES; shape++) {
+    for (i = 0; i < N; i++)
+      switch (shape) {
+      case 0: k[i] = 42; break;
+      case 1: k[i] = i % 10 ? 7 : prop_next(&r); break;
+      case 2: k[i] = i / 100000; break;
+      case 3: k[i] = i / (N / 8); break; /* runs end where parts of 2, 4, 8 end */
+      default: k[i] = prop_below(&r, 5000); break;
+      }
+    memcpy(srt, k, N * 8);
+    qsort(srt, N, 8, cmp_keys_u64);
+    for (G = 0, i = 0; i < N; i++) {
+      if (i == 0 || srt[i] != srt[i - 1]) {
+        want_k[G] = srt[i];
+        want_c[G++] = 0;
+      }
+      want_c[G - 1]++;
+    }
+    for (ci = 0; ci < 2; ci++)
+      for (out = 1; out < 4; out++) {
+        memset(u, 0xee, N * 8);
+        memset(c, 0xee, N * 8);
+        tdm_test_ops_method(TDM_TEST_OPS_SORT);
+        OK(tdm_unique(ctx[ci], TDM_U64, k, N, 0, out & 1 ? u : NULL, NULL, out & 2 ? c : NULL, NULL, &nu));
+        tdm_test_ops_method(TDM_TEST_OPS_AUTO);
+        cr_assert(nu == G, "shape %d ctx %d outputs %d: %zu distinct keys, plainly %zu", shape, ci, out, nu, G);
+        cr_assert(!(out & 1) || !memcmp(u, want_k, G * 8), "shape %d ctx %d outputs %d: keys differ", shape, ci, out);
+        cr_assert(!(out & 2) || !memcmp(c, want_c, G * 8), "shape %d ctx %d outputs %d: counts differ", shape, ci,
+                  out);
+        cr_assert(!(out & 1) || u[G] == 0xeeeeeeeeeeeeeeeeull, "shape %d ctx %d: a key written past the last", shape,
+                  ci);
+      }
+  }
+  free(k);
+  free(srt);
+  free(want_k);
+  free(want_c);
+  free(u);
+  free(c);
+  tdm_ctx_destroy(ctx[0]);
+  tdm_ctx_destroy(ctx[1]);
+}
+
 Test(ops_unit, large_inputs_both_methods_all_threads) {
   enum { N = 1 << 20 };
   tdm_ctx *c1 = prop_ctx(TDM_BACKEND_CPU, 1), *ca = cpu_all();
