@@ -11,8 +11,9 @@ prints a table. Rows:
   overhead            tandem sort / hash find / B-tree rank at 1 and 1,000
                       elements (per-call time), and the binding against the
                       bare C call (tandem-c) for a sort of --n keys
-  ops                 unique(return_counts) vs np.unique, isin vs np.isin,
-                      searchsorted vs np.searchsorted, factorize vs
+  ops                 unique(return_counts) vs np.unique, isin vs np.isin
+                      (keys spread wide, and of a small integer range:
+                      the _range rows), searchsorted vs np.searchsorted, factorize vs
                       pandas.factorize, group_reduce(sum) vs groupby().sum(),
                       join(inner) vs pandas.merge; each also as the bare C
                       call (tandem-c: outputs malloc'd per call, as a C caller
@@ -252,6 +253,16 @@ def bench_ops(r, dtype, n):
          [("np.unique", lambda: np.unique(keys, return_counts=True))])
     trio("isin", lambda: tandem.isin(dq, ds, ctx=c), "isin", (queries, setk, eq),
          [("np.isin", lambda: np.isin(queries, setk))])
+    # Integer keys of a small range, where both sides count or look up in a
+    # table indexed by the key (tandem's dense method, numpy's table kind of
+    # isin): n keys in [0, d), a set of d keys in [0, 2d).
+    if np.dtype(dtype).kind in "iu" and np.iinfo(dtype).max >= 2 * d:
+        nk = np.random.default_rng(20).integers(0, d, n).astype(dtype)
+        ns = np.random.default_rng(21).integers(0, 2 * d, d).astype(dtype)
+        trio("unique_counts_range", lambda: tandem.unique(nk, return_counts=True, ctx=c), "unique_counts",
+             (nk, nk, eq), [("np.unique", lambda: np.unique(nk, return_counts=True))])
+        trio("isin_range", lambda: tandem.isin(nk, ns, ctx=c), "isin", (nk, ns, eq),
+             [("np.isin", lambda: np.isin(nk, ns))])
     # The bare C searchsorted is the duplicate-free path (a B+ tree over a's
     # keys, then ranks); 32-bit keys at 10^7 draw some duplicates, for which
     # the binding runs more (tdm_unique and a gather) than that call.
