@@ -800,25 +800,14 @@ static size_t runs_emit_range(const void *kc, size_t ks, const tdm__unique_args 
   size_t k, h = lo;
   if (lo >= hi) return p;
   if (u) copy_key(u, p, kc, lo, ks);
-  if (ks == 4) {
-    const uint32_t *x = (const uint32_t *)kc;
-    for (k = lo + 1; k < hi; k++)
-      if (x[k] != x[k - 1]) {
-        if (cnt) cnt[p] = k - h;
-        p++;
-        if (u) ((uint32_t *)u)[p] = x[k];
-        h = k;
-      }
-  } else {
-    const uint64_t *x = (const uint64_t *)kc;
-    for (k = lo + 1; k < hi; k++)
-      if (x[k] != x[k - 1]) {
-        if (cnt) cnt[p] = k - h;
-        p++;
-        if (u) ((uint64_t *)u)[p] = x[k];
-        h = k;
-      }
-  }
+  for (k = lo + 1; k < hi; k++)
+    if (ks == 4 ? ((const uint32_t *)kc)[k] != ((const uint32_t *)kc)[k - 1]
+                : ((const uint64_t *)kc)[k] != ((const uint64_t *)kc)[k - 1]) {
+      if (cnt) cnt[p] = k - h;
+      if (u) copy_key(u, ++p, kc, k, ks);
+      else p++;
+      h = k;
+    }
   if (cnt) cnt[p] = end - h;
   return p + 1;
 }
