@@ -101,18 +101,18 @@ test-cuda-emu:
 # only (tests/cuda_emu/src/emu_tsan.h): the self-test's sort, hash and ops
 # (TSAN_PARTS adds selftest-btree), at the tier's seeds; a data race fails it. One OpenMP thread: libgomp is not
 # instrumented, so TSan would not see its barriers in the CPU backend's
-# parallel regions.
+# parallel regions. The race build runs its blocks on one thread too, so the
+# parts run side by side, JOBS at a time (each prints its lines whole).
 CUDA_INCLUDE ?= /usr/local/cuda/include
-TSAN_PARTS ?= selftest
+TSAN_PARTS ?= selftest:ops selftest:hash selftest:sort
 test-cuda-emu-tsan:
 	@if [ ! -f $(CUDA_INCLUDE)/cuda_runtime_api.h ]; then \
 	  echo "test-cuda-emu-tsan: skipped: no CUDA headers in $(CUDA_INCLUDE)"; exit 0; fi; \
 	cmake -S tests/cuda_emu -B $(BUILD)/cuda-emu-tsan -DCMAKE_BUILD_TYPE=Release -DCUDA_INCLUDE=$(CUDA_INCLUDE) \
 	  -DEMU_SANITIZE=thread >/dev/null && \
 	cmake --build $(BUILD)/cuda-emu-tsan -j $(JOBS) --target tandem-selftest && \
-	for p in $(TSAN_PARTS); do \
-	  OMP_NUM_THREADS=1 TSAN_OPTIONS=halt_on_error=1 TANDEM_TEST_SCALE=$(SCALE) \
-	    tests/cuda_emu/run.sh $(BUILD)/cuda-emu-tsan $$p || exit 1; done
+	printf '%s\n' $(TSAN_PARTS) | OMP_NUM_THREADS=1 TSAN_OPTIONS=halt_on_error=1 TANDEM_TEST_SCALE=$(SCALE) \
+	  xargs -P $(JOBS) -I{} tests/cuda_emu/run.sh $(BUILD)/cuda-emu-tsan {}
 
 # The planted kernel bugs of tests/cuda_emu/planted, each expected to be caught
 # (rebuilds a patched copy per bug under ASan: minutes; not part of make test).

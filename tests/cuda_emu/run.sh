@@ -6,7 +6,8 @@
 #   BUILD_DIR: the emulated build (the main build's cuda-emu folder)
 #   PART: one of the parts below (what ctest runs, one test each), or nothing
 #   for all of them in turn:
-#     selftest, selftest-btree, pipeline, example, sweep, meter,
+#     selftest (or one operation's: selftest:sort, selftest:hash,
+#     selftest:ops), selftest-btree, pipeline, example, sweep, meter,
 #     criterion:PROGRAM
 # Sizes and seeds follow the suite's one knob, TANDEM_TEST_SCALE
 # (scripts/test-scale.sh):
@@ -66,6 +67,9 @@ selftest() {
 if want selftest; then
   for p in sort hash ops; do selftest "$p"; done
 fi
+# One operation's self-test alone (selftest:sort, selftest:hash,
+# selftest:ops), for runs side by side (make test-cuda-emu-tsan).
+case "$part" in selftest:sort | selftest:hash | selftest:ops) selftest "${part#selftest:}" ;; esac
 want selftest-btree && selftest btree
 want pipeline && run "tandem-pipeline-check" "$first" "$b/tandem-pipeline-check" --reps "$reps" ${keys:+--keys "$keys"}
 want example && run "fused_lookup 12 2" "$first" "$b/fused_lookup" 12 2
