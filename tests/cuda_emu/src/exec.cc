@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -90,7 +91,13 @@ struct block_run {
   int n, done, at_barrier;
   std::vector<fiber> f;
   std::vector<int> ready;
-  std::vector<std::vector<pending>> warps;
+  /* Each warp's waiting collectives, one per mask (a warp's tiles may each
+   * wait at their own), taken from spare and given back when done, so no
+   * pending (1.3 KB) is ever copied: copies were most of the sanitized
+   * emulator's time (AddressSanitizer's memmove is a byte loop). */
+  std::vector<std::vector<pending *>> warps;
+  std::vector<std::unique_ptr<pending>> pendings; /* owns them */
+  std::vector<pending *> spare;
   std::vector<shared_block> shared;
   bool faulted;
   uint64_t rng; /* the block's random stream: scheduling and switch points */
@@ -215,7 +222,7 @@ void fibers_end(block_run &b) {
   }
   tsan::drop(b.bar_sync);
   for (auto &w : b.warps)
-    for (auto &p : w) tsan::drop(p.sync);
+    for (pending *p : w) tsan::drop(p->sync);
 }
 
 /* Launch and end of a grid, in the context that runs it (the host thread
@@ -262,9 +269,9 @@ void fiber_entry(void) {
   me->st = DONE;
   blk->done++;
   /* A lane that exits while its warp waits for it at a collective. */
-  for (auto &p : blk->warps[me->warp])
-    if (p.mask >> me->lane & 1u)
-      device_fault("thread exited while lanes %#x of its warp wait for it at %s", p.arrived, p.what);
+  for (pending *p : blk->warps[me->warp])
+    if (p->mask >> me->lane & 1u)
+      device_fault("thread exited while lanes %#x of its warp wait for it at %s", p->arrived, p->what);
   to_scheduler(true);
   abort(); /* never resumed */
 }
@@ -386,6 +393,22 @@ int pred_of(const pending &p, int j) {
   return v;
 }
 
+/* A collective's value (at most 16 bytes) copied by fixed-size copies,
+ * which the compiler turns into moves: a call to memcpy is a byte loop
+ * under AddressSanitizer's interceptor, which made these copies most of
+ * the sanitized emulator's time. */
+void copy_value(void *d, const void *s, size_t n) {
+  switch (n) {
+  case 0: break;
+  case 1: memcpy(d, s, 1); break;
+  case 2: memcpy(d, s, 2); break;
+  case 4: memcpy(d, s, 4); break;
+  case 8: memcpy(d, s, 8); break;
+  case 16: memcpy(d, s, 16); break;
+  default: memcpy(d, s, n);
+  }
+}
+
 void compute(pending &p, block_run &b, int warp) {
   /* What every lane's answer derives from, gathered once per collective
    * (not once per lane: the last arrival computes for all 32). */
@@ -439,10 +462,10 @@ void compute(pending &p, block_run &b, int warp) {
                     ", which is not in the mask");
         return;
       }
-      memcpy(r, p.in[src], p.bytes);
+      copy_value(r, p.in[src], p.bytes);
     }
     }
-    if (p.out[i]) memcpy(p.out[i], r, p.bytes ? p.bytes : 0);
+    if (p.out[i]) copy_value(p.out[i], r, p.bytes);
   }
 }
 
@@ -515,10 +538,10 @@ void collective(coll_op op, unsigned mask, int width, const void *in, void *out,
    * joins the pending collective of its exact mask, and a different
    * collective or width under that mask is the error. A cycle of groups
    * waiting for each other is a deadlock, which the scheduler reports. */
-  std::vector<pending> &w = blk->warps[me->warp];
+  std::vector<pending *> &w = blk->warps[me->warp];
   pending *p = nullptr;
-  for (auto &q : w)
-    if (q.mask == mask) p = &q;
+  for (pending *q : w)
+    if (q->mask == mask) p = q;
   if (p && (p->op != op || p->width != width))
     device_fault("%s with mask %#x: lanes %#x of the warp wait at %s with mask %#x", what, mask, p->arrived,
                  p->what, p->mask);
@@ -532,8 +555,13 @@ void collective(coll_op op, unsigned mask, int width, const void *in, void *out,
       if (t >= blk->n) device_fault("%s: mask %#x names lane %d, which the block does not have", what, mask, j);
       if (blk->f[t].st == DONE) device_fault("%s: mask %#x names lane %d, which has exited", what, mask, j);
     }
-    w.push_back(pending());
-    p = &w.back();
+    if (blk->spare.empty()) {
+      blk->pendings.push_back(std::make_unique<pending>());
+      blk->spare.push_back(blk->pendings.back().get());
+    }
+    p = blk->spare.back();
+    blk->spare.pop_back();
+    w.push_back(p);
     p->op = op;
     p->mask = mask;
     p->arrived = 0;
@@ -544,7 +572,7 @@ void collective(coll_op op, unsigned mask, int width, const void *in, void *out,
   }
   if (bytes > sizeof p->in[0]) device_fault("%s of a %zu-byte value", what, bytes);
   memset(p->in[me->lane], 0, sizeof p->in[0]);
-  if (in) memcpy(p->in[me->lane], in, bytes);
+  if (in) copy_value(p->in[me->lane], in, bytes);
   p->operand[me->lane] = operand;
   p->out[me->lane] = out;
   p->arrived |= 1u << me->lane;
@@ -553,7 +581,8 @@ void collective(coll_op op, unsigned mask, int width, const void *in, void *out,
     /* Computed in place (a pending is 1.3 KB), then dropped. */
     compute(*p, *blk, me->warp);
     void *sync = p->sync;
-    w.erase(w.begin() + (p - w.data()));
+    w.erase(std::find(w.begin(), w.end(), p));
+    blk->spare.push_back(p);
     if (blk->faulted) to_scheduler(true);
     leave_together(sync, [me, mask](auto acq) {
       for (int j = 0; j < 32; j++)
