@@ -27,7 +27,10 @@
 #include "emu_internal.h"
 #include "emu_tsan.h"
 
-#if defined(__SANITIZE_ADDRESS__)
+/* An ASan build: the emulator itself may be uninstrumented
+ * (TDM_EMU_ASAN_FIBERS, CMakeLists.txt) but still annotates its fiber
+ * switches for the instrumented code that runs on the fibers' stacks. */
+#if defined(__SANITIZE_ADDRESS__) || defined(TDM_EMU_ASAN_FIBERS)
 #include <sanitizer/asan_interface.h>
 #define TDM_EMU_ASAN 1
 #endif
