@@ -628,13 +628,8 @@ static size_t dense_count_numbered(const tdm__unique_args *a, dense_tab *d, uint
   memset(c, 0, d->S * sizeof *c);
   for (i = 0; i < a->n; i++) {
     size_t s = dense_slot(a->keys, ks, a->dense_min, i);
-    unsigned v = c[s];
-    if (v == DENSE_SPILL) {
-      spill[ns++] = s;
-      c[s] = 1;
-      continue;
-    }
-    c[s] = (uint16_t)(v + 1);
+    unsigned v = c[s]; /* 0 only before the slot's first row */
+    ns = dense_add(c, s, spill, ns);
     if (v == 0) {
       if (num) num[s] = d->G++;
       if (first) first[s] = i;
@@ -804,8 +799,8 @@ static size_t runs_emit_range(const void *kc, size_t ks, const tdm__unique_args 
     if (ks == 4 ? ((const uint32_t *)kc)[k] != ((const uint32_t *)kc)[k - 1]
                 : ((const uint64_t *)kc)[k] != ((const uint64_t *)kc)[k - 1]) {
       if (cnt) cnt[p] = k - h;
-      if (u) copy_key(u, ++p, kc, k, ks);
-      else p++;
+      if (u) copy_key(u, p + 1, kc, k, ks);
+      p++;
       h = k;
     }
   if (cnt) cnt[p] = end - h;

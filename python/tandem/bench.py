@@ -13,9 +13,10 @@ prints a table. Rows:
                       bare C call (tandem-c) for a sort of --n keys
   ops                 unique(return_counts) vs np.unique, isin vs np.isin
                       (keys spread wide, and of a small integer range:
-                      the _range rows), searchsorted vs np.searchsorted, factorize vs
-                      pandas.factorize, group_reduce(sum) vs groupby().sum(),
-                      join(inner) vs pandas.merge; each also as the bare C
+                      the _range rows), searchsorted vs np.searchsorted,
+                      factorize vs pandas.factorize, group_reduce(sum)
+                      vs groupby().sum(), join(inner) vs pandas.merge;
+                      each also as the bare C
                       call (tandem-c: outputs malloc'd per call, as a C caller
                       would; searchsorted: when the sorted keys are distinct);
                       on CUDA (device arrays) unique, isin,

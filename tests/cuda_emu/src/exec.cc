@@ -98,9 +98,8 @@ struct block_run {
    * wait at their own), taken from spare and given back when done, so no
    * pending (1.3 KB) is ever copied: copies were most of the sanitized
    * emulator's time (AddressSanitizer's memmove is a byte loop). */
-  std::vector<std::vector<pending *>> warps;
-  std::vector<std::unique_ptr<pending>> pendings; /* owns them */
-  std::vector<pending *> spare;
+  std::vector<std::vector<std::unique_ptr<pending>>> warps;
+  std::vector<std::unique_ptr<pending>> spare;
   std::vector<shared_block> shared;
   bool faulted;
   uint64_t rng; /* the block's random stream: scheduling and switch points */
@@ -225,7 +224,7 @@ void fibers_end(block_run &b) {
   }
   tsan::drop(b.bar_sync);
   for (auto &w : b.warps)
-    for (pending *p : w) tsan::drop(p->sync);
+    for (auto &p : w) tsan::drop(p->sync);
 }
 
 /* Launch and end of a grid, in the context that runs it (the host thread
@@ -272,7 +271,7 @@ void fiber_entry(void) {
   me->st = DONE;
   blk->done++;
   /* A lane that exits while its warp waits for it at a collective. */
-  for (pending *p : blk->warps[me->warp])
+  for (auto &p : blk->warps[me->warp])
     if (p->mask >> me->lane & 1u)
       device_fault("thread exited while lanes %#x of its warp wait for it at %s", p->arrived, p->what);
   to_scheduler(true);
@@ -541,10 +540,10 @@ void collective(coll_op op, unsigned mask, int width, const void *in, void *out,
    * joins the pending collective of its exact mask, and a different
    * collective or width under that mask is the error. A cycle of groups
    * waiting for each other is a deadlock, which the scheduler reports. */
-  std::vector<pending *> &w = blk->warps[me->warp];
+  std::vector<std::unique_ptr<pending>> &w = blk->warps[me->warp];
   pending *p = nullptr;
-  for (pending *q : w)
-    if (q->mask == mask) p = q;
+  for (auto &q : w)
+    if (q->mask == mask) p = q.get();
   if (p && (p->op != op || p->width != width))
     device_fault("%s with mask %#x: lanes %#x of the warp wait at %s with mask %#x", what, mask, p->arrived,
                  p->what, p->mask);
@@ -558,13 +557,10 @@ void collective(coll_op op, unsigned mask, int width, const void *in, void *out,
       if (t >= blk->n) device_fault("%s: mask %#x names lane %d, which the block does not have", what, mask, j);
       if (blk->f[t].st == DONE) device_fault("%s: mask %#x names lane %d, which has exited", what, mask, j);
     }
-    if (blk->spare.empty()) {
-      blk->pendings.push_back(std::make_unique<pending>());
-      blk->spare.push_back(blk->pendings.back().get());
-    }
-    p = blk->spare.back();
+    if (blk->spare.empty()) blk->spare.push_back(std::make_unique<pending>());
+    w.push_back(std::move(blk->spare.back()));
     blk->spare.pop_back();
-    w.push_back(p);
+    p = w.back().get();
     p->op = op;
     p->mask = mask;
     p->arrived = 0;
@@ -581,11 +577,12 @@ void collective(coll_op op, unsigned mask, int width, const void *in, void *out,
   p->arrived |= 1u << me->lane;
   tsan::release(p->sync);
   if (p->arrived == mask) {
-    /* Computed in place (a pending is 1.3 KB), then dropped. */
+    /* Computed in place, then given back to the spares. */
     compute(*p, *blk, me->warp);
     void *sync = p->sync;
-    w.erase(std::find(w.begin(), w.end(), p));
-    blk->spare.push_back(p);
+    auto at = std::find_if(w.begin(), w.end(), [p](const std::unique_ptr<pending> &q) { return q.get() == p; });
+    blk->spare.push_back(std::move(*at));
+    w.erase(at);
     if (blk->faulted) to_scheduler(true);
     leave_together(sync, [me, mask](auto acq) {
       for (int j = 0; j < 32; j++)
