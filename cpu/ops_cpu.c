@@ -24,6 +24,9 @@
  * on (tdm__ops_join_fill, ops_keys.h, the logic the CUDA kernel runs), so a
  * left row with most of the matches is split over all threads.
  *
+ * tdm_isin is written once (src/ops_isin.c) over the building blocks at the
+ * end of this file.
+ *
  * All scratch comes from the context's allocator and is freed before the
  * call returns; outputs are written only after the last allocation.
  */
@@ -529,32 +532,6 @@ static tdm_status ops_minmax(tdm_ctx *ctx, tdm_type key_type, const void *keys, 
 static size_t dense_slot(const void *keys, size_t ks, uint64_t lo, size_t i) {
   return ks == 4 ? (size_t)(uint32_t)(((const uint32_t *)keys)[i] - (uint32_t)lo)
                  : (size_t)(((const uint64_t *)keys)[i] - lo);
-}
-
-static void dense_isin_range(const tdm__isin_args *a, const uint64_t *bits, size_t lo, size_t hi) {
-  size_t i, ks = tdm_type_size(a->key_type), span = (size_t)a->dense_span;
-  for (i = lo; i < hi; i++) {
-    size_t s = dense_slot(a->queries, ks, a->dense_min, i);
-    a->found_out[i] = (uint8_t)(s <= span && (bits[s >> 6] >> (s & 63) & 1));
-  }
-}
-
-/* tdm_isin by a bit per value of the set's range. */
-static tdm_status isin_dense(tdm_ctx *ctx, const char *fn, const tdm__isin_args *a) {
-  size_t words = (size_t)(a->dense_span >> 6) + 1, ks = tdm_type_size(a->key_type), j;
-  uint64_t *bits;
-  int P, t;
-  tdm_status st = take(ctx, fn, words, 8, (void **)&bits);
-  if (st != TDM_OK) return st;
-  memset(bits, 0, words * 8);
-  for (j = 0; j < a->m; j++) {
-    size_t s = dense_slot(a->set, ks, a->dense_min, j);
-    bits[s >> 6] |= (uint64_t)1 << (s & 63);
-  }
-  P = chunks_for(ctx, a->n);
-  TDM__PAR_FOR(P, t, P, dense_isin_range(a, bits, chunk(a->n, P, t), chunk(a->n, P, t + 1)));
-  give(ctx, bits, words, 8);
-  return TDM_OK;
 }
 
 /* The dense table of tdm_unique: per slot its rows, its group number (the
@@ -1098,87 +1075,6 @@ static tdm_status ops_group_reduce(tdm_ctx *ctx, const tdm__group_args *a, int m
   return TDM_OK;
 }
 
-/* ---- isin --------------------------------------------------------------- */
-
-/* 1 if the canonical key q is among the m sorted canonical keys s. */
-static int sorted_has32(const uint32_t *s, size_t m, uint32_t q, int kind) {
-  size_t lo = 0, hi = m;
-  uint32_t qb = tdm__bits32_from_key(q, kind);
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (tdm__bits32_from_key(s[mid], kind) < qb) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo < m && s[lo] == q;
-}
-static int sorted_has64(const uint64_t *s, size_t m, uint64_t q, int kind) {
-  size_t lo = 0, hi = m;
-  uint64_t qb = tdm__bits64_from_key(q, kind);
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (tdm__bits64_from_key(s[mid], kind) < qb) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo < m && s[lo] == q;
-}
-
-static void search_range(const tdm__isin_args *a, const void *sc, size_t lo, size_t hi) {
-  size_t i;
-  int kind = tdm__key_kind(a->key_type);
-  if (tdm_type_size(a->key_type) == 4)
-    for (i = lo; i < hi; i++)
-      a->found_out[i] = (uint8_t)sorted_has32((const uint32_t *)sc, a->m,
-                                              tdm__ops_canon32(((const uint32_t *)a->queries)[i], a->numeric), kind);
-  else
-    for (i = lo; i < hi; i++)
-      a->found_out[i] = (uint8_t)sorted_has64((const uint64_t *)sc, a->m,
-                                              tdm__ops_canon64(((const uint64_t *)a->queries)[i], a->numeric), kind);
-}
-
-static tdm_status ops_isin(tdm_ctx *ctx, const tdm__isin_args *a, int method) {
-  static const char fn[] = "tdm_isin";
-  size_t ks = tdm_type_size(a->key_type);
-  tdm_type bits_type = ks == 4 ? TDM_U32 : TDM_U64;
-  void *sc = NULL, *qc = NULL;
-  tdm_hash *h = NULL;
-  tdm_hash_opts ho;
-  int P, t;
-  tdm_status st;
-
-  if (a->m == 0) {
-    memset(a->found_out, 0, a->n);
-    return TDM_OK;
-  }
-  if (method == TDM__OPS_DENSE) return isin_dense(ctx, fn, a);
-  if ((st = take(ctx, fn, a->m, ks, &sc)) != TDM_OK) return st;
-  canon_copy(ctx, a->set, sc, 0, ks, a->m, a->numeric);
-  if (method == TDM__OPS_SORT) {
-    if (a->m > 1 && (st = relabel(fn, tdm__cpu_sort(ctx, a->key_type, sc, a->key_type, NULL, a->m, 0))) != TDM_OK)
-      goto done;
-    P = chunks_for(ctx, a->n);
-    TDM__PAR_FOR(P, t, P, search_range(a, sc, chunk(a->n, P, t), chunk(a->n, P, t + 1)));
-    goto done;
-  }
-  memset(&ho, 0, sizeof ho);
-  ho.key_type = bits_type;
-  ho.value_type = bits_type;
-  ho.capacity = a->m;
-  ho.on_duplicate = TDM_DUP_KEEP_FIRST;
-  if ((st = relabel(fn, tdm_hash_create(ctx, &ho, &h))) != TDM_OK) goto done;
-  /* The table's values are never read: the keys serve as values too. */
-  if ((st = relabel(fn, tdm_hash_insert(h, sc, sc, a->m))) != TDM_OK) goto done;
-  if (a->numeric) {
-    if ((st = take(ctx, fn, a->n, ks, &qc)) != TDM_OK) goto done;
-    canon_copy(ctx, a->queries, qc, 0, ks, a->n, 1);
-  }
-  st = relabel(fn, tdm_hash_find(h, qc ? qc : a->queries, NULL, a->found_out, a->n));
-done:
-  if (h) tdm_hash_destroy(h);
-  give(ctx, qc, a->n, ks);
-  give(ctx, sc, a->m, ks);
-  return st;
-}
-
 /* ---- join --------------------------------------------------------------- */
 
 /* Per left row i: its right matches are mem[ms[i] .. ms[i] + mc[i]). */
@@ -1287,11 +1183,182 @@ done:
   return st;
 }
 
+/* ---- building blocks (backend.h) of the operations written once --------- */
+
+/* A call's memory on the CPU: caller arrays are host memory, used in place;
+ * scratch comes from the context's allocator, as above. */
+typedef struct cpu_call {
+  int nbuf;
+  struct {
+    void *p;
+    size_t bytes;
+  } buf[16];
+  tdm_hash *set;
+} cpu_call;
+_Static_assert(sizeof(cpu_call) <= sizeof(((tdm__call *)0)->be), "cpu_call does not fit tdm__call");
+
+static cpu_call *cpu_call_of(tdm__call *c) { return (cpu_call *)(void *)c->be; }
+
+static tdm_status call_begin(tdm__call *c) {
+  memset(cpu_call_of(c), 0, sizeof(cpu_call));
+  return TDM_OK;
+}
+
+static tdm_status call_end(tdm__call *c, tdm_status st) {
+  cpu_call *k = cpu_call_of(c);
+  int i;
+  if (k->set) tdm_hash_destroy(k->set);
+  for (i = 0; i < k->nbuf; i++) give(c->ctx, k->buf[i].p, k->buf[i].bytes, 1);
+  k->nbuf = 0;
+  k->set = NULL;
+  return st;
+}
+
+static tdm_status call_in(tdm__call *c, const void *user, size_t bytes, const void **d) {
+  (void)c, (void)bytes;
+  *d = user;
+  return TDM_OK;
+}
+
+static tdm_status call_out(tdm__call *c, void *user, size_t bytes, void **d) {
+  (void)c, (void)bytes;
+  *d = user;
+  return TDM_OK;
+}
+
+static tdm_status call_scratch(tdm__call *c, size_t bytes, void **d) {
+  cpu_call *k = cpu_call_of(c);
+  tdm_status st;
+  *d = NULL;
+  if (bytes == 0) return TDM_OK;
+  if (k->nbuf == (int)(sizeof k->buf / sizeof k->buf[0]))
+    return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: internal: more than 16 scratch buffers in one call", c->fn);
+  if ((st = take(c->ctx, c->fn, bytes, 1, d)) != TDM_OK) return st;
+  k->buf[k->nbuf].p = *d;
+  k->buf[k->nbuf++].bytes = bytes;
+  return TDM_OK;
+}
+
+static void fill_range(void *d, int byte, size_t lo, size_t hi) { memset((char *)d + lo, byte, hi - lo); }
+
+static tdm_status blk_fill(tdm__call *c, void *d, int byte, size_t bytes) {
+  int P = chunks_for(c->ctx, bytes / 8), t;
+  TDM__PAR_FOR(P, t, P, fill_range(d, byte, chunk(bytes, P, t), chunk(bytes, P, t + 1)));
+  return TDM_OK;
+}
+
+static void canon_bits_range(tdm_type t, const void *src, void *dst, int numeric, size_t lo, size_t hi) {
+  int kind = tdm__key_kind(t);
+  size_t i;
+  if (tdm_type_size(t) == 4)
+    for (i = lo; i < hi; i++)
+      ((uint32_t *)dst)[i] = tdm__ops_canon_bits32(((const uint32_t *)src)[i], kind, numeric);
+  else
+    for (i = lo; i < hi; i++)
+      ((uint64_t *)dst)[i] = tdm__ops_canon_bits64(((const uint64_t *)src)[i], kind, numeric);
+}
+
+static tdm_status blk_canon_bits(tdm__call *c, tdm_type key_type, const void *src, void *dst, size_t n, int numeric) {
+  int P = chunks_for(c->ctx, n), t;
+  TDM__PAR_FOR(P, t, P, canon_bits_range(key_type, src, dst, numeric, chunk(n, P, t), chunk(n, P, t + 1)));
+  return TDM_OK;
+}
+
+static tdm_status blk_sort_words(tdm__call *c, size_t ks, void *d, size_t n) {
+  tdm_type t = ks == 4 ? TDM_U32 : TDM_U64;
+  if (n < 2) return TDM_OK;
+  return relabel(c->fn, tdm__cpu_sort(c->ctx, t, d, t, NULL, n, 0));
+}
+
+static void search_range(tdm_type t, int numeric, const void *s, size_t m, const void *q, uint8_t *found, size_t lo,
+                         size_t hi) {
+  int kind = tdm__key_kind(t);
+  size_t i, p;
+  if (tdm_type_size(t) == 4)
+    for (i = lo; i < hi; i++) {
+      uint32_t b = tdm__ops_canon_bits32(((const uint32_t *)q)[i], kind, numeric);
+      p = tdm__ops_bound32((const uint32_t *)s, m, b, 0);
+      found[i] = (uint8_t)(p < m && ((const uint32_t *)s)[p] == b);
+    }
+  else
+    for (i = lo; i < hi; i++) {
+      uint64_t b = tdm__ops_canon_bits64(((const uint64_t *)q)[i], kind, numeric);
+      p = tdm__ops_bound64((const uint64_t *)s, m, b, 0);
+      found[i] = (uint8_t)(p < m && ((const uint64_t *)s)[p] == b);
+    }
+}
+
+static tdm_status blk_search(tdm__call *c, tdm_type key_type, int numeric, const void *sorted, size_t m,
+                             const void *queries, size_t n, uint8_t *found) {
+  int P = chunks_for(c->ctx, n), t;
+  TDM__PAR_FOR(P, t, P,
+               search_range(key_type, numeric, sorted, m, queries, found, chunk(n, P, t), chunk(n, P, t + 1)));
+  return TDM_OK;
+}
+
+/* The hash table of tandem/hash.h, keyed by the words; its values are never
+ * read (the keys serve as values too). */
+static tdm_status blk_set_build(tdm__call *c, size_t ks, const void *keys, size_t m) {
+  cpu_call *k = cpu_call_of(c);
+  tdm_hash_opts ho;
+  tdm_status st;
+  memset(&ho, 0, sizeof ho);
+  ho.key_type = ks == 4 ? TDM_U32 : TDM_U64;
+  ho.value_type = ho.key_type;
+  ho.capacity = m;
+  ho.on_duplicate = TDM_DUP_KEEP_FIRST;
+  if (k->set) return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: internal: a second set in one call", c->fn);
+  if ((st = relabel(c->fn, tdm_hash_create(c->ctx, &ho, &k->set))) != TDM_OK) return st;
+  return relabel(c->fn, tdm_hash_insert(k->set, keys, keys, m));
+}
+
+static tdm_status blk_set_probe(tdm__call *c, const void *queries, size_t n, uint8_t *found) {
+  return relabel(c->fn, tdm_hash_find(cpu_call_of(c)->set, queries, NULL, found, n));
+}
+
+static tdm_status blk_bits_set(tdm__call *c, size_t ks, const void *keys, size_t m, uint64_t lo, uint64_t *bits) {
+  size_t j;
+  (void)c;
+  for (j = 0; j < m; j++) {
+    size_t s = dense_slot(keys, ks, lo, j);
+    bits[s >> 6] |= (uint64_t)1 << (s & 63);
+  }
+  return TDM_OK;
+}
+
+static void bits_test_range(size_t ks, const void *q, uint64_t lo, uint64_t span, const uint64_t *bits,
+                            uint8_t *found, size_t a, size_t b) {
+  size_t i;
+  for (i = a; i < b; i++) {
+    size_t s = dense_slot(q, ks, lo, i);
+    found[i] = (uint8_t)(s <= span && (bits[s >> 6] >> (s & 63) & 1));
+  }
+}
+
+static tdm_status blk_bits_test(tdm__call *c, size_t ks, const void *queries, size_t n, uint64_t lo, uint64_t span,
+                                const uint64_t *bits, uint8_t *found) {
+  int P = chunks_for(c->ctx, n), t;
+  TDM__PAR_FOR(P, t, P, bits_test_range(ks, queries, lo, span, bits, found, chunk(n, P, t), chunk(n, P, t + 1)));
+  return TDM_OK;
+}
+
 const tdm__ops_ops tdm__ops_cpu_ops = {
     .unique = ops_unique,
     .group_reduce = ops_group_reduce,
-    .isin = ops_isin,
     .join = ops_join,
+    .begin = call_begin,
+    .end = call_end,
+    .in = call_in,
+    .out = call_out,
+    .scratch = call_scratch,
+    .fill = blk_fill,
+    .canon_bits = blk_canon_bits,
+    .sort_words = blk_sort_words,
+    .search = blk_search,
+    .set_build = blk_set_build,
+    .set_probe = blk_set_probe,
+    .bits_set = blk_bits_set,
+    .bits_test = blk_bits_test,
     .minmax = ops_minmax,
     .dense_by_rule = 1,
     /* The sort (src/ops_api.c's join rule). */

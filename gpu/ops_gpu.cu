@@ -18,8 +18,7 @@
  * by the sort method two binary searches: join_match), and writes its rows
  * by output position (join_fill_kernel: a span of rows per warp, one
  * search per span), so a hot key is spread over the grid, with the per-row
- * logic the CPU runs (ops_keys.h). The hash method is also tdm_isin's (a
- * scratch table of the set, isin_t) and tdm_group_reduce's for COUNT and
+ * logic the CPU runs (ops_keys.h). The hash method is also tdm_group_reduce's for COUNT and
  * integer SUM, MIN, MAX in ascending order (a scratch table folds the rows,
  * then the groups alone are sorted: group_hashed_t; in first-seen order a
  * table of first rows orders the groups: group_first_seen_t) and tdm_unique's, in
@@ -31,15 +30,19 @@
  * CPU's tables on the device: unique counts rows per slot with atomicAdd,
  * notes each slot's first row with atomicMin, and numbers the slots by an
  * exclusive sum of flags (slots in use, or rows that are their slot's
- * first); isin sets a bit per set key with atomicOr.
+ * first).
+ * tdm_isin is written once (src/ops_isin.c) over the building blocks at the
+ * end of this file (a set is a scratch table of the hash table's kernels, a
+ * bit table's bits are set with atomicOr).
  *
  * Caller arrays may be host or device memory (staged through the call's
  * tdm__gpu_scope). Output sizes come to the host, so unique, group_reduce
  * and join wait for the device once, in stream-ordered mode too (for the
- * size; their outputs are then queued); isin does not wait there. All scratch and
+ * size; their outputs are then queued). All scratch and
  * all output buffers are taken before anything of the caller's is written.
  */
 #include <cub/device/device_reduce.cuh>
+#include <new>
 #include <cub/device/device_scan.cuh>
 #include <string.h>
 #include <thrust/iterator/counting_iterator.h>
@@ -269,8 +272,8 @@ __global__ void __launch_bounds__(TDM_GPU_BLOCK)
 }
 
 template <typename K>
-__global__ void isin_kernel(const K *queries, const K *sorted_set, size_t m, int kind, int numeric, uint8_t *found,
-                            size_t n) {
+__global__ void search_kernel(const K *queries, const K *sorted_set, size_t m, int kind, int numeric, uint8_t *found,
+                              size_t n) {
   TDM_GRID_STRIDE(i, n) {
     K q = canon_bits(queries[i], kind, numeric);
     size_t lo = bound(sorted_set, m, q, 0);
@@ -372,20 +375,21 @@ __global__ void __launch_bounds__(TDM_GPU_BLOCK) minmax_kernel(const K *keys, si
   }
 }
 
-/* A bit per value of the set's range, in 32-bit words. */
+/* A bit per value of the set's range, in 64-bit words (backend.h's bit
+ * table, the CPU's layout). */
 template <typename K>
-__global__ void dense_set_kernel(const K *set, size_t m, K lo, unsigned *bits) {
+__global__ void bits_set_kernel(const K *set, size_t m, K lo, unsigned long long *bits) {
   TDM_GRID_STRIDE(j, m) {
     K s = (K)(set[j] - lo);
-    atomicOr(&bits[s >> 5], 1u << (s & 31));
+    atomicOr(&bits[s >> 6], 1ull << (s & 63));
   }
 }
 
 template <typename K>
-__global__ void dense_isin_kernel(const K *q, size_t n, K lo, K span, const unsigned *bits, uint8_t *found) {
+__global__ void bits_test_kernel(const K *q, size_t n, K lo, K span, const unsigned long long *bits, uint8_t *found) {
   TDM_GRID_STRIDE(i, n) {
     K s = (K)(q[i] - lo);
-    found[i] = (uint8_t)(s <= span && (bits[s >> 5] >> (s & 31) & 1u));
+    found[i] = (uint8_t)(s <= span && (bits[s >> 6] >> (s & 63) & 1u));
   }
 }
 
@@ -513,8 +517,9 @@ static tdm_status unique_outs(tdm__gpu_scope &sc, const tdm__unique_args *a, siz
 
 /* Copies the staged outputs back, then ends the call (tdm__gpu_scope's
  * finish): no wait in stream-ordered mode when nothing was staged through
- * the host, so a call that brought a size to the host waits once, for it,
- * and isin not at all. */
+ * the host, so a call that brought a size to the host waits once, for it
+ * (call_end, below, ends an operation written once the same way: tdm_isin
+ * waits not at all). */
 static tdm_status finish_outs(tdm__gpu_scope &sc, tdm_ctx *ctx, tdm__dev_array *outs, int count, const char *where) {
   tdm_status st;
   for (int i = 0; i < count; i++)
@@ -990,72 +995,6 @@ static tdm_status group_first_seen_t(tdm_ctx *ctx, const tdm__group_args *a) {
   return TDM_OK;
 }
 
-/* tdm_isin: by the hash method a table of the set (tdm__hg_scratch_table, in
- * the call's scratch, no host wait) and one probe per query; by the sort
- * method a binary search of the sorted set's bits per query; with the dense
- * method a bit per value of the set's range (queries outside it are not
- * members). Under TDM_EQ_NUMERIC the table holds the canonical bits of the
- * set and the queries are mapped the same way, so equal numbers meet. */
-template <typename K>
-static tdm_status isin_t(tdm_ctx *ctx, const tdm__isin_args *a, int method) {
-  static const char fn[] = "tdm_isin";
-  tdm__gpu_scope sc(ctx);
-  tdm__dev_array q, set, out;
-  cudaStream_t s = tdm__stream(ctx);
-  int kind = tdm__key_kind(a->key_type), dense = method == TDM__OPS_DENSE && a->m;
-  size_t words = (size_t)(a->dense_span >> 5) + 1;
-  K *bits = NULL, lo = (K)a->dense_min;
-  unsigned *table = NULL;
-  tdm_status st;
-  if ((st = enter_waiting(sc, ctx, fn)) != TDM_OK || (st = sc.in(a->queries, a->n * sizeof(K), &q)) != TDM_OK ||
-      (st = sc.in(a->set, a->m * sizeof(K), &set)) != TDM_OK)
-    return st;
-  if (dense) {
-    if ((st = sc.alloc(words * 4, &table)) != TDM_OK || (st = sc.out(a->found_out, a->n, &out)) != TDM_OK) return st;
-    TDM_CUDA_TRY(cudaMemsetAsync(table, 0, words * 4, s), (void)0);
-    dense_set_kernel<K><<<tdm__grid(a->m), TDM_GPU_BLOCK, 0, s>>>((const K *)set.d, a->m, lo, table);
-    dense_isin_kernel<K><<<tdm__grid(a->n), TDM_GPU_BLOCK, 0, s>>>((const K *)q.d, a->n, lo, (K)a->dense_span,
-                                                                  table, (uint8_t *)out.d);
-    if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
-    return finish_outs(sc, ctx, &out, 1, fn);
-  }
-  if (method == TDM__OPS_HASH && a->m) {
-    const K *qk = (const K *)q.d, *sk = (const K *)set.d;
-    const tdm_type bits_type = bits_type_of<K>();
-    K *qc = NULL;
-    tdm_hash h;
-    tdm__hash_gpu be;
-    if (a->numeric) {
-      if ((st = sc.alloc(a->m * sizeof(K), &bits)) != TDM_OK || (st = sc.alloc(a->n * sizeof(K), &qc)) != TDM_OK)
-        return st;
-      canon_bits_kernel<K><<<tdm__grid(a->m), TDM_GPU_BLOCK, 0, s>>>(sk, bits, a->m, kind, 1);
-      canon_bits_kernel<K><<<tdm__grid(a->n), TDM_GPU_BLOCK, 0, s>>>(qk, qc, a->n, kind, 1);
-      if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
-      sk = bits;
-      qk = qc;
-    }
-    if ((st = tdm__hg_scratch_table(ctx, sc, bits_type, bits_type, TDM__DUP_SUM, sk, NULL, TDM__HG_ROWS_NONE, a->m,
-                                    &h, &be, fn)) != TDM_OK ||
-        (st = sc.out(a->found_out, a->n, &out)) != TDM_OK)
-      return st;
-    be.policy->find(&h, qk, NULL, (uint8_t *)out.d, a->n);
-    if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
-    return finish_outs(sc, ctx, &out, 1, fn);
-  }
-  if ((st = sc.alloc(a->m * sizeof(K), &bits)) != TDM_OK) return st;
-  if (a->m) {
-    canon_bits_kernel<K><<<tdm__grid(a->m), TDM_GPU_BLOCK, 0, s>>>((const K *)set.d, bits, a->m, kind, a->numeric);
-    if ((st = tdm__launch_check(fn)) != TDM_OK || (st = sort_in_place(ctx, bits, NULL, a->m, sizeof(K))) != TDM_OK)
-      return st;
-  }
-  if ((st = sc.out(a->found_out, a->n, &out)) != TDM_OK) return st;
-  isin_kernel<K><<<tdm__grid(a->n), TDM_GPU_BLOCK, 0, s>>>((const K *)q.d, bits, a->m, kind, a->numeric,
-                                                          (uint8_t *)out.d, a->n);
-  if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
-  /* Waits like the other three (ops.h promises it for every call here). */
-  return finish_outs(sc, ctx, &out, 1, fn);
-}
-
 /* Each left row's run of matches in the right side sorted by bits (with
  * its indices, stable: a run lists its right rows ascending), found by the
  * sort method with two binary searches of the sorted bits, by the hash
@@ -1317,9 +1256,6 @@ static tdm_status ops_group_reduce(tdm_ctx *ctx, const tdm__group_args *a, int m
   }
   return wide ? group_reduce_t<uint64_t>(ctx, a) : group_reduce_t<uint32_t>(ctx, a);
 }
-static tdm_status ops_isin(tdm_ctx *ctx, const tdm__isin_args *a, int method) {
-  return tdm_type_size(a->key_type) == 4 ? isin_t<uint32_t>(ctx, a, method) : isin_t<uint64_t>(ctx, a, method);
-}
 static tdm_status ops_join(tdm_ctx *ctx, const tdm__join_args *a, int method) {
   int wide = tdm_type_size(a->key_type) == 8;
   if (a->n_right <= UINT32_MAX)
@@ -1336,11 +1272,165 @@ static tdm_status ops_minmax(tdm_ctx *ctx, tdm_type key_type, const void *keys, 
                                       : minmax_t<uint64_t>(ctx, key_type, keys, n, min_bits, max_bits);
 }
 
+/* ---- building blocks (backend.h) of the operations written once --------- */
+
+/* A call's memory on the device: the call's tdm__gpu_scope (caller arrays
+ * staged through it, scratch freed with it) and the call's set, a scratch
+ * table. Constructed in the tdm__call by begin, destroyed by end. */
+struct gpu_call {
+  enum { MAX_ARR = 8 };
+  tdm__gpu_scope sc;
+  tdm__dev_array arr[MAX_ARR];
+  int is_out[MAX_ARR];
+  int narr;
+  tdm_hash set;
+  tdm__hash_gpu set_be;
+  int have_set;
+  explicit gpu_call(tdm_ctx *ctx) : sc(ctx), narr(0), have_set(0) {}
+};
+static_assert(sizeof(gpu_call) <= sizeof(((tdm__call *)0)->be), "gpu_call does not fit tdm__call");
+static_assert(alignof(gpu_call) <= alignof(uint64_t), "gpu_call needs more alignment than tdm__call gives");
+
+static gpu_call *gpu_call_of(tdm__call *c) { return (gpu_call *)(void *)c->be; }
+
+static tdm_status call_begin(tdm__call *c) {
+  gpu_call *k = new (c->be) gpu_call(c->ctx);
+  tdm_status st = enter_waiting(k->sc, c->ctx, c->fn);
+  if (st != TDM_OK) k->~gpu_call();
+  return st;
+}
+
+static tdm_status call_end(tdm__call *c, tdm_status st) {
+  gpu_call *k = gpu_call_of(c);
+  for (int i = 0; st == TDM_OK && i < k->narr; i++)
+    if (k->is_out[i]) st = tdm__gpu_out_finish(c->ctx, &k->arr[i]);
+  if (st == TDM_OK) st = k->sc.finish(c->fn);
+  k->~gpu_call();
+  return st;
+}
+
+static tdm_status call_array(tdm__call *c, const void *user, size_t bytes, int out, void **d) {
+  gpu_call *k = gpu_call_of(c);
+  tdm__dev_array *a;
+  tdm_status st;
+  *d = NULL;
+  if (k->narr == gpu_call::MAX_ARR)
+    return tdm__fail(TDM_ERR_DEVICE, "%s: internal: more than %d caller arrays in one call", c->fn,
+                     (int)gpu_call::MAX_ARR);
+  a = &k->arr[k->narr];
+  k->is_out[k->narr++] = out;
+  st = out ? k->sc.out((void *)user, bytes, a) : k->sc.in(user, bytes, a);
+  if (st == TDM_OK) *d = a->d;
+  return st;
+}
+
+static tdm_status call_in(tdm__call *c, const void *user, size_t bytes, const void **d) {
+  void *p;
+  tdm_status st = call_array(c, user, bytes, 0, &p);
+  *d = p;
+  return st;
+}
+
+static tdm_status call_out(tdm__call *c, void *user, size_t bytes, void **d) {
+  return call_array(c, user, bytes, 1, d);
+}
+
+static tdm_status call_scratch(tdm__call *c, size_t bytes, void **d) { return gpu_call_of(c)->sc.alloc(bytes, d); }
+
+static tdm_status blk_fill(tdm__call *c, void *d, int byte, size_t bytes) {
+  TDM_CUDA_TRY(cudaMemsetAsync(d, byte, bytes, tdm__stream(c->ctx)), (void)0);
+  return TDM_OK;
+}
+
+template <typename K>
+static tdm_status canon_bits_t(tdm__call *c, int kind, const void *src, void *dst, size_t n, int numeric) {
+  canon_bits_kernel<K><<<tdm__grid(n), TDM_GPU_BLOCK, 0, tdm__stream(c->ctx)>>>((const K *)src, (K *)dst, n, kind,
+                                                                                 numeric);
+  return tdm__launch_check(c->fn);
+}
+static tdm_status blk_canon_bits(tdm__call *c, tdm_type key_type, const void *src, void *dst, size_t n, int numeric) {
+  int kind = tdm__key_kind(key_type);
+  if (n == 0) return TDM_OK;
+  return tdm_type_size(key_type) == 4 ? canon_bits_t<uint32_t>(c, kind, src, dst, n, numeric)
+                                      : canon_bits_t<uint64_t>(c, kind, src, dst, n, numeric);
+}
+
+static tdm_status blk_sort_words(tdm__call *c, size_t ks, void *d, size_t n) {
+  return sort_in_place(c->ctx, d, NULL, n, ks);
+}
+
+template <typename K>
+static tdm_status search_t(tdm__call *c, int kind, int numeric, const void *sorted, size_t m, const void *queries,
+                           size_t n, uint8_t *found) {
+  search_kernel<K><<<tdm__grid(n), TDM_GPU_BLOCK, 0, tdm__stream(c->ctx)>>>((const K *)queries, (const K *)sorted, m,
+                                                                          kind, numeric, found, n);
+  return tdm__launch_check(c->fn);
+}
+static tdm_status blk_search(tdm__call *c, tdm_type key_type, int numeric, const void *sorted, size_t m,
+                             const void *queries, size_t n, uint8_t *found) {
+  int kind = tdm__key_kind(key_type);
+  return tdm_type_size(key_type) == 4 ? search_t<uint32_t>(c, kind, numeric, sorted, m, queries, n, found)
+                                      : search_t<uint64_t>(c, kind, numeric, sorted, m, queries, n, found);
+}
+
+/* A scratch table of the words (tdm__hg_scratch_table: a set, the claims
+ * alone, no host wait), probed by the table's own find. */
+static tdm_status blk_set_build(tdm__call *c, size_t ks, const void *keys, size_t m) {
+  gpu_call *k = gpu_call_of(c);
+  tdm_type t = ks == 4 ? TDM_U32 : TDM_U64;
+  tdm_status st;
+  if (k->have_set) return tdm__fail(TDM_ERR_DEVICE, "%s: internal: a second set in one call", c->fn);
+  st = tdm__hg_scratch_table(c->ctx, k->sc, t, t, TDM__DUP_SUM, keys, NULL, TDM__HG_ROWS_NONE, m, &k->set, &k->set_be,
+                             c->fn);
+  k->have_set = st == TDM_OK;
+  return st;
+}
+
+static tdm_status blk_set_probe(tdm__call *c, const void *queries, size_t n, uint8_t *found) {
+  gpu_call *k = gpu_call_of(c);
+  k->set_be.policy->find(&k->set, queries, NULL, found, n);
+  return tdm__launch_check(c->fn);
+}
+
+static tdm_status blk_bits_set(tdm__call *c, size_t ks, const void *keys, size_t m, uint64_t lo, uint64_t *bits) {
+  cudaStream_t s = tdm__stream(c->ctx);
+  unsigned long long *b = (unsigned long long *)bits;
+  if (ks == 4)
+    bits_set_kernel<uint32_t><<<tdm__grid(m), TDM_GPU_BLOCK, 0, s>>>((const uint32_t *)keys, m, (uint32_t)lo, b);
+  else bits_set_kernel<uint64_t><<<tdm__grid(m), TDM_GPU_BLOCK, 0, s>>>((const uint64_t *)keys, m, lo, b);
+  return tdm__launch_check(c->fn);
+}
+
+static tdm_status blk_bits_test(tdm__call *c, size_t ks, const void *queries, size_t n, uint64_t lo, uint64_t span,
+                                const uint64_t *bits, uint8_t *found) {
+  cudaStream_t s = tdm__stream(c->ctx);
+  const unsigned long long *b = (const unsigned long long *)bits;
+  if (ks == 4)
+    bits_test_kernel<uint32_t><<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>((const uint32_t *)queries, n, (uint32_t)lo,
+                                                                      (uint32_t)span, b, found);
+  else
+    bits_test_kernel<uint64_t><<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>((const uint64_t *)queries, n, lo, span, b,
+                                                                      found);
+  return tdm__launch_check(c->fn);
+}
+
 const tdm__ops_ops tdm__ops_cuda_ops = {
     .unique = ops_unique,
     .group_reduce = ops_group_reduce,
-    .isin = ops_isin,
     .join = ops_join,
+    .begin = call_begin,
+    .end = call_end,
+    .in = call_in,
+    .out = call_out,
+    .scratch = call_scratch,
+    .fill = blk_fill,
+    .canon_bits = blk_canon_bits,
+    .sort_words = blk_sort_words,
+    .search = blk_search,
+    .set_build = blk_set_build,
+    .set_probe = blk_set_probe,
+    .bits_set = blk_bits_set,
+    .bits_test = blk_bits_test,
     .minmax = ops_minmax,
     /* The min/max pass is a host round trip here: only a forced DENSE
      * takes the method until a GPU's measurements say where it pays

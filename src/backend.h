@@ -298,11 +298,70 @@ typedef struct tdm__join_args {
   size_t *n_out;
 } tdm__join_args;
 
+/* One data operation's memory, for the operations written once in the core
+ * (src/ops_isin.c) over the backend's building blocks below: the caller's
+ * arrays as the backend reads and writes them (in place, or staged copies
+ * in its memory) and scratch of the same kind, all released by the end
+ * call whichever way the operation went. The core sets ctx, fn and ops and
+ * reads nothing else; be is the backend's (a C++ object on the CUDA
+ * backend, constructed by begin). */
+typedef struct tdm__call {
+  tdm_ctx *ctx;
+  const char *fn; /* the public call, for messages */
+  const struct tdm__ops_ops *ops;
+  uint64_t be[288];
+} tdm__call;
+
 typedef struct tdm__ops_ops {
   tdm_status (*unique)(tdm_ctx *ctx, const tdm__unique_args *a, int method);
   tdm_status (*group_reduce)(tdm_ctx *ctx, const tdm__group_args *a, int method);
-  tdm_status (*isin)(tdm_ctx *ctx, const tdm__isin_args *a, int method);
   tdm_status (*join)(tdm_ctx *ctx, const tdm__join_args *a, int method);
+
+  /* ---- a call's memory (tdm__call) ----
+   * begin starts the call (on the CUDA backend: the context's device made
+   * current, refused over a pending error or while the stream is captured,
+   * since every data operation may wait); end is called once after a
+   * successful begin, with the operation's status so far: on TDM_OK it
+   * copies staged outputs back and ends the call (a wait, except in
+   * stream-ordered mode with nothing staged), and whatever st was it frees
+   * the call's memory and returns st or the end's own failure. in / out
+   * give the address of a caller array of bytes bytes (host or device
+   * memory, as checked) that the building blocks read or write; scratch
+   * gives bytes of the backend's memory (NULL for 0 bytes). */
+  tdm_status (*begin)(tdm__call *c);
+  tdm_status (*end)(tdm__call *c, tdm_status st);
+  tdm_status (*in)(tdm__call *c, const void *user, size_t bytes, const void **d);
+  tdm_status (*out)(tdm__call *c, void *user, size_t bytes, void **d);
+  tdm_status (*scratch)(tdm__call *c, size_t bytes, void **d);
+
+  /* ---- building blocks, on a call's addresses; key widths 4 or 8 ---- */
+  /* bytes bytes at d set to byte. */
+  tdm_status (*fill)(tdm__call *c, void *d, int byte, size_t bytes);
+  /* dst[i] = the canonical sort bits of src[i] (ops_keys.h: equal keys,
+   * numerically equal under numeric, get equal bits, in the key order),
+   * for i < n. */
+  tdm_status (*canon_bits)(tdm__call *c, tdm_type key_type, const void *src, void *dst, size_t n, int numeric);
+  /* The n words of width ks at d sorted ascending as unsigned integers, in
+   * place; n may be 0 or 1. */
+  tdm_status (*sort_words)(tdm__call *c, size_t ks, void *d, size_t n);
+  /* found[i] = 1 if query i's canonical sort bits are among the m > 0
+   * ascending words of sorted, else 0, for i < n. */
+  tdm_status (*search)(tdm__call *c, tdm_type key_type, int numeric, const void *sorted, size_t m,
+                       const void *queries, size_t n, uint8_t *found);
+  /* The call's set (one a call) of the m > 0 words of width ks at keys,
+   * compared as bits: made by set_build, probed by set_probe (found[i] = 1
+   * if word i of queries is in it), freed by end. */
+  tdm_status (*set_build)(tdm__call *c, size_t ks, const void *keys, size_t m);
+  tdm_status (*set_probe)(tdm__call *c, const void *queries, size_t n, uint8_t *found);
+  /* A table of a bit per value of [lo, lo + span]: bits_words(span) words
+   * of 8 bytes, cleared by the caller (fill); bits_set sets the bit of each
+   * of the m keys, all in the range (key - lo in the key's width as
+   * unsigned arithmetic), and bits_test gives found[i] = 1 where query i is
+   * in the range and its bit is set. */
+  tdm_status (*bits_set)(tdm__call *c, size_t ks, const void *keys, size_t m, uint64_t lo, uint64_t *bits);
+  tdm_status (*bits_test)(tdm__call *c, size_t ks, const void *queries, size_t n, uint64_t lo, uint64_t span,
+                          const uint64_t *bits, uint8_t *found);
+
   /* The smallest and largest of n > 0 integer keys (TDM_U32 .. TDM_I64) in
    * the type's numeric order, as their bits (zero-extended from 32): the
    * one pass the core reads to decide the dense method. Keys may be host
@@ -322,6 +381,13 @@ typedef struct tdm__ops_ops {
   /* enum tdm__hash_groups. */
   int hash_groups;
 } tdm__ops_ops;
+
+/* Words of 8 bytes in a bit table of values lo .. lo + span. */
+static inline size_t tdm__bits_words(uint64_t span) { return (size_t)(span >> 6) + 1; }
+
+/* The data operations written once over the building blocks (src/ops_*.c),
+ * called by src/ops_api.c with checked arguments and the method picked. */
+TDM_INTERNAL tdm_status tdm__isin_run(tdm_ctx *ctx, const tdm__isin_args *a, int method);
 
 /* ---- backends ------------------------------------------------------------ */
 

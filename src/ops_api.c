@@ -315,7 +315,7 @@ tdm_status tdm_isin(tdm_ctx *ctx, tdm_type key_type, const void *queries, size_t
   st = pick_dense(ctx, key_type, set, m, mul_sat(m, OPS_DENSE_SLOTS_PER_SET_KEY), &method, &a.dense_min,
                   &a.dense_span);
   if (st != TDM_OK) return st;
-  return ctx->be->ops->isin(ctx, &a, method);
+  return tdm__isin_run(ctx, &a, method);
 }
 
 tdm_status tdm_group_reduce(tdm_ctx *ctx, tdm_type key_type, const void *keys, tdm_type value_type,

@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blocks.h"
 #include "hooks/hooks.h"
 #include "prop.h"
 
@@ -1055,6 +1056,19 @@ static uint64_t int_key(tdm_type t, const void *k, size_t i) {
 static int cmp_u64(const void *a, const void *b) {
   uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
   return (x > y) - (x < y);
+}
+
+/* The building blocks of the operations written once (src/backend.h) against
+ * plain loops: every key type, sizes up to 3000 (full tier: 40000), one
+ * thread and all. */
+Test(ops_blocks, against_plain_loops) {
+  char why[300];
+  int th;
+  for (th = 0; th < 2; th++) {
+    tdm_ctx *c = prop_ctx(TDM_BACKEND_CPU, th ? 0 : 1);
+    cr_assert(blocks_check(c, 0, 0xB10C0 + (uint64_t)th, prop_scaled(3000, 40000), why, sizeof why), "%s", why);
+    tdm_ctx_destroy(c);
+  }
 }
 
 /* The min/max pass and isin by the bit table against plain loops, on small

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blocks.h"
 #include "hooks/hooks.h"
 #include "prop.h"
 
@@ -348,6 +349,22 @@ static void check_skew(env *e, int d, size_t n, uint64_t case_id) {
   }
   free(keys);
   free(vals);
+}
+
+/* The building blocks of the operations written once (src/backend.h) on the
+ * CUDA backend against plain loops, on host arrays (staged by the call) and
+ * device arrays. */
+Test(ops_cuda, blocks_against_plain_loops) {
+  const char *why_skip;
+  char why[300];
+  int dev;
+  if (!prop_cuda_usable(&why_skip)) cr_skip_test("no usable CUDA device: %s", why_skip);
+  for (dev = 0; dev < 2; dev++) {
+    tdm_ctx *c = prop_ctx(TDM_BACKEND_CUDA, 0);
+    cr_assert(blocks_check(c, dev, 0xB10C5 + (uint64_t)dev, prop_scaled(1500, 20000), why, sizeof why), "%s arrays: %s",
+              dev ? "device" : "host", why);
+    tdm_ctx_destroy(c);
+  }
 }
 
 /* One key type per distribution (all six over the four), host arrays for

@@ -55,6 +55,25 @@ void tdm_test_ops_method(int method);
 tdm_status tdm_test_ops_minmax(tdm_ctx *ctx, tdm_type key_type, const void *keys, size_t n, uint64_t *min_bits,
                                uint64_t *max_bits);
 
+/* The data operations' building blocks (src/backend.h) on ctx's backend,
+ * each in a call of its own (tests/hooks/ops_blocks.c), arrays in host or
+ * device memory: fill; canon_bits (bits_out[i] = the canonical sort bits
+ * of keys[i]); sort_words (sorted_out = the n words of width ks ascending);
+ * search (found_out[i]: query i's canonical bits among the m > 0 ascending
+ * words of sorted); set (found_out[i]: word i of queries among the m > 0
+ * words of keys, by the call's set); bits (the same by a bit table of
+ * [lo, lo + span], every key in it). */
+tdm_status tdm_test_block_fill(tdm_ctx *ctx, void *out, int byte, size_t bytes);
+tdm_status tdm_test_block_canon_bits(tdm_ctx *ctx, tdm_type t, const void *keys, size_t n, int numeric,
+                                     void *bits_out);
+tdm_status tdm_test_block_sort_words(tdm_ctx *ctx, size_t ks, const void *words, size_t n, void *sorted_out);
+tdm_status tdm_test_block_search(tdm_ctx *ctx, tdm_type t, int numeric, const void *sorted, size_t m,
+                                 const void *queries, size_t n, uint8_t *found_out);
+tdm_status tdm_test_block_set(tdm_ctx *ctx, size_t ks, const void *keys, size_t m, const void *queries, size_t n,
+                              uint8_t *found_out);
+tdm_status tdm_test_block_bits(tdm_ctx *ctx, size_t ks, const void *keys, size_t m, uint64_t lo, uint64_t span,
+                               const void *queries, size_t n, uint8_t *found_out);
+
 /* Caps the instruction-set level of the queries of CPU trees built from now
  * on: 0 all the CPU has, 1 at most AVX2, 2 the scalar loops. Returns the
  * level such a tree gets (0 scalar, 1 AVX2, 2 AVX-512), -1 on a bad level.
