@@ -1,7 +1,8 @@
 /*
  * ops_cpu.c: the CPU backend's data operations (tandem/ops.h).
  *
- * Every operation first groups equal keys (grp_build), by either method:
+ * tdm_unique and tdm_group_reduce first group equal keys (grp_build), by
+ * either method:
  *  - sort: the canonical keys (ops_keys.h) with their indices are radix
  *    sorted as pairs (stable, so each run of equal keys lists its indices
  *    ascending); the runs are the groups, in ascending key order.
@@ -17,15 +18,8 @@
  * description, so the two methods give the same bytes, and every loop after
  * it writes each output from one place, whatever the number of threads.
  *
- * tdm_join reads each left row's match range from it, sums the output rows
- * per left row into offsets (the exact size, before anything is written),
- * then fills the output by output position: fixed chunks of output rows,
- * each finding its first left row by one search of the offsets and walking
- * on (tdm__ops_join_fill, ops_keys.h, the logic the CUDA kernel runs), so a
- * left row with most of the matches is split over all threads.
- *
- * tdm_isin is written once (src/ops_isin.c) over the building blocks at the
- * end of this file.
+ * tdm_isin and tdm_join are written once (src/ops_isin.c, src/ops_join.c)
+ * over the building blocks at the end of this file.
  *
  * All scratch comes from the context's allocator and is freed before the
  * call returns; outputs are written only after the last allocation.
@@ -45,7 +39,7 @@
  * offsets, then a walk). */
 #define JOIN_FILL_ROWS OPS_PER_THREAD
 
-enum { ORDER_ASC = 0, ORDER_FIRST_SEEN = 1, ORDER_ANY = 2 };
+enum { ORDER_ASC = 0, ORDER_FIRST_SEEN = 1 };
 
 /* ---- scratch ------------------------------------------------------------ */
 
@@ -97,23 +91,22 @@ static size_t chunk(size_t n, int P, int t) {
 }
 
 /* dst[at + i] = canonical(src[i]) for i in [lo, hi). */
-static void canon_range(const void *src, void *dst, size_t at, size_t ks, int numeric, size_t lo, size_t hi) {
+static void canon_range(const void *src, void *dst, size_t ks, int numeric, size_t lo, size_t hi) {
   size_t i;
   if (ks == 4) {
     const uint32_t *s = (const uint32_t *)src;
-    uint32_t *d = (uint32_t *)dst + at;
+    uint32_t *d = (uint32_t *)dst;
     for (i = lo; i < hi; i++) d[i] = tdm__ops_canon32(s[i], numeric);
   } else {
     const uint64_t *s = (const uint64_t *)src;
-    uint64_t *d = (uint64_t *)dst + at;
+    uint64_t *d = (uint64_t *)dst;
     for (i = lo; i < hi; i++) d[i] = tdm__ops_canon64(s[i], numeric);
   }
 }
 
-static void canon_copy(const tdm_ctx *ctx, const void *src, void *dst, size_t at, size_t ks, size_t n,
-                       int numeric) {
+static void canon_copy(const tdm_ctx *ctx, const void *src, void *dst, size_t ks, size_t n, int numeric) {
   int P = chunks_for(ctx, n), t;
-  TDM__PAR_FOR(P, t, P, canon_range(src, dst, at, ks, numeric, chunk(n, P, t), chunk(n, P, t + 1)));
+  TDM__PAR_FOR(P, t, P, canon_range(src, dst, ks, numeric, chunk(n, P, t), chunk(n, P, t + 1)));
 }
 
 static void copy_key(void *dst, size_t d, const void *src, size_t s, size_t ks) {
@@ -148,11 +141,11 @@ static void grp_free(tdm_ctx *ctx, grp *g) {
   memset(g, 0, sizeof *g);
 }
 
-/* The keys to group: a (na keys) followed by b (nb keys, may be 0). */
+/* The n keys to group. */
 typedef struct grp_in {
   tdm_type key_type;
-  const void *a, *b;
-  size_t na, nb;
+  const void *a;
+  size_t n;
   int numeric;
 } grp_in;
 
@@ -222,7 +215,7 @@ static void scatter_gid_range(const grp *g, const uint64_t *rank, uint64_t *gid,
 }
 
 static tdm_status grp_sort(tdm_ctx *ctx, const char *fn, const grp_in *in, int order, uint64_t *gid, grp *g) {
-  size_t n = in->na + in->nb, ks = tdm_type_size(in->key_type), G = 0, r;
+  size_t n = in->n, ks = tdm_type_size(in->key_type), G = 0, r;
   void *kc = NULL;
   uint64_t *fr = NULL, *rank = NULL;
   int P = chunks_for(ctx, n), t;
@@ -231,8 +224,7 @@ static tdm_status grp_sort(tdm_ctx *ctx, const char *fn, const grp_in *in, int o
   g->n = n;
   if ((st = take(ctx, fn, n, ks, &kc)) != TDM_OK) goto fail;
   if ((st = take(ctx, fn, n, 8, (void **)&g->mem)) != TDM_OK) goto fail;
-  canon_copy(ctx, in->a, kc, 0, ks, in->na, in->numeric);
-  if (in->nb) canon_copy(ctx, in->b, kc, in->na, ks, in->nb, in->numeric);
+  canon_copy(ctx, in->a, kc, ks, n, in->numeric);
   iota(ctx, g->mem, n);
   if (n > 1 && (st = relabel(fn, tdm__cpu_sort(ctx, in->key_type, kc, TDM_U64, g->mem, n, 0))) != TDM_OK) goto fail;
 
@@ -308,7 +300,7 @@ static tdm_status number_keys(tdm_ctx *ctx, const char *fn, size_t ks, const voi
   nb->kc = keys;
   if (numeric) {
     if ((st = take(ctx, fn, n, ks, &nb->kcopy)) != TDM_OK) goto fail;
-    canon_copy(ctx, keys, nb->kcopy, 0, ks, n, 1);
+    canon_copy(ctx, keys, nb->kcopy, ks, n, 1);
     nb->kc = nb->kcopy;
   }
   nb->cap = max_groups < n ? max_groups : n;
@@ -379,7 +371,7 @@ done:
  * alone), then a counting sort by group lists each group's rows in input
  * order, so each group's members are ascending. */
 static tdm_status grp_hash(tdm_ctx *ctx, const char *fn, const grp_in *in, int order, uint64_t *gid_out, grp *g) {
-  size_t n = in->na + in->nb, ks = tdm_type_size(in->key_type), G, i, r;
+  size_t n = in->n, ks = tdm_type_size(in->key_type), G, i, r;
   const void *kc = in->a;
   void *kcopy = NULL;
   uint32_t *ord = NULL, *rank = NULL;
@@ -390,10 +382,9 @@ static tdm_status grp_hash(tdm_ctx *ctx, const char *fn, const grp_in *in, int o
 
   memset(&nb, 0, sizeof nb);
   g->n = n;
-  if (in->numeric || in->nb > 0) {
+  if (in->numeric) {
     if ((st = take(ctx, fn, n, ks, &kcopy)) != TDM_OK) goto fail;
-    canon_copy(ctx, in->a, kcopy, 0, ks, in->na, in->numeric);
-    if (in->nb) canon_copy(ctx, in->b, kcopy, in->na, ks, in->nb, in->numeric);
+    canon_copy(ctx, in->a, kcopy, ks, n, in->numeric);
     kc = kcopy;
   }
   if ((st = number_keys(ctx, fn, ks, kc, n, 0, 1, SIZE_MAX, &nb, &too_many)) != TDM_OK) goto fail;
@@ -881,7 +872,7 @@ done:
 
 static tdm_status ops_unique(tdm_ctx *ctx, const tdm__unique_args *a, int method) {
   static const char fn[] = "tdm_unique";
-  grp_in in = {a->key_type, a->keys, NULL, a->n, 0, a->numeric};
+  grp_in in = {a->key_type, a->keys, a->n, a->numeric};
   grp g;
   size_t ks = tdm_type_size(a->key_type);
   int P, t;
@@ -1053,7 +1044,7 @@ done:
 
 static tdm_status ops_group_reduce(tdm_ctx *ctx, const tdm__group_args *a, int method) {
   static const char fn[] = "tdm_group_reduce";
-  grp_in in = {a->key_type, a->keys, NULL, a->n, 0, a->numeric};
+  grp_in in = {a->key_type, a->keys, a->n, a->numeric};
   grp g;
   size_t ks = tdm_type_size(a->key_type);
   int P, t;
@@ -1073,114 +1064,6 @@ static tdm_status ops_group_reduce(tdm_ctx *ctx, const tdm__group_args *a, int m
   *a->n_groups_out = g.G;
   grp_free(ctx, &g);
   return TDM_OK;
-}
-
-/* ---- join --------------------------------------------------------------- */
-
-/* Per left row i: its right matches are mem[ms[i] .. ms[i] + mc[i]). */
-typedef struct join_work {
-  const grp *g;
-  size_t nr, nl;
-  uint64_t *ms, *mc;
-  uint64_t *o; /* n_left + 1 output offsets */
-} join_work;
-
-/* Members of a group are ascending and the right keys come first in the
- * grouped input, so a group's right rows are a prefix of its members. */
-static void join_match_range(const join_work *w, size_t lo, size_t hi) {
-  const grp *g = w->g;
-  size_t k, r, rc = 0, rs = 0, have = 0;
-  if (lo >= hi) return;
-  r = (size_t)tdm__csr_owner(g->off, g->G, lo); /* the run holding lo */
-  for (k = lo; k < hi; k++) {
-    uint64_t i = g->mem[k];
-    while (g->off[r + 1] <= k) r++, have = 0;
-    if (i < w->nr) continue;
-    if (!have || rs != g->off[r]) {
-      size_t a = g->off[r], b = g->off[r + 1];
-      rs = a; /* first member not below nr, by bisection */
-      while (a < b) {
-        size_t mid = a + (b - a) / 2;
-        if (g->mem[mid] < w->nr) a = mid + 1;
-        else b = mid;
-      }
-      rc = a - rs;
-      have = 1;
-    }
-    w->ms[i - w->nr] = rs;
-    w->mc[i - w->nr] = rc;
-  }
-}
-
-static uint64_t join_count_range(const join_work *w, int kind, size_t lo, size_t hi) {
-  size_t i;
-  uint64_t s = 0;
-  for (i = lo; i < hi; i++) s += tdm__ops_join_rows(kind, w->mc[i]);
-  return s;
-}
-
-static void join_offsets_range(const join_work *w, int kind, uint64_t base, size_t lo, size_t hi) {
-  size_t i;
-  for (i = lo; i < hi; i++) {
-    w->o[i] = base;
-    base += tdm__ops_join_rows(kind, w->mc[i]);
-  }
-}
-
-/* Output rows of chunk c of JOIN_FILL_ROWS (the last one shorter), by
- * output position (ops_keys.h), so a hot key's rows are split like any
- * others. */
-static void join_fill_chunk(const join_work *w, const tdm__join_args *a, size_t total, size_t c) {
-  size_t lo = c * JOIN_FILL_ROWS, hi = total - lo > JOIN_FILL_ROWS ? lo + JOIN_FILL_ROWS : total;
-  tdm__ops_join_fill(a->kind, w->o, w->nl, w->ms, w->mc, w->g->mem, a->left_out, a->right_out, lo, hi);
-}
-
-static tdm_status ops_join(tdm_ctx *ctx, const tdm__join_args *a, int method) {
-  static const char fn[] = "tdm_join";
-  grp_in in = {a->key_type, a->right, a->left, a->n_right, a->n_left, a->numeric};
-  grp g;
-  join_work w;
-  size_t nl = a->n_left, cnt[OPS_MAX_CHUNKS + 1];
-  uint64_t total = 0;
-  int P = chunks_for(ctx, nl + a->n_right), Q = chunks_for(ctx, nl), R, t;
-  long nf, f;
-  tdm_status st;
-
-  memset(&w, 0, sizeof w);
-  if ((st = grp_build(ctx, fn, &in, ORDER_ANY, method, NULL, &g)) != TDM_OK) return st;
-  w.g = &g;
-  w.nr = a->n_right;
-  w.nl = nl;
-  if ((st = take(ctx, fn, nl, 8, (void **)&w.ms)) != TDM_OK) goto done;
-  if ((st = take(ctx, fn, nl, 8, (void **)&w.mc)) != TDM_OK) goto done;
-  if ((st = take(ctx, fn, nl + 1, 8, (void **)&w.o)) != TDM_OK) goto done;
-  TDM__PAR_FOR(P, t, P, join_match_range(&w, chunk(g.n, P, t), chunk(g.n, P, t + 1)));
-  TDM__PAR_FOR(Q, t, Q, cnt[t] = join_count_range(&w, a->kind, chunk(nl, Q, t), chunk(nl, Q, t + 1)));
-  for (t = 0; t < Q; t++) {
-    uint64_t c = cnt[t];
-    cnt[t] = total;
-    total += c;
-  }
-  *a->n_out = total;
-  if (total > a->cap) {
-    st = tdm__fail(TDM_ERR_CAPACITY, "%s: the join has %llu rows but cap is %zu; *n_out holds the size needed", fn,
-                   (unsigned long long)total, a->cap);
-    goto done;
-  }
-  TDM__PAR_FOR(Q, t, Q, join_offsets_range(&w, a->kind, cnt[t], chunk(nl, Q, t), chunk(nl, Q, t + 1)));
-  w.o[nl] = total;
-  /* The output in chunks of JOIN_FILL_ROWS rows, however many threads run
-   * them: where the chunk boundaries fall (inside a hot key's rows, say)
-   * does not depend on the machine's load. */
-  nf = (long)((total + JOIN_FILL_ROWS - 1) / JOIN_FILL_ROWS);
-  R = chunks_for(ctx, (size_t)total);
-  TDM__PAR_FOR(R, f, nf, join_fill_chunk(&w, a, (size_t)total, (size_t)f));
-done:
-  give(ctx, w.ms, nl, 8);
-  give(ctx, w.mc, nl, 8);
-  give(ctx, w.o, nl + 1, 8);
-  grp_free(ctx, &g);
-  return st;
 }
 
 /* ---- building blocks (backend.h) of the operations written once --------- */
@@ -1296,24 +1179,159 @@ static tdm_status blk_search(tdm__call *c, tdm_type key_type, int numeric, const
   return TDM_OK;
 }
 
-/* The hash table of tandem/hash.h, keyed by the words; its values are never
- * read (the keys serve as values too). */
-static tdm_status blk_set_build(tdm__call *c, size_t ks, const void *keys, size_t m) {
+/* The hash table of tandem/hash.h, keyed by the words: with vals, their
+ * SUM; without, the keys serve as values too (never read). */
+static tdm_status blk_set_build(tdm__call *c, size_t ks, const void *keys, const uint64_t *vals, size_t m) {
   cpu_call *k = cpu_call_of(c);
   tdm_hash_opts ho;
   tdm_status st;
   memset(&ho, 0, sizeof ho);
   ho.key_type = ks == 4 ? TDM_U32 : TDM_U64;
-  ho.value_type = ho.key_type;
+  ho.value_type = vals ? TDM_U64 : ho.key_type;
   ho.capacity = m;
-  ho.on_duplicate = TDM_DUP_KEEP_FIRST;
+  ho.on_duplicate = vals ? TDM_DUP_SUM : TDM_DUP_KEEP_FIRST;
   if (k->set) return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: internal: a second set in one call", c->fn);
   if ((st = relabel(c->fn, tdm_hash_create(c->ctx, &ho, &k->set))) != TDM_OK) return st;
-  return relabel(c->fn, tdm_hash_insert(k->set, keys, keys, m));
+  return relabel(c->fn, tdm_hash_insert(k->set, keys, vals ? (const void *)vals : keys, m));
 }
 
-static tdm_status blk_set_probe(tdm__call *c, const void *queries, size_t n, uint8_t *found) {
-  return relabel(c->fn, tdm_hash_find(cpu_call_of(c)->set, queries, NULL, found, n));
+static tdm_status blk_set_probe(tdm__call *c, const void *queries, size_t n, uint64_t *values, uint8_t *found) {
+  return relabel(c->fn, tdm_hash_find(cpu_call_of(c)->set, queries, values, found, n));
+}
+
+static void iota_idx_range(void *idx, size_t iw, size_t lo, size_t hi) {
+  size_t i;
+  if (iw == 4)
+    for (i = lo; i < hi; i++) ((uint32_t *)idx)[i] = (uint32_t)i;
+  else
+    for (i = lo; i < hi; i++) ((uint64_t *)idx)[i] = i;
+}
+
+static tdm_status blk_sort_indexed(tdm__call *c, tdm_type key_type, int numeric, const void *src, size_t n,
+                                   void *bits, void *idx, size_t iw) {
+  size_t ks = tdm_type_size(key_type);
+  int P = chunks_for(c->ctx, n), t;
+  TDM__PAR_FOR(P, t, P, {
+    canon_bits_range(key_type, src, bits, numeric, chunk(n, P, t), chunk(n, P, t + 1));
+    iota_idx_range(idx, iw, chunk(n, P, t), chunk(n, P, t + 1));
+  });
+  if (n < 2) return TDM_OK;
+  return relabel(c->fn,
+                 tdm__cpu_sort(c->ctx, ks == 4 ? TDM_U32 : TDM_U64, bits, iw == 4 ? TDM_U32 : TDM_U64, idx, n, 0));
+}
+
+static void run_adds_range(size_t ks, const void *s, uint64_t *add, size_t lo, size_t hi) {
+  size_t k;
+  for (k = lo; k < hi; k++) {
+    int head = k == 0 || (ks == 4 ? ((const uint32_t *)s)[k] != ((const uint32_t *)s)[k - 1]
+                                  : ((const uint64_t *)s)[k] != ((const uint64_t *)s)[k - 1]);
+    add[k] = tdm__ops_join_run_add(head, k);
+  }
+}
+
+static tdm_status blk_run_adds(tdm__call *c, size_t ks, const void *sorted, size_t n, uint64_t *add) {
+  int P = chunks_for(c->ctx, n), t;
+  TDM__PAR_FOR(P, t, P, run_adds_range(ks, sorted, add, chunk(n, P, t), chunk(n, P, t + 1)));
+  return TDM_OK;
+}
+
+static void join_runs_range(int kind, uint64_t *ms, uint64_t *mc, uint64_t *rows, size_t lo, size_t hi) {
+  size_t i;
+  for (i = lo; i < hi; i++) {
+    uint64_t w = ms[i];
+    mc[i] = tdm__ops_join_run_count(w);
+    ms[i] = tdm__ops_join_run_start(w);
+    rows[i] = tdm__ops_join_rows(kind, mc[i]);
+  }
+}
+
+static tdm_status blk_join_runs(tdm__call *c, int kind, uint64_t *ms, uint64_t *mc, uint64_t *rows, size_t nl) {
+  int P = chunks_for(c->ctx, nl), t;
+  TDM__PAR_FOR(P, t, P, join_runs_range(kind, ms, mc, rows, chunk(nl, P, t), chunk(nl, P, t + 1)));
+  rows[nl] = 0;
+  return TDM_OK;
+}
+
+static void join_bounds_range(int kind, tdm_type t, int numeric, const void *left, const void *rb, size_t nr,
+                              uint64_t *ms, uint64_t *mc, uint64_t *rows, size_t lo, size_t hi) {
+  int kd = tdm__key_kind(t);
+  size_t i, a, b;
+  for (i = lo; i < hi; i++) {
+    if (tdm_type_size(t) == 4) {
+      uint32_t q = tdm__ops_canon_bits32(((const uint32_t *)left)[i], kd, numeric);
+      a = tdm__ops_bound32((const uint32_t *)rb, nr, q, 0);
+      b = tdm__ops_bound32((const uint32_t *)rb, nr, q, 1);
+    } else {
+      uint64_t q = tdm__ops_canon_bits64(((const uint64_t *)left)[i], kd, numeric);
+      a = tdm__ops_bound64((const uint64_t *)rb, nr, q, 0);
+      b = tdm__ops_bound64((const uint64_t *)rb, nr, q, 1);
+    }
+    ms[i] = a;
+    mc[i] = b - a;
+    rows[i] = tdm__ops_join_rows(kind, b - a);
+  }
+}
+
+static tdm_status blk_join_bounds(tdm__call *c, int kind, tdm_type key_type, int numeric, const void *left, size_t nl,
+                                  const void *rbits, size_t nr, uint64_t *ms, uint64_t *mc, uint64_t *rows) {
+  int P = chunks_for(c->ctx, nl), t;
+  TDM__PAR_FOR(P, t, P,
+               join_bounds_range(kind, key_type, numeric, left, rbits, nr, ms, mc, rows, chunk(nl, P, t),
+                                 chunk(nl, P, t + 1)));
+  rows[nl] = 0;
+  return TDM_OK;
+}
+
+static uint64_t sum_range(const uint64_t *in, size_t lo, size_t hi) {
+  uint64_t s = 0;
+  size_t i;
+  for (i = lo; i < hi; i++) s += in[i];
+  return s;
+}
+
+static void scan_range(const uint64_t *in, uint64_t *off, uint64_t base, size_t lo, size_t hi) {
+  size_t i;
+  for (i = lo; i < hi; i++) {
+    uint64_t v = in[i]; /* read first: in may be off */
+    off[i] = base;
+    base += v;
+  }
+}
+
+/* Each chunk's sum, their exclusive sum, then each chunk's scan from its
+ * base. */
+static tdm_status blk_scan_total(tdm__call *c, const uint64_t *in, uint64_t *off, size_t n, uint64_t *total) {
+  uint64_t base[OPS_MAX_CHUNKS], s = 0;
+  int P = chunks_for(c->ctx, n), t;
+  TDM__PAR_FOR(P, t, P, base[t] = sum_range(in, chunk(n, P, t), chunk(n, P, t + 1)));
+  for (t = 0; t < P; t++) {
+    uint64_t b = base[t];
+    base[t] = s;
+    s += b;
+  }
+  TDM__PAR_FOR(P, t, P, scan_range(in, off, base[t], chunk(n, P, t), chunk(n, P, t + 1)));
+  *total = s;
+  return TDM_OK;
+}
+
+/* Output rows of chunk f of JOIN_FILL_ROWS (the last one shorter). */
+static void join_fill_chunk(int kind, const uint64_t *ms, const uint64_t *mc, const uint64_t *off, const void *idx,
+                            size_t iw, size_t nl, uint64_t *lo_out, uint64_t *ro_out, uint64_t total, size_t f) {
+  uint64_t lo = (uint64_t)f * JOIN_FILL_ROWS, hi = total - lo > JOIN_FILL_ROWS ? lo + JOIN_FILL_ROWS : total;
+  if (iw == 4) tdm__ops_join_fill32(kind, off, nl, ms, mc, (const uint32_t *)idx, lo_out, ro_out, lo, hi);
+  else tdm__ops_join_fill64(kind, off, nl, ms, mc, (const uint64_t *)idx, lo_out, ro_out, lo, hi);
+}
+
+/* The output in chunks of JOIN_FILL_ROWS rows, however many threads run
+ * them: where the chunk boundaries fall (inside a hot key's rows, say)
+ * does not depend on the machine's load. */
+static tdm_status blk_join_fill(tdm__call *c, int kind, const uint64_t *ms, const uint64_t *mc, const uint64_t *off,
+                                const void *idx, size_t iw, size_t nl, uint64_t *left_out, uint64_t *right_out,
+                                uint64_t total) {
+  long nf = (long)((total + JOIN_FILL_ROWS - 1) / JOIN_FILL_ROWS), f;
+  int R = chunks_for(c->ctx, (size_t)total);
+  TDM__PAR_FOR(R, f, nf, join_fill_chunk(kind, ms, mc, off, idx, iw, nl, left_out, right_out, total, (size_t)f));
+  return TDM_OK;
 }
 
 static tdm_status blk_bits_set(tdm__call *c, size_t ks, const void *keys, size_t m, uint64_t lo, uint64_t *bits) {
@@ -1345,7 +1363,6 @@ static tdm_status blk_bits_test(tdm__call *c, size_t ks, const void *queries, si
 const tdm__ops_ops tdm__ops_cpu_ops = {
     .unique = ops_unique,
     .group_reduce = ops_group_reduce,
-    .join = ops_join,
     .begin = call_begin,
     .end = call_end,
     .in = call_in,
@@ -1354,14 +1371,20 @@ const tdm__ops_ops tdm__ops_cpu_ops = {
     .fill = blk_fill,
     .canon_bits = blk_canon_bits,
     .sort_words = blk_sort_words,
+    .sort_indexed = blk_sort_indexed,
     .search = blk_search,
     .set_build = blk_set_build,
     .set_probe = blk_set_probe,
+    .run_adds = blk_run_adds,
+    .join_runs = blk_join_runs,
+    .join_bounds = blk_join_bounds,
+    .scan_total = blk_scan_total,
+    .join_fill = blk_join_fill,
     .bits_set = blk_bits_set,
     .bits_test = blk_bits_test,
     .minmax = ops_minmax,
     .dense_by_rule = 1,
-    /* The sort (src/ops_api.c's join rule). */
-    .join_method = TDM__OPS_SORT,
+    /* The hash (src/ops_api.c's join rule). */
+    .join_method = TDM__OPS_HASH,
     .hash_groups = TDM__HASH_GROUPS_IN_ORDER,
 };

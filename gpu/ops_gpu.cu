@@ -12,13 +12,7 @@
  * (a second sort of (first index, run) pairs) for TDM_ORDER_FIRST_SEEN.
  * Every output is read from that description by one thread per output
  * element, so the bytes equal the CPU's, except that tdm_group_reduce never
- * leaves a long group to one thread (reduce_t says how). tdm_join sorts the
- * right keys, finds each left row's run of matches in them (by the hash
- * method, the backend's choice, one probe of a scratch table of the runs;
- * by the sort method two binary searches: join_match), and writes its rows
- * by output position (join_fill_kernel: a span of rows per warp, one
- * search per span), so a hot key is spread over the grid, with the per-row
- * logic the CPU runs (ops_keys.h). The hash method is also tdm_group_reduce's for COUNT and
+ * leaves a long group to one thread (reduce_t says how). The hash method is tdm_group_reduce's for COUNT and
  * integer SUM, MIN, MAX in ascending order (a scratch table folds the rows,
  * then the groups alone are sorted: group_hashed_t; in first-seen order a
  * table of first rows orders the groups: group_first_seen_t) and tdm_unique's, in
@@ -31,9 +25,13 @@
  * notes each slot's first row with atomicMin, and numbers the slots by an
  * exclusive sum of flags (slots in use, or rows that are their slot's
  * first).
- * tdm_isin is written once (src/ops_isin.c) over the building blocks at the
- * end of this file (a set is a scratch table of the hash table's kernels, a
- * bit table's bits are set with atomicOr).
+ * tdm_isin and tdm_join are written once (src/ops_isin.c, src/ops_join.c)
+ * over the building blocks at the end of this file: a set is a scratch
+ * table of the hash table's kernels, a bit table's bits are set with
+ * atomicOr, and the join's rows are written by output position
+ * (join_fill_kernel: a span of rows per warp, one search per span), so a
+ * hot key is spread over the grid, with the per-row logic the CPU runs
+ * (ops_keys.h).
  *
  * Caller arrays may be host or device memory (staged through the call's
  * tdm__gpu_scope). Output sizes come to the host, so unique, group_reduce
@@ -995,92 +993,6 @@ static tdm_status group_first_seen_t(tdm_ctx *ctx, const tdm__group_args *a) {
   return TDM_OK;
 }
 
-/* Each left row's run of matches in the right side sorted by bits (with
- * its indices, stable: a run lists its right rows ascending), found by the
- * sort method with two binary searches of the sorted bits, by the hash
- * method with one probe of a scratch SUM table whose entry for each distinct
- * key is its run, start and length in one word (join_adds_kernel,
- * join_runs_kernel; a right side too long for the word's halves takes the
- * searches). The same runs either way, so the same bytes. */
-template <typename K>
-static tdm_status join_match(tdm_ctx *ctx, tdm__gpu_scope &sc, const char *fn, const tdm__join_args *a, int method,
-                             const K *d_left, const K *rbits, uint64_t *ms, uint64_t *mc, uint64_t *rows) {
-  cudaStream_t s = tdm__stream(ctx);
-  int kind = tdm__key_kind(a->key_type);
-  size_t nl = a->n_left, nr = a->n_right;
-  const tdm_type bits_type = bits_type_of<K>();
-  uint64_t *add;
-  const K *lq = d_left;
-  K *lbits;
-  tdm_hash h;
-  tdm__hash_gpu be;
-  tdm_status st;
-  if (method != TDM__OPS_HASH || !nr || nr > TDM__OPS_JOIN_RUN_MAX) {
-    join_match_kernel<K><<<tdm__grid(nl + 1), TDM_GPU_BLOCK, 0, s>>>(d_left, rbits, nr, kind, a->numeric, a->kind,
-                                                                    ms, mc, rows, nl);
-    return tdm__launch_check(fn);
-  }
-  if ((st = sc.alloc(nr * 8, &add)) != TDM_OK) return st;
-  /* The table's keys are the sorted bits, so the left rows are mapped the
-   * same way, unless that is the identity. */
-  if (kind != TDM_KIND_UNSIGNED || a->numeric) {
-    if ((st = sc.alloc(nl * sizeof(K), &lbits)) != TDM_OK) return st;
-    canon_bits_kernel<K><<<tdm__grid(nl), TDM_GPU_BLOCK, 0, s>>>(d_left, lbits, nl, kind, a->numeric);
-    lq = lbits;
-  }
-  join_adds_kernel<K><<<tdm__grid(nr), TDM_GPU_BLOCK, 0, s>>>(rbits, add, nr);
-  if ((st = tdm__launch_check(fn)) != TDM_OK ||
-      (st = tdm__hg_scratch_table(ctx, sc, bits_type, TDM_U64, TDM__DUP_SUM, rbits, add, TDM__HG_ROWS_NONE, nr, &h,
-                                    &be, fn)) != TDM_OK)
-    return st;
-  be.policy->find(&h, lq, ms, NULL, nl);
-  if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
-  join_runs_kernel<<<tdm__grid(nl + 1), TDM_GPU_BLOCK, 0, s>>>(a->kind, ms, mc, rows, nl);
-  return tdm__launch_check(fn);
-}
-
-/* The right side is sorted by its bits with its row indices (I: 32-bit
- * while it has fewer than 2^32 rows, which saves a quarter of the sort's
- * traffic), read in place when its bits are the keys themselves. */
-template <typename K, typename I>
-static tdm_status join_t(tdm_ctx *ctx, const tdm__join_args *a, int method) {
-  static const char fn[] = "tdm_join";
-  tdm__gpu_scope sc(ctx);
-  tdm__dev_array left, right, outs[2];
-  cudaStream_t s = tdm__stream(ctx);
-  int kind = tdm__key_kind(a->key_type);
-  size_t nl = a->n_left, nr = a->n_right;
-  K *rbits = NULL;
-  I *ridx = NULL;
-  uint64_t *ms, *mc, *rows, *o, total = 0;
-  tdm_status st;
-  if ((st = enter_waiting(sc, ctx, fn)) != TDM_OK || (st = sc.in(a->left, nl * sizeof(K), &left)) != TDM_OK ||
-      (st = sc.in(a->right, nr * sizeof(K), &right)) != TDM_OK || (st = sc.alloc(nr * sizeof(K), &rbits)) != TDM_OK ||
-      (st = sc.alloc(nr * sizeof(I), &ridx)) != TDM_OK || (st = sc.alloc(nl * 8, &ms)) != TDM_OK ||
-      (st = sc.alloc(nl * 8, &mc)) != TDM_OK || (st = sc.alloc((nl + 1) * 8, &rows)) != TDM_OK ||
-      (st = sc.alloc((nl + 1) * 8, &o)) != TDM_OK)
-    return st;
-  if ((st = sort_bits_indexed<K, I>(ctx, sc, fn, (const K *)right.d, nr, kind, a->numeric, rbits, ridx)) != TDM_OK)
-    return st;
-  if ((st = join_match<K>(ctx, sc, fn, a, method, (const K *)left.d, rbits, ms, mc, rows)) != TDM_OK) return st;
-  if ((st = exclusive_sum(ctx, rows, o, nl + 1)) != TDM_OK ||
-      (st = word_to_host(ctx, o + nl, &total, fn)) != TDM_OK)
-    return st;
-  *a->n_out = (size_t)total;
-  if (total > a->cap)
-    return tdm__fail(TDM_ERR_CAPACITY, "%s: the join has %llu rows but cap is %zu; *n_out holds the size needed", fn,
-                     (unsigned long long)total, a->cap);
-  if ((st = opt_out(sc, total ? a->left_out : NULL, total * 8, &outs[0])) != TDM_OK ||
-      (st = opt_out(sc, total ? a->right_out : NULL, total * 8, &outs[1])) != TDM_OK)
-    return st;
-  if (total) {
-    join_fill_kernel<I><<<tdm__csr_grid(total), TDM_GPU_BLOCK, 0, s>>>(
-        ms, mc, o, ridx, a->kind, (uint64_t *)outs[0].d, (uint64_t *)outs[1].d, nl, total);
-    if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
-  }
-  return finish_outs(sc, ctx, outs, 2, fn);
-}
-
 /* The min/max pass of the dense method's rule (backend.h). */
 template <typename K>
 static tdm_status minmax_t(tdm_ctx *ctx, tdm_type key_type, const void *keys, size_t n, uint64_t *min_bits,
@@ -1256,12 +1168,6 @@ static tdm_status ops_group_reduce(tdm_ctx *ctx, const tdm__group_args *a, int m
   }
   return wide ? group_reduce_t<uint64_t>(ctx, a) : group_reduce_t<uint32_t>(ctx, a);
 }
-static tdm_status ops_join(tdm_ctx *ctx, const tdm__join_args *a, int method) {
-  int wide = tdm_type_size(a->key_type) == 8;
-  if (a->n_right <= UINT32_MAX)
-    return wide ? join_t<uint64_t, uint32_t>(ctx, a, method) : join_t<uint32_t, uint32_t>(ctx, a, method);
-  return wide ? join_t<uint64_t, uint64_t>(ctx, a, method) : join_t<uint32_t, uint64_t>(ctx, a, method);
-}
 
 /* stop_span is not used: the kernel reads every key (no block can know
  * another's range without a round trip). */
@@ -1373,22 +1279,86 @@ static tdm_status blk_search(tdm__call *c, tdm_type key_type, int numeric, const
                                       : search_t<uint64_t>(c, kind, numeric, sorted, m, queries, n, found);
 }
 
-/* A scratch table of the words (tdm__hg_scratch_table: a set, the claims
- * alone, no host wait), probed by the table's own find. */
-static tdm_status blk_set_build(tdm__call *c, size_t ks, const void *keys, size_t m) {
+/* A scratch table of the words (tdm__hg_scratch_table, no host wait): a
+ * set (the claims alone), or a SUM of the vals; probed by the table's own
+ * find. */
+static tdm_status blk_set_build(tdm__call *c, size_t ks, const void *keys, const uint64_t *vals, size_t m) {
   gpu_call *k = gpu_call_of(c);
   tdm_type t = ks == 4 ? TDM_U32 : TDM_U64;
   tdm_status st;
   if (k->have_set) return tdm__fail(TDM_ERR_DEVICE, "%s: internal: a second set in one call", c->fn);
-  st = tdm__hg_scratch_table(c->ctx, k->sc, t, t, TDM__DUP_SUM, keys, NULL, TDM__HG_ROWS_NONE, m, &k->set, &k->set_be,
-                             c->fn);
+  st = tdm__hg_scratch_table(c->ctx, k->sc, t, vals ? TDM_U64 : t, TDM__DUP_SUM, keys, vals, TDM__HG_ROWS_NONE, m,
+                             &k->set, &k->set_be, c->fn);
   k->have_set = st == TDM_OK;
   return st;
 }
 
-static tdm_status blk_set_probe(tdm__call *c, const void *queries, size_t n, uint8_t *found) {
+static tdm_status blk_set_probe(tdm__call *c, const void *queries, size_t n, uint64_t *values, uint8_t *found) {
   gpu_call *k = gpu_call_of(c);
-  k->set_be.policy->find(&k->set, queries, NULL, found, n);
+  k->set_be.policy->find(&k->set, queries, values, found, n);
+  return tdm__launch_check(c->fn);
+}
+
+template <typename K, typename I>
+static tdm_status sort_indexed_t(tdm__call *c, int kind, int numeric, const void *src, size_t n, void *bits,
+                                 void *idx) {
+  return sort_bits_indexed<K, I>(c->ctx, gpu_call_of(c)->sc, c->fn, (const K *)src, n, kind, numeric, (K *)bits,
+                                 (I *)idx);
+}
+static tdm_status blk_sort_indexed(tdm__call *c, tdm_type key_type, int numeric, const void *src, size_t n,
+                                   void *bits, void *idx, size_t iw) {
+  int kind = tdm__key_kind(key_type);
+  if (tdm_type_size(key_type) == 4)
+    return iw == 4 ? sort_indexed_t<uint32_t, uint32_t>(c, kind, numeric, src, n, bits, idx)
+                   : sort_indexed_t<uint32_t, uint64_t>(c, kind, numeric, src, n, bits, idx);
+  return iw == 4 ? sort_indexed_t<uint64_t, uint32_t>(c, kind, numeric, src, n, bits, idx)
+                 : sort_indexed_t<uint64_t, uint64_t>(c, kind, numeric, src, n, bits, idx);
+}
+
+static tdm_status blk_run_adds(tdm__call *c, size_t ks, const void *sorted, size_t n, uint64_t *add) {
+  cudaStream_t s = tdm__stream(c->ctx);
+  if (ks == 4) join_adds_kernel<uint32_t><<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>((const uint32_t *)sorted, add, n);
+  else join_adds_kernel<uint64_t><<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>((const uint64_t *)sorted, add, n);
+  return tdm__launch_check(c->fn);
+}
+
+static tdm_status blk_join_runs(tdm__call *c, int kind, uint64_t *ms, uint64_t *mc, uint64_t *rows, size_t nl) {
+  join_runs_kernel<<<tdm__grid(nl + 1), TDM_GPU_BLOCK, 0, tdm__stream(c->ctx)>>>(kind, ms, mc, rows, nl);
+  return tdm__launch_check(c->fn);
+}
+
+template <typename K>
+static tdm_status join_bounds_t(tdm__call *c, int jkind, int kind, int numeric, const void *left, size_t nl,
+                                const void *rbits, size_t nr, uint64_t *ms, uint64_t *mc, uint64_t *rows) {
+  join_match_kernel<K><<<tdm__grid(nl + 1), TDM_GPU_BLOCK, 0, tdm__stream(c->ctx)>>>(
+      (const K *)left, (const K *)rbits, nr, kind, numeric, jkind, ms, mc, rows, nl);
+  return tdm__launch_check(c->fn);
+}
+static tdm_status blk_join_bounds(tdm__call *c, int kind, tdm_type key_type, int numeric, const void *left, size_t nl,
+                                  const void *rbits, size_t nr, uint64_t *ms, uint64_t *mc, uint64_t *rows) {
+  int kd = tdm__key_kind(key_type);
+  if (tdm_type_size(key_type) == 4)
+    return join_bounds_t<uint32_t>(c, kind, kd, numeric, left, nl, rbits, nr, ms, mc, rows);
+  return join_bounds_t<uint64_t>(c, kind, kd, numeric, left, nl, rbits, nr, ms, mc, rows);
+}
+
+/* CUB's exclusive sum, then its last word to the host (one wait). */
+static tdm_status blk_scan_total(tdm__call *c, const uint64_t *in, uint64_t *off, size_t n, uint64_t *total) {
+  tdm_status st = exclusive_sum(c->ctx, in, off, n);
+  return st != TDM_OK ? st : word_to_host(c->ctx, off + n - 1, total, c->fn);
+}
+
+template <typename I>
+static void join_fill_t(tdm__call *c, int kind, const uint64_t *ms, const uint64_t *mc, const uint64_t *off,
+                        const void *idx, size_t nl, uint64_t *left_out, uint64_t *right_out, uint64_t total) {
+  join_fill_kernel<I><<<tdm__csr_grid(total), TDM_GPU_BLOCK, 0, tdm__stream(c->ctx)>>>(
+      ms, mc, off, (const I *)idx, kind, left_out, right_out, nl, total);
+}
+static tdm_status blk_join_fill(tdm__call *c, int kind, const uint64_t *ms, const uint64_t *mc, const uint64_t *off,
+                                const void *idx, size_t iw, size_t nl, uint64_t *left_out, uint64_t *right_out,
+                                uint64_t total) {
+  if (iw == 4) join_fill_t<uint32_t>(c, kind, ms, mc, off, idx, nl, left_out, right_out, total);
+  else join_fill_t<uint64_t>(c, kind, ms, mc, off, idx, nl, left_out, right_out, total);
   return tdm__launch_check(c->fn);
 }
 
@@ -1417,7 +1387,6 @@ static tdm_status blk_bits_test(tdm__call *c, size_t ks, const void *queries, si
 const tdm__ops_ops tdm__ops_cuda_ops = {
     .unique = ops_unique,
     .group_reduce = ops_group_reduce,
-    .join = ops_join,
     .begin = call_begin,
     .end = call_end,
     .in = call_in,
@@ -1426,9 +1395,15 @@ const tdm__ops_ops tdm__ops_cuda_ops = {
     .fill = blk_fill,
     .canon_bits = blk_canon_bits,
     .sort_words = blk_sort_words,
+    .sort_indexed = blk_sort_indexed,
     .search = blk_search,
     .set_build = blk_set_build,
     .set_probe = blk_set_probe,
+    .run_adds = blk_run_adds,
+    .join_runs = blk_join_runs,
+    .join_bounds = blk_join_bounds,
+    .scan_total = blk_scan_total,
+    .join_fill = blk_join_fill,
     .bits_set = blk_bits_set,
     .bits_test = blk_bits_test,
     .minmax = ops_minmax,

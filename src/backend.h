@@ -299,7 +299,7 @@ typedef struct tdm__join_args {
 } tdm__join_args;
 
 /* One data operation's memory, for the operations written once in the core
- * (src/ops_isin.c) over the backend's building blocks below: the caller's
+ * (src/ops_isin.c, src/ops_join.c) over the backend's building blocks below: the caller's
  * arrays as the backend reads and writes them (in place, or staged copies
  * in its memory) and scratch of the same kind, all released by the end
  * call whichever way the operation went. The core sets ctx, fn and ops and
@@ -315,7 +315,6 @@ typedef struct tdm__call {
 typedef struct tdm__ops_ops {
   tdm_status (*unique)(tdm_ctx *ctx, const tdm__unique_args *a, int method);
   tdm_status (*group_reduce)(tdm_ctx *ctx, const tdm__group_args *a, int method);
-  tdm_status (*join)(tdm_ctx *ctx, const tdm__join_args *a, int method);
 
   /* ---- a call's memory (tdm__call) ----
    * begin starts the call (on the CUDA backend: the context's device made
@@ -344,15 +343,45 @@ typedef struct tdm__ops_ops {
   /* The n words of width ks at d sorted ascending as unsigned integers, in
    * place; n may be 0 or 1. */
   tdm_status (*sort_words)(tdm__call *c, size_t ks, void *d, size_t n);
+  /* bits = the canonical sort bits of the n > 0 keys at src, ascending,
+   * and idx their rows (iw bytes an index: 4 when n <= UINT32_MAX, or 8),
+   * a stable sort: equal bits keep their rows ascending. */
+  tdm_status (*sort_indexed)(tdm__call *c, tdm_type key_type, int numeric, const void *src, size_t n, void *bits,
+                             void *idx, size_t iw);
   /* found[i] = 1 if query i's canonical sort bits are among the m > 0
    * ascending words of sorted, else 0, for i < n. */
   tdm_status (*search)(tdm__call *c, tdm_type key_type, int numeric, const void *sorted, size_t m,
                        const void *queries, size_t n, uint8_t *found);
   /* The call's set (one a call) of the m > 0 words of width ks at keys,
-   * compared as bits: made by set_build, probed by set_probe (found[i] = 1
-   * if word i of queries is in it), freed by end. */
-  tdm_status (*set_build)(tdm__call *c, size_t ks, const void *keys, size_t m);
-  tdm_status (*set_probe)(tdm__call *c, const void *queries, size_t n, uint8_t *found);
+   * compared as bits: made by set_build, probed by set_probe, freed by end.
+   * With vals, each word's value is the sum (wrapping) of the vals of its
+   * rows; set_probe gives values[i] = query i's value (0 for a word not in
+   * the set) and found[i] = 1 if it is in the set, either may be NULL. */
+  tdm_status (*set_build)(tdm__call *c, size_t ks, const void *keys, const uint64_t *vals, size_t m);
+  tdm_status (*set_probe)(tdm__call *c, const void *queries, size_t n, uint64_t *values, uint8_t *found);
+  /* add[k] = tdm__ops_join_run_add(k starts a run, k) for the n > 0
+   * ascending words of width ks at sorted (ops_keys.h): summed per word by
+   * a set, each run's start and length in one word. */
+  tdm_status (*run_adds)(tdm__call *c, size_t ks, const void *sorted, size_t n, uint64_t *add);
+  /* A join's left rows' runs of matches from the set's words, in place:
+   * ms[i] holds left row i's word on entry, its run's start on return;
+   * mc[i] = the run's length, rows[i] = tdm__ops_join_rows(kind, mc[i]),
+   * for i < nl, and rows[nl] = 0. */
+  tdm_status (*join_runs)(tdm__call *c, int kind, uint64_t *ms, uint64_t *mc, uint64_t *rows, size_t nl);
+  /* The same by two binary searches of the nr >= 0 ascending canonical
+   * bits rbits for each left key's canonical bits. */
+  tdm_status (*join_bounds)(tdm__call *c, int kind, tdm_type key_type, int numeric, const void *left, size_t nl,
+                            const void *rbits, size_t nr, uint64_t *ms, uint64_t *mc, uint64_t *rows);
+  /* off = the exclusive sum of the n > 0 words at in, the last of them 0
+   * (in may be off: in place), and *total = off[n - 1] (the sum of all), on
+   * the host. */
+  tdm_status (*scan_total)(tdm__call *c, const uint64_t *in, uint64_t *off, size_t n, uint64_t *total);
+  /* Output rows [0, total) of a join by output position
+   * (tdm__ops_join_fill, ops_keys.h): left rows into left_out and, when
+   * tdm__ops_join_pairs, right indices (idx of iw bytes) into right_out. */
+  tdm_status (*join_fill)(tdm__call *c, int kind, const uint64_t *ms, const uint64_t *mc, const uint64_t *off,
+                          const void *idx, size_t iw, size_t nl, uint64_t *left_out, uint64_t *right_out,
+                          uint64_t total);
   /* A table of a bit per value of [lo, lo + span]: bits_words(span) words
    * of 8 bytes, cleared by the caller (fill); bits_set sets the bit of each
    * of the m keys, all in the range (key - lo in the key's width as
@@ -388,6 +417,7 @@ static inline size_t tdm__bits_words(uint64_t span) { return (size_t)(span >> 6)
 /* The data operations written once over the building blocks (src/ops_*.c),
  * called by src/ops_api.c with checked arguments and the method picked. */
 TDM_INTERNAL tdm_status tdm__isin_run(tdm_ctx *ctx, const tdm__isin_args *a, int method);
+TDM_INTERNAL tdm_status tdm__join_run(tdm_ctx *ctx, const tdm__join_args *a, int method);
 
 /* ---- backends ------------------------------------------------------------ */
 
@@ -427,6 +457,15 @@ TDM_INTERNAL int tdm__cuda_device_count(void);
 TDM_INTERNAL tdm_status tdm__backend_get(tdm_backend which, const char *fn, const tdm__backend **out);
 /* Usable CUDA devices; 0 when CUDA was not built in. */
 TDM_INTERNAL int tdm__device_count(void);
+
+/* Starts a call of the data operations on ctx's backend (its begin): on
+ * TDM_OK the caller ends it with c->ops->end. */
+static inline tdm_status tdm__call_open(tdm__call *c, tdm_ctx *ctx, const char *fn) {
+  c->ctx = ctx;
+  c->fn = fn;
+  c->ops = ctx->be->ops;
+  return c->ops->begin(c);
+}
 
 #ifdef __cplusplus
 }

@@ -72,21 +72,20 @@ static int is_float(tdm_type t) { return t == TDM_F32 || t == TDM_F64; }
 /* ---- method rule -------------------------------------------------------- */
 
 /* The method for tdm_join (tdm_group_reduce and tdm_unique: below): the
- * backend's (its ops table's join_method), fixed per backend.
- * CPU: the sort. Measured on this machine (docs/design.md), the sort path
- * beat the hash path at every cardinality from 16 to 2 * 10^6 distinct keys
- * in 2 * 10^6 rows, when the hash path numbered the groups with extra passes
- * (insert, export, order, re-insert, find, counting sort). A join needs each
- * key's right rows listed, which the numbering (now the hash table's
- * insert-or-number) leaves to a counting sort; not measured again, so the
- * CPU join sorts, and its hash path stays reachable through the test hook,
- * which checks it gives the same bytes.
- * CUDA: the hash. Both sort the right side; the hash then finds each left
- * row's run of matches with one probe of a table of the runs instead of two
- * binary searches of the sorted keys: the cost meter's join_inner fell from
- * 41.22 to 21.67 sectors a key with it and 32-bit right indices, then to
- * 16.02 with a run's start and length in one table word and a coalesced
- * fill (docs/gpu-cost.md); no GPU has timed it. */
+ * backend's (its ops table's join_method), fixed per backend; the join is
+ * written once (src/ops_join.c), so the method is only how a left row finds
+ * its run of matches in the sorted right side.
+ * CUDA: the hash (one probe of a table of the runs instead of two binary
+ * searches of the sorted keys): the cost meter's join_inner fell from 41.22
+ * to 21.67 sectors a key with it and 32-bit right indices, then to 16.02
+ * with a run's start and length in one table word and a coalesced fill
+ * (docs/gpu-cost.md); no GPU has timed it.
+ * CPU: the hash as well. The searches are a cache miss per level once the
+ * right side leaves the caches: 10^7 distinct u64 keys a side on an Intel
+ * Xeon (tandem-bench ops, medians of 5) ran at 1.8 M/s on one thread by the
+ * searches and 11.4 by the table, where the CPU's earlier join (a stable
+ * sort of both sides together) ran at 10.8; on two threads 3.8, 21.3 and
+ * 22.3 (a tie within the runs' spread). */
 static int pick_join_method(const tdm_ctx *ctx) {
   return tdm__ops_force_method != TDM__OPS_AUTO ? tdm__ops_force_method : ctx->be->ops->join_method;
 }
@@ -450,5 +449,5 @@ tdm_status tdm_join(tdm_ctx *ctx, tdm_join_kind kind, tdm_type key_type, const v
    * shorten. */
   method = pick_join_method(ctx);
   if (method == TDM__OPS_DENSE) method = TDM__OPS_SORT;
-  return ctx->be->ops->join(ctx, &a, method);
+  return tdm__join_run(ctx, &a, method);
 }

@@ -42,8 +42,8 @@ static tdm_status isin_steps(tdm__call *c, const tdm__isin_args *a, int method) 
       s = sk;
       q = qk;
     }
-    if ((st = o->set_build(c, ks, s, a->m)) != TDM_OK) return st;
-    return o->set_probe(c, q, a->n, found);
+    if ((st = o->set_build(c, ks, s, NULL, a->m)) != TDM_OK) return st;
+    return o->set_probe(c, q, a->n, NULL, found);
   }
   if ((st = o->scratch(c, a->m * ks, &sk)) != TDM_OK ||
       (st = o->canon_bits(c, a->key_type, s, sk, a->m, a->numeric)) != TDM_OK ||
@@ -54,10 +54,7 @@ static tdm_status isin_steps(tdm__call *c, const tdm__isin_args *a, int method) 
 
 tdm_status tdm__isin_run(tdm_ctx *ctx, const tdm__isin_args *a, int method) {
   tdm__call c;
-  tdm_status st;
-  c.ctx = ctx;
-  c.fn = "tdm_isin";
-  c.ops = ctx->be->ops;
-  if ((st = c.ops->begin(&c)) != TDM_OK) return st;
+  tdm_status st = tdm__call_open(&c, ctx, "tdm_isin");
+  if (st != TDM_OK) return st;
   return c.ops->end(&c, isin_steps(&c, a, method));
 }

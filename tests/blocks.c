@@ -79,6 +79,220 @@ static int found_same(const uint8_t *found, const uint8_t *want, size_t n, char 
   return 1;
 }
 
+/* A (bits, row) pair of the stable sort's plain reference. */
+typedef struct bits_row {
+  uint64_t b;
+  uint64_t i;
+} bits_row;
+static int cmp_bits_row(const void *x, const void *y) {
+  const bits_row *a = (const bits_row *)x, *b = (const bits_row *)y;
+  if (a->b != b->b) return a->b < b->b ? -1 : 1;
+  return (a->i > b->i) - (a->i < b->i);
+}
+
+static int words_same(const void *got, const uint64_t *want, size_t w, size_t n, char *why, size_t len,
+                      const char *block, tdm_type t) {
+  size_t i;
+  for (i = 0; i < n; i++)
+    if (word(got, w, i) != want[i]) return fail(why, len, block, t, n, i, "differs from the plain loop");
+  return 1;
+}
+
+/* The join's blocks: sort_indexed of the keys; a SUM set of the first m
+ * set keys' rows (m <= 200) against plain sums; run_adds of the sorted
+ * bits; join_runs of words, join_bounds of the keys in the set's sorted
+ * bits, scan_total of their rows and join_fill of those runs, against
+ * plain loops. */
+static int check_join_blocks(tdm_ctx *ctx, int device, prop_rng *r, tdm_type t, size_t n, int numeric,
+                             const void *keys, const void *set, size_t m, char *why, size_t len) {
+  size_t ks = tdm_type_size(t), iw = prop_below(r, 2) ? 8 : 4, i, j, p;
+  int kind = (int)prop_below(r, 4);
+  bits_row *br = malloc((n > m ? n : m) * sizeof *br);
+  uint64_t *want = malloc((n + 1) * 8), *vals = malloc(m * 8), *ms = malloc(n * 8), *mc = malloc(n * 8),
+           *rows = malloc((n + 1) * 8), *off = malloc((n + 1) * 8), *idx = malloc(m * 8), total = 0, got_total = 0;
+  void *rb = malloc(m * ks + 8);
+  uint8_t *fw = malloc(n + 1);
+  arr a, b, x, f, v;
+  tdm_status st;
+  int ok = 1;
+
+  /* sort_indexed */
+  for (i = 0; i < n; i++) br[i].b = canon(t, word(keys, ks, i), numeric), br[i].i = i;
+  qsort(br, n, sizeof *br, cmp_bits_row);
+  arr_init(&a, keys, n * ks, device);
+  arr_init(&b, NULL, n * ks, device);
+  arr_init(&x, NULL, n * iw, device);
+  st = tdm_test_block_sort_indexed(ctx, t, numeric, arr_arg(&a), n, arr_arg(&b), arr_arg(&x), iw);
+  arr_back(&b);
+  arr_back(&x);
+  if ((ok = status_ok(st, why, len, "sort_indexed", t, n))) {
+    for (i = 0; i < n; i++) want[i] = br[i].b;
+    ok = words_same(b.h, want, ks, n, why, len, "sort_indexed (bits)", t);
+    for (i = 0; i < n; i++) want[i] = br[i].i;
+    if (ok) ok = words_same(x.h, want, iw, n, why, len, "sort_indexed (rows)", t);
+  }
+  arr_free(&x);
+  /* run_adds of the sorted bits */
+  if (ok) {
+    arr_init(&f, NULL, n * 8, device);
+    st = tdm_test_block_run_adds(ctx, ks, arr_arg(&b), n, (uint64_t *)arr_arg(&f));
+    arr_back(&f);
+    for (i = 0; i < n; i++) want[i] = tdm__ops_join_run_add(i == 0 || br[i].b != br[i - 1].b, i);
+    if ((ok = status_ok(st, why, len, "run_adds", t, n))) ok = words_same(f.h, want, 8, n, why, len, "run_adds", t);
+    arr_free(&f);
+  }
+  arr_free(&b);
+  /* a set with values: each key's value the wrapping sum of its rows' */
+  if (ok) {
+    for (j = 0; j < m; j++) vals[j] = prop_next(r);
+    for (i = 0; i < n; i++) {
+      uint64_t s = 0;
+      fw[i] = 0;
+      for (j = 0; j < m; j++)
+        if (word(set, ks, j) == word(keys, ks, i)) s += vals[j], fw[i] = 1;
+      want[i] = s;
+    }
+    arr_init(&b, set, m * ks, device);
+    arr_init(&v, vals, m * 8, device);
+    arr_init(&f, NULL, n * 8, device);
+    arr_init(&x, NULL, n, device);
+    st = tdm_test_block_set(ctx, ks, arr_arg(&b), (const uint64_t *)arr_arg(&v), m, arr_arg(&a), n,
+                            (uint64_t *)arr_arg(&f), (uint8_t *)arr_arg(&x));
+    arr_back(&f);
+    arr_back(&x);
+    if ((ok = status_ok(st, why, len, "set (sums)", t, n))) ok = words_same(f.h, want, 8, n, why, len, "set (sums)", t);
+    if (ok) ok = found_same(x.h, fw, n, why, len, "set (sums, found)", t);
+    arr_free(&b);
+    arr_free(&v);
+    arr_free(&f);
+    arr_free(&x);
+  }
+  /* join_runs of words: misses (0) and runs (start + 1, count) */
+  if (ok) {
+    for (i = 0; i < n; i++) {
+      uint64_t start = prop_below(r, 1u << 30), cnt = 1 + prop_below(r, prop_below(r, 2) ? 3 : 1u << 30);
+      want[i] = prop_below(r, 3) ? (start + 1) << 32 | cnt : 0;
+    }
+    arr_init(&v, want, n * 8, device);
+    arr_init(&b, NULL, n * 8, device);
+    arr_init(&f, NULL, n * 8, device);
+    arr_init(&x, NULL, (n + 1) * 8, device);
+    st = tdm_test_block_join_runs(ctx, kind, (const uint64_t *)arr_arg(&v), n, (uint64_t *)arr_arg(&b),
+                                  (uint64_t *)arr_arg(&f), (uint64_t *)arr_arg(&x));
+    arr_back(&b);
+    arr_back(&f);
+    arr_back(&x);
+    if ((ok = status_ok(st, why, len, "join_runs", t, n)))
+      for (i = 0; i <= n && ok; i++) {
+        uint64_t w = i < n ? want[i] : 0, c = w & 0xffffffffu, s0 = w ? (w >> 32) - 1 : 0;
+        if ((i < n && (((uint64_t *)b.h)[i] != s0 || ((uint64_t *)f.h)[i] != c)) ||
+            ((uint64_t *)x.h)[i] != (i < n ? tdm__ops_join_rows(kind, c) : 0))
+          ok = fail(why, len, "join_runs", t, n, i, "differs from the plain loop");
+      }
+    arr_free(&v);
+    arr_free(&b);
+    arr_free(&f);
+    arr_free(&x);
+  }
+  /* join_bounds of the keys in the set's sorted canonical bits */
+  if (ok) {
+    for (j = 0; j < m; j++) br[j].b = canon(t, word(set, ks, j), numeric), br[j].i = j;
+    qsort(br, m, sizeof *br, cmp_bits_row);
+    for (j = 0; j < m; j++) put_word(rb, ks, j, br[j].b), idx[j] = prop_below(r, 1u << 31);
+    for (i = 0; i < n; i++) {
+      uint64_t q = canon(t, word(keys, ks, i), numeric);
+      for (p = 0; p < m && br[p].b < q; p++) continue;
+      ms[i] = p;
+      for (; p < m && br[p].b == q; p++) continue;
+      mc[i] = p - ms[i];
+      rows[i] = tdm__ops_join_rows(kind, mc[i]);
+    }
+    rows[n] = 0;
+    arr_init(&b, rb, m * ks, device);
+    arr_init(&v, NULL, n * 8, device);
+    arr_init(&f, NULL, n * 8, device);
+    arr_init(&x, NULL, (n + 1) * 8, device);
+    st = tdm_test_block_join_bounds(ctx, kind, t, numeric, arr_arg(&a), n, arr_arg(&b), m, (uint64_t *)arr_arg(&v),
+                                    (uint64_t *)arr_arg(&f), (uint64_t *)arr_arg(&x));
+    arr_back(&v);
+    arr_back(&f);
+    arr_back(&x);
+    if ((ok = status_ok(st, why, len, "join_bounds", t, n)) &&
+        (ok = words_same(v.h, ms, 8, n, why, len, "join_bounds (starts)", t)) &&
+        (ok = words_same(f.h, mc, 8, n, why, len, "join_bounds (counts)", t)))
+      ok = words_same(x.h, rows, 8, n + 1, why, len, "join_bounds (rows)", t);
+    arr_free(&b);
+    arr_free(&v);
+    arr_free(&f);
+    arr_free(&x);
+  }
+  /* scan_total of those rows */
+  if (ok) {
+    /* in place (the join's use) or into a second array */
+    int inplace = (int)prop_below(r, 2);
+    for (i = 0; i <= n; i++) off[i] = total, total += rows[i];
+    arr_init(&b, rows, (n + 1) * 8, device);
+    arr_init(&f, NULL, (n + 1) * 8, device);
+    st = tdm_test_block_scan_total(ctx, (const uint64_t *)arr_arg(&b), n + 1,
+                                   (uint64_t *)arr_arg(inplace ? &b : &f), &got_total);
+    arr_back(inplace ? &b : &f);
+    if (inplace) memcpy(f.h, b.h, (n + 1) * 8);
+    if ((ok = status_ok(st, why, len, "scan_total", t, n)) &&
+        (ok = words_same(f.h, off, 8, n + 1, why, len, "scan_total", t)) && got_total != total)
+      ok = fail(why, len, "scan_total", t, n, n, "total differs");
+    arr_free(&b);
+    arr_free(&f);
+  }
+  /* join_fill of those runs, right indices idx */
+  if (ok && total > 0) {
+    int pairs = kind == TDM_JOIN_INNER || kind == TDM_JOIN_LEFT;
+    uint64_t *wl = malloc(total * 8), *wr = malloc(total * 8), o = 0;
+    arr c, d, e, g;
+    void *ix = malloc(m * iw + 8);
+    for (j = 0; j < m; j++) put_word(ix, iw, j, idx[j]);
+    for (i = 0; i < n; i++)
+      for (j = 0; j < rows[i]; j++, o++) {
+        wl[o] = i;
+        wr[o] = mc[i] ? idx[ms[i] + j] : TDM_NO_MATCH;
+      }
+    arr_init(&b, ms, n * 8, device);
+    arr_init(&c, mc, n * 8, device);
+    arr_init(&d, off, (n + 1) * 8, device);
+    arr_init(&e, ix, m * iw, device);
+    arr_init(&f, NULL, total * 8, device);
+    arr_init(&g, NULL, total * 8, device);
+    st = tdm_test_block_join_fill(ctx, kind, (const uint64_t *)arr_arg(&b), (const uint64_t *)arr_arg(&c),
+                                  (const uint64_t *)arr_arg(&d), arr_arg(&e), iw, n, m, (uint64_t *)arr_arg(&f),
+                                  pairs ? (uint64_t *)arr_arg(&g) : NULL, total);
+    arr_back(&f);
+    arr_back(&g);
+    if ((ok = status_ok(st, why, len, "join_fill", t, n)) &&
+        (ok = words_same(f.h, wl, 8, (size_t)total, why, len, "join_fill (left)", t)) && pairs)
+      ok = words_same(g.h, wr, 8, (size_t)total, why, len, "join_fill (right)", t);
+    arr_free(&b);
+    arr_free(&c);
+    arr_free(&d);
+    arr_free(&e);
+    arr_free(&f);
+    arr_free(&g);
+    free(ix);
+    free(wl);
+    free(wr);
+  }
+  arr_free(&a);
+  free(br);
+  free(want);
+  free(vals);
+  free(ms);
+  free(mc);
+  free(rows);
+  free(off);
+  free(idx);
+  free(rb);
+  free(fw);
+  return ok;
+}
+
 static int check_one(tdm_ctx *ctx, int device, prop_rng *r, tdm_type t, size_t n, char *why, size_t len) {
   size_t ks = tdm_type_size(t), m = 1 + (size_t)prop_below(r, n + 1), i;
   int numeric = (t == TDM_F32 || t == TDM_F64) && prop_below(r, 2);
@@ -148,12 +362,13 @@ static int check_one(tdm_ctx *ctx, int device, prop_rng *r, tdm_type t, size_t n
     for (i = 0; i < n; i++) want[i] = (uint8_t)has(ref, ks, m, word(keys, ks, i));
     arr_init(&b, set, m * ks, device);
     arr_init(&f, NULL, n, device);
-    st = tdm_test_block_set(ctx, ks, arr_arg(&b), m, arr_arg(&a), n, (uint8_t *)arr_arg(&f));
+    st = tdm_test_block_set(ctx, ks, arr_arg(&b), NULL, m, arr_arg(&a), n, NULL, (uint8_t *)arr_arg(&f));
     arr_back(&f);
     if ((ok = status_ok(st, why, len, "set", t, n))) ok = found_same(f.h, want, n, why, len, "set", t);
     arr_free(&b);
     arr_free(&f);
   }
+  if (ok) ok = check_join_blocks(ctx, device, r, t, n, numeric, keys, set, m < 200 ? m : 200, why, len);
   /* bits: integer keys of a small range (every set key inside it), the
    * queries around it and far from it */
   if (ok && t != TDM_F32 && t != TDM_F64) {

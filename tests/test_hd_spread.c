@@ -6,7 +6,7 @@
  *    B-tree range's query, a join's left row: work by output position
  *    instead of by owner), and tdm__csr_next, the walk from an earlier
  *    position's owner, over long stretches of empty owners too.
- *  - tdm_join's fill by output position (tdm__ops_join_fill, the walk and
+ *  - tdm_join's fill by output position (tdm__ops_join_fill64, the walk and
  *    tdm__ops_join_right64, one of the two widths the CUDA kernel runs): every kind, a hot left row,
  *    unmatched rows between matched ones, the output split into ranges at
  *    random points, equals the plain per-left-row loop.
@@ -147,13 +147,13 @@ Test(hd_spread, join_fill_by_position_equals_the_per_row_loop) {
         for (int whole = 0; whole < 2; whole++) {
           memset(gl, 0xee, sizeof gl), memset(gr, 0xee, sizeof gr);
           if (whole) {
-            tdm__ops_join_fill(kind, o, nl, ms, mc, ridx, gl, rout, 0, total);
+            tdm__ops_join_fill64(kind, o, nl, ms, mc, ridx, gl, rout, 0, total);
           } else {
             for (uint64_t at = 0; at < total; at += 1 + lcg(&seed) % 700) cut[nc++] = at;
             cut[nc] = total;
             for (uint64_t c = 0; c < nc; c++) { /* first, last, second, ...: the ranges out of order */
               uint64_t k = c % 2 ? nc - 1 - c / 2 : c / 2;
-              tdm__ops_join_fill(kind, o, nl, ms, mc, ridx, gl, rout, cut[k], cut[k + 1]);
+              tdm__ops_join_fill64(kind, o, nl, ms, mc, ridx, gl, rout, cut[k], cut[k + 1]);
             }
           }
           for (uint64_t r = 0; r <= total; r++) {

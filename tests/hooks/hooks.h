@@ -57,22 +57,35 @@ tdm_status tdm_test_ops_minmax(tdm_ctx *ctx, tdm_type key_type, const void *keys
 
 /* The data operations' building blocks (src/backend.h) on ctx's backend,
  * each in a call of its own (tests/hooks/ops_blocks.c), arrays in host or
- * device memory: fill; canon_bits (bits_out[i] = the canonical sort bits
- * of keys[i]); sort_words (sorted_out = the n words of width ks ascending);
- * search (found_out[i]: query i's canonical bits among the m > 0 ascending
- * words of sorted); set (found_out[i]: word i of queries among the m > 0
- * words of keys, by the call's set); bits (the same by a bit table of
- * [lo, lo + span], every key in it). */
+ * device memory, as backend.h describes each block: fill; canon_bits;
+ * sort_words (sorted_out = the n words of width ks ascending);
+ * sort_indexed; search; set (built from keys and vals, which may be NULL,
+ * then probed with the queries: values_out or found_out may be NULL);
+ * bits (a bit table of [lo, lo + span], cleared, set from keys, tested
+ * with the queries); run_adds; join_runs (ms_out starts as words);
+ * join_bounds; scan_total; join_fill (idx of nr indices). */
 tdm_status tdm_test_block_fill(tdm_ctx *ctx, void *out, int byte, size_t bytes);
 tdm_status tdm_test_block_canon_bits(tdm_ctx *ctx, tdm_type t, const void *keys, size_t n, int numeric,
                                      void *bits_out);
 tdm_status tdm_test_block_sort_words(tdm_ctx *ctx, size_t ks, const void *words, size_t n, void *sorted_out);
+tdm_status tdm_test_block_sort_indexed(tdm_ctx *ctx, tdm_type t, int numeric, const void *keys, size_t n,
+                                       void *bits_out, void *idx_out, size_t iw);
 tdm_status tdm_test_block_search(tdm_ctx *ctx, tdm_type t, int numeric, const void *sorted, size_t m,
                                  const void *queries, size_t n, uint8_t *found_out);
-tdm_status tdm_test_block_set(tdm_ctx *ctx, size_t ks, const void *keys, size_t m, const void *queries, size_t n,
-                              uint8_t *found_out);
+tdm_status tdm_test_block_set(tdm_ctx *ctx, size_t ks, const void *keys, const uint64_t *vals, size_t m,
+                              const void *queries, size_t n, uint64_t *values_out, uint8_t *found_out);
 tdm_status tdm_test_block_bits(tdm_ctx *ctx, size_t ks, const void *keys, size_t m, uint64_t lo, uint64_t span,
                                const void *queries, size_t n, uint8_t *found_out);
+tdm_status tdm_test_block_run_adds(tdm_ctx *ctx, size_t ks, const void *sorted, size_t n, uint64_t *add_out);
+tdm_status tdm_test_block_join_runs(tdm_ctx *ctx, int kind, const uint64_t *words, size_t nl, uint64_t *ms_out,
+                                    uint64_t *mc_out, uint64_t *rows_out);
+tdm_status tdm_test_block_join_bounds(tdm_ctx *ctx, int kind, tdm_type t, int numeric, const void *left, size_t nl,
+                                      const void *rbits, size_t nr, uint64_t *ms_out, uint64_t *mc_out,
+                                      uint64_t *rows_out);
+tdm_status tdm_test_block_scan_total(tdm_ctx *ctx, const uint64_t *in, size_t n, uint64_t *off_out, uint64_t *total);
+tdm_status tdm_test_block_join_fill(tdm_ctx *ctx, int kind, const uint64_t *ms, const uint64_t *mc,
+                                    const uint64_t *off, const void *idx, size_t iw, size_t nl, size_t nr,
+                                    uint64_t *left_out, uint64_t *right_out, uint64_t total);
 
 /* Caps the instruction-set level of the queries of CPU trees built from now
  * on: 0 all the CPU has, 1 at most AVX2, 2 the scalar loops. Returns the

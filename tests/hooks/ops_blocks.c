@@ -7,13 +7,10 @@
 #include "hooks.h"
 
 /* Starts a call on ctx, or returns its status. */
-#define BLOCK_BEGIN(c, ctx)                    \
-  tdm__call c;                                 \
-  tdm_status st_;                              \
-  c.ctx = (ctx);                               \
-  c.fn = "test block";                         \
-  c.ops = (ctx)->be->ops;                      \
-  if ((st_ = c.ops->begin(&c)) != TDM_OK) return st_
+#define BLOCK_BEGIN(c, ctx)                                      \
+  tdm__call c;                                                   \
+  tdm_status st_;                                                \
+  if ((st_ = tdm__call_open(&c, ctx, "test block")) != TDM_OK) return st_
 
 tdm_status tdm_test_block_fill(tdm_ctx *ctx, void *out, int byte, size_t bytes) {
   void *d;
@@ -56,14 +53,90 @@ tdm_status tdm_test_block_search(tdm_ctx *ctx, tdm_type t, int numeric, const vo
   return c.ops->end(&c, st_);
 }
 
-tdm_status tdm_test_block_set(tdm_ctx *ctx, size_t ks, const void *keys, size_t m, const void *queries, size_t n,
-                              uint8_t *found_out) {
-  const void *k, *q;
-  void *f;
+tdm_status tdm_test_block_set(tdm_ctx *ctx, size_t ks, const void *keys, const uint64_t *vals, size_t m,
+                              const void *queries, size_t n, uint64_t *values_out, uint8_t *found_out) {
+  const void *k, *q, *v = NULL;
+  void *f = NULL, *vo = NULL;
   BLOCK_BEGIN(c, ctx);
   if ((st_ = c.ops->in(&c, keys, m * ks, &k)) == TDM_OK && (st_ = c.ops->in(&c, queries, n * ks, &q)) == TDM_OK &&
-      (st_ = c.ops->out(&c, found_out, n, &f)) == TDM_OK && (st_ = c.ops->set_build(&c, ks, k, m)) == TDM_OK)
-    st_ = c.ops->set_probe(&c, q, n, (uint8_t *)f);
+      (!vals || (st_ = c.ops->in(&c, vals, m * 8, &v)) == TDM_OK) &&
+      (!found_out || (st_ = c.ops->out(&c, found_out, n, &f)) == TDM_OK) &&
+      (!values_out || (st_ = c.ops->out(&c, values_out, n * 8, &vo)) == TDM_OK) &&
+      (st_ = c.ops->set_build(&c, ks, k, (const uint64_t *)v, m)) == TDM_OK)
+    st_ = c.ops->set_probe(&c, q, n, (uint64_t *)vo, (uint8_t *)f);
+  return c.ops->end(&c, st_);
+}
+
+tdm_status tdm_test_block_sort_indexed(tdm_ctx *ctx, tdm_type t, int numeric, const void *keys, size_t n,
+                                       void *bits_out, void *idx_out, size_t iw) {
+  const void *k;
+  void *b, *x;
+  size_t ks = tdm_type_size(t);
+  BLOCK_BEGIN(c, ctx);
+  if ((st_ = c.ops->in(&c, keys, n * ks, &k)) == TDM_OK && (st_ = c.ops->out(&c, bits_out, n * ks, &b)) == TDM_OK &&
+      (st_ = c.ops->out(&c, idx_out, n * iw, &x)) == TDM_OK)
+    st_ = c.ops->sort_indexed(&c, t, numeric, k, n, b, x, iw);
+  return c.ops->end(&c, st_);
+}
+
+tdm_status tdm_test_block_run_adds(tdm_ctx *ctx, size_t ks, const void *sorted, size_t n, uint64_t *add_out) {
+  const void *s;
+  void *a;
+  BLOCK_BEGIN(c, ctx);
+  if ((st_ = c.ops->in(&c, sorted, n * ks, &s)) == TDM_OK && (st_ = c.ops->out(&c, add_out, n * 8, &a)) == TDM_OK)
+    st_ = c.ops->run_adds(&c, ks, s, n, (uint64_t *)a);
+  return c.ops->end(&c, st_);
+}
+
+tdm_status tdm_test_block_join_runs(tdm_ctx *ctx, int kind, const uint64_t *words, size_t nl, uint64_t *ms_out,
+                                    uint64_t *mc_out, uint64_t *rows_out) {
+  const void *w;
+  void *ms, *mc, *rows;
+  BLOCK_BEGIN(c, ctx);
+  /* The canonical bits of unsigned words are the words: a copy into ms. */
+  if ((st_ = c.ops->in(&c, words, nl * 8, &w)) == TDM_OK && (st_ = c.ops->out(&c, ms_out, nl * 8, &ms)) == TDM_OK &&
+      (st_ = c.ops->out(&c, mc_out, nl * 8, &mc)) == TDM_OK &&
+      (st_ = c.ops->out(&c, rows_out, (nl + 1) * 8, &rows)) == TDM_OK &&
+      (st_ = c.ops->canon_bits(&c, TDM_U64, w, ms, nl, 0)) == TDM_OK)
+    st_ = c.ops->join_runs(&c, kind, (uint64_t *)ms, (uint64_t *)mc, (uint64_t *)rows, nl);
+  return c.ops->end(&c, st_);
+}
+
+tdm_status tdm_test_block_join_bounds(tdm_ctx *ctx, int kind, tdm_type t, int numeric, const void *left, size_t nl,
+                                      const void *rbits, size_t nr, uint64_t *ms_out, uint64_t *mc_out,
+                                      uint64_t *rows_out) {
+  const void *l, *r;
+  void *ms, *mc, *rows;
+  size_t ks = tdm_type_size(t);
+  BLOCK_BEGIN(c, ctx);
+  if ((st_ = c.ops->in(&c, left, nl * ks, &l)) == TDM_OK && (st_ = c.ops->in(&c, rbits, nr * ks, &r)) == TDM_OK &&
+      (st_ = c.ops->out(&c, ms_out, nl * 8, &ms)) == TDM_OK && (st_ = c.ops->out(&c, mc_out, nl * 8, &mc)) == TDM_OK &&
+      (st_ = c.ops->out(&c, rows_out, (nl + 1) * 8, &rows)) == TDM_OK)
+    st_ = c.ops->join_bounds(&c, kind, t, numeric, l, nl, r, nr, (uint64_t *)ms, (uint64_t *)mc, (uint64_t *)rows);
+  return c.ops->end(&c, st_);
+}
+
+tdm_status tdm_test_block_scan_total(tdm_ctx *ctx, const uint64_t *in, size_t n, uint64_t *off_out, uint64_t *total) {
+  const void *i;
+  void *o;
+  BLOCK_BEGIN(c, ctx);
+  if ((st_ = c.ops->in(&c, in, n * 8, &i)) == TDM_OK && (st_ = c.ops->out(&c, off_out, n * 8, &o)) == TDM_OK)
+    st_ = c.ops->scan_total(&c, (const uint64_t *)i, (uint64_t *)o, n, total);
+  return c.ops->end(&c, st_);
+}
+
+tdm_status tdm_test_block_join_fill(tdm_ctx *ctx, int kind, const uint64_t *ms, const uint64_t *mc,
+                                    const uint64_t *off, const void *idx, size_t iw, size_t nl, size_t nr,
+                                    uint64_t *left_out, uint64_t *right_out, uint64_t total) {
+  const void *s, *m, *o, *x;
+  void *lo, *ro = NULL;
+  BLOCK_BEGIN(c, ctx);
+  if ((st_ = c.ops->in(&c, ms, nl * 8, &s)) == TDM_OK && (st_ = c.ops->in(&c, mc, nl * 8, &m)) == TDM_OK &&
+      (st_ = c.ops->in(&c, off, (nl + 1) * 8, &o)) == TDM_OK && (st_ = c.ops->in(&c, idx, nr * iw, &x)) == TDM_OK &&
+      (st_ = c.ops->out(&c, left_out, total * 8, &lo)) == TDM_OK &&
+      (!right_out || (st_ = c.ops->out(&c, right_out, total * 8, &ro)) == TDM_OK))
+    st_ = c.ops->join_fill(&c, kind, (const uint64_t *)s, (const uint64_t *)m, (const uint64_t *)o, x, iw, nl,
+                           (uint64_t *)lo, (uint64_t *)ro, total);
   return c.ops->end(&c, st_);
 }
 

@@ -10,7 +10,7 @@
  * +inf (where numpy puts NaN).
  *
  * tdm_join's output rows are written by output position on both backends
- * (tdm__ops_join_fill and the pieces it is made of, at the end), so a left
+ * (tdm__ops_join_fill32 / 64 and the pieces it is made of, at the end), so a left
  * row with many matches is spread over every worker.
  */
 #ifndef TANDEM_OPS_KEYS_H
@@ -286,19 +286,24 @@ TDM_HD int tdm__ops_join_pairs(int kind, const uint64_t *right_out) {
  * as evenly as any others. SEMI and ANTI need no case of their own: a left
  * row has one output row or none, and the search skips those of none. The
  * CPU fills each chunk of the output with it; the CUDA kernel runs the same
- * walk and tdm__ops_join_right32 / 64, staged through shared memory. */
-TDM_HD void tdm__ops_join_fill(int kind, const uint64_t *o, uint64_t n_left, const uint64_t *ms, const uint64_t *mc,
-                               const uint64_t *ridx, uint64_t *left_out, uint64_t *right_out, uint64_t lo,
-                               uint64_t hi) {
-  uint64_t i, r;
-  int pairs = tdm__ops_join_pairs(kind, right_out);
-  if (lo >= hi) return;
-  i = tdm__csr_owner(o, n_left, lo);
-  for (r = lo; r < hi; r++) {
-    i = tdm__csr_next(o, n_left, i, r);
-    left_out[r] = i;
-    if (pairs) right_out[r] = tdm__ops_join_right64(o, ms, mc, ridx, i, r);
+ * walk and tdm__ops_join_right32 / 64, staged through shared memory. Per
+ * width of the right indices, as tdm__ops_join_right32 / 64. */
+#define TDM__OPS_JOIN_FILL(W)                                                                                \
+  TDM_HD void tdm__ops_join_fill##W(int kind, const uint64_t *o, uint64_t n_left, const uint64_t *ms,          \
+                                    const uint64_t *mc, const uint##W##_t *ridx, uint64_t *left_out,           \
+                                    uint64_t *right_out, uint64_t lo, uint64_t hi) {                           \
+    uint64_t i, r;                                                                                             \
+    int pairs = tdm__ops_join_pairs(kind, right_out);                                                          \
+    if (lo >= hi) return;                                                                                      \
+    i = tdm__csr_owner(o, n_left, lo);                                                                         \
+    for (r = lo; r < hi; r++) {                                                                                \
+      i = tdm__csr_next(o, n_left, i, r);                                                                      \
+      left_out[r] = i;                                                                                         \
+      if (pairs) right_out[r] = tdm__ops_join_right##W(o, ms, mc, ridx, i, r);                                 \
+    }                                                                                                          \
   }
-}
+TDM__OPS_JOIN_FILL(32)
+TDM__OPS_JOIN_FILL(64)
+#undef TDM__OPS_JOIN_FILL
 
 #endif /* TANDEM_OPS_KEYS_H */
