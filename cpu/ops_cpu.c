@@ -114,14 +114,18 @@ static void copy_key(void *dst, size_t d, const void *src, size_t s, size_t ks) 
   else ((uint64_t *)dst)[d] = ((const uint64_t *)src)[s];
 }
 
-static void iota_range(uint64_t *d, size_t lo, size_t hi) {
+/* idx[i] = i for i in [lo, hi), indices of iw bytes (4 or 8). */
+static void iota_range(void *idx, size_t iw, size_t lo, size_t hi) {
   size_t i;
-  for (i = lo; i < hi; i++) d[i] = i;
+  if (iw == 4)
+    for (i = lo; i < hi; i++) ((uint32_t *)idx)[i] = (uint32_t)i;
+  else
+    for (i = lo; i < hi; i++) ((uint64_t *)idx)[i] = i;
 }
 
 static void iota(const tdm_ctx *ctx, uint64_t *d, size_t n) {
   int P = chunks_for(ctx, n), t;
-  TDM__PAR_FOR(P, t, P, iota_range(d, chunk(n, P, t), chunk(n, P, t + 1)));
+  TDM__PAR_FOR(P, t, P, iota_range(d, 8, chunk(n, P, t), chunk(n, P, t + 1)));
 }
 
 /* ---- grouping ----------------------------------------------------------- */
@@ -1199,21 +1203,13 @@ static tdm_status blk_set_probe(tdm__call *c, const void *queries, size_t n, uin
   return relabel(c->fn, tdm_hash_find(cpu_call_of(c)->set, queries, values, found, n));
 }
 
-static void iota_idx_range(void *idx, size_t iw, size_t lo, size_t hi) {
-  size_t i;
-  if (iw == 4)
-    for (i = lo; i < hi; i++) ((uint32_t *)idx)[i] = (uint32_t)i;
-  else
-    for (i = lo; i < hi; i++) ((uint64_t *)idx)[i] = i;
-}
-
 static tdm_status blk_sort_indexed(tdm__call *c, tdm_type key_type, int numeric, const void *src, size_t n,
                                    void *bits, void *idx, size_t iw) {
   size_t ks = tdm_type_size(key_type);
   int P = chunks_for(c->ctx, n), t;
   TDM__PAR_FOR(P, t, P, {
     canon_bits_range(key_type, src, bits, numeric, chunk(n, P, t), chunk(n, P, t + 1));
-    iota_idx_range(idx, iw, chunk(n, P, t), chunk(n, P, t + 1));
+    iota_range(idx, iw, chunk(n, P, t), chunk(n, P, t + 1));
   });
   if (n < 2) return TDM_OK;
   return relabel(c->fn,
@@ -1252,32 +1248,33 @@ static tdm_status blk_join_runs(tdm__call *c, int kind, uint64_t *ms, uint64_t *
   return TDM_OK;
 }
 
-static void join_bounds_range(int kind, tdm_type t, int numeric, const void *left, const void *rb, size_t nr,
-                              uint64_t *ms, uint64_t *mc, uint64_t *rows, size_t lo, size_t hi) {
-  int kd = tdm__key_kind(t);
-  size_t i, a, b;
-  for (i = lo; i < hi; i++) {
-    if (tdm_type_size(t) == 4) {
-      uint32_t q = tdm__ops_canon_bits32(((const uint32_t *)left)[i], kd, numeric);
-      a = tdm__ops_bound32((const uint32_t *)rb, nr, q, 0);
-      b = tdm__ops_bound32((const uint32_t *)rb, nr, q, 1);
-    } else {
-      uint64_t q = tdm__ops_canon_bits64(((const uint64_t *)left)[i], kd, numeric);
-      a = tdm__ops_bound64((const uint64_t *)rb, nr, q, 0);
-      b = tdm__ops_bound64((const uint64_t *)rb, nr, q, 1);
-    }
-    ms[i] = a;
-    mc[i] = b - a;
-    rows[i] = tdm__ops_join_rows(kind, b - a);
+#define JOIN_BOUNDS_RANGE(W)                                                                                    \
+  static void join_bounds_range##W(int kind, int kd, int numeric, const uint##W##_t *left, const uint##W##_t *rb,    \
+                                   size_t nr, uint64_t *ms, uint64_t *mc, uint64_t *rows, size_t lo, size_t hi) {    \
+    size_t i;                                                                                                     \
+    for (i = lo; i < hi; i++) {                                                                                   \
+      uint##W##_t q = tdm__ops_canon_bits##W(left[i], kd, numeric);                                              \
+      size_t a = tdm__ops_bound##W(rb, nr, q, 0), b = tdm__ops_bound##W(rb, nr, q, 1);                          \
+      ms[i] = a;                                                                                                  \
+      mc[i] = b - a;                                                                                              \
+      rows[i] = tdm__ops_join_rows(kind, b - a);                                                                  \
+    }                                                                                                             \
   }
-}
+JOIN_BOUNDS_RANGE(32)
+JOIN_BOUNDS_RANGE(64)
+#undef JOIN_BOUNDS_RANGE
 
 static tdm_status blk_join_bounds(tdm__call *c, int kind, tdm_type key_type, int numeric, const void *left, size_t nl,
                                   const void *rbits, size_t nr, uint64_t *ms, uint64_t *mc, uint64_t *rows) {
-  int P = chunks_for(c->ctx, nl), t;
-  TDM__PAR_FOR(P, t, P,
-               join_bounds_range(kind, key_type, numeric, left, rbits, nr, ms, mc, rows, chunk(nl, P, t),
-                                 chunk(nl, P, t + 1)));
+  int P = chunks_for(c->ctx, nl), t, kd = tdm__key_kind(key_type);
+  if (tdm_type_size(key_type) == 4)
+    TDM__PAR_FOR(P, t, P,
+                 join_bounds_range32(kind, kd, numeric, (const uint32_t *)left, (const uint32_t *)rbits, nr, ms, mc,
+                                     rows, chunk(nl, P, t), chunk(nl, P, t + 1)));
+  else
+    TDM__PAR_FOR(P, t, P,
+                 join_bounds_range64(kind, kd, numeric, (const uint64_t *)left, (const uint64_t *)rbits, nr, ms, mc,
+                                     rows, chunk(nl, P, t), chunk(nl, P, t + 1)));
   rows[nl] = 0;
   return TDM_OK;
 }
