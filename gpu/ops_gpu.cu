@@ -1,43 +1,42 @@
 /*
- * ops_gpu.cu: the CUDA backend's data operations (tandem/ops.h).
+ * ops_gpu.cu: the CUDA backend's data operations (tandem/ops.h): its
+ * tdm_group_reduce, and the building blocks (backend.h) of the operations
+ * written once in the core (src/ops_unique.c, src/ops_isin.c,
+ * src/ops_join.c), at the end of this file.
  *
- * Everything is sort based (the dense method aside, below), and builds the
- * same group description as the CPU's sort method (cpu/ops_cpu.c), except
- * unique of sorted distinct keys alone (unique_sorted_keys_t): the canonical keys as order-preserving
+ * tdm_group_reduce by the sort builds the same group description as the
+ * CPU's sort method (cpu/ops_cpu.c): the canonical keys as order-preserving
  * bits (ops_keys.h) are radix sorted with their indices as values
  * (sort_bits_indexed; 32-bit indices below 2^32 rows; CUB's radix sort is
- * stable, so each run of equal keys lists its indices ascending); a head flag per sorted position and its exclusive sum number
- * the runs; the runs' starts give each group's members at
- * mem[off[r] .. off[r + 1]), in ascending key order, or by first index
- * (a second sort of (first index, run) pairs) for TDM_ORDER_FIRST_SEEN.
- * Every output is read from that description by one thread per output
- * element, so the bytes equal the CPU's, except that tdm_group_reduce never
- * leaves a long group to one thread (reduce_t says how). The hash method is tdm_group_reduce's for COUNT and
- * integer SUM, MIN, MAX in ascending order (a scratch table folds the rows,
- * then the groups alone are sorted: group_hashed_t; in first-seen order a
- * table of first rows orders the groups: group_first_seen_t) and tdm_unique's, in
- * ascending order with an inverse (a table counts the keys, a second maps
- * the sorted distinct keys to the rows: unique_hashed_t) and in first-seen
- * order (a table keeps each key's first row: unique_first_seen_t); the
- * sort method's bytes are the contract's either way.
- * The dense method (integer keys of a small range, src/ops_api.c) is the
- * CPU's tables on the device: unique counts rows per slot with atomicAdd,
- * notes each slot's first row with atomicMin, and numbers the slots by an
- * exclusive sum of flags (slots in use, or rows that are their slot's
- * first).
- * tdm_isin and tdm_join are written once (src/ops_isin.c, src/ops_join.c)
- * over the building blocks at the end of this file: a set is a scratch
- * table of the hash table's kernels, a bit table's bits are set with
- * atomicOr, and the join's rows are written by output position
- * (join_fill_kernel: a span of rows per warp, one search per span), so a
- * hot key is spread over the grid, with the per-row logic the CPU runs
- * (ops_keys.h).
+ * stable, so each run of equal keys lists its indices ascending); a head
+ * flag per sorted position and its exclusive sum number the runs; the
+ * runs' starts give each group's members at mem[off[r] .. off[r + 1]), in
+ * ascending key order, or by first index (a second sort of (first index,
+ * run) pairs) for TDM_ORDER_FIRST_SEEN. Every output is read from that
+ * description by one thread per output element, so the bytes equal the
+ * CPU's, except that no long group is left to one thread (reduce_t says
+ * how). The hash method takes COUNT and integer SUM, MIN, MAX: in
+ * ascending order a scratch table folds the rows, then the groups alone are
+ * sorted (group_hashed_t); in first-seen order a table of first rows orders
+ * the groups (group_first_seen_t).
+ *
+ * tdm_unique's blocks: the keys sorted alone and reduced by key (sort_keys,
+ * runs_keys); the runs of sorted bits (runs); the hash table's
+ * insert-or-number (number: a table of first rows in first-seen order, a
+ * table counting the keys otherwise); the dense table, counted with
+ * atomicAdd, first rows by atomicMin, numbered by an exclusive sum of flags
+ * (values in use, or rows that are their value's first). tdm_isin's and
+ * tdm_join's: a set is a scratch table of the hash table's kernels, a bit
+ * table's bits are set with atomicOr, and the join's rows are written by
+ * output position (join_fill_kernel: a span of rows per warp, one search per
+ * span), so a hot key is spread over the grid, with the per-row logic the
+ * CPU runs (ops_keys.h).
  *
  * Caller arrays may be host or device memory (staged through the call's
  * tdm__gpu_scope). Output sizes come to the host, so unique, group_reduce
  * and join wait for the device once, in stream-ordered mode too (for the
- * size; their outputs are then queued). All scratch and
- * all output buffers are taken before anything of the caller's is written.
+ * size; their outputs are then queued). All scratch and all output buffers
+ * are taken before anything of the caller's is written.
  */
 #include <cub/device/device_reduce.cuh>
 #include <new>
@@ -165,25 +164,6 @@ __global__ void rank_kernel(const uint64_t *ord, uint64_t *rank, size_t G) {
 }
 
 __device__ static inline size_t grp_at(grp_view g, size_t p) { return g.ord ? (size_t)g.ord[p] : p; }
-
-template <typename K>
-__global__ void unique_kernel(grp_view g, const K *keys, K *unique_out, uint64_t *first_out, uint64_t *counts_out,
-                              size_t G) {
-  TDM_GRID_STRIDE(p, G) {
-    size_t r = grp_at(g, p), s = g.off[r], f = grp_mem(g, s);
-    if (unique_out) unique_out[p] = keys[f];
-    if (first_out) first_out[p] = f;
-    if (counts_out) counts_out[p] = g.off[r + 1] - s;
-  }
-}
-
-/* inverse[mem[k]] = output position of the run holding sorted position k. */
-__global__ void inverse_kernel(grp_view g, uint64_t *inverse_out, size_t n) {
-  TDM_GRID_STRIDE(k, n) {
-    uint64_t r = g.rid[k + 1] - 1;
-    inverse_out[grp_mem(g, k)] = g.rank ? g.rank[r] : r;
-  }
-}
 
 /* gv[k] = v[mem[k]]: the values in member order, each group's contiguous
  * and in input order (the members are ascending), read at random once by
@@ -501,18 +481,6 @@ static tdm_status opt_out(tdm__gpu_scope &sc, void *user, size_t bytes, tdm__dev
   return user ? sc.out(user, bytes, a) : TDM_OK;
 }
 
-/* The four optional outputs of tdm_unique for G groups (outs[0..3]: keys,
- * first rows, counts, inverse). */
-static tdm_status unique_outs(tdm__gpu_scope &sc, const tdm__unique_args *a, size_t G, size_t ks,
-                              tdm__dev_array *outs) {
-  tdm_status st;
-  if ((st = opt_out(sc, a->unique_out, G * ks, &outs[0])) != TDM_OK ||
-      (st = opt_out(sc, a->first_index_out, G * 8, &outs[1])) != TDM_OK ||
-      (st = opt_out(sc, a->counts_out, G * 8, &outs[2])) != TDM_OK)
-    return st;
-  return opt_out(sc, a->inverse_out, a->n * 8, &outs[3]);
-}
-
 /* Copies the staged outputs back, then ends the call (tdm__gpu_scope's
  * finish): no wait in stream-ordered mode when nothing was staged through
  * the host, so a call that brought a size to the host waits once, for it
@@ -595,28 +563,6 @@ static tdm_status grp_build(tdm_ctx *ctx, tdm__gpu_scope &sc, const char *fn, td
 }
 
 /* ---- the operations ----------------------------------------------------- */
-
-template <typename K>
-static tdm_status unique_t(tdm_ctx *ctx, const tdm__unique_args *a) {
-  static const char fn[] = "tdm_unique";
-  tdm__gpu_scope sc(ctx);
-  tdm__dev_array keys, outs[4];
-  grp_view g;
-  size_t n = a->n, G = 0;
-  tdm_status st;
-  if ((st = enter_waiting(sc, ctx, fn)) != TDM_OK || (st = sc.in(a->keys, n * sizeof(K), &keys)) != TDM_OK ||
-      (st = grp_build<K>(ctx, sc, fn, a->key_type, (const K *)keys.d, n, a->numeric, a->first_seen, &g, &G)) !=
-          TDM_OK)
-    return st;
-  if ((st = unique_outs(sc, a, G, sizeof(K), outs)) != TDM_OK) return st;
-  cudaStream_t s = tdm__stream(ctx);
-  unique_kernel<K><<<tdm__grid(G), TDM_GPU_BLOCK, 0, s>>>(g, (const K *)keys.d, (K *)outs[0].d,
-                                                         (uint64_t *)outs[1].d, (uint64_t *)outs[2].d, G);
-  if (outs[3].d) inverse_kernel<<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>(g, (uint64_t *)outs[3].d, n);
-  if ((st = tdm__launch_check(fn)) != TDM_OK || (st = finish_outs(sc, ctx, outs, 4, fn)) != TDM_OK) return st;
-  *a->n_unique_out = G;
-  return TDM_OK;
-}
 
 /* CUB's reduce-by-key of the gathered values gv by run (keys: rid[k + 1],
  * run r's number plus one at each of its positions) into by_run; with temp
@@ -806,43 +752,7 @@ static tdm_status codes_by_table(tdm_ctx *ctx, tdm__gpu_scope &sc, const char *f
   return tdm__launch_check(fn);
 }
 
-/* tdm_unique by the hash method (an inverse, no first indices, ascending
- * order by bits): hashed_groups counts the keys; the distinct keys and
- * counts go out in order; a second scratch table maps each distinct key to
- * its position (a SUM of one value per key), and one probe per row reads
- * the row's inverse from it. */
-template <typename K, typename I>
-static tdm_status unique_hashed_t(tdm_ctx *ctx, const tdm__unique_args *a) {
-  static const char fn[] = "tdm_unique";
-  tdm__gpu_scope sc(ctx);
-  tdm__dev_array keys, outs[4];
-  cudaStream_t s = tdm__stream(ctx);
-  size_t n = a->n, G = 0;
-  const K *ek;
-  const uint64_t *ev;
-  const I *ord;
-  K *uk;
-  tdm_status st;
-  if ((st = enter_waiting(sc, ctx, fn)) != TDM_OK || (st = sc.in(a->keys, n * sizeof(K), &keys)) != TDM_OK ||
-      (st = hashed_groups<K, uint64_t, I>(ctx, sc, fn, a->key_type, (const K *)keys.d, n, TDM__DUP_SUM, TDM_U64,
-                                          NULL, a->counts_out != NULL, &ek, &ev, &ord, &G)) != TDM_OK ||
-      (st = unique_outs(sc, a, G, sizeof(K), outs)) != TDM_OK)
-    return st;
-  uk = (K *)outs[0].d;
-  if (!uk && (st = sc.alloc(G * sizeof(K), &uk)) != TDM_OK) return st;
-  if (G) {
-    group_put_kernel<K, uint64_t, I><<<tdm__grid(G), TDM_GPU_BLOCK, 0, s>>>(ek, ev, ord, uk, (uint64_t *)outs[2].d,
-                                                                            G);
-    if ((st = tdm__launch_check(fn)) != TDM_OK ||
-        (st = codes_by_table<K>(ctx, sc, fn, uk, G, (const K *)keys.d, n, (uint64_t *)outs[3].d)) != TDM_OK)
-      return st;
-  }
-  if ((st = finish_outs(sc, ctx, outs, 4, fn)) != TDM_OK) return st;
-  *a->n_unique_out = G;
-  return TDM_OK;
-}
-
-/* Group p (first-seen order) of unique_first_seen_t: its first row f
+/* Group p (first-seen order) of the first-seen numbering: its first row f
  * (first holds the complements of the first rows, sorted) gives the key
  * (the caller's, as the CPU writes it), the first index and, for the second
  * table, the key's bits. */
@@ -902,51 +812,6 @@ static tdm_status first_seen_groups(tdm_ctx *ctx, tdm__gpu_scope &sc, const char
       (st = sort_in_place(ctx, ev, NULL, *G, sizeof(I))) != TDM_OK)
     return st;
   *first = (const I *)ev;
-  return TDM_OK;
-}
-
-/* tdm_unique in first-seen order by the hash method (what factorize asks):
- * the groups of the rows' bits (rows_bits) in first-seen order
- * (first_seen_groups): position p holds the p-th key to appear. Keys and first indices
- * go out from there; for the inverse or the counts each row's code comes
- * from a second table of the groups (codes_by_table), and the counts add
- * the codes up. A group's first
- * row and count do not depend on the order of the claims, so the bytes are
- * the sort method's (and the CPU's numbering). */
-template <typename K, typename I>
-static tdm_status unique_first_seen_t(tdm_ctx *ctx, const tdm__unique_args *a) {
-  static const char fn[] = "tdm_unique";
-  tdm__gpu_scope sc(ctx);
-  tdm__dev_array keys, outs[4];
-  cudaStream_t s = tdm__stream(ctx);
-  const int coded = a->inverse_out || a->counts_out;
-  size_t n = a->n, G = 0;
-  const K *kb;
-  const I *first;
-  K *pb = NULL;
-  uint64_t *code = NULL;
-  tdm_status st;
-  if ((st = enter_waiting(sc, ctx, fn)) != TDM_OK || (st = sc.in(a->keys, n * sizeof(K), &keys)) != TDM_OK ||
-      (st = rows_bits<K>(ctx, sc, fn, a->key_type, a->numeric, (const K *)keys.d, n, &kb)) != TDM_OK ||
-      (st = first_seen_groups<K, I>(ctx, sc, fn, kb, n, &first, &G)) != TDM_OK ||
-      (st = unique_outs(sc, a, G, sizeof(K), outs)) != TDM_OK)
-    return st;
-  code = (uint64_t *)outs[3].d;
-  if (coded && ((st = sc.alloc(G * sizeof(K), &pb)) != TDM_OK || (!code && (st = sc.alloc(n * 8, &code)) != TDM_OK)))
-    return st;
-  first_seen_put_kernel<K, I><<<tdm__grid(G), TDM_GPU_BLOCK, 0, s>>>((const K *)keys.d, kb, first, (K *)outs[0].d,
-                                                                     (uint64_t *)outs[1].d, pb, G);
-  if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
-  if (coded) {
-    if ((st = codes_by_table<K>(ctx, sc, fn, pb, G, kb, n, code)) != TDM_OK) return st;
-    if (outs[2].d) {
-      TDM_CUDA_TRY(cudaMemsetAsync(outs[2].d, 0, G * 8, s), (void)0);
-      count_codes_kernel<<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>(code, (uint64_t *)outs[2].d, n);
-    }
-    if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
-  }
-  if ((st = finish_outs(sc, ctx, outs, 4, fn)) != TDM_OK) return st;
-  *a->n_unique_out = G;
   return TDM_OK;
 }
 
@@ -1018,45 +883,6 @@ static tdm_status minmax_t(tdm_ctx *ctx, tdm_type key_type, const void *keys, si
   return TDM_OK;
 }
 
-/* tdm_unique by the dense table (see dense_flag_kernel for the numbering);
- * the bytes are the CPU's. */
-template <typename K>
-static tdm_status unique_dense_t(tdm_ctx *ctx, const tdm__unique_args *a) {
-  static const char fn[] = "tdm_unique";
-  tdm__gpu_scope sc(ctx);
-  tdm__dev_array keys, outs[4];
-  cudaStream_t s = tdm__stream(ctx);
-  size_t n = a->n, S = (size_t)a->dense_span + 1, len = a->first_seen ? n : S;
-  K lo = (K)a->dense_min;
-  unsigned long long *cnt, *first = NULL;
-  uint64_t *flag, *sum, *num = NULL, G = 0;
-  tdm_status st;
-  if ((st = enter_waiting(sc, ctx, fn)) != TDM_OK || (st = sc.in(a->keys, n * sizeof(K), &keys)) != TDM_OK ||
-      (st = sc.alloc(S * 8, &cnt)) != TDM_OK ||
-      ((a->first_seen || a->first_index_out) && (st = sc.alloc(S * 8, &first)) != TDM_OK) ||
-      (st = sc.alloc((len + 1) * 8, &flag)) != TDM_OK || (st = sc.alloc((len + 1) * 8, &sum)) != TDM_OK ||
-      (a->inverse_out && (st = sc.alloc(S * 8, &num)) != TDM_OK))
-    return st;
-  TDM_CUDA_TRY(cudaMemsetAsync(cnt, 0, S * 8, s), (void)0);
-  if (first) TDM_CUDA_TRY(cudaMemsetAsync(first, 0xff, S * 8, s), (void)0);
-  dense_count_kernel<K><<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>((const K *)keys.d, n, lo, cnt, first);
-  dense_flag_kernel<K><<<tdm__grid(len + 1), TDM_GPU_BLOCK, 0, s>>>((const K *)keys.d, lo, cnt, first, a->first_seen,
-                                                                   flag, len);
-  if ((st = tdm__launch_check(fn)) != TDM_OK || (st = exclusive_sum(ctx, flag, sum, len + 1)) != TDM_OK ||
-      (st = word_to_host(ctx, sum + len, &G, fn)) != TDM_OK)
-    return st;
-  if ((st = unique_outs(sc, a, G, sizeof(K), outs)) != TDM_OK) return st;
-  dense_unique_kernel<K><<<tdm__grid(S), TDM_GPU_BLOCK, 0, s>>>(cnt, first, sum, a->first_seen, lo, num,
-                                                               (K *)outs[0].d, (uint64_t *)outs[1].d,
-                                                               (uint64_t *)outs[2].d, S);
-  if (num)
-    dense_inverse_kernel<K><<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>((const K *)keys.d, n, lo, num,
-                                                                  (uint64_t *)outs[3].d);
-  if ((st = tdm__launch_check(fn)) != TDM_OK || (st = finish_outs(sc, ctx, outs, 4, fn)) != TDM_OK) return st;
-  *a->n_unique_out = (size_t)G;
-  return TDM_OK;
-}
-
 /* counts[r] = the length of run r, from the runs' first positions st
  * (G runs of n sorted keys). */
 __global__ void run_lengths_kernel(const uint64_t *st, uint64_t *counts, size_t G, size_t n) {
@@ -1069,89 +895,6 @@ struct first_pos_op {
   __host__ __device__ __forceinline__ uint64_t operator()(uint64_t a, uint64_t b) const { return a < b ? a : b; }
 };
 
-/* tdm_unique without first indices or inverse, in sorted order, keys equal
- * by their bits (the CPU's unique_keys_only): the keys' order-preserving
- * sort bits (keybits.h; the map is the identity for unsigned keys, so an
- * unsigned device array is sorted straight out of the caller's array)
- * sorted alone, CUB's reduce-by-key over them writing the distinct bits and each run's first
- * position, the distinct bits mapped back to keys in place; counts are the
- * distances between the first positions. No (key, index) pairs, no group
- * description: a 64-bit key moves 8 bytes through the sort, not 16. */
-template <typename U>
-static tdm_status unique_sorted_keys_t(tdm_ctx *ctx, const tdm__unique_args *a) {
-  static const char fn[] = "tdm_unique";
-  tdm__gpu_scope sc(ctx);
-  tdm__dev_array keys, outs[2];
-  size_t n = a->n, temp_bytes = 0, G;
-  const thrust::counting_iterator<uint64_t> at(0);
-  U *sorted, *uk;
-  uint64_t *st, *d_runs, runs = 0;
-  void *temp;
-  tdm_status s_;
-  cudaStream_t s = tdm__stream(ctx);
-  memset(outs, 0, sizeof outs);
-  if ((s_ = enter_waiting(sc, ctx, fn)) != TDM_OK || (s_ = sc.in(a->keys, n * sizeof(U), &keys)) != TDM_OK) return s_;
-  const int kind = tdm__key_kind(a->key_type);
-  /* Unsigned keys in device memory are their own bits: CUB sorts them out
-   * of the caller's array into the scratch (tdm__gpu_sort_from). */
-  const int from_caller = !keys.staged && kind == TDM_KIND_UNSIGNED;
-  if (keys.staged) {
-    sorted = (U *)keys.d; /* the call's own copy already */
-    if (kind != TDM_KIND_UNSIGNED) tdm__gpu_map_bits(s, sorted, sorted, n, sizeof(U), kind, 0, 1);
-  } else {
-    if ((s_ = sc.alloc(n * sizeof(U), &sorted)) != TDM_OK) return s_;
-    if (!from_caller) tdm__gpu_map_bits(s, keys.d, sorted, n, sizeof(U), kind, 0, 1);
-  }
-  if ((s_ = tdm__launch_check(fn)) != TDM_OK) return s_;
-  if ((s_ = opt_out(sc, a->unique_out, n * sizeof(U), &outs[0])) != TDM_OK ||
-      (s_ = opt_out(sc, a->counts_out, n * 8, &outs[1])) != TDM_OK)
-    return s_;
-  uk = outs[0].d ? (U *)outs[0].d : NULL;
-  if (!uk && (s_ = sc.alloc(n * sizeof(U), &uk)) != TDM_OK) return s_;
-  TDM_CUDA_TRY(cub::DeviceReduce::ReduceByKey(NULL, temp_bytes, sorted, uk, at, (uint64_t *)NULL, (uint64_t *)NULL,
-                                              first_pos_op(), (int64_t)n, s),
-               (void)0);
-  if ((s_ = sc.alloc(n * 8, &st)) != TDM_OK || (s_ = sc.alloc(8, &d_runs)) != TDM_OK ||
-      (s_ = sc.alloc(temp_bytes ? temp_bytes : 1, &temp)) != TDM_OK)
-    return s_;
-  if ((s_ = from_caller ? tdm__gpu_sort_from(ctx, sc, keys.d, NULL, sorted, NULL, n, TDM_KIND_UNSIGNED, sizeof(U), 0, 0)
-                        : sort_in_place(ctx, sorted, NULL, n, sizeof(U))) != TDM_OK)
-    return s_;
-  TDM_CUDA_TRY(cub::DeviceReduce::ReduceByKey(temp, temp_bytes, sorted, uk, at, st, d_runs, first_pos_op(),
-                                              (int64_t)n, s),
-               (void)0);
-  if ((s_ = word_to_host(ctx, d_runs, &runs, fn)) != TDM_OK) return s_;
-  G = (size_t)runs;
-  if (outs[0].d && kind != TDM_KIND_UNSIGNED) tdm__gpu_map_bits(s, uk, uk, G, sizeof(U), kind, 0, 0);
-  if (outs[1].d) run_lengths_kernel<<<tdm__grid(G), TDM_GPU_BLOCK, 0, s>>>(st, (uint64_t *)outs[1].d, G, n);
-  if ((s_ = tdm__launch_check(fn)) != TDM_OK) return s_;
-  /* Only the G entries written go back to a host array. */
-  outs[0].bytes = G * sizeof(U);
-  outs[1].bytes = G * 8;
-  if ((s_ = finish_outs(sc, ctx, outs, 2, fn)) != TDM_OK) return s_;
-  *a->n_unique_out = G;
-  return TDM_OK;
-}
-
-/* The key width is an argument of each call, so each call picks its
- * instantiation; method matters only as the dense one (see the top of the
- * file), and a call asking for neither first indices nor the inverse, in
- * sorted order and by bits, sorts its keys alone. */
-static tdm_status ops_unique(tdm_ctx *ctx, const tdm__unique_args *a, int method) {
-  int wide = tdm_type_size(a->key_type) == 8;
-  if (method == TDM__OPS_DENSE) return wide ? unique_dense_t<uint64_t>(ctx, a) : unique_dense_t<uint32_t>(ctx, a);
-  if (method == TDM__OPS_HASH && a->first_seen && a->n <= UINT32_MAX)
-    return wide ? unique_first_seen_t<uint64_t, uint32_t>(ctx, a) : unique_first_seen_t<uint32_t, uint32_t>(ctx, a);
-  if (method == TDM__OPS_HASH && a->first_seen)
-    return wide ? unique_first_seen_t<uint64_t, uint64_t>(ctx, a) : unique_first_seen_t<uint32_t, uint64_t>(ctx, a);
-  if (method == TDM__OPS_HASH && a->n <= UINT32_MAX)
-    return wide ? unique_hashed_t<uint64_t, uint32_t>(ctx, a) : unique_hashed_t<uint32_t, uint32_t>(ctx, a);
-  if (method == TDM__OPS_HASH)
-    return wide ? unique_hashed_t<uint64_t, uint64_t>(ctx, a) : unique_hashed_t<uint32_t, uint64_t>(ctx, a);
-  if (!a->first_index_out && !a->inverse_out && !a->numeric && !a->first_seen)
-    return wide ? unique_sorted_keys_t<uint64_t>(ctx, a) : unique_sorted_keys_t<uint32_t>(ctx, a);
-  return wide ? unique_t<uint64_t>(ctx, a) : unique_t<uint32_t>(ctx, a);
-}
 static tdm_status ops_group_reduce(tdm_ctx *ctx, const tdm__group_args *a, int method) {
   int wide = tdm_type_size(a->key_type) == 8, wide_v = tdm_type_size(a->value_type) == 8;
   if (method == TDM__OPS_HASH && a->n <= UINT32_MAX) {
@@ -1184,7 +927,7 @@ static tdm_status ops_minmax(tdm_ctx *ctx, tdm_type key_type, const void *keys, 
  * staged through it, scratch freed with it) and the call's set, a scratch
  * table. Constructed in the tdm__call by begin, destroyed by end. */
 struct gpu_call {
-  enum { MAX_ARR = 8 };
+  enum { MAX_ARR = 12 };
   tdm__gpu_scope sc;
   tdm__dev_array arr[MAX_ARR];
   int is_out[MAX_ARR];
@@ -1192,7 +935,28 @@ struct gpu_call {
   tdm_hash set;
   tdm__hash_gpu set_be;
   int have_set;
-  explicit gpu_call(tdm_ctx *ctx) : sc(ctx), narr(0), have_set(0) {}
+  /* The call's numbering (number): the words numbered, each group's word,
+   * and each row's group when number made them (code). */
+  struct {
+    const void *words, *bits;
+    uint64_t *code;
+    size_t n, G, ks;
+    int have;
+  } nb;
+  /* The call's dense table (dense_build): rows and first row per value,
+   * the flags' exclusive sum that numbers the values, their numbers. */
+  struct {
+    const void *keys;
+    size_t n, S, ks;
+    uint64_t lo;
+    int first_seen, have;
+    unsigned long long *cnt, *first;
+    uint64_t *sum, *num;
+  } dense;
+  explicit gpu_call(tdm_ctx *ctx) : sc(ctx), narr(0), have_set(0) {
+    memset(&nb, 0, sizeof nb);
+    memset(&dense, 0, sizeof dense);
+  }
 };
 static_assert(sizeof(gpu_call) <= sizeof(((tdm__call *)0)->be), "gpu_call does not fit tdm__call");
 static_assert(alignof(gpu_call) <= alignof(uint64_t), "gpu_call needs more alignment than tdm__call gives");
@@ -1243,6 +1007,14 @@ static tdm_status call_out(tdm__call *c, void *user, size_t bytes, void **d) {
 
 static tdm_status call_scratch(tdm__call *c, size_t bytes, void **d) { return gpu_call_of(c)->sc.alloc(bytes, d); }
 
+/* A staged output goes back only as long as written. */
+static tdm_status call_out_trim(tdm__call *c, void *d, size_t bytes) {
+  gpu_call *k = gpu_call_of(c);
+  for (int i = 0; i < k->narr; i++)
+    if (k->is_out[i] && k->arr[i].d == d && bytes < k->arr[i].bytes) k->arr[i].bytes = bytes;
+  return TDM_OK;
+}
+
 static tdm_status blk_fill(tdm__call *c, void *d, int byte, size_t bytes) {
   TDM_CUDA_TRY(cudaMemsetAsync(d, byte, bytes, tdm__stream(c->ctx)), (void)0);
   return TDM_OK;
@@ -1289,6 +1061,18 @@ static tdm_status blk_set_build(tdm__call *c, size_t ks, const void *keys, const
   if (k->have_set) return tdm__fail(TDM_ERR_DEVICE, "%s: internal: a second set in one call", c->fn);
   st = tdm__hg_scratch_table(c->ctx, k->sc, t, vals ? TDM_U64 : t, TDM__DUP_SUM, keys, vals, TDM__HG_ROWS_NONE, m,
                              &k->set, &k->set_be, c->fn);
+  k->have_set = st == TDM_OK;
+  return st;
+}
+
+/* The claim makes each key's value its row (TDM__HG_ROWS_INDEX). */
+static tdm_status blk_set_build_rows(tdm__call *c, size_t ks, const void *keys, size_t m) {
+  gpu_call *k = gpu_call_of(c);
+  tdm_type t = ks == 4 ? TDM_U32 : TDM_U64;
+  tdm_status st;
+  if (k->have_set) return tdm__fail(TDM_ERR_DEVICE, "%s: internal: a second set in one call", c->fn);
+  st = tdm__hg_scratch_table(c->ctx, k->sc, t, TDM_U64, TDM__DUP_SUM, keys, NULL, TDM__HG_ROWS_INDEX, m, &k->set,
+                             &k->set_be, c->fn);
   k->have_set = st == TDM_OK;
   return st;
 }
@@ -1384,14 +1168,348 @@ static tdm_status blk_bits_test(tdm__call *c, size_t ks, const void *queries, si
   return tdm__launch_check(c->fn);
 }
 
+/* ---- tdm_unique's blocks ---- */
+
+/* The sort words are the keys' order-preserving bits (sort_gpu.cuh's map;
+ * the identity for unsigned keys, so an unsigned device array is sorted
+ * straight out of the caller's array, and a staged copy in place). */
+template <typename U>
+static tdm_status sort_keys_t(tdm__call *c, int kind, const void *src, size_t n, void **sorted) {
+  gpu_call *k = gpu_call_of(c);
+  cudaStream_t s = tdm__stream(c->ctx);
+  int own = 0;
+  tdm_status st;
+  for (int i = 0; i < k->narr; i++) own |= !k->is_out[i] && k->arr[i].staged && k->arr[i].d == src;
+  if (own) {
+    *sorted = (void *)src; /* the call's own copy */
+  } else {
+    if ((st = k->sc.alloc(n * sizeof(U), sorted)) != TDM_OK) return st;
+    if (kind == TDM_KIND_UNSIGNED)
+      return tdm__gpu_sort_from(c->ctx, k->sc, src, NULL, *sorted, NULL, n, TDM_KIND_UNSIGNED, sizeof(U), 0, 0);
+  }
+  if (kind != TDM_KIND_UNSIGNED) tdm__gpu_map_bits(s, src, *sorted, n, sizeof(U), kind, 0, 1);
+  if ((st = tdm__launch_check(c->fn)) != TDM_OK) return st;
+  return sort_in_place(c->ctx, *sorted, NULL, n, sizeof(U));
+}
+static tdm_status blk_sort_keys(tdm__call *c, tdm_type key_type, const void *src, size_t n, void **sorted) {
+  int kind = tdm__key_kind(key_type);
+  return tdm_type_size(key_type) == 4 ? sort_keys_t<uint32_t>(c, kind, src, n, sorted)
+                                      : sort_keys_t<uint64_t>(c, kind, src, n, sorted);
+}
+
+/* CUB's reduce-by-key over the sorted bits writes the distinct bits and
+ * each run's first position; the distinct bits are mapped back to keys in
+ * place, and the counts are the distances between the first positions. */
+template <typename U>
+static tdm_status runs_keys_t(tdm__call *c, int kind, const U *sorted, size_t n, U *keys_out, uint64_t *counts_out,
+                              size_t *G) {
+  gpu_call *k = gpu_call_of(c);
+  cudaStream_t s = tdm__stream(c->ctx);
+  const thrust::counting_iterator<uint64_t> at(0);
+  size_t temp_bytes = 0;
+  U *uk = keys_out;
+  uint64_t *st, *d_runs, runs = 0;
+  void *temp;
+  tdm_status e;
+  if (!uk && (e = k->sc.alloc(n * sizeof(U), &uk)) != TDM_OK) return e;
+  TDM_CUDA_TRY(cub::DeviceReduce::ReduceByKey(NULL, temp_bytes, sorted, uk, at, (uint64_t *)NULL, (uint64_t *)NULL,
+                                              first_pos_op(), (int64_t)n, s),
+               (void)0);
+  if ((e = k->sc.alloc(n * 8, &st)) != TDM_OK || (e = k->sc.alloc(8, &d_runs)) != TDM_OK ||
+      (e = k->sc.alloc(temp_bytes ? temp_bytes : 1, &temp)) != TDM_OK)
+    return e;
+  TDM_CUDA_TRY(cub::DeviceReduce::ReduceByKey(temp, temp_bytes, sorted, uk, at, st, d_runs, first_pos_op(),
+                                              (int64_t)n, s),
+               (void)0);
+  if ((e = word_to_host(c->ctx, d_runs, &runs, c->fn)) != TDM_OK) return e;
+  *G = (size_t)runs;
+  if (keys_out && kind != TDM_KIND_UNSIGNED) tdm__gpu_map_bits(s, uk, uk, *G, sizeof(U), kind, 0, 0);
+  if (counts_out) run_lengths_kernel<<<tdm__grid(*G), TDM_GPU_BLOCK, 0, s>>>(st, counts_out, *G, n);
+  return tdm__launch_check(c->fn);
+}
+static tdm_status blk_runs_keys(tdm__call *c, tdm_type key_type, const void *sorted, size_t n, void *keys_out,
+                                uint64_t *counts_out, size_t *G) {
+  int kind = tdm__key_kind(key_type);
+  return tdm_type_size(key_type) == 4
+             ? runs_keys_t<uint32_t>(c, kind, (const uint32_t *)sorted, n, (uint32_t *)keys_out, counts_out, G)
+             : runs_keys_t<uint64_t>(c, kind, (const uint64_t *)sorted, n, (uint64_t *)keys_out, counts_out, G);
+}
+
+/* first[r] = idx[off[r]]. */
+template <typename I>
+__global__ void runs_first_kernel(const uint64_t *off, const I *idx, uint64_t *first, size_t G) {
+  TDM_GRID_STRIDE(r, G) first[r] = (uint64_t)idx[off[r]];
+}
+
+/* A head flag per sorted position, their exclusive sum (its last entry,
+ * the number of runs, the one value to the host), the runs' starts. */
+template <typename K>
+static tdm_status runs_t(tdm__call *c, const K *sorted, const void *idx, size_t iw, size_t n, int want_first,
+                         tdm__groups *g) {
+  gpu_call *k = gpu_call_of(c);
+  cudaStream_t s = tdm__stream(c->ctx);
+  uint64_t *flag, *rid, *off, g64 = 0;
+  tdm_status st;
+  if ((st = k->sc.alloc((n + 1) * 8, &flag)) != TDM_OK || (st = k->sc.alloc((n + 1) * 8, &rid)) != TDM_OK) return st;
+  heads_kernel<K><<<tdm__grid(n + 1), TDM_GPU_BLOCK, 0, s>>>(sorted, flag, n);
+  if ((st = tdm__launch_check(c->fn)) != TDM_OK || (st = exclusive_sum(c->ctx, flag, rid, n + 1)) != TDM_OK ||
+      (st = word_to_host(c->ctx, rid + n, &g64, c->fn)) != TDM_OK)
+    return st;
+  g->G = (size_t)g64;
+  if ((st = k->sc.alloc((g->G + 1) * 8, &off)) != TDM_OK ||
+      (want_first && (st = k->sc.alloc(g->G * 8, &g->first)) != TDM_OK))
+    return st;
+  run_starts_kernel<<<tdm__grid(n + 1), TDM_GPU_BLOCK, 0, s>>>(flag, rid, off, n);
+  if (want_first && iw == 4)
+    runs_first_kernel<uint32_t><<<tdm__grid(g->G), TDM_GPU_BLOCK, 0, s>>>(off, (const uint32_t *)idx, g->first, g->G);
+  else if (want_first)
+    runs_first_kernel<uint64_t><<<tdm__grid(g->G), TDM_GPU_BLOCK, 0, s>>>(off, (const uint64_t *)idx, g->first, g->G);
+  g->off = off;
+  g->idx = idx;
+  g->iw = iw;
+  return tdm__launch_check(c->fn);
+}
+static tdm_status blk_runs(tdm__call *c, size_t ks, const void *sorted, const void *idx, size_t iw, size_t n,
+                           int want_first, tdm__groups *g) {
+  memset(g, 0, sizeof *g);
+  return ks == 4 ? runs_t<uint32_t>(c, (const uint32_t *)sorted, idx, iw, n, want_first, g)
+                 : runs_t<uint64_t>(c, (const uint64_t *)sorted, idx, iw, n, want_first, g);
+}
+
+/* Numbered by first row (first_seen, or first rows wanted): a table of
+ * each word's first row, its pairs exported (the one wait, for G) and the
+ * first rows alone sorted (first_seen_groups); counts, when wanted, add up
+ * each row's group, found by one probe of a second table of the groups'
+ * words (codes_by_table). Otherwise in the table's order: a table counts
+ * the words (a SUM of ones its claims make), and its export is the groups. */
+template <typename K, typename I>
+static tdm_status number_t(tdm__call *c, const K *words, size_t n, int by_first, int want_count, tdm__groups *g) {
+  gpu_call *k = gpu_call_of(c);
+  cudaStream_t s = tdm__stream(c->ctx);
+  tdm_status st;
+  if (by_first) {
+    const I *first;
+    K *bits;
+    if ((st = first_seen_groups<K, I>(c->ctx, k->sc, c->fn, words, n, &first, &g->G)) != TDM_OK ||
+        (st = k->sc.alloc(g->G * 8, &g->first)) != TDM_OK || (st = k->sc.alloc(g->G * sizeof(K), &bits)) != TDM_OK)
+      return st;
+    first_seen_put_kernel<K, I><<<tdm__grid(g->G), TDM_GPU_BLOCK, 0, s>>>(words, words, first, NULL, g->first, bits,
+                                                                         g->G);
+    g->bits = bits;
+    if ((st = tdm__launch_check(c->fn)) != TDM_OK) return st;
+    if (want_count) {
+      if ((st = k->sc.alloc(n * 8, &k->nb.code)) != TDM_OK || (st = k->sc.alloc(g->G * 8, &g->count)) != TDM_OK ||
+          (st = codes_by_table<K>(c->ctx, k->sc, c->fn, bits, g->G, words, n, k->nb.code)) != TDM_OK)
+        return st;
+      TDM_CUDA_TRY(cudaMemsetAsync(g->count, 0, g->G * 8, s), (void)0);
+      count_codes_kernel<<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>(k->nb.code, g->count, n);
+      return tdm__launch_check(c->fn);
+    }
+    return TDM_OK;
+  }
+  tdm_hash h;
+  tdm__hash_gpu be;
+  void *ek, *ev;
+  if ((st = tdm__hg_scratch_table(c->ctx, k->sc, bits_type_of<K>(), TDM_U64, TDM__DUP_SUM, words, NULL,
+                                  want_count ? TDM__HG_ROWS_ONE : TDM__HG_ROWS_NONE, n, &h, &be, c->fn)) != TDM_OK ||
+      (st = tdm__hg_scratch_export(c->ctx, k->sc, &h, &ek, &ev, &g->G, c->fn)) != TDM_OK)
+    return st;
+  g->bits = ek;
+  if (want_count) g->count = (uint64_t *)ev;
+  return TDM_OK;
+}
+/* No limit of groups here: the rule never gives this backend one. */
+static tdm_status blk_number(tdm__call *c, size_t ks, const void *words, size_t n, unsigned want, size_t max_groups,
+                             tdm__groups *g) {
+  gpu_call *k = gpu_call_of(c);
+  int by_first = (want & (TDM__NUMBER_FIRST_SEEN | TDM__NUMBER_FIRST)) != 0, wide = n > UINT32_MAX;
+  int want_count = (want & TDM__NUMBER_COUNT) != 0;
+  tdm_status st;
+  (void)max_groups;
+  memset(g, 0, sizeof *g);
+  if (k->nb.have) return tdm__fail(TDM_ERR_DEVICE, "%s: internal: a second numbering in one call", c->fn);
+  if (ks == 4)
+    st = wide ? number_t<uint32_t, uint64_t>(c, (const uint32_t *)words, n, by_first, want_count, g)
+              : number_t<uint32_t, uint32_t>(c, (const uint32_t *)words, n, by_first, want_count, g);
+  else
+    st = wide ? number_t<uint64_t, uint64_t>(c, (const uint64_t *)words, n, by_first, want_count, g)
+              : number_t<uint64_t, uint32_t>(c, (const uint64_t *)words, n, by_first, want_count, g);
+  if (st != TDM_OK) return st;
+  k->nb.words = words;
+  k->nb.bits = g->bits;
+  k->nb.n = n;
+  k->nb.G = g->G;
+  k->nb.ks = ks;
+  k->nb.have = 1;
+  return TDM_OK;
+}
+
+__global__ void rank_codes_kernel(const uint64_t *rank, uint64_t *code, size_t n) {
+  TDM_GRID_STRIDE(i, n) code[i] = rank[code[i]];
+}
+
+/* Each row's group: from number's codes, or one probe a row of a table of
+ * the groups' words valued at their numbers; then through rank. */
+static tdm_status blk_number_codes(tdm__call *c, const uint64_t *rank, uint64_t *code) {
+  gpu_call *k = gpu_call_of(c);
+  cudaStream_t s = tdm__stream(c->ctx);
+  tdm_status st;
+  if (!k->nb.have) return tdm__fail(TDM_ERR_DEVICE, "%s: internal: no numbering in this call", c->fn);
+  if (k->nb.code)
+    TDM_CUDA_TRY(cudaMemcpyAsync(code, k->nb.code, k->nb.n * 8, cudaMemcpyDeviceToDevice, s), (void)0);
+  else if ((st = k->nb.ks == 4 ? codes_by_table<uint32_t>(c->ctx, k->sc, c->fn, (const uint32_t *)k->nb.bits, k->nb.G,
+                                                          (const uint32_t *)k->nb.words, k->nb.n, code)
+                               : codes_by_table<uint64_t>(c->ctx, k->sc, c->fn, (const uint64_t *)k->nb.bits, k->nb.G,
+                                                          (const uint64_t *)k->nb.words, k->nb.n, code)) != TDM_OK)
+    return st;
+  if (rank) rank_codes_kernel<<<tdm__grid(k->nb.n), TDM_GPU_BLOCK, 0, s>>>(rank, code, k->nb.n);
+  return tdm__launch_check(c->fn);
+}
+
+template <typename P>
+__global__ void invert_kernel(const P *perm, uint64_t *inv, size_t n) {
+  TDM_GRID_STRIDE(p, n) inv[perm[p]] = p;
+}
+static tdm_status blk_invert(tdm__call *c, const void *perm, size_t pw, size_t n, uint64_t *inv) {
+  cudaStream_t s = tdm__stream(c->ctx);
+  if (!n) return TDM_OK;
+  if (pw == 4) invert_kernel<uint32_t><<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>((const uint32_t *)perm, inv, n);
+  else invert_kernel<uint64_t><<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>((const uint64_t *)perm, inv, n);
+  return tdm__launch_check(c->fn);
+}
+
+/* One thread per output position (backend.h's groups_put); I: the width
+ * of the runs' rows (unused without runs). */
+template <typename K, typename O, typename I>
+__global__ void groups_put_kernel(const K *keys, tdm__groups g, const O *ord, K *keys_out, uint64_t *first_out,
+                                  uint64_t *counts_out) {
+  TDM_GRID_STRIDE(p, g.G) {
+    size_t q = ord ? (size_t)ord[p] : p;
+    uint64_t f = g.first ? g.first[q] : g.off ? (uint64_t)((const I *)g.idx)[g.off[q]] : 0;
+    if (keys_out) keys_out[p] = g.first || g.off ? keys[f] : ((const K *)g.bits)[q];
+    if (first_out) first_out[p] = f;
+    if (counts_out) counts_out[p] = g.count ? g.count[q] : g.off[q + 1] - g.off[q];
+  }
+}
+template <typename K, typename O>
+static void groups_put_o(cudaStream_t s, const K *keys, const tdm__groups *g, const O *ord, K *keys_out,
+                         uint64_t *first_out, uint64_t *counts_out) {
+  if (g->iw == 8)
+    groups_put_kernel<K, O, uint64_t><<<tdm__grid(g->G), TDM_GPU_BLOCK, 0, s>>>(keys, *g, ord, keys_out, first_out,
+                                                                               counts_out);
+  else
+    groups_put_kernel<K, O, uint32_t><<<tdm__grid(g->G), TDM_GPU_BLOCK, 0, s>>>(keys, *g, ord, keys_out, first_out,
+                                                                               counts_out);
+}
+template <typename K>
+static void groups_put_t(cudaStream_t s, const K *keys, const tdm__groups *g, const void *ord, size_t ow, K *keys_out,
+                         uint64_t *first_out, uint64_t *counts_out) {
+  if (ow == 8) groups_put_o<K, uint64_t>(s, keys, g, (const uint64_t *)ord, keys_out, first_out, counts_out);
+  else groups_put_o<K, uint32_t>(s, keys, g, (const uint32_t *)ord, keys_out, first_out, counts_out);
+}
+static tdm_status blk_groups_put(tdm__call *c, size_t ks, const void *keys, const tdm__groups *g, const void *ord,
+                                 size_t ow, void *keys_out, uint64_t *first_out, uint64_t *counts_out) {
+  cudaStream_t s = tdm__stream(c->ctx);
+  if (!g->G) return TDM_OK;
+  if (ks == 4) groups_put_t<uint32_t>(s, (const uint32_t *)keys, g, ord, ow, (uint32_t *)keys_out, first_out, counts_out);
+  else groups_put_t<uint64_t>(s, (const uint64_t *)keys, g, ord, ow, (uint64_t *)keys_out, first_out, counts_out);
+  return tdm__launch_check(c->fn);
+}
+
+/* One thread per sorted position: its run by a search of the starts. */
+template <typename I>
+__global__ void groups_scatter_kernel(const uint64_t *off, size_t G, const I *idx, const uint64_t *rank,
+                                      uint64_t *inverse_out, size_t n) {
+  TDM_GRID_STRIDE(k, n) {
+    uint64_t r = tdm__csr_owner(off, G, k);
+    inverse_out[idx[k]] = rank ? rank[r] : r;
+  }
+}
+static tdm_status blk_groups_scatter(tdm__call *c, const tdm__groups *g, const void *idx, size_t iw,
+                                     const uint64_t *rank, size_t n, uint64_t *inverse_out) {
+  cudaStream_t s = tdm__stream(c->ctx);
+  if (iw == 4)
+    groups_scatter_kernel<uint32_t><<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>(g->off, g->G, (const uint32_t *)idx, rank,
+                                                                          inverse_out, n);
+  else
+    groups_scatter_kernel<uint64_t><<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>(g->off, g->G, (const uint64_t *)idx, rank,
+                                                                          inverse_out, n);
+  return tdm__launch_check(c->fn);
+}
+
+/* The CPU's dense tables on the device (dense_flag_kernel says how the
+ * values are numbered): rows per value by atomicAdd, first rows by
+ * atomicMin, the flags' exclusive sum (its last entry to the host). */
+template <typename K>
+static tdm_status dense_build_t(tdm__call *c, const K *keys, size_t n, K lo, size_t S, int first_seen, int want_first,
+                                int want_inverse, size_t *G) {
+  gpu_call *k = gpu_call_of(c);
+  cudaStream_t s = tdm__stream(c->ctx);
+  size_t len = first_seen ? n : S;
+  uint64_t *flag, g64 = 0;
+  tdm_status st;
+  if ((st = k->sc.alloc(S * 8, &k->dense.cnt)) != TDM_OK ||
+      ((first_seen || want_first) && (st = k->sc.alloc(S * 8, &k->dense.first)) != TDM_OK) ||
+      (st = k->sc.alloc((len + 1) * 8, &flag)) != TDM_OK || (st = k->sc.alloc((len + 1) * 8, &k->dense.sum)) != TDM_OK ||
+      (want_inverse && (st = k->sc.alloc(S * 8, &k->dense.num)) != TDM_OK))
+    return st;
+  TDM_CUDA_TRY(cudaMemsetAsync(k->dense.cnt, 0, S * 8, s), (void)0);
+  if (k->dense.first) TDM_CUDA_TRY(cudaMemsetAsync(k->dense.first, 0xff, S * 8, s), (void)0);
+  dense_count_kernel<K><<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>(keys, n, lo, k->dense.cnt, k->dense.first);
+  dense_flag_kernel<K><<<tdm__grid(len + 1), TDM_GPU_BLOCK, 0, s>>>(keys, lo, k->dense.cnt, k->dense.first,
+                                                                   first_seen, flag, len);
+  if ((st = tdm__launch_check(c->fn)) != TDM_OK || (st = exclusive_sum(c->ctx, flag, k->dense.sum, len + 1)) != TDM_OK ||
+      (st = word_to_host(c->ctx, k->dense.sum + len, &g64, c->fn)) != TDM_OK)
+    return st;
+  *G = (size_t)g64;
+  return TDM_OK;
+}
+static tdm_status blk_dense_build(tdm__call *c, tdm_type key_type, const void *keys, size_t n, uint64_t lo,
+                                  uint64_t span, int first_seen, int want_first, int want_inverse, size_t *G) {
+  gpu_call *k = gpu_call_of(c);
+  size_t S = (size_t)span + 1, ks = tdm_type_size(key_type);
+  if (k->dense.have) return tdm__fail(TDM_ERR_DEVICE, "%s: internal: a second dense table in one call", c->fn);
+  k->dense.have = 1;
+  k->dense.keys = keys;
+  k->dense.n = n;
+  k->dense.S = S;
+  k->dense.ks = ks;
+  k->dense.lo = lo;
+  k->dense.first_seen = first_seen;
+  return ks == 4 ? dense_build_t<uint32_t>(c, (const uint32_t *)keys, n, (uint32_t)lo, S, first_seen, want_first,
+                                           want_inverse, G)
+                 : dense_build_t<uint64_t>(c, (const uint64_t *)keys, n, lo, S, first_seen, want_first, want_inverse,
+                                           G);
+}
+
+template <typename K>
+static void dense_put_t(gpu_call *k, cudaStream_t s, K *keys_out, uint64_t *first_out, uint64_t *counts_out,
+                        uint64_t *inverse_out) {
+  K lo = (K)k->dense.lo;
+  dense_unique_kernel<K><<<tdm__grid(k->dense.S), TDM_GPU_BLOCK, 0, s>>>(k->dense.cnt, k->dense.first, k->dense.sum,
+                                                                        k->dense.first_seen, lo, k->dense.num,
+                                                                        keys_out, first_out, counts_out, k->dense.S);
+  if (inverse_out && k->dense.num)
+    dense_inverse_kernel<K><<<tdm__grid(k->dense.n), TDM_GPU_BLOCK, 0, s>>>((const K *)k->dense.keys, k->dense.n, lo,
+                                                                           k->dense.num, inverse_out);
+}
+static tdm_status blk_dense_put(tdm__call *c, void *keys_out, uint64_t *first_out, uint64_t *counts_out,
+                                uint64_t *inverse_out) {
+  gpu_call *k = gpu_call_of(c);
+  cudaStream_t s = tdm__stream(c->ctx);
+  if (k->dense.ks == 4) dense_put_t<uint32_t>(k, s, (uint32_t *)keys_out, first_out, counts_out, inverse_out);
+  else dense_put_t<uint64_t>(k, s, (uint64_t *)keys_out, first_out, counts_out, inverse_out);
+  return tdm__launch_check(c->fn);
+}
+
 const tdm__ops_ops tdm__ops_cuda_ops = {
-    .unique = ops_unique,
     .group_reduce = ops_group_reduce,
     .begin = call_begin,
     .end = call_end,
     .in = call_in,
     .out = call_out,
     .scratch = call_scratch,
+    .out_trim = call_out_trim,
     .fill = blk_fill,
     .canon_bits = blk_canon_bits,
     .sort_words = blk_sort_words,
@@ -1399,6 +1517,7 @@ const tdm__ops_ops tdm__ops_cuda_ops = {
     .search = blk_search,
     .set_build = blk_set_build,
     .set_probe = blk_set_probe,
+    .set_build_rows = blk_set_build_rows,
     .run_adds = blk_run_adds,
     .join_runs = blk_join_runs,
     .join_bounds = blk_join_bounds,
@@ -1406,6 +1525,16 @@ const tdm__ops_ops tdm__ops_cuda_ops = {
     .join_fill = blk_join_fill,
     .bits_set = blk_bits_set,
     .bits_test = blk_bits_test,
+    .sort_keys = blk_sort_keys,
+    .runs_keys = blk_runs_keys,
+    .runs = blk_runs,
+    .number = blk_number,
+    .number_codes = blk_number_codes,
+    .invert = blk_invert,
+    .groups_put = blk_groups_put,
+    .groups_scatter = blk_groups_scatter,
+    .dense_build = blk_dense_build,
+    .dense_put = blk_dense_put,
     .minmax = ops_minmax,
     /* The min/max pass is a host round trip here: only a forced DENSE
      * takes the method until a GPU's measurements say where it pays

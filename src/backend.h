@@ -312,8 +312,31 @@ typedef struct tdm__call {
   uint64_t be[288];
 } tdm__call;
 
+/* Groups of equal words, as the grouping blocks (runs, number) describe
+ * them for the operations written once: G groups, and per group (each
+ * array of G entries in the call's memory, NULL when not made) its first
+ * row, its number of rows, its word (the width of the words grouped) and,
+ * from runs, its run of sorted positions, off[r] .. off[r + 1) (G + 1
+ * entries), whose rows are idx[off[r]] .. (iw bytes an index): a run's
+ * first row and count are read from them where first or count is NULL. */
+typedef struct tdm__groups {
+  size_t G, iw;
+  uint64_t *first, *count, *off;
+  const void *bits, *idx;
+  /* number only: more than max_groups distinct words; nothing else is set. */
+  int too_many;
+} tdm__groups;
+
+/* What the number block is asked for (a mask). */
+enum tdm__number_want {
+  TDM__NUMBER_FIRST_SEEN = 1, /* groups numbered by first row */
+  TDM__NUMBER_FIRST = 2,      /* each group's first row */
+  TDM__NUMBER_COUNT = 4,      /* its rows */
+  TDM__NUMBER_BITS = 8,       /* its word */
+  TDM__NUMBER_CODES = 16      /* each row's group, for number_codes */
+};
+
 typedef struct tdm__ops_ops {
-  tdm_status (*unique)(tdm_ctx *ctx, const tdm__unique_args *a, int method);
   tdm_status (*group_reduce)(tdm_ctx *ctx, const tdm__group_args *a, int method);
 
   /* ---- a call's memory (tdm__call) ----
@@ -332,6 +355,10 @@ typedef struct tdm__ops_ops {
   tdm_status (*in)(tdm__call *c, const void *user, size_t bytes, const void **d);
   tdm_status (*out)(tdm__call *c, void *user, size_t bytes, void **d);
   tdm_status (*scratch)(tdm__call *c, size_t bytes, void **d);
+  /* Only the first bytes of the output d (from out) were written: a staged
+   * copy goes back that long, and the rest of the caller's array is left
+   * as it was. */
+  tdm_status (*out_trim)(tdm__call *c, void *d, size_t bytes);
 
   /* ---- building blocks, on a call's addresses; key widths 4 or 8 ---- */
   /* bytes bytes at d set to byte. */
@@ -359,6 +386,8 @@ typedef struct tdm__ops_ops {
    * the set) and found[i] = 1 if it is in the set, either may be NULL. */
   tdm_status (*set_build)(tdm__call *c, size_t ks, const void *keys, const uint64_t *vals, size_t m);
   tdm_status (*set_probe)(tdm__call *c, const void *queries, size_t n, uint64_t *values, uint8_t *found);
+  /* The call's set of m > 0 distinct words, each valued at its row j. */
+  tdm_status (*set_build_rows)(tdm__call *c, size_t ks, const void *keys, size_t m);
   /* add[k] = tdm__ops_join_run_add(k starts a run, k) for the n > 0
    * ascending words of width ks at sorted (ops_keys.h): summed per word by
    * a set, each run's start and length in one word. */
@@ -391,6 +420,57 @@ typedef struct tdm__ops_ops {
   tdm_status (*bits_test)(tdm__call *c, size_t ks, const void *queries, size_t n, uint64_t lo, uint64_t span,
                           const uint64_t *bits, uint8_t *found);
 
+  /* tdm_unique's blocks. */
+  /* *sorted = the n > 0 keys at src sorted ascending in the type's order,
+   * in the call's memory, as the backend's sort words: read only by
+   * runs_keys. src may be consumed (sorted in place, when it is the call's
+   * own staged copy): the caller reads it no more. */
+  tdm_status (*sort_keys)(tdm__call *c, tdm_type key_type, const void *src, size_t n, void **sorted);
+  /* The runs of equal words of sort_keys' n sorted words: *G of them (on
+   * the host), run r's key into keys_out[r] and its length into
+   * counts_out[r] (either output may be NULL; each holds n). */
+  tdm_status (*runs_keys)(tdm__call *c, tdm_type key_type, const void *sorted, size_t n, void *keys_out,
+                          uint64_t *counts_out, size_t *G);
+  /* g = the runs of equal words in the n > 0 ascending words of width ks
+   * at sorted, and idx (iw bytes an index) their rows: G (on the host),
+   * off, idx and, with want_first, first[r] = idx[off[r]]. */
+  tdm_status (*runs)(tdm__call *c, size_t ks, const void *sorted, const void *idx, size_t iw, size_t n,
+                     int want_first, tdm__groups *g);
+  /* The hash table's insert-or-number of the n > 0 words of width ks at
+   * words (compared as bits): G groups, numbered by first row with
+   * TDM__NUMBER_FIRST_SEEN, else in an order of the backend's, and what
+   * want asks of each (enum tdm__number_want; a backend may give more).
+   * Past max_groups distinct words it may stop with g->too_many (then
+   * nothing is kept). The call's numbering (one a call) stays for
+   * number_codes (with TDM__NUMBER_CODES): code[i] = rank[the group of row
+   * i] (rank NULL: the group itself), for i < n. */
+  tdm_status (*number)(tdm__call *c, size_t ks, const void *words, size_t n, unsigned want, size_t max_groups,
+                       tdm__groups *g);
+  tdm_status (*number_codes)(tdm__call *c, const uint64_t *rank, uint64_t *code);
+  /* inv[perm[p]] = p for p < n (perm: pw bytes an entry, a permutation). */
+  tdm_status (*invert)(tdm__call *c, const void *perm, size_t pw, size_t n, uint64_t *inv);
+  /* For output positions p < G, the group q = ord[p] (ow bytes an entry;
+   * ord NULL: q = p): keys_out[p] = the key at its first row (keys, ks
+   * bytes each) or, without first rows, its word; first_out[p] its first
+   * row; counts_out[p] its count. Any output may be NULL. */
+  tdm_status (*groups_put)(tdm__call *c, size_t ks, const void *keys, const tdm__groups *g, const void *ord,
+                           size_t ow, void *keys_out, uint64_t *first_out, uint64_t *counts_out);
+  /* inverse_out[idx[k]] = rank[r] (rank NULL: r) for every sorted
+   * position k < n of run r of g (from runs; idx of iw bytes). */
+  tdm_status (*groups_scatter)(tdm__call *c, const tdm__groups *g, const void *idx, size_t iw, const uint64_t *rank,
+                               size_t n, uint64_t *inverse_out);
+  /* The dense table of the n > 0 integer keys (key - lo, in the key's
+   * width, at most span): the call's (one a call), made by dense_build,
+   * which finds the G (on the host) values in use and numbers them in key
+   * order or, with first_seen, by first row; dense_put writes, for each
+   * value in use, at its number: the key, its first row, its count, and
+   * each row's number into inverse_out (any output may be NULL, first_out
+   * only with want_first, inverse_out only with want_inverse). */
+  tdm_status (*dense_build)(tdm__call *c, tdm_type key_type, const void *keys, size_t n, uint64_t lo, uint64_t span,
+                            int first_seen, int want_first, int want_inverse, size_t *G);
+  tdm_status (*dense_put)(tdm__call *c, void *keys_out, uint64_t *first_out, uint64_t *counts_out,
+                          uint64_t *inverse_out);
+
   /* The smallest and largest of n > 0 integer keys (TDM_U32 .. TDM_I64) in
    * the type's numeric order, as their bits (zero-extended from 32): the
    * one pass the core reads to decide the dense method. Keys may be host
@@ -416,6 +496,7 @@ static inline size_t tdm__bits_words(uint64_t span) { return (size_t)(span >> 6)
 
 /* The data operations written once over the building blocks (src/ops_*.c),
  * called by src/ops_api.c with checked arguments and the method picked. */
+TDM_INTERNAL tdm_status tdm__unique_run(tdm_ctx *ctx, const tdm__unique_args *a, int method);
 TDM_INTERNAL tdm_status tdm__isin_run(tdm_ctx *ctx, const tdm__isin_args *a, int method);
 TDM_INTERNAL tdm_status tdm__join_run(tdm_ctx *ctx, const tdm__join_args *a, int method);
 

@@ -275,7 +275,7 @@ tdm_status tdm_unique(tdm_ctx *ctx, tdm_type key_type, const void *keys, size_t 
   method = pick_unique_method(ctx, &a, &a.hash_max_groups);
   st = pick_dense(ctx, key_type, keys, n, n / OPS_DENSE_ROWS_PER_SLOT, &method, &a.dense_min, &a.dense_span);
   if (st != TDM_OK) return st;
-  return ctx->be->ops->unique(ctx, &a, method);
+  return tdm__unique_run(ctx, &a, method);
 }
 
 tdm_status tdm_isin(tdm_ctx *ctx, tdm_type key_type, const void *queries, size_t n, const void *set, size_t m,
@@ -388,7 +388,7 @@ tdm_status tdm_group_reduce(tdm_ctx *ctx, tdm_type key_type, const void *keys, t
     u.n_unique_out = n_groups_out;
     u.dense_min = a.dense_min;
     u.dense_span = a.dense_span;
-    if ((st = ctx->be->ops->unique(ctx, &u, method)) != TDM_OK) {
+    if ((st = tdm__unique_run(ctx, &u, method)) != TDM_OK) {
       /* The message names the call the caller made. */
       char inner[400];
       snprintf(inner, sizeof inner, "%s", tdm_last_error());

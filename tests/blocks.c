@@ -293,6 +293,248 @@ static int check_join_blocks(tdm_ctx *ctx, int device, prop_rng *r, tdm_type t, 
   return ok;
 }
 
+/* A random permutation of n entries of pw bytes into perm, its inverse
+ * into inv (may be NULL). */
+static void random_perm(prop_rng *r, void *perm, size_t pw, uint64_t *inv, size_t n) {
+  size_t i;
+  for (i = 0; i < n; i++) put_word(perm, pw, i, i);
+  for (i = n; i > 1; i--) {
+    size_t j = (size_t)prop_below(r, i);
+    uint64_t a = word(perm, pw, i - 1), b = word(perm, pw, j);
+    put_word(perm, pw, i - 1, b);
+    put_word(perm, pw, j, a);
+  }
+  if (inv)
+    for (i = 0; i < n; i++) inv[word(perm, pw, i)] = i;
+}
+
+/* The groups of the n words of width ks at w in first-seen order, as plain
+ * loops find them: *G groups, group g's first row first[g] and count
+ * cnt[g], row i's group code[i] (each array n entries). */
+static size_t plain_groups(const void *w, size_t ks, size_t n, uint64_t *first, uint64_t *cnt, uint64_t *code) {
+  bits_row *br = malloc(n * sizeof *br);
+  uint64_t *num = malloc(n * 8), fr = 0;
+  size_t i, k, G = 0;
+  for (i = 0; i < n; i++) br[i].b = word(w, ks, i), br[i].i = i;
+  qsort(br, n, sizeof *br, cmp_bits_row);
+  /* each row's run's first row: the run's first member (rows ascend in a run) */
+  for (k = 0; k < n; k++) {
+    if (k == 0 || br[k].b != br[k - 1].b) fr = br[k].i;
+    code[br[k].i] = fr;
+  }
+  /* the first rows numbered in row order */
+  for (i = 0; i < n; i++)
+    if (code[i] == i) first[G] = i, cnt[G] = 0, num[i] = G++;
+  for (i = 0; i < n; i++) code[i] = num[code[i]], cnt[code[i]]++;
+  free(br);
+  free(num);
+  return G;
+}
+
+/* tdm_unique's blocks against plain loops: the keys sorted alone and their
+ * runs (outputs kept to the runs: the entries past them untouched); runs
+ * of the sorted canonical bits and rows, put in a random order with random
+ * ranks scattered; invert; the numbering, in first-seen order exactly,
+ * else as any numbering of the same groups, its codes through random
+ * ranks; the dense table. */
+static int check_unique_blocks(tdm_ctx *ctx, int device, prop_rng *r, tdm_type t, size_t n, const void *keys,
+                               char *why, size_t len) {
+  size_t ks = tdm_type_size(t), iw = prop_below(r, 2) ? 8 : 4, ow = prop_below(r, 2) ? 8 : 4, i, k, G = 0, g = 0;
+  bits_row *br = malloc(n * sizeof *br);
+  uint64_t *first = malloc(n * 8), *cnt = malloc(n * 8), *code = malloc(n * 8), *want = malloc(n * 8),
+           *rank = malloc(n * 8), *off = malloc((n + 1) * 8), *hit = malloc(n * 8);
+  void *sb = malloc(n * ks + 8), *ix = malloc(n * 8 + 8), *ord = malloc(n * 8 + 8), *wk = malloc(n * ks + 8);
+  arr a, b, x, o, q, ko, fo, co, io;
+  tdm_status st;
+  int ok = 1;
+
+  for (i = 0; i < n; i++) br[i].b = canon(t, word(keys, ks, i), 0), br[i].i = i;
+  qsort(br, n, sizeof *br, cmp_bits_row);
+  for (k = 0; k < n; k++)
+    if (k == 0 || br[k].b != br[k - 1].b) off[G++] = k;
+  off[G] = n;
+  arr_init(&a, keys, n * ks, device);
+  /* unique_keys, over outputs that start as a pattern */
+  {
+    unsigned char *pat = malloc(n * 8 + 8);
+    memset(pat, 0xa5, n * 8 + 8);
+    arr_init(&ko, pat, n * ks, device);
+    arr_init(&co, pat, n * 8, device);
+    st = tdm_test_block_unique_keys(ctx, t, arr_arg(&a), n, arr_arg(&ko), (uint64_t *)arr_arg(&co), &g);
+    arr_back(&ko);
+    arr_back(&co);
+    if ((ok = status_ok(st, why, len, "unique_keys", t, n)) && g != G)
+      ok = fail(why, len, "unique_keys", t, n, g, "run count differs");
+    for (k = 0; ok && k < G; k++)
+      if (word(ko.h, ks, k) != word(keys, ks, br[off[k]].i) || ((uint64_t *)co.h)[k] != off[k + 1] - off[k])
+        ok = fail(why, len, "unique_keys", t, n, k, "run differs from the plain loop");
+    if (ok && (memcmp((char *)ko.h + G * ks, pat, (n - G) * ks) != 0 ||
+               memcmp(&((uint64_t *)co.h)[G], pat, (n - G) * 8) != 0))
+      ok = fail(why, len, "unique_keys", t, n, G, "wrote past the runs");
+    arr_free(&ko);
+    arr_free(&co);
+    free(pat);
+  }
+  /* runs, groups_put, groups_scatter */
+  if (ok) {
+    int ordered = (int)prop_below(r, 3), ranked = (int)prop_below(r, 3);
+    for (k = 0; k < n; k++) put_word(sb, ks, k, br[k].b), put_word(ix, iw, k, br[k].i);
+    random_perm(r, ord, ow, NULL, G);
+    for (k = 0; k < G; k++) rank[k] = prop_next(r);
+    arr_init(&b, sb, n * ks, device);
+    arr_init(&x, ix, n * iw, device);
+    arr_init(&o, ord, G * ow, device);
+    arr_init(&q, rank, G * 8, device);
+    arr_init(&ko, NULL, G * ks, device);
+    arr_init(&fo, NULL, G * 8, device);
+    arr_init(&co, NULL, G * 8, device);
+    arr_init(&io, NULL, n * 8, device);
+    st = tdm_test_block_runs(ctx, ks, arr_arg(&b), arr_arg(&x), iw, n, (int)prop_below(r, 2), arr_arg(&a),
+                             ordered ? arr_arg(&o) : NULL, ow,
+                             ranked ? (const uint64_t *)arr_arg(&q) : NULL, G, arr_arg(&ko), (uint64_t *)arr_arg(&fo),
+                             (uint64_t *)arr_arg(&co), (uint64_t *)arr_arg(&io), &g);
+    arr_back(&ko);
+    arr_back(&fo);
+    arr_back(&co);
+    arr_back(&io);
+    if ((ok = status_ok(st, why, len, "runs", t, n)))
+      for (k = 0; ok && k < G; k++) {
+        size_t rr = ordered ? (size_t)word(ord, ow, k) : k, f = (size_t)br[off[rr]].i;
+        if (word(ko.h, ks, k) != word(keys, ks, f) || ((uint64_t *)fo.h)[k] != f ||
+            ((uint64_t *)co.h)[k] != off[rr + 1] - off[rr])
+          ok = fail(why, len, "runs (groups_put)", t, n, k, "group differs from the plain loop");
+      }
+    for (k = 0, g = 0; ok && k < n; k++) {
+      while (off[g + 1] <= k) g++;
+      if (((uint64_t *)io.h)[br[k].i] != (ranked ? rank[g] : g))
+        ok = fail(why, len, "runs (groups_scatter)", t, n, br[k].i, "inverse differs from the plain loop");
+    }
+    arr_free(&b);
+    arr_free(&x);
+    arr_free(&o);
+    arr_free(&q);
+    arr_free(&ko);
+    arr_free(&fo);
+    arr_free(&co);
+    arr_free(&io);
+  }
+  /* invert */
+  if (ok) {
+    random_perm(r, ord, ow, want, n);
+    arr_init(&o, ord, n * ow, device);
+    arr_init(&io, NULL, n * 8, device);
+    st = tdm_test_block_invert(ctx, arr_arg(&o), ow, n, (uint64_t *)arr_arg(&io));
+    arr_back(&io);
+    if ((ok = status_ok(st, why, len, "invert", t, n))) ok = words_same(io.h, want, 8, n, why, len, "invert", t);
+    arr_free(&o);
+    arr_free(&io);
+  }
+  /* number: the keys' words */
+  if (ok) {
+    int fs = (int)prop_below(r, 2), wf = (int)prop_below(r, 2), wc = (int)prop_below(r, 2), wx = (int)prop_below(r, 2);
+    int wb = !wf || prop_below(r, 2), ranked = (int)prop_below(r, 2), too_many = 0;
+    /* the mask of src/backend.h's enum tdm__number_want */
+    unsigned mask = (unsigned)(fs * 1 + wf * 2 + wc * 4 + wb * 8 + wx * 16);
+    size_t Gp = plain_groups(keys, ks, n, first, cnt, code), mg = prop_below(r, 4) ? SIZE_MAX : Gp / 2;
+    for (i = 0; i < n; i++) want[i] = prop_next(r); /* the ranks the codes go through */
+    arr_init(&q, want, n * 8, device);
+    arr_init(&ko, NULL, n * ks, device);
+    arr_init(&fo, NULL, n * 8, device);
+    arr_init(&co, NULL, n * 8, device);
+    arr_init(&io, NULL, n * 8, device);
+    st = tdm_test_block_number(ctx, ks, arr_arg(&a), n, mask, mg, ranked ? (const uint64_t *)arr_arg(&q) : NULL,
+                               &too_many, arr_arg(&ko), (uint64_t *)arr_arg(&fo), (uint64_t *)arr_arg(&co),
+                               (uint64_t *)arr_arg(&io), &g);
+    arr_back(&ko);
+    arr_back(&fo);
+    arr_back(&co);
+    arr_back(&io);
+    if ((ok = status_ok(st, why, len, "number", t, n)) && too_many && mg >= Gp)
+      ok = fail(why, len, "number", t, n, Gp, "stopped below its limit of groups");
+    if (ok && !too_many && g != Gp) ok = fail(why, len, "number", t, n, g, "group count differs");
+    /* Each group found: its plain group by its word (the first-seen order
+     * itself when asked), the same first row and count, no group twice. */
+    for (k = 0; k < Gp; k++) hit[k] = 0;
+    for (k = 0; ok && !too_many && k < g; k++) {
+      uint64_t w = word(ko.h, ks, k);
+      size_t p = fs ? k : (size_t)-1, j;
+      if (!fs)
+        for (j = 0; j < Gp && p == (size_t)-1; j++)
+          if (word(keys, ks, first[j]) == w) p = j;
+      if (p == (size_t)-1 || word(keys, ks, first[p]) != w || hit[p]++)
+        ok = fail(why, len, "number", t, n, k, "group word differs, or a group twice");
+      else if ((wf && ((uint64_t *)fo.h)[k] != first[p]) || (wc && ((uint64_t *)co.h)[k] != cnt[p]))
+        ok = fail(why, len, "number", t, n, k, "first row or count differs");
+      else rank[p] = k; /* plain group p is number k */
+    }
+    for (i = 0; ok && !too_many && wx && i < n; i++)
+      if (((uint64_t *)io.h)[i] != (ranked ? want[rank[code[i]]] : rank[code[i]]))
+        ok = fail(why, len, "number (codes)", t, n, i, "code differs");
+    arr_free(&q);
+    arr_free(&ko);
+    arr_free(&fo);
+    arr_free(&co);
+    arr_free(&io);
+  }
+  /* dense: integer keys of a small range */
+  if (ok && t != TDM_F32 && t != TDM_F64) {
+    int fs = (int)prop_below(r, 2), wf = (int)prop_below(r, 2), wi = (int)prop_below(r, 2);
+    uint64_t lo = prop_next(r), span = prop_below(r, 2 * (uint64_t)n + 40), *num = malloc((span + 1) * 8);
+    size_t Gd = 0;
+    if (ks == 4) lo = (uint32_t)lo;
+    for (i = 0; i < n; i++) put_word(wk, ks, i, lo + prop_below(r, span + 1));
+    (void)plain_groups(wk, ks, n, first, cnt, code); /* first-seen numbers */
+    for (k = 0; k <= span; k++) num[k] = (uint64_t)-1;
+    for (i = 0; i < n; i++) num[ks == 4 ? (uint32_t)(word(wk, ks, i) - lo) : word(wk, ks, i) - lo] = code[i];
+    if (!fs)
+      for (k = 0; k <= span; k++)
+        if (num[k] != (uint64_t)-1) rank[num[k]] = Gd++; /* key order */
+    arr_free(&a);
+    arr_init(&a, wk, n * ks, device);
+    arr_init(&ko, NULL, n * ks, device);
+    arr_init(&fo, NULL, n * 8, device);
+    arr_init(&co, NULL, n * 8, device);
+    arr_init(&io, NULL, n * 8, device);
+    st = tdm_test_block_dense(ctx, t, arr_arg(&a), n, lo, span, fs, wf, wi, arr_arg(&ko), (uint64_t *)arr_arg(&fo),
+                              (uint64_t *)arr_arg(&co), (uint64_t *)arr_arg(&io), &g);
+    arr_back(&ko);
+    arr_back(&fo);
+    arr_back(&co);
+    arr_back(&io);
+    ok = status_ok(st, why, len, "dense", t, n);
+    for (k = 0; ok && k <= span; k++) {
+      size_t p;
+      if (num[k] == (uint64_t)-1) continue;
+      p = fs ? (size_t)num[k] : (size_t)rank[num[k]];
+      if (p >= g || word(ko.h, ks, p) != (ks == 4 ? (uint32_t)(lo + k) : lo + k) ||
+          ((uint64_t *)co.h)[p] != cnt[num[k]] || (wf && ((uint64_t *)fo.h)[p] != first[num[k]]))
+        ok = fail(why, len, "dense", t, n, k, "value differs from the plain loop");
+    }
+    for (i = 0; ok && wi && i < n; i++)
+      if (((uint64_t *)io.h)[i] != (fs ? code[i] : rank[code[i]]))
+        ok = fail(why, len, "dense (inverse)", t, n, i, "number differs");
+    arr_free(&ko);
+    arr_free(&fo);
+    arr_free(&co);
+    arr_free(&io);
+    free(num);
+  }
+  arr_free(&a);
+  free(br);
+  free(first);
+  free(cnt);
+  free(code);
+  free(want);
+  free(rank);
+  free(off);
+  free(hit);
+  free(sb);
+  free(ix);
+  free(ord);
+  free(wk);
+  return ok;
+}
+
 static int check_one(tdm_ctx *ctx, int device, prop_rng *r, tdm_type t, size_t n, char *why, size_t len) {
   size_t ks = tdm_type_size(t), m = 1 + (size_t)prop_below(r, n + 1), i;
   int numeric = (t == TDM_F32 || t == TDM_F64) && prop_below(r, 2);
@@ -368,7 +610,39 @@ static int check_one(tdm_ctx *ctx, int device, prop_rng *r, tdm_type t, size_t n
     arr_free(&b);
     arr_free(&f);
   }
+  /* set valued at rows: the set's distinct words, in a random order */
+  if (ok) {
+    size_t d = 0, j;
+    uint64_t *vw = malloc(n * 8 + 8), *pos = malloc(m * 8 + 8);
+    void *dk = malloc(m * ks + 8);
+    arr v;
+    for (i = 0; i < m; i++)
+      if (i == 0 || word(ref, ks, i) != word(ref, ks, i - 1)) put_word(ref, ks, d++, word(ref, ks, i));
+    random_perm(r, pos, 8, NULL, d);
+    for (j = 0; j < d; j++) put_word(dk, ks, j, word(ref, ks, pos[j]));
+    for (i = 0; i < n; i++) {
+      vw[i] = 0;
+      for (j = 0; j < d; j++)
+        if (word(dk, ks, j) == word(keys, ks, i)) vw[i] = j;
+    }
+    arr_init(&b, dk, d * ks, device);
+    arr_init(&v, NULL, n * 8, device);
+    arr_init(&f, NULL, n, device);
+    st = tdm_test_block_set_rows(ctx, ks, arr_arg(&b), d, arr_arg(&a), n, (uint64_t *)arr_arg(&v),
+                                 (uint8_t *)arr_arg(&f));
+    arr_back(&v);
+    arr_back(&f);
+    if ((ok = status_ok(st, why, len, "set_rows", t, n)) && (ok = found_same(f.h, want, n, why, len, "set_rows", t)))
+      ok = words_same(v.h, vw, 8, n, why, len, "set_rows (values)", t);
+    arr_free(&b);
+    arr_free(&v);
+    arr_free(&f);
+    free(vw);
+    free(pos);
+    free(dk);
+  }
   if (ok) ok = check_join_blocks(ctx, device, r, t, n, numeric, keys, set, m < 200 ? m : 200, why, len);
+  if (ok) ok = check_unique_blocks(ctx, device, r, t, n, keys, why, len);
   /* bits: integer keys of a small range (every set key inside it), the
    * queries around it and far from it */
   if (ok && t != TDM_F32 && t != TDM_F64) {

@@ -86,6 +86,33 @@ tdm_status tdm_test_block_scan_total(tdm_ctx *ctx, const uint64_t *in, size_t n,
 tdm_status tdm_test_block_join_fill(tdm_ctx *ctx, int kind, const uint64_t *ms, const uint64_t *mc,
                                     const uint64_t *off, const void *idx, size_t iw, size_t nl, size_t nr,
                                     uint64_t *left_out, uint64_t *right_out, uint64_t total);
+/* tdm_unique's blocks: unique_keys (sort_keys, then runs_keys into the
+ * n-entry outputs, either may be NULL, kept to their first *G entries:
+ * out_trim); runs of the n sorted words with their rows idx, then
+ * groups_put (keys, ord of ow bytes or NULL) and groups_scatter (rank or
+ * NULL) for the g_want runs the caller expects (another count: an error);
+ * number (want: enum tdm__number_want of src/backend.h, FIRST or BITS
+ * in it), its groups put in numbering order (words_out: each group's
+ * word) and, with CODES, number_codes through rank (n entries, or NULL); invert; dense (dense_build,
+ * dense_put; first_out only with want_first, inverse_out with
+ * want_inverse). */
+tdm_status tdm_test_block_unique_keys(tdm_ctx *ctx, tdm_type t, const void *keys, size_t n, void *keys_out,
+                                      uint64_t *counts_out, size_t *G);
+tdm_status tdm_test_block_runs(tdm_ctx *ctx, size_t ks, const void *sorted, const void *idx, size_t iw, size_t n,
+                               int want_first, const void *keys, const void *ord, size_t ow, const uint64_t *rank, size_t g_want,
+                               void *keys_out, uint64_t *first_out, uint64_t *counts_out, uint64_t *inverse_out,
+                               size_t *G);
+tdm_status tdm_test_block_number(tdm_ctx *ctx, size_t ks, const void *words, size_t n, unsigned want,
+                                 size_t max_groups, const uint64_t *rank, int *too_many,
+                                 void *words_out, uint64_t *first_out, uint64_t *counts_out, uint64_t *codes_out,
+                                 size_t *G);
+/* A set of m distinct words valued at their rows (set_build_rows), probed. */
+tdm_status tdm_test_block_set_rows(tdm_ctx *ctx, size_t ks, const void *keys, size_t m, const void *queries, size_t n,
+                                   uint64_t *values_out, uint8_t *found_out);
+tdm_status tdm_test_block_invert(tdm_ctx *ctx, const void *perm, size_t pw, size_t n, uint64_t *inv_out);
+tdm_status tdm_test_block_dense(tdm_ctx *ctx, tdm_type t, const void *keys, size_t n, uint64_t lo, uint64_t span,
+                                int first_seen, int want_first, int want_inverse, void *keys_out, uint64_t *first_out,
+                                uint64_t *counts_out, uint64_t *inverse_out, size_t *G);
 
 /* Caps the instruction-set level of the queries of CPU trees built from now
  * on: 0 all the CPU has, 1 at most AVX2, 2 the scalar loops. Returns the

@@ -153,3 +153,106 @@ tdm_status tdm_test_block_bits(tdm_ctx *ctx, size_t ks, const void *keys, size_t
     st_ = c.ops->bits_test(&c, ks, q, n, lo, span, (const uint64_t *)bits, (uint8_t *)f);
   return c.ops->end(&c, st_);
 }
+
+tdm_status tdm_test_block_unique_keys(tdm_ctx *ctx, tdm_type t, const void *keys, size_t n, void *keys_out,
+                                      uint64_t *counts_out, size_t *G) {
+  const void *k;
+  void *s, *u = NULL, *cnt = NULL;
+  size_t ks = tdm_type_size(t);
+  BLOCK_BEGIN(c, ctx);
+  if ((st_ = c.ops->in(&c, keys, n * ks, &k)) == TDM_OK && (st_ = c.ops->sort_keys(&c, t, k, n, &s)) == TDM_OK &&
+      (!keys_out || (st_ = c.ops->out(&c, keys_out, n * ks, &u)) == TDM_OK) &&
+      (!counts_out || (st_ = c.ops->out(&c, counts_out, n * 8, &cnt)) == TDM_OK) &&
+      (st_ = c.ops->runs_keys(&c, t, s, n, u, (uint64_t *)cnt, G)) == TDM_OK &&
+      (!u || (st_ = c.ops->out_trim(&c, u, *G * ks)) == TDM_OK) && cnt)
+    st_ = c.ops->out_trim(&c, cnt, *G * 8);
+  return c.ops->end(&c, st_);
+}
+
+tdm_status tdm_test_block_runs(tdm_ctx *ctx, size_t ks, const void *sorted, const void *idx, size_t iw, size_t n,
+                               int want_first, const void *keys, const void *ord, size_t ow, const uint64_t *rank, size_t g_want,
+                               void *keys_out, uint64_t *first_out, uint64_t *counts_out, uint64_t *inverse_out,
+                               size_t *G) {
+  const void *s, *x, *k, *o = NULL, *r = NULL;
+  void *ko, *fo, *co, *io;
+  tdm__groups g;
+  BLOCK_BEGIN(c, ctx);
+  if ((st_ = c.ops->in(&c, sorted, n * ks, &s)) == TDM_OK && (st_ = c.ops->in(&c, idx, n * iw, &x)) == TDM_OK &&
+      (st_ = c.ops->in(&c, keys, n * ks, &k)) == TDM_OK &&
+      (!ord || (st_ = c.ops->in(&c, ord, g_want * ow, &o)) == TDM_OK) &&
+      (!rank || (st_ = c.ops->in(&c, rank, g_want * 8, &r)) == TDM_OK) &&
+      (st_ = c.ops->runs(&c, ks, s, x, iw, n, want_first, &g)) == TDM_OK) {
+    *G = g.G;
+    /* The order and ranks were made for the groups the caller expects. */
+    if (g.G != g_want) st_ = tdm__fail(TDM_ERR_INVALID_ARGUMENT, "test block: %zu runs, %zu expected", g.G, g_want);
+    else if ((st_ = c.ops->out(&c, keys_out, g.G * ks, &ko)) == TDM_OK &&
+             (st_ = c.ops->out(&c, first_out, g.G * 8, &fo)) == TDM_OK &&
+             (st_ = c.ops->out(&c, counts_out, g.G * 8, &co)) == TDM_OK &&
+             (st_ = c.ops->out(&c, inverse_out, n * 8, &io)) == TDM_OK &&
+             (st_ = c.ops->groups_put(&c, ks, k, &g, o, ow, ko, (uint64_t *)fo, (uint64_t *)co)) == TDM_OK)
+      st_ = c.ops->groups_scatter(&c, &g, x, iw, (const uint64_t *)r, n, (uint64_t *)io);
+  }
+  return c.ops->end(&c, st_);
+}
+
+tdm_status tdm_test_block_number(tdm_ctx *ctx, size_t ks, const void *words, size_t n, unsigned want,
+                                 size_t max_groups, const uint64_t *rank, int *too_many,
+                                 void *words_out, uint64_t *first_out, uint64_t *counts_out, uint64_t *codes_out,
+                                 size_t *G) {
+  const void *w, *r = NULL;
+  void *wo, *fo = NULL, *co = NULL, *xo;
+  tdm__groups g;
+  BLOCK_BEGIN(c, ctx);
+  if ((st_ = c.ops->in(&c, words, n * ks, &w)) == TDM_OK && (!rank || (st_ = c.ops->in(&c, rank, n * 8, &r)) == TDM_OK) &&
+      (st_ = c.ops->number(&c, ks, w, n, want, max_groups, &g)) == TDM_OK) {
+    *too_many = g.too_many;
+    *G = g.G;
+    /* The groups' words: from their first rows or their own words, the same. */
+    if (!g.too_many && (st_ = c.ops->out(&c, words_out, g.G * ks, &wo)) == TDM_OK &&
+        (!(want & TDM__NUMBER_FIRST) || (st_ = c.ops->out(&c, first_out, g.G * 8, &fo)) == TDM_OK) &&
+        (!(want & TDM__NUMBER_COUNT) || (st_ = c.ops->out(&c, counts_out, g.G * 8, &co)) == TDM_OK) &&
+        (st_ = c.ops->groups_put(&c, ks, w, &g, NULL, 0, wo, (uint64_t *)fo, (uint64_t *)co)) == TDM_OK &&
+        (want & TDM__NUMBER_CODES) &&
+        (st_ = c.ops->out(&c, codes_out, n * 8, &xo)) == TDM_OK)
+      st_ = c.ops->number_codes(&c, (const uint64_t *)r, (uint64_t *)xo);
+  }
+  return c.ops->end(&c, st_);
+}
+
+tdm_status tdm_test_block_invert(tdm_ctx *ctx, const void *perm, size_t pw, size_t n, uint64_t *inv_out) {
+  const void *p;
+  void *o;
+  BLOCK_BEGIN(c, ctx);
+  if ((st_ = c.ops->in(&c, perm, n * pw, &p)) == TDM_OK && (st_ = c.ops->out(&c, inv_out, n * 8, &o)) == TDM_OK)
+    st_ = c.ops->invert(&c, p, pw, n, (uint64_t *)o);
+  return c.ops->end(&c, st_);
+}
+
+tdm_status tdm_test_block_dense(tdm_ctx *ctx, tdm_type t, const void *keys, size_t n, uint64_t lo, uint64_t span,
+                                int first_seen, int want_first, int want_inverse, void *keys_out, uint64_t *first_out,
+                                uint64_t *counts_out, uint64_t *inverse_out, size_t *G) {
+  const void *k;
+  void *ko, *fo = NULL, *co, *io = NULL;
+  size_t ks = tdm_type_size(t);
+  BLOCK_BEGIN(c, ctx);
+  if ((st_ = c.ops->in(&c, keys, n * ks, &k)) == TDM_OK &&
+      (st_ = c.ops->dense_build(&c, t, k, n, lo, span, first_seen, want_first, want_inverse, G)) == TDM_OK &&
+      (st_ = c.ops->out(&c, keys_out, *G * ks, &ko)) == TDM_OK &&
+      (!want_first || (st_ = c.ops->out(&c, first_out, *G * 8, &fo)) == TDM_OK) &&
+      (st_ = c.ops->out(&c, counts_out, *G * 8, &co)) == TDM_OK &&
+      (!want_inverse || (st_ = c.ops->out(&c, inverse_out, n * 8, &io)) == TDM_OK))
+    st_ = c.ops->dense_put(&c, ko, (uint64_t *)fo, (uint64_t *)co, (uint64_t *)io);
+  return c.ops->end(&c, st_);
+}
+
+tdm_status tdm_test_block_set_rows(tdm_ctx *ctx, size_t ks, const void *keys, size_t m, const void *queries, size_t n,
+                                   uint64_t *values_out, uint8_t *found_out) {
+  const void *k, *q;
+  void *v, *f;
+  BLOCK_BEGIN(c, ctx);
+  if ((st_ = c.ops->in(&c, keys, m * ks, &k)) == TDM_OK && (st_ = c.ops->in(&c, queries, n * ks, &q)) == TDM_OK &&
+      (st_ = c.ops->out(&c, values_out, n * 8, &v)) == TDM_OK && (st_ = c.ops->out(&c, found_out, n, &f)) == TDM_OK &&
+      (st_ = c.ops->set_build_rows(&c, ks, k, m)) == TDM_OK)
+    st_ = c.ops->set_probe(&c, q, n, (uint64_t *)v, (uint8_t *)f);
+  return c.ops->end(&c, st_);
+}
