@@ -349,7 +349,8 @@ typedef struct tdm__ops_ops {
    * the call's memory and returns st or the end's own failure. in / out
    * give the address of a caller array of bytes bytes (host or device
    * memory, as checked) that the building blocks read or write; scratch
-   * gives bytes of the backend's memory (NULL for 0 bytes). */
+   * gives bytes of the backend's memory (for 0 bytes NULL, or an address
+   * not to be read). */
   tdm_status (*begin)(tdm__call *c);
   tdm_status (*end)(tdm__call *c, tdm_status st);
   tdm_status (*in)(tdm__call *c, const void *user, size_t bytes, const void **d);
