@@ -8,9 +8,9 @@
  *  - sort, keys alone (ascending, by bits, no first indices or inverse):
  *    the keys sorted alone, and their runs (sort_keys, runs_keys);
  *  - sort: the canonical sort bits sorted with their rows (stable: a run
- *    lists its rows ascending), the runs' starts (runs); in first-seen order the runs sorted by first row; outputs by
- *    output position (groups_put) and the inverse by sorted position
- *    (groups_scatter);
+ *    lists its rows ascending), the runs' starts (runs); in first-seen
+ *    order the runs sorted by first row; outputs by output position
+ *    (groups_put) and the inverse by sorted position (groups_scatter);
  *  - hash: the keys (under TDM_EQ_NUMERIC their canonical bits) numbered
  *    by the hash table's insert-or-number (number): in first-seen order
  *    that numbering is the output order and each row's number is its
@@ -18,8 +18,9 @@
  *    sorted, and the inverse is each row's group's rank (number_codes
  *    through the ranks) or, where the numbering does not give each row's
  *    group as it numbers (a backend's hash_groups), one probe a row of a
- *    table mapping each distinct word to its position (set_build_rows). Past the distinct keys the rule allows the
- *    numbering stops, and the sort starts.
+ *    table mapping each distinct word to its position (set_build_rows).
+ *    Past the distinct keys the rule allows the numbering stops, and the
+ *    sort starts.
  * Each group's first row, count and key are the same whichever way it was
  * found, so the methods give the same bytes, on every backend. Every
  * output is taken (out) only once its size is known, after the scratch
