@@ -517,6 +517,26 @@ static tdm_status sort_bits_indexed(tdm_ctx *ctx, tdm__gpu_scope &sc, const char
   return tdm__gpu_sort_from(ctx, sc, in, iota, bits, idx, n, TDM_KIND_UNSIGNED, sizeof(K), sizeof(I), 0);
 }
 
+/* The runs of the n sorted bits: a head flag per position (flag, n + 1
+ * words), their exclusive sum (rid: each position's run plus one after
+ * it; its last entry, the number of runs, is the one value to the host),
+ * and the runs' starts *off (G + 1 words, from sc). */
+template <typename K>
+static tdm_status run_starts(tdm_ctx *ctx, tdm__gpu_scope &sc, const char *fn, const K *bits, size_t n,
+                             uint64_t *flag, uint64_t *rid, uint64_t **off, size_t *G) {
+  cudaStream_t s = tdm__stream(ctx);
+  uint64_t g64 = 0;
+  tdm_status st;
+  heads_kernel<K><<<tdm__grid(n + 1), TDM_GPU_BLOCK, 0, s>>>(bits, flag, n);
+  if ((st = tdm__launch_check(fn)) != TDM_OK || (st = exclusive_sum(ctx, flag, rid, n + 1)) != TDM_OK ||
+      (st = word_to_host(ctx, rid + n, &g64, fn)) != TDM_OK)
+    return st;
+  *G = (size_t)g64;
+  if ((st = sc.alloc((*G + 1) * 8, off)) != TDM_OK) return st;
+  run_starts_kernel<<<tdm__grid(n + 1), TDM_GPU_BLOCK, 0, s>>>(flag, rid, *off, n);
+  return tdm__launch_check(fn);
+}
+
 /* Groups the n device keys d_keys (see the top of the file) into buffers of
  * sc; *G receives the number of groups. */
 template <typename K>
@@ -526,7 +546,7 @@ static tdm_status grp_build(tdm_ctx *ctx, tdm__gpu_scope &sc, const char *fn, td
   int kind = tdm__key_kind(key_type);
   K *bits;
   void *mem;
-  uint64_t *flag, *rid, *off, *fr = NULL, *ord = NULL, *rank = NULL, g64 = 0;
+  uint64_t *flag, *rid, *off, *fr = NULL, *ord = NULL, *rank = NULL;
   tdm_status st;
   memset(g, 0, sizeof *g);
   g->mem32 = n <= UINT32_MAX;
@@ -536,15 +556,7 @@ static tdm_status grp_build(tdm_ctx *ctx, tdm__gpu_scope &sc, const char *fn, td
   g->mem = mem;
   st = g->mem32 ? sort_bits_indexed<K, uint32_t>(ctx, sc, fn, d_keys, n, kind, numeric, bits, (uint32_t *)mem)
                 : sort_bits_indexed<K, uint64_t>(ctx, sc, fn, d_keys, n, kind, numeric, bits, (uint64_t *)mem);
-  if (st != TDM_OK) return st;
-  heads_kernel<K><<<tdm__grid(n + 1), TDM_GPU_BLOCK, 0, s>>>(bits, flag, n);
-  if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
-  if ((st = exclusive_sum(ctx, flag, rid, n + 1)) != TDM_OK) return st;
-  if ((st = word_to_host(ctx, rid + n, &g64, fn)) != TDM_OK) return st;
-  *G = (size_t)g64;
-  if ((st = sc.alloc((*G + 1) * 8, &off)) != TDM_OK) return st;
-  run_starts_kernel<<<tdm__grid(n + 1), TDM_GPU_BLOCK, 0, s>>>(flag, rid, off, n);
-  if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
+  if (st != TDM_OK || (st = run_starts<K>(ctx, sc, fn, bits, n, flag, rid, &off, G)) != TDM_OK) return st;
   g->off = off;
   g->rid = rid;
   if (first_seen && *G > 1) {
@@ -1241,25 +1253,18 @@ __global__ void runs_first_kernel(const uint64_t *off, const I *idx, uint64_t *f
   TDM_GRID_STRIDE(r, G) first[r] = (uint64_t)idx[off[r]];
 }
 
-/* A head flag per sorted position, their exclusive sum (its last entry,
- * the number of runs, the one value to the host), the runs' starts. */
+/* The runs' starts (run_starts), and their first rows when asked. */
 template <typename K>
 static tdm_status runs_t(tdm__call *c, const K *sorted, const void *idx, size_t iw, size_t n, int want_first,
                          tdm__groups *g) {
   gpu_call *k = gpu_call_of(c);
   cudaStream_t s = tdm__stream(c->ctx);
-  uint64_t *flag, *rid, *off, g64 = 0;
+  uint64_t *flag, *rid, *off;
   tdm_status st;
-  if ((st = k->sc.alloc((n + 1) * 8, &flag)) != TDM_OK || (st = k->sc.alloc((n + 1) * 8, &rid)) != TDM_OK) return st;
-  heads_kernel<K><<<tdm__grid(n + 1), TDM_GPU_BLOCK, 0, s>>>(sorted, flag, n);
-  if ((st = tdm__launch_check(c->fn)) != TDM_OK || (st = exclusive_sum(c->ctx, flag, rid, n + 1)) != TDM_OK ||
-      (st = word_to_host(c->ctx, rid + n, &g64, c->fn)) != TDM_OK)
-    return st;
-  g->G = (size_t)g64;
-  if ((st = k->sc.alloc((g->G + 1) * 8, &off)) != TDM_OK ||
+  if ((st = k->sc.alloc((n + 1) * 8, &flag)) != TDM_OK || (st = k->sc.alloc((n + 1) * 8, &rid)) != TDM_OK ||
+      (st = run_starts<K>(c->ctx, k->sc, c->fn, sorted, n, flag, rid, &off, &g->G)) != TDM_OK ||
       (want_first && (st = k->sc.alloc(g->G * 8, &g->first)) != TDM_OK))
     return st;
-  run_starts_kernel<<<tdm__grid(n + 1), TDM_GPU_BLOCK, 0, s>>>(flag, rid, off, n);
   if (want_first && iw == 4)
     runs_first_kernel<uint32_t><<<tdm__grid(g->G), TDM_GPU_BLOCK, 0, s>>>(off, (const uint32_t *)idx, g->first, g->G);
   else if (want_first)
