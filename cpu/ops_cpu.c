@@ -1,25 +1,15 @@
 /*
- * ops_cpu.c: the CPU backend's data operations (tandem/ops.h): its
- * tdm_group_reduce, and the building blocks (backend.h) of the operations
- * written once in the core (src/ops_unique.c, src/ops_isin.c,
- * src/ops_join.c), at the end of this file.
+ * ops_cpu.c: the CPU backend's building blocks (backend.h) of the data
+ * operations, which are written once in the core (src/ops_*.c): loops over
+ * chunks of the rows on the context's threads, the radix sort (sort_cpu.h)
+ * and the hash table's insert-or-number (tdm__hash_number, one probe per
+ * row in input order, which numbers the keys by first occurrence and folds
+ * tdm_group_reduce's values in input order as it goes).
  *
- * tdm_group_reduce groups equal keys by either method:
- *  - sort (grp_build): the canonical keys (ops_keys.h) with their indices
- *    are radix sorted as pairs (stable, so each run of equal keys lists its
- *    indices ascending); the runs are the groups, in ascending key order,
- *    or by first index; without TDM_EQ_NUMERIC and in ascending order the
- *    (key, value) pairs are sorted instead (group_sorted_pairs);
- *  - hash (group_hashed): the keys numbered by first occurrence through the
- *    hash table's insert-or-number (tdm__hash_number, one probe per row),
- *    then one pass folds each row into its group in input order; ascending
- *    order sorts the few distinct keys alone. It gives way to the sort past
- *    the distinct-key limit src/ops_api.c sets.
- * Every group's fold is the left fold in input order either way, so the
- * bytes are the same, whatever the number of threads.
- *
- * All scratch comes from the context's allocator and is freed before the
- * call returns; outputs are written only after the last allocation.
+ * Every fold of a group is the left fold in input order (ops_keys.h), so
+ * the bytes are the same whatever the method and the number of threads.
+ * All scratch comes from the context's allocator and is freed by the
+ * call's end.
  */
 #include <stdio.h>
 #include <string.h>
@@ -35,8 +25,6 @@
 /* Output rows per chunk of the join's fill (each chunk one search of the
  * offsets, then a walk). */
 #define JOIN_FILL_ROWS OPS_PER_THREAD
-
-enum { ORDER_ASC = 0, ORDER_FIRST_SEEN = 1 };
 
 /* ---- scratch ------------------------------------------------------------ */
 
@@ -120,35 +108,7 @@ static void iota_range(void *idx, size_t iw, size_t lo, size_t hi) {
     for (i = lo; i < hi; i++) ((uint64_t *)idx)[i] = i;
 }
 
-static void iota(const tdm_ctx *ctx, uint64_t *d, size_t n) {
-  int P = chunks_for(ctx, n), t;
-  TDM__PAR_FOR(P, t, P, iota_range(d, 8, chunk(n, P, t), chunk(n, P, t + 1)));
-}
-
 /* ---- grouping ----------------------------------------------------------- */
-
-/* Equal keys found, see the top of the file. */
-typedef struct grp {
-  size_t n, G;
-  uint64_t *mem; /* n: member indices of each group, ascending within it */
-  uint64_t *off; /* G + 1: group r's members at mem[off[r] .. off[r + 1]) */
-  uint64_t *ord; /* G: the group at output position g is ord[g]; NULL: g itself */
-} grp;
-
-static void grp_free(tdm_ctx *ctx, grp *g) {
-  give(ctx, g->mem, g->n, 8);
-  give(ctx, g->off, g->G + 1, 8);
-  give(ctx, g->ord, g->G, 8);
-  memset(g, 0, sizeof *g);
-}
-
-/* The n keys to group. */
-typedef struct grp_in {
-  tdm_type key_type;
-  const void *a;
-  size_t n;
-  int numeric;
-} grp_in;
 
 /* Heads of runs of equal keys in sorted kc[lo, hi) (a head: k == 0 or a key
  * unlike the one before); with off non-NULL also writes their positions
@@ -202,46 +162,6 @@ static tdm_status sorted_runs(tdm_ctx *ctx, const char *fn, const void *kc, size
   (*off)[total] = n;
   *G = total;
   return TDM_OK;
-}
-
-/* Groups the keys of in by the sort (see the top of the file). */
-static tdm_status grp_build(tdm_ctx *ctx, const char *fn, const grp_in *in, int order, grp *g) {
-  size_t n = in->n, ks = tdm_type_size(in->key_type), G = 0, r;
-  void *kc = NULL;
-  uint64_t *fr = NULL;
-  tdm_status st;
-
-  memset(g, 0, sizeof *g);
-  g->n = n;
-  if ((st = take(ctx, fn, n, ks, &kc)) != TDM_OK) goto fail;
-  if ((st = take(ctx, fn, n, 8, (void **)&g->mem)) != TDM_OK) goto fail;
-  canon_copy(ctx, in->a, kc, ks, n, in->numeric);
-  iota(ctx, g->mem, n);
-  if (n > 1 && (st = relabel(fn, tdm__cpu_sort(ctx, in->key_type, kc, TDM_U64, g->mem, n, 0))) != TDM_OK) goto fail;
-
-  if ((st = sorted_runs(ctx, fn, kc, ks, n, &g->off, &G)) != TDM_OK) goto fail;
-  g->G = G;
-  give(ctx, kc, n, ks);
-  kc = NULL;
-
-  if (order == ORDER_FIRST_SEEN && G > 1) {
-    /* Runs by their first index: a sort of (first index, run) pairs. */
-    if ((st = take(ctx, fn, G, 8, (void **)&fr)) != TDM_OK) goto fail;
-    if ((st = take(ctx, fn, G, 8, (void **)&g->ord)) != TDM_OK) goto fail;
-    for (r = 0; r < G; r++) {
-      fr[r] = g->mem[g->off[r]];
-      g->ord[r] = r;
-    }
-    if ((st = relabel(fn, tdm__cpu_sort(ctx, TDM_U64, fr, TDM_U64, g->ord, G, 0))) != TDM_OK) goto fail;
-    give(ctx, fr, G, 8);
-    fr = NULL;
-  }
-  return TDM_OK;
-fail:
-  give(ctx, kc, n, ks);
-  give(ctx, fr, G, 8);
-  grp_free(ctx, g);
-  return st;
 }
 
 /* ---- numbering (the hash method) ---------------------------------------- */
@@ -318,33 +238,6 @@ fail:
   numbering_free(ctx, nb);
   return st;
 }
-
-/* The canonical keys of the G groups (each group's first row's), sorted
- * in the key type's order with their group numbers: *ord[p] is the group
- * at ascending position p. */
-static tdm_status number_ascending(tdm_ctx *ctx, const char *fn, tdm_type key_type, const void *kc,
-                                   const numbering *nb, uint32_t **ord) {
-  size_t ks = tdm_type_size(key_type), G = nb->G, p;
-  void *uk = NULL;
-  tdm_status st;
-  *ord = NULL;
-  if ((st = take(ctx, fn, G, ks, &uk)) != TDM_OK) return st;
-  if ((st = take(ctx, fn, G, 4, (void **)ord)) != TDM_OK) goto done;
-  for (p = 0; p < G; p++) {
-    copy_key(uk, p, kc, nb->first[p], ks);
-    (*ord)[p] = (uint32_t)p;
-  }
-  if (G > 1 && (st = relabel(fn, tdm__cpu_sort(ctx, key_type, uk, TDM_U32, *ord, G, 0))) != TDM_OK) goto done;
-done:
-  give(ctx, uk, G, ks);
-  if (st != TDM_OK) {
-    give(ctx, *ord, G, 4);
-    *ord = NULL;
-  }
-  return st;
-}
-
-static size_t grp_at(const grp *g, size_t out_pos) { return g->ord ? (size_t)g->ord[out_pos] : out_pos; }
 
 /* ---- dense integer ranges ------------------------------------------------ */
 
@@ -608,78 +501,11 @@ static void dense_inverse_range(const dense_tab *d, const tdm__unique_args *a, s
   for (i = lo; i < hi; i++) a->inverse_out[i] = d->num[dense_slot(a->keys, ks, a->dense_min, i)];
 }
 
-/* ---- group_reduce ------------------------------------------------------- */
+/* ---- folds (tdm_group_reduce) ------------------------------------------- */
 
-/* Reduces group r (members mem[s..e), ascending; mem NULL: the positions
- * s..e themselves) into out[p] (ops_keys.h). */
-static void fold32(const tdm__group_args *a, const uint64_t *mem, size_t s, size_t e, size_t p) {
-  tdm__ops_fold32((const uint32_t *)a->values, mem, s, e, a->agg, tdm__ops_value_kind(a->value_type),
-                  tdm__key_kind(a->value_type), a->values_out, p);
-}
-static void fold64(const tdm__group_args *a, const uint64_t *mem, size_t s, size_t e, size_t p) {
-  tdm__ops_fold64((const uint64_t *)a->values, mem, s, e, a->agg, tdm__ops_value_kind(a->value_type),
-                  tdm__key_kind(a->value_type), a->values_out, p);
-}
-
-static void reduce_range(const grp *g, const tdm__group_args *a, size_t ks, size_t lo, size_t hi) {
-  size_t p;
-  for (p = lo; p < hi; p++) {
-    size_t r = grp_at(g, p), s = g->off[r], e = g->off[r + 1];
-    if (a->keys_out) copy_key(a->keys_out, p, a->keys, g->mem[s], ks);
-    if (a->agg == TDM_AGG_COUNT) ((uint64_t *)a->values_out)[p] = e - s;
-    else if (tdm_type_size(a->value_type) == 4) fold32(a, g->mem, s, e, p);
-    else fold64(a, g->mem, s, e, p);
-  }
-}
-
-/* Runs [lo, hi) of the sorted (key, value) pairs kc / vc (heads at off)
- * folded as reduce_range folds a group: the stable sort kept each run's
- * values in input order, so mem is the identity here. */
-static void reduce_sorted_range(const void *kc, const void *vc, const uint64_t *off, const tdm__group_args *a,
-                                size_t ks, size_t lo, size_t hi) {
-  tdm__group_args b = *a;
-  size_t p;
-  b.values = vc;
-  for (p = lo; p < hi; p++) {
-    size_t s = off[p], e = off[p + 1];
-    if (a->keys_out) copy_key(a->keys_out, p, kc, s, ks);
-    /* No values only with COUNT (src/ops_api.c checks it). */
-    if (a->agg == TDM_AGG_COUNT || !vc) ((uint64_t *)a->values_out)[p] = e - s;
-    else if (tdm_type_size(a->value_type) == 4) fold32(&b, NULL, s, e, p);
-    else fold64(&b, NULL, s, e, p);
-  }
-}
-
-/* Ascending groups under bit equality: a stable sort of (key, value) pairs
- * puts each group's values together in input order, so the folds read them
- * in sequence instead of gathering them by index. Same bytes as the grouping
- * paths. */
-static tdm_status group_sorted_pairs(tdm_ctx *ctx, const char *fn, const tdm__group_args *a) {
-  size_t n = a->n, ks = tdm_type_size(a->key_type), vs = a->values ? tdm_type_size(a->value_type) : 0;
-  size_t G = 0;
-  void *kc = NULL, *vc = NULL;
-  uint64_t *off = NULL;
-  int P, t;
-  tdm_status st;
-  if ((st = take(ctx, fn, n, ks, &kc)) != TDM_OK) return st;
-  if (vs && (st = take(ctx, fn, n, vs, &vc)) != TDM_OK) goto done;
-  memcpy(kc, a->keys, n * ks);
-  if (vs) memcpy(vc, a->values, n * vs);
-  if (n > 1 && (st = relabel(fn, tdm__cpu_sort(ctx, a->key_type, kc, a->value_type, vc, n, 0))) != TDM_OK) goto done;
-  if ((st = sorted_runs(ctx, fn, kc, ks, n, &off, &G)) != TDM_OK) goto done;
-  P = chunks_for(ctx, n);
-  TDM__PAR_FOR(P, t, P, reduce_sorted_range(kc, vc, off, a, ks, chunk(G, P, t), chunk(G, P, t + 1)));
-  *a->n_groups_out = G;
-done:
-  give(ctx, off, G + 1, 8);
-  give(ctx, vc, n, vs);
-  give(ctx, kc, n, ks);
-  return st;
-}
-
-/* The fold state of one group of group_hashed: acc (SUM, MIN, MAX, FIRST,
- * LAST: the value so far, zero-extended from 32 bits) and m (MEAN: the
- * float64 sum so far), started from the group's first row. */
+/* The fold state of one group: acc (SUM, MIN, MAX, FIRST, LAST: the value
+ * so far, zero-extended from 32 bits) and m (MEAN: the float64 sum so far),
+ * started from the group's first row. */
 typedef struct hash_fold {
   uint64_t acc;
   double m;
@@ -699,85 +525,17 @@ static void hash_fold_row(hash_fold *f, uint64_t x, size_t vs, int agg, int vk, 
                      : tdm__ops_step64(f->acc, x, agg, vk, kind);
 }
 
-/* Output position p of group_hashed: group ord[p] (ord NULL: p). */
-static void hash_group_out_range(const numbering *nb, const uint32_t *ord, const hash_fold *st,
-                                 const tdm__group_args *a, size_t lo, size_t hi) {
-  size_t p, ks = tdm_type_size(a->key_type), vs = a->values ? tdm_type_size(a->value_type) : 8;
-  int vk = tdm__ops_value_kind(a->value_type);
-  for (p = lo; p < hi; p++) {
-    size_t g = ord ? ord[p] : p;
-    if (a->keys_out) copy_key(a->keys_out, p, a->keys, nb->first[g], ks);
-    if (!st) ((uint64_t *)a->values_out)[p] = nb->count[g]; /* COUNT: no fold state */
-    else if (vs == 4) tdm__ops_fold_put32((uint32_t)st[g].acc, st[g].m, nb->count[g], a->agg, vk, a->values_out, p);
-    else tdm__ops_fold_put64(st[g].acc, st[g].m, nb->count[g], a->agg, vk, a->values_out, p);
-  }
+static hash_fold fold_start(uint64_t x, size_t vs, int vk) {
+  hash_fold f;
+  f.acc = x;
+  f.m = vs == 4 ? tdm__ops_to_f64_32((uint32_t)x, vk) : tdm__ops_to_f64_64(x, vk);
+  return f;
 }
 
-/* tdm_group_reduce by the hash method: the keys numbered by first
- * occurrence (number_keys), then one pass in input order folds each row into
- * its group's state, so every group's fold is the left fold in input order
- * that the grouping paths make, the same bits; ascending order sorts the
- * few distinct keys. No (key, value) sort, no member lists. *fell_back:
- * more than a->hash_max_groups distinct keys, nothing done (the caller
- * sorts). The pass is sequential, like the numbering. */
-static tdm_status group_hashed(tdm_ctx *ctx, const char *fn, const tdm__group_args *a, int *fell_back) {
-  size_t ks = tdm_type_size(a->key_type), n = a->n, G = 0, i;
-  size_t vs = a->values ? tdm_type_size(a->value_type) : 8;
-  int vk = tdm__ops_value_kind(a->value_type), kind = tdm__key_kind(a->value_type), P, t;
-  uint32_t *ord = NULL;
-  hash_fold *st = NULL;
-  numbering nb;
-  tdm_status s;
-  *fell_back = 0;
-  /* values is NULL exactly for COUNT (src/ops_api.c), which needs no fold. */
-  s = number_keys(ctx, fn, ks, a->keys, n, a->numeric, a->values != NULL, a->hash_max_groups, &nb, fell_back);
-  if (s != TDM_OK || *fell_back) goto done;
-  G = nb.G;
-  if (a->values) {
-    if ((s = take(ctx, fn, G, sizeof *st, (void **)&st)) != TDM_OK) goto done;
-    for (i = 0; i < G; i++) {
-      st[i].acc = value_at(a->values, vs, nb.first[i]);
-      st[i].m = vs == 4 ? tdm__ops_to_f64_32((uint32_t)st[i].acc, vk) : tdm__ops_to_f64_64(st[i].acc, vk);
-    }
-    for (i = 0; i < n; i++) {
-      uint32_t g = nb.gid[i];
-      if (nb.first[g] != i) hash_fold_row(&st[g], value_at(a->values, vs, i), vs, a->agg, vk, kind);
-    }
-  }
-  if (!a->first_seen && G > 1 && (s = number_ascending(ctx, fn, a->key_type, nb.kc, &nb, &ord)) != TDM_OK)
-    goto done;
-  P = chunks_for(ctx, G);
-  TDM__PAR_FOR(P, t, P, hash_group_out_range(&nb, ord, st, a, chunk(G, P, t), chunk(G, P, t + 1)));
-  *a->n_groups_out = G;
-done:
-  give(ctx, ord, G, 4);
-  give(ctx, st, G, sizeof *st);
-  numbering_free(ctx, &nb);
-  return s;
-}
-
-static tdm_status ops_group_reduce(tdm_ctx *ctx, const tdm__group_args *a, int method) {
-  static const char fn[] = "tdm_group_reduce";
-  grp_in in = {a->key_type, a->keys, a->n, a->numeric};
-  grp g;
-  size_t ks = tdm_type_size(a->key_type);
-  int P, t;
-  tdm_status st;
-  if (method == TDM__OPS_HASH) {
-    int fell_back;
-    if ((st = group_hashed(ctx, fn, a, &fell_back)) != TDM_OK || !fell_back) return st;
-    method = TDM__OPS_SORT;
-  }
-  if (method == TDM__OPS_SORT && !a->numeric && !a->first_seen) return group_sorted_pairs(ctx, fn, a);
-  st = grp_build(ctx, fn, &in, a->first_seen ? ORDER_FIRST_SEEN : ORDER_ASC, &g);
-  if (st != TDM_OK) return st;
-  /* Split by groups: each group is folded by one thread in input order. */
-  P = chunks_for(ctx, g.G);
-  if (P < chunks_for(ctx, a->n) && g.G >= (size_t)chunks_for(ctx, a->n)) P = chunks_for(ctx, a->n);
-  TDM__PAR_FOR(P, t, P, reduce_range(&g, a, ks, chunk(g.G, P, t), chunk(g.G, P, t + 1)));
-  *a->n_groups_out = g.G;
-  grp_free(ctx, &g);
-  return TDM_OK;
+/* A group's result out of its state (count rows) into out[p]. */
+static void fold_put(const hash_fold *f, size_t vs, size_t count, int agg, int vk, void *out, size_t p) {
+  if (vs == 4) tdm__ops_fold_put32((uint32_t)f->acc, f->m, count, agg, vk, out, p);
+  else tdm__ops_fold_put64(f->acc, f->m, count, agg, vk, out, p);
 }
 
 /* ---- building blocks (backend.h) of the operations written once --------- */
@@ -1186,7 +944,9 @@ static tdm_status blk_runs_keys(tdm__call *c, tdm_type key_type, const void *sor
   return TDM_OK;
 }
 
+/* Entry k of an index array of iw-byte entries (idx NULL: k itself). */
 static size_t index_at(const void *idx, size_t iw, size_t k) {
+  if (!idx) return k;
   return iw == 4 ? (size_t)((const uint32_t *)idx)[k] : (size_t)((const uint64_t *)idx)[k];
 }
 
@@ -1226,11 +986,41 @@ static void number_desc_range(const numbering *nb, size_t ks, const void *words,
   }
 }
 
+/* The fold of the numbering's groups, in input order: a group's state
+ * starts at its first row, and every later row folds into it as it comes
+ * (a pass as sequential as the numbering's), then each result is put. */
+static void number_put_range(const numbering *nb, const hash_fold *st, size_t vs, int agg, int vk, void *vals,
+                             size_t lo, size_t hi) {
+  size_t p;
+  for (p = lo; p < hi; p++) fold_put(&st[p], vs, nb->count[p], agg, vk, vals, p);
+}
+
+static tdm_status number_fold(tdm__call *c, const numbering *nb, const tdm__fold *f, tdm__groups *g) {
+  size_t G = nb->G, n = nb->n, vs = tdm_type_size(f->value_type), i;
+  int vk = tdm__ops_value_kind(f->value_type), kind = tdm__key_kind(f->value_type), P, t;
+  hash_fold *st;
+  void *vals;
+  tdm_status e;
+  if ((e = call_scratch(c, G * sizeof *st, (void **)&st)) != TDM_OK ||
+      (e = call_scratch(c, G * tdm__fold_width(f), &vals)) != TDM_OK)
+    return e;
+  for (i = 0; i < G; i++) st[i] = fold_start(value_at(f->values, vs, nb->first[i]), vs, vk);
+  for (i = 0; i < n; i++) {
+    uint32_t q = nb->gid[i];
+    if (nb->first[q] != i) hash_fold_row(&st[q], value_at(f->values, vs, i), vs, f->agg, vk, kind);
+  }
+  P = chunks_for(c->ctx, G);
+  TDM__PAR_FOR(P, t, P, number_put_range(nb, st, vs, f->agg, vk, vals, chunk(G, P, t), chunk(G, P, t + 1)));
+  g->vals = vals;
+  g->vw = tdm__fold_width(f);
+  return TDM_OK;
+}
+
 /* The hash table's insert-or-number (number_keys): one pass in row order,
  * so the numbering is by first row whatever want asks, with first rows
- * and counts at no cost. */
+ * and counts at no cost; a fold is one more pass in row order. */
 static tdm_status blk_number(tdm__call *c, size_t ks, const void *words, size_t n, unsigned want, size_t max_groups,
-                             tdm__groups *g) {
+                             const tdm__fold *fold, tdm__groups *g) {
   cpu_call *k = cpu_call_of(c);
   size_t G;
   void *bits = NULL;
@@ -1238,7 +1028,8 @@ static tdm_status blk_number(tdm__call *c, size_t ks, const void *words, size_t 
   tdm_status st;
   memset(g, 0, sizeof *g);
   if (k->have_nb) return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: internal: a second numbering in one call", c->fn);
-  st = number_keys(c->ctx, c->fn, ks, words, n, 0, (want & TDM__NUMBER_CODES) != 0, max_groups, &k->nb, &too_many);
+  st = number_keys(c->ctx, c->fn, ks, words, n, 0, (want & TDM__NUMBER_CODES) || fold, max_groups, &k->nb,
+                   &too_many);
   if (st != TDM_OK) return st;
   g->too_many = too_many;
   if (too_many) return TDM_OK;
@@ -1246,7 +1037,8 @@ static tdm_status blk_number(tdm__call *c, size_t ks, const void *words, size_t 
   G = k->nb.G;
   if (((want & TDM__NUMBER_FIRST) && (st = call_scratch(c, G * 8, (void **)&g->first)) != TDM_OK) ||
       ((want & TDM__NUMBER_COUNT) && (st = call_scratch(c, G * 8, (void **)&g->count)) != TDM_OK) ||
-      ((want & TDM__NUMBER_BITS) && (st = call_scratch(c, G * ks, &bits)) != TDM_OK))
+      ((want & TDM__NUMBER_BITS) && (st = call_scratch(c, G * ks, &bits)) != TDM_OK) ||
+      (fold && (st = number_fold(c, &k->nb, fold, g)) != TDM_OK))
     return st;
   g->bits = bits;
   P = chunks_for(c->ctx, G);
@@ -1285,7 +1077,8 @@ static tdm_status blk_invert(tdm__call *c, const void *perm, size_t pw, size_t n
 }
 
 static void groups_put_range(size_t ks, const void *keys, const tdm__groups *g, const void *ord, size_t ow,
-                             void *keys_out, uint64_t *first_out, uint64_t *counts_out, size_t lo, size_t hi) {
+                             void *keys_out, uint64_t *first_out, uint64_t *counts_out, void *values_out, size_t lo,
+                             size_t hi) {
   size_t p;
   for (p = lo; p < hi; p++) {
     size_t q = ord ? index_at(ord, ow, p) : p;
@@ -1296,15 +1089,83 @@ static void groups_put_range(size_t ks, const void *keys, const tdm__groups *g, 
     }
     if (first_out) first_out[p] = f;
     if (counts_out) counts_out[p] = g->count ? g->count[q] : g->off ? g->off[q + 1] - g->off[q] : 0;
+    if (values_out) copy_key(values_out, p, g->vals, q, g->vw);
   }
 }
 
 static tdm_status blk_groups_put(tdm__call *c, size_t ks, const void *keys, const tdm__groups *g, const void *ord,
-                                 size_t ow, void *keys_out, uint64_t *first_out, uint64_t *counts_out) {
+                                 size_t ow, void *keys_out, uint64_t *first_out, uint64_t *counts_out,
+                                 void *values_out) {
   int P = chunks_for(c->ctx, g->G), t;
   TDM__PAR_FOR(P, t, P,
-               groups_put_range(ks, keys, g, ord, ow, keys_out, first_out, counts_out, chunk(g->G, P, t),
+               groups_put_range(ks, keys, g, ord, ow, keys_out, first_out, counts_out, values_out, chunk(g->G, P, t),
                                 chunk(g->G, P, t + 1)));
+  return TDM_OK;
+}
+
+/* The keys and values copied and sorted as pairs by the radix sort (stable),
+ * which takes every key type: the sort words are the keys themselves. */
+static tdm_status blk_sort_pairs(tdm__call *c, tdm_type key_type, const void *keys, const void *values, size_t vs,
+                                 size_t n, void *words, void *vals) {
+  size_t ks = tdm_type_size(key_type);
+  memcpy(words, keys, n * ks);
+  memcpy(vals, values, n * vs);
+  if (n < 2) return TDM_OK;
+  return relabel(c->fn, tdm__cpu_sort(c->ctx, key_type, words, vs == 4 ? TDM_U32 : TDM_U64, vals, n, 0));
+}
+
+static tdm_status blk_words_keys(tdm__call *c, tdm_type key_type, void *d, size_t n) {
+  (void)c, (void)key_type, (void)d, (void)n; /* the words are the keys */
+  return TDM_OK;
+}
+
+/* Staged values of a run's rows folded at a time (fold_runs). */
+#define FOLD_STAGE 256
+
+/* Run r's values folded in input order into out[p]: read in place when the
+ * values were sorted along (no idx), else gathered through the rows a
+ * stage at a time and folded on (tdm__ops_fold_on: the same steps, in the
+ * same order, as the left fold). */
+static void fold_run(const tdm__groups *g, const tdm__fold *f, size_t r, void *out, size_t p) {
+  size_t vs = tdm_type_size(f->value_type), s = (size_t)g->off[r], e = (size_t)g->off[r + 1], k, j;
+  int vk = tdm__ops_value_kind(f->value_type), kind = tdm__key_kind(f->value_type);
+  uint64_t stage[FOLD_STAGE];
+  hash_fold st;
+  if (!g->idx) {
+    if (vs == 4) tdm__ops_fold32((const uint32_t *)f->values, NULL, s, e, f->agg, vk, kind, out, p);
+    else tdm__ops_fold64((const uint64_t *)f->values, NULL, s, e, f->agg, vk, kind, out, p);
+    return;
+  }
+  st = fold_start(value_at(f->values, vs, index_at(g->idx, g->iw, f->agg == TDM_AGG_LAST ? e - 1 : s)), vs, vk);
+  if (f->agg != TDM_AGG_FIRST && f->agg != TDM_AGG_LAST)
+    for (k = s + 1; k < e; k += j) {
+      size_t len = e - k < FOLD_STAGE ? e - k : FOLD_STAGE;
+      if (vs == 4) {
+        uint32_t *v = (uint32_t *)stage, acc = (uint32_t)st.acc;
+        for (j = 0; j < len; j++) v[j] = ((const uint32_t *)f->values)[index_at(g->idx, g->iw, k + j)];
+        tdm__ops_fold_on32(&acc, &st.m, v, len, f->agg, vk, kind);
+        st.acc = acc;
+      } else {
+        for (j = 0; j < len; j++) stage[j] = ((const uint64_t *)f->values)[index_at(g->idx, g->iw, k + j)];
+        tdm__ops_fold_on64(&st.acc, &st.m, stage, len, f->agg, vk, kind);
+      }
+    }
+  fold_put(&st, vs, e - s, f->agg, vk, out, p);
+}
+
+static void fold_runs_range(const tdm__groups *g, const void *ord, size_t ow, const tdm__fold *f, void *out,
+                            size_t lo, size_t hi) {
+  size_t p;
+  for (p = lo; p < hi; p++) fold_run(g, f, ord ? index_at(ord, ow, p) : p, out, p);
+}
+
+/* Split by runs: each run is folded by one thread, in input order. */
+static tdm_status blk_fold_runs(tdm__call *c, const tdm__groups *g, const void *ord, size_t ow, const tdm__fold *f,
+                                void *values_out) {
+  size_t n = g->G ? (size_t)g->off[g->G] : 0;
+  int P = chunks_for(c->ctx, g->G), t;
+  if (P < chunks_for(c->ctx, n) && g->G >= (size_t)chunks_for(c->ctx, n)) P = chunks_for(c->ctx, n);
+  TDM__PAR_FOR(P, t, P, fold_runs_range(g, ord, ow, f, values_out, chunk(g->G, P, t), chunk(g->G, P, t + 1)));
   return TDM_OK;
 }
 
@@ -1375,7 +1236,6 @@ static tdm_status blk_dense_put(tdm__call *c, void *keys_out, uint64_t *first_ou
 }
 
 const tdm__ops_ops tdm__ops_cpu_ops = {
-    .group_reduce = ops_group_reduce,
     .begin = call_begin,
     .end = call_end,
     .in = call_in,
@@ -1404,6 +1264,9 @@ const tdm__ops_ops tdm__ops_cpu_ops = {
     .number_codes = blk_number_codes,
     .invert = blk_invert,
     .groups_put = blk_groups_put,
+    .sort_pairs = blk_sort_pairs,
+    .words_keys = blk_words_keys,
+    .fold_runs = blk_fold_runs,
     .groups_scatter = blk_groups_scatter,
     .dense_build = blk_dense_build,
     .dense_put = blk_dense_put,

@@ -1,36 +1,27 @@
 /*
- * ops_gpu.cu: the CUDA backend's data operations (tandem/ops.h): its
- * tdm_group_reduce, and the building blocks (backend.h) of the operations
- * written once in the core (src/ops_unique.c, src/ops_isin.c,
- * src/ops_join.c), at the end of this file.
+ * ops_gpu.cu: the CUDA backend's building blocks (backend.h) of the data
+ * operations, which are written once in the core (src/ops_*.c), as thin
+ * kernels over the per-element logic the CPU runs (ops_keys.h).
  *
- * tdm_group_reduce by the sort builds the same group description as the
- * CPU's sort method (cpu/ops_cpu.c): the canonical keys as order-preserving
- * bits (ops_keys.h) are radix sorted with their indices as values
- * (sort_bits_indexed; 32-bit indices below 2^32 rows; CUB's radix sort is
- * stable, so each run of equal keys lists its indices ascending); a head
- * flag per sorted position and its exclusive sum number the runs; the
- * runs' starts give each group's members at mem[off[r] .. off[r + 1]), in
- * ascending key order, or by first index (a second sort of (first index,
- * run) pairs) for TDM_ORDER_FIRST_SEEN. Every output is read from that
- * description by one thread per output element, so the bytes equal the
- * CPU's, except that no long group is left to one thread (reduce_t says
- * how). The hash method takes COUNT and integer SUM, MIN, MAX: in
- * ascending order a scratch table folds the rows, then the groups alone are
- * sorted (group_hashed_t); in first-seen order a table of first rows orders
- * the groups (group_first_seen_t).
- *
- * tdm_unique's blocks: the keys sorted alone and reduced by key (sort_keys,
- * runs_keys); the runs of sorted bits (runs); the hash table's
- * insert-or-number (number: a table of first rows in first-seen order, a
- * table counting the keys otherwise); the dense table, counted with
- * atomicAdd, first rows by atomicMin, numbered by an exclusive sum of flags
- * (values in use, or rows that are their value's first). tdm_isin's and
- * tdm_join's: a set is a scratch table of the hash table's kernels, a bit
- * table's bits are set with atomicOr, and the join's rows are written by
- * output position (join_fill_kernel: a span of rows per warp, one search per
- * span), so a hot key is spread over the grid, with the per-row logic the
- * CPU runs (ops_keys.h).
+ * Sorting: the canonical keys as order-preserving bits (ops_keys.h) radix
+ * sorted by CUB with their rows (32-bit below 2^32 rows; CUB's radix sort
+ * is stable, so each run of equal keys lists its rows ascending) or with
+ * their values (sort_pairs); a head flag per sorted position and its
+ * exclusive sum number the runs (runs). tdm_group_reduce's folds of runs
+ * (fold_runs, reduce_t) leave no long group to one thread: order-free
+ * aggregations are CUB's reduce-by-key, float SUM and MEAN a thread per
+ * short group and a block per long one.
+ * Hashing: the hash table's kernels on scratch tables: the insert-or-number
+ * (number: a table of first rows in first-seen order, a table counting the
+ * keys, or folding their values by an order-free aggregation, otherwise),
+ * a call's set, the join's table of runs.
+ * tdm_unique's keys alone: sorted and reduced by key (sort_keys,
+ * runs_keys). The dense table: counted with atomicAdd, first rows by
+ * atomicMin, numbered by an exclusive sum of flags (values in use, or rows
+ * that are their value's first). A bit table's bits are set with atomicOr,
+ * and the join's rows are written by output position (join_fill_kernel: a
+ * span of rows per warp, one search per span), so a hot key is spread over
+ * the grid.
  *
  * Caller arrays may be host or device memory (staged through the call's
  * tdm__gpu_scope). Output sizes come to the host, so unique, group_reduce
@@ -139,31 +130,27 @@ __global__ void run_starts_kernel(const uint64_t *flag, const uint64_t *rid, uin
   }
 }
 
-/* The grouping, as the kernels read it. The members (row indices in
- * sorted order) are 32-bit while the input has fewer than 2^32 rows. */
+/* The runs of fold_runs, as the kernels read them: the members (row
+ * indices in sorted order, 32-bit while the input has fewer than 2^32
+ * rows; NULL: the sorted positions themselves, the values sorted along),
+ * the runs' starts, each sorted position's run plus one (rid[k + 1]), and
+ * in another order than the runs' the run at each output position (ord,
+ * 32 or 64-bit) and each run's output position (rank). */
 struct grp_view {
-  const void *mem;
-  int mem32;
-  const uint64_t *off, *rid, *ord, *rank; /* ord, rank: NULL in ascending order */
+  const void *mem, *ord;
+  int mem32, ord32;
+  const uint64_t *off, *rid, *rank;
 };
 
 __device__ static inline uint64_t grp_mem(const grp_view &g, size_t k) {
+  if (!g.mem) return k;
   return g.mem32 ? (uint64_t)((const uint32_t *)g.mem)[k] : ((const uint64_t *)g.mem)[k];
 }
 
-/* First-seen order: (first index of run r, r) pairs to sort. */
-__global__ void first_index_kernel(grp_view g, uint64_t *fr, uint64_t *runs, size_t G) {
-  TDM_GRID_STRIDE(r, G) {
-    fr[r] = grp_mem(g, g.off[r]);
-    runs[r] = r;
-  }
+__device__ static inline size_t grp_at(const grp_view &g, size_t p) {
+  if (!g.ord) return p;
+  return g.ord32 ? (size_t)((const uint32_t *)g.ord)[p] : (size_t)((const uint64_t *)g.ord)[p];
 }
-
-__global__ void rank_kernel(const uint64_t *ord, uint64_t *rank, size_t G) {
-  TDM_GRID_STRIDE(g, G) rank[ord[g]] = g;
-}
-
-__device__ static inline size_t grp_at(grp_view g, size_t p) { return g.ord ? (size_t)g.ord[p] : p; }
 
 /* gv[k] = v[mem[k]]: the values in member order, each group's contiguous
  * and in input order (the members are ascending), read at random once by
@@ -174,23 +161,20 @@ __global__ void gather_kernel(grp_view g, const V *v, V *gv, size_t n) {
   TDM_GRID_STRIDE(k, n) gv[k] = v[grp_mem(g, k)];
 }
 
-/* One thread per output group: its key, and its value from
+/* One thread per output group: its value from
  *  - by_run[r] when given (the order-free aggregations, reduced by run);
  *  - else the fold of v over positions [s, e) of the gathered values, or
- *    for COUNT, FIRST and LAST (not gathered) O(1) values in place (the
+ *    for FIRST and LAST (not gathered) O(1) values in place (the
  *    members are ascending, so a group's first and last rows are its first
  *    and last members), float SUM and MEAN fold the group's values in
  *    input order, bit for bit the CPU's left fold, here for groups of at
  *    most long_from rows; longer ones are fold_long_kernel's. */
-template <typename K, typename V>
-__global__ void reduce_kernel(grp_view g, const K *keys, const V *v, int gathered, const V *by_run, int agg, int vk,
-                              int kind, size_t long_from, K *keys_out, void *values_out, size_t G) {
+template <typename V>
+__global__ void reduce_kernel(grp_view g, const V *v, int gathered, const V *by_run, int agg, int vk, int kind,
+                              size_t long_from, void *values_out, size_t G) {
   TDM_GRID_STRIDE(p, G) {
     size_t r = grp_at(g, p), s = g.off[r], e = g.off[r + 1], f;
-    if (keys_out) keys_out[p] = keys[grp_mem(g, s)];
-    if (agg == TDM_AGG_COUNT) {
-      ((uint64_t *)values_out)[p] = e - s;
-    } else if (by_run) {
+    if (by_run) {
       ((V *)values_out)[p] = by_run[r];
     } else if (!gathered) { /* FIRST, LAST: the first or last member's value */
       f = grp_mem(g, agg == TDM_AGG_LAST ? e - 1 : s);
@@ -475,24 +459,6 @@ static tdm_status enter_waiting(tdm__gpu_scope &sc, tdm_ctx *ctx, const char *fn
   return TDM_OK;
 }
 
-/* A caller output that may be NULL (then a->d stays NULL). */
-static tdm_status opt_out(tdm__gpu_scope &sc, void *user, size_t bytes, tdm__dev_array *a) {
-  memset(a, 0, sizeof *a);
-  return user ? sc.out(user, bytes, a) : TDM_OK;
-}
-
-/* Copies the staged outputs back, then ends the call (tdm__gpu_scope's
- * finish): no wait in stream-ordered mode when nothing was staged through
- * the host, so a call that brought a size to the host waits once, for it
- * (call_end, below, ends an operation written once the same way: tdm_isin
- * waits not at all). */
-static tdm_status finish_outs(tdm__gpu_scope &sc, tdm_ctx *ctx, tdm__dev_array *outs, int count, const char *where) {
-  tdm_status st;
-  for (int i = 0; i < count; i++)
-    if (outs[i].d && (st = tdm__gpu_out_finish(ctx, &outs[i])) != TDM_OK) return st;
-  return sc.finish(where);
-}
-
 /* The n keys' canonical bits (ops_keys.h) sorted ascending, stable, with
  * their row indices (I: uint32_t or uint64_t), into bits / idx: the first
  * step of every sorted data operation. Unsigned keys compared by bits are
@@ -537,43 +503,6 @@ static tdm_status run_starts(tdm_ctx *ctx, tdm__gpu_scope &sc, const char *fn, c
   return tdm__launch_check(fn);
 }
 
-/* Groups the n device keys d_keys (see the top of the file) into buffers of
- * sc; *G receives the number of groups. */
-template <typename K>
-static tdm_status grp_build(tdm_ctx *ctx, tdm__gpu_scope &sc, const char *fn, tdm_type key_type, const K *d_keys,
-                            size_t n, int numeric, int first_seen, grp_view *g, size_t *G) {
-  cudaStream_t s = tdm__stream(ctx);
-  int kind = tdm__key_kind(key_type);
-  K *bits;
-  void *mem;
-  uint64_t *flag, *rid, *off, *fr = NULL, *ord = NULL, *rank = NULL;
-  tdm_status st;
-  memset(g, 0, sizeof *g);
-  g->mem32 = n <= UINT32_MAX;
-  if ((st = sc.alloc(n * sizeof(K), &bits)) != TDM_OK || (st = sc.alloc(n * (g->mem32 ? 4 : 8), &mem)) != TDM_OK ||
-      (st = sc.alloc((n + 1) * 8, &flag)) != TDM_OK || (st = sc.alloc((n + 1) * 8, &rid)) != TDM_OK)
-    return st;
-  g->mem = mem;
-  st = g->mem32 ? sort_bits_indexed<K, uint32_t>(ctx, sc, fn, d_keys, n, kind, numeric, bits, (uint32_t *)mem)
-                : sort_bits_indexed<K, uint64_t>(ctx, sc, fn, d_keys, n, kind, numeric, bits, (uint64_t *)mem);
-  if (st != TDM_OK || (st = run_starts<K>(ctx, sc, fn, bits, n, flag, rid, &off, G)) != TDM_OK) return st;
-  g->off = off;
-  g->rid = rid;
-  if (first_seen && *G > 1) {
-    if ((st = sc.alloc(*G * 8, &fr)) != TDM_OK || (st = sc.alloc(*G * 8, &ord)) != TDM_OK ||
-        (st = sc.alloc(*G * 8, &rank)) != TDM_OK)
-      return st;
-    first_index_kernel<<<tdm__grid(*G), TDM_GPU_BLOCK, 0, s>>>(*g, fr, ord, *G);
-    if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
-    if ((st = sort_in_place(ctx, fr, ord, *G, 8)) != TDM_OK) return st;
-    rank_kernel<<<tdm__grid(*G), TDM_GPU_BLOCK, 0, s>>>(ord, rank, *G);
-    if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
-  }
-  g->ord = ord;
-  g->rank = rank;
-  return TDM_OK;
-}
-
 /* ---- the operations ----------------------------------------------------- */
 
 /* CUB's reduce-by-key of the gathered values gv by run (keys: rid[k + 1],
@@ -586,10 +515,11 @@ static cudaError_t reduce_by_run(void *temp, size_t &temp_bytes, const grp_view 
   return cub::DeviceReduce::ReduceByKey(temp, temp_bytes, g.rid + 1, runs_out, gv, by_run, d_runs, op, (int64_t)n, s);
 }
 
-/* The values of tdm_group_reduce, by what each aggregation needs so that no
- * thread walks a long group alone:
- *  - COUNT, FIRST, LAST: O(1) per group, read in place (reduce_kernel).
- *  - the rest first gather the values in member order (gather_kernel); then
+/* The values of tdm_group_reduce's runs, by what each aggregation needs so
+ * that no thread walks a long group alone:
+ *  - FIRST, LAST: O(1) per group, read in place (reduce_kernel).
+ *  - the rest read the values in member order: gathered (gather_kernel),
+ *    or as they are when they were sorted along the keys; then
  *  - order-free ones (integer SUM, MIN, MAX: tdm__ops_order_free) are a
  *    reduce-by-key over the sorted positions' run numbers, which CUB splits
  *    over the whole grid however long a run is, so a hot key is as fast as
@@ -598,22 +528,22 @@ static cudaError_t reduce_by_run(void *temp, size_t &temp_bytes, const grp_view 
  *    contiguous memory: a thread per group of at most TDM__OPS_LONG rows,
  *    a block per longer group (fold_long_kernel). That fold is serial: a
  *    group of c rows costs c dependent adds, the limit ops.h states. */
-template <typename K, typename V>
-static tdm_status reduce_t(tdm_ctx *ctx, tdm__gpu_scope &sc, const char *fn, const tdm__group_args *a,
-                           const grp_view &g, const K *keys, const V *v, K *keys_out, void *values_out, size_t n,
-                           size_t G) {
+template <typename V>
+static tdm_status reduce_t(tdm_ctx *ctx, tdm__gpu_scope &sc, const char *fn, int agg, tdm_type value_type,
+                           const grp_view &g, const V *v, void *values_out, size_t n, size_t G) {
   cudaStream_t s = tdm__stream(ctx);
-  int agg = a->agg, vk = tdm__ops_value_kind(a->value_type), kind = tdm__key_kind(a->value_type);
-  int gathered = n && agg != TDM_AGG_COUNT && agg != TDM_AGG_FIRST && agg != TDM_AGG_LAST;
+  int vk = tdm__ops_value_kind(value_type), kind = tdm__key_kind(value_type);
+  int gathered = n && agg != TDM_AGG_FIRST && agg != TDM_AGG_LAST;
   int order_free = gathered && tdm__ops_order_free(agg, vk);
-  V *gv = NULL, *by_run = NULL;
+  const V *gv = v;
+  V *gbuf = NULL, *by_run = NULL;
   uint64_t *runs_out = NULL, *d_runs = NULL;
   void *temp = NULL;
   size_t temp_bytes = 0, long_from = (size_t)-1;
   order_free_op<V> op = {agg, vk, kind};
   tdm_status st;
   if (gathered) {
-    if ((st = sc.alloc(n * sizeof(V), &gv)) != TDM_OK) return st;
+    if (g.mem && (st = sc.alloc(n * sizeof(V), &gbuf)) != TDM_OK) return st;
     if (order_free &&
         ((st = sc.alloc(G * 8, &runs_out)) != TDM_OK || (st = sc.alloc(G * sizeof(V), &by_run)) != TDM_OK ||
          (st = sc.alloc(8, &d_runs)) != TDM_OK))
@@ -621,130 +551,23 @@ static tdm_status reduce_t(tdm_ctx *ctx, tdm__gpu_scope &sc, const char *fn, con
     if (order_free)
       TDM_CUDA_TRY(reduce_by_run<V>(NULL, temp_bytes, g, gv, runs_out, by_run, d_runs, op, n, s), (void)0);
     if (order_free && (st = sc.alloc(temp_bytes, &temp)) != TDM_OK) return st;
-    gather_kernel<V><<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>(g, v, gv, n);
-    if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
+    if (g.mem) {
+      gather_kernel<V><<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>(g, v, gbuf, n);
+      if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
+      gv = gbuf;
+    }
     if (order_free) TDM_CUDA_TRY(reduce_by_run<V>(temp, temp_bytes, g, gv, runs_out, by_run, d_runs, op, n, s), (void)0);
     else long_from = TDM__OPS_LONG;
     v = gv;
   }
-  reduce_kernel<K, V><<<tdm__grid(G), TDM_GPU_BLOCK, 0, s>>>(g, keys, v, gathered, by_run, agg, vk, kind, long_from,
-                                                              keys_out, values_out, G);
+  reduce_kernel<V><<<tdm__grid(G), TDM_GPU_BLOCK, 0, s>>>(g, v, gathered, by_run, agg, vk, kind, long_from,
+                                                          values_out, G);
   if (long_from < n) {
     size_t nb = (n + TDM__OPS_LONG - 1) / TDM__OPS_LONG, cap = 65535u * 16u;
     fold_long_kernel<V><<<(unsigned)(nb < cap ? nb : cap), TDM_GPU_BLOCK, 0, s>>>(g, gv, agg, vk, kind, values_out,
                                                                                   n);
   }
   return tdm__launch_check(fn);
-}
-
-template <typename K>
-static tdm_status group_reduce_t(tdm_ctx *ctx, const tdm__group_args *a) {
-  static const char fn[] = "tdm_group_reduce";
-  tdm__gpu_scope sc(ctx);
-  tdm__dev_array keys, vals, outs[2];
-  grp_view g;
-  size_t n = a->n, G = 0, vs = tdm_type_size(a->value_type);
-  size_t os = a->agg == TDM_AGG_COUNT || a->agg == TDM_AGG_MEAN ? 8 : vs;
-  tdm_status st;
-  memset(&vals, 0, sizeof vals);
-  if ((st = enter_waiting(sc, ctx, fn)) != TDM_OK || (st = sc.in(a->keys, n * sizeof(K), &keys)) != TDM_OK ||
-      (a->values && (st = sc.in(a->values, n * vs, &vals)) != TDM_OK) ||
-      (st = grp_build<K>(ctx, sc, fn, a->key_type, (const K *)keys.d, n, a->numeric, a->first_seen, &g, &G)) !=
-          TDM_OK)
-    return st;
-  if ((st = opt_out(sc, a->keys_out, G * sizeof(K), &outs[0])) != TDM_OK ||
-      (st = opt_out(sc, a->values_out, G * os, &outs[1])) != TDM_OK)
-    return st;
-  st = vs == 4 ? reduce_t<K, uint32_t>(ctx, sc, fn, a, g, (const K *)keys.d, (const uint32_t *)vals.d,
-                                       (K *)outs[0].d, outs[1].d, n, G)
-               : reduce_t<K, uint64_t>(ctx, sc, fn, a, g, (const K *)keys.d, (const uint64_t *)vals.d,
-                                       (K *)outs[0].d, outs[1].d, n, G);
-  if (st != TDM_OK || (st = finish_outs(sc, ctx, outs, 2, fn)) != TDM_OK) return st;
-  *a->n_groups_out = G;
-  return TDM_OK;
-}
-
-/* The hash method's groups in ascending key order: group p is the
- * exported pair ord[p] (the exported keys' bits sorted with their
- * positions); either output may be NULL. */
-template <typename K, typename V, typename I>
-__global__ void group_put_kernel(const K *ek, const V *ev, const I *ord, K *keys_out, V *values_out, size_t G) {
-  TDM_GRID_STRIDE(p, G) {
-    size_t q = (size_t)ord[p];
-    if (keys_out) keys_out[p] = ek[q];
-    if (values_out) values_out[p] = ev[q];
-  }
-}
-
-/* The groups of the hash method (src/ops_api.c's rule, TDM__HASH_GROUPS_UNORDERED):
- * a scratch table keyed by the n keys' bits folds each row's value into its
- * key's slot by dup (values NULL: COUNT, a SUM of ones the claim makes,
- * TDM__HG_ROWS_ONE, when count is set, else a set whose values stay 0, no
- * add per row; integer SUM wraps and
- * MIN / MAX pick, so the order the rows land in does not matter), its
- * live slots are exported (the call's one wait, for their count: *G) into
- * *ek / *ev, and their bits sorted with their positions into *ord, by the
- * order bits of the sort method, so ascending key order is the same. V:
- * the value bits (uint64_t for COUNT). */
-template <typename K, typename V, typename I>
-static tdm_status hashed_groups(tdm_ctx *ctx, tdm__gpu_scope &sc, const char *fn, tdm_type key_type, const K *d_keys,
-                                size_t n, int dup, tdm_type value_type, const V *d_vals, int count, const K **ek,
-                                const V **ev, const I **ord, size_t *G) {
-  const tdm_type kbits = bits_type_of<K>();
-  void *k = NULL, *v = NULL;
-  K *sorted;
-  I *o;
-  tdm_hash h;
-  tdm__hash_gpu be;
-  tdm_status st;
-  if (!d_vals && count) value_type = TDM_U64;
-  if ((st = tdm__hg_scratch_table(ctx, sc, kbits, value_type, dup, d_keys, d_vals,
-                                  count ? TDM__HG_ROWS_ONE : TDM__HG_ROWS_NONE, n, &h, &be, fn)) != TDM_OK ||
-      (st = tdm__hg_scratch_export(ctx, sc, &h, &k, &v, G, fn)) != TDM_OK ||
-      (st = sc.alloc(*G * sizeof(K), &sorted)) != TDM_OK || (st = sc.alloc(*G * sizeof(I), &o)) != TDM_OK ||
-      (st = sort_bits_indexed<K, I>(ctx, sc, fn, (const K *)k, *G, tdm__key_kind(key_type), 0, sorted, o)) != TDM_OK)
-    return st;
-  *ek = (const K *)k;
-  *ev = (const V *)v;
-  *ord = o;
-  return TDM_OK;
-}
-
-template <typename K, typename V, typename I>
-static tdm_status group_first_seen_t(tdm_ctx *ctx, const tdm__group_args *a);
-
-/* tdm_group_reduce by the hash method (COUNT, and SUM, MIN, MAX of integer
- * values, in ascending order by bits): hashed_groups, then each group's key
- * and value in place; in first-seen order group_first_seen_t. The same
- * bytes as the sort's. */
-template <typename K, typename V, typename I>
-static tdm_status group_hashed_t(tdm_ctx *ctx, const tdm__group_args *a) {
-  static const char fn[] = "tdm_group_reduce";
-  if (a->first_seen) return group_first_seen_t<K, V, I>(ctx, a);
-  tdm__gpu_scope sc(ctx);
-  tdm__dev_array keys, vals, outs[2];
-  int dup = a->agg == TDM_AGG_MIN ? TDM__DUP_MIN : a->agg == TDM_AGG_MAX ? TDM__DUP_MAX : TDM__DUP_SUM;
-  size_t n = a->n, G = 0;
-  const K *ek;
-  const V *ev;
-  const I *ord;
-  tdm_status st;
-  memset(&vals, 0, sizeof vals);
-  if ((st = enter_waiting(sc, ctx, fn)) != TDM_OK || (st = sc.in(a->keys, n * sizeof(K), &keys)) != TDM_OK ||
-      (a->values && (st = sc.in(a->values, n * sizeof(V), &vals)) != TDM_OK) ||
-      (st = hashed_groups<K, V, I>(ctx, sc, fn, a->key_type, (const K *)keys.d, n, dup, a->value_type,
-                                   (const V *)vals.d, 1, &ek, &ev, &ord, &G)) != TDM_OK ||
-      (st = opt_out(sc, a->keys_out, G * sizeof(K), &outs[0])) != TDM_OK ||
-      (st = opt_out(sc, a->values_out, G * sizeof(V), &outs[1])) != TDM_OK)
-    return st;
-  if (G) {
-    group_put_kernel<K, V, I><<<tdm__grid(G), TDM_GPU_BLOCK, 0, tdm__stream(ctx)>>>(ek, ev, ord, (K *)outs[0].d,
-                                                                                     (V *)outs[1].d, G);
-    if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
-  }
-  if ((st = finish_outs(sc, ctx, outs, 2, fn)) != TDM_OK) return st;
-  *a->n_groups_out = G;
-  return TDM_OK;
 }
 
 /* code[i] = the position p of row i's bits (rows, n of them) among the G
@@ -791,22 +614,6 @@ __global__ void count_codes_kernel(const uint64_t *code, uint64_t *counts, size_
   }
 }
 
-/* The rows' bits a scratch table is keyed by: the keys' own, or their
- * canonical bits under TDM_EQ_NUMERIC (into sc). */
-template <typename K>
-static tdm_status rows_bits(tdm_ctx *ctx, tdm__gpu_scope &sc, const char *fn, tdm_type key_type, int numeric,
-                            const K *d_keys, size_t n, const K **kb) {
-  K *canon;
-  tdm_status st;
-  *kb = d_keys;
-  if (!numeric) return TDM_OK;
-  if ((st = sc.alloc(n * sizeof(K), &canon)) != TDM_OK) return st;
-  canon_bits_kernel<K><<<tdm__grid(n), TDM_GPU_BLOCK, 0, tdm__stream(ctx)>>>(d_keys, canon, n, tdm__key_kind(key_type),
-                                                                             1);
-  *kb = canon;
-  return tdm__launch_check(fn);
-}
-
 /* The groups of the n rows' bits kb in first-seen order: a scratch table
  * of each key's first row (tdm__hg_first_rows), its live pairs exported
  * (the one wait, for *G) and their values alone sorted: *first holds the
@@ -824,49 +631,6 @@ static tdm_status first_seen_groups(tdm_ctx *ctx, tdm__gpu_scope &sc, const char
       (st = sort_in_place(ctx, ev, NULL, *G, sizeof(I))) != TDM_OK)
     return st;
   *first = (const I *)ev;
-  return TDM_OK;
-}
-
-/* tdm_group_reduce in first-seen order by the hash method (SUM, MIN, MAX
- * of integer values; COUNT is tdm_unique's, src/ops_api.c): the groups in
- * first-seen order (first_seen_groups) give each group's key and bits, and
- * a second scratch table folds every row's value into its key's slot by the
- * aggregation (order-free: integer SUM wraps, MIN / MAX pick), read by one
- * probe per group. */
-template <typename K, typename V, typename I>
-static tdm_status group_first_seen_t(tdm_ctx *ctx, const tdm__group_args *a) {
-  static const char fn[] = "tdm_group_reduce";
-  tdm__gpu_scope sc(ctx);
-  tdm__dev_array keys, vals, outs[2];
-  cudaStream_t s = tdm__stream(ctx);
-  int dup = a->agg == TDM_AGG_MIN ? TDM__DUP_MIN : a->agg == TDM_AGG_MAX ? TDM__DUP_MAX : TDM__DUP_SUM;
-  size_t n = a->n, G = 0;
-  const K *kb;
-  const I *first;
-  K *pb;
-  tdm_hash h;
-  tdm__hash_gpu be;
-  tdm_status st;
-  if ((st = enter_waiting(sc, ctx, fn)) != TDM_OK || (st = sc.in(a->keys, n * sizeof(K), &keys)) != TDM_OK ||
-      (st = sc.in(a->values, n * sizeof(V), &vals)) != TDM_OK ||
-      (st = rows_bits<K>(ctx, sc, fn, a->key_type, a->numeric, (const K *)keys.d, n, &kb)) != TDM_OK ||
-      (st = first_seen_groups<K, I>(ctx, sc, fn, kb, n, &first, &G)) != TDM_OK ||
-      (st = opt_out(sc, a->keys_out, G * sizeof(K), &outs[0])) != TDM_OK ||
-      (st = opt_out(sc, a->values_out, G * sizeof(V), &outs[1])) != TDM_OK ||
-      (st = sc.alloc(G * sizeof(K), &pb)) != TDM_OK)
-    return st;
-  first_seen_put_kernel<K, I><<<tdm__grid(G), TDM_GPU_BLOCK, 0, s>>>((const K *)keys.d, kb, first, (K *)outs[0].d,
-                                                                     NULL, pb, G);
-  if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
-  if (outs[1].d) {
-    if ((st = tdm__hg_scratch_table(ctx, sc, bits_type_of<K>(), a->value_type, dup, kb, vals.d, TDM__HG_ROWS_NONE, n,
-                                    &h, &be, fn)) != TDM_OK)
-      return st;
-    be.policy->find(&h, pb, outs[1].d, NULL, G);
-    if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
-  }
-  if ((st = finish_outs(sc, ctx, outs, 2, fn)) != TDM_OK) return st;
-  *a->n_groups_out = G;
   return TDM_OK;
 }
 
@@ -907,23 +671,6 @@ struct first_pos_op {
   __host__ __device__ __forceinline__ uint64_t operator()(uint64_t a, uint64_t b) const { return a < b ? a : b; }
 };
 
-static tdm_status ops_group_reduce(tdm_ctx *ctx, const tdm__group_args *a, int method) {
-  int wide = tdm_type_size(a->key_type) == 8, wide_v = tdm_type_size(a->value_type) == 8;
-  if (method == TDM__OPS_HASH && a->n <= UINT32_MAX) {
-    if (wide) return wide_v ? group_hashed_t<uint64_t, uint64_t, uint32_t>(ctx, a)
-                            : group_hashed_t<uint64_t, uint32_t, uint32_t>(ctx, a);
-    return wide_v ? group_hashed_t<uint32_t, uint64_t, uint32_t>(ctx, a)
-                  : group_hashed_t<uint32_t, uint32_t, uint32_t>(ctx, a);
-  }
-  if (method == TDM__OPS_HASH) {
-    if (wide) return wide_v ? group_hashed_t<uint64_t, uint64_t, uint64_t>(ctx, a)
-                            : group_hashed_t<uint64_t, uint32_t, uint64_t>(ctx, a);
-    return wide_v ? group_hashed_t<uint32_t, uint64_t, uint64_t>(ctx, a)
-                  : group_hashed_t<uint32_t, uint32_t, uint64_t>(ctx, a);
-  }
-  return wide ? group_reduce_t<uint64_t>(ctx, a) : group_reduce_t<uint32_t>(ctx, a);
-}
-
 /* stop_span is not used: the kernel reads every key (no block can know
  * another's range without a round trip). */
 static tdm_status ops_minmax(tdm_ctx *ctx, tdm_type key_type, const void *keys, size_t n, uint64_t stop_span,
@@ -955,6 +702,12 @@ struct gpu_call {
     size_t n, G, ks;
     int have;
   } nb;
+  /* The call's last runs (runs): their starts, each sorted position's run
+   * plus one (rid[k + 1], for fold_runs' reduce-by-key), the rows. */
+  struct {
+    const uint64_t *off, *rid;
+    size_t n;
+  } runs;
   /* The call's dense table (dense_build): rows and first row per value,
    * the flags' exclusive sum that numbers the values, their numbers. */
   struct {
@@ -967,6 +720,7 @@ struct gpu_call {
   } dense;
   explicit gpu_call(tdm_ctx *ctx) : sc(ctx), narr(0), have_set(0) {
     memset(&nb, 0, sizeof nb);
+    memset(&runs, 0, sizeof runs);
     memset(&dense, 0, sizeof dense);
   }
 };
@@ -1272,6 +1026,9 @@ static tdm_status runs_t(tdm__call *c, const K *sorted, const void *idx, size_t 
   g->off = off;
   g->idx = idx;
   g->iw = iw;
+  k->runs.off = off;
+  k->runs.rid = rid;
+  k->runs.n = n;
   return tdm__launch_check(c->fn);
 }
 static tdm_status blk_runs(tdm__call *c, size_t ks, const void *sorted, const void *idx, size_t iw, size_t n,
@@ -1281,17 +1038,31 @@ static tdm_status blk_runs(tdm__call *c, size_t ks, const void *sorted, const vo
                  : runs_t<uint64_t>(c, (const uint64_t *)sorted, idx, iw, n, want_first, g);
 }
 
+/* The scratch table's fold of an order-free aggregation (dup.h). */
+static int fold_dup(int agg) {
+  return agg == TDM_AGG_MIN ? TDM__DUP_MIN : agg == TDM_AGG_MAX ? TDM__DUP_MAX : TDM__DUP_SUM;
+}
+
 /* Numbered by first row (first_seen, or first rows wanted): a table of
  * each word's first row, its pairs exported (the one wait, for G) and the
  * first rows alone sorted (first_seen_groups); counts, when wanted, add up
  * each row's group, found by one probe of a second table of the groups'
- * words (codes_by_table). Otherwise in the table's order: a table counts
- * the words (a SUM of ones its claims make), and its export is the groups. */
+ * words (codes_by_table); a fold is a second table keyed by the words that
+ * folds each row's value into its word's slot by the aggregation
+ * (order-free: integer SUM wraps, MIN / MAX pick), probed once per group.
+ * Otherwise in the table's order: a table counts the words (a SUM of ones
+ * its claims make) or folds their values, and its export is the groups. */
 template <typename K, typename I>
-static tdm_status number_t(tdm__call *c, const K *words, size_t n, int by_first, int want_count, tdm__groups *g) {
+static tdm_status number_t(tdm__call *c, const K *words, size_t n, int by_first, int want_count,
+                           const tdm__fold *fold, tdm__groups *g) {
   gpu_call *k = gpu_call_of(c);
   cudaStream_t s = tdm__stream(c->ctx);
+  const size_t vs = fold ? tdm_type_size(fold->value_type) : 8;
+  tdm_hash h;
+  tdm__hash_gpu be;
+  void *ek, *ev;
   tdm_status st;
+  if (fold) g->vw = vs;
   if (by_first) {
     const I *first;
     K *bits;
@@ -1302,6 +1073,16 @@ static tdm_status number_t(tdm__call *c, const K *words, size_t n, int by_first,
                                                                          g->G);
     g->bits = bits;
     if ((st = tdm__launch_check(c->fn)) != TDM_OK) return st;
+    if (fold) {
+      void *vals;
+      if ((st = k->sc.alloc(g->G * vs, &vals)) != TDM_OK ||
+          (st = tdm__hg_scratch_table(c->ctx, k->sc, bits_type_of<K>(), fold->value_type, fold_dup(fold->agg), words,
+                                      fold->values, TDM__HG_ROWS_NONE, n, &h, &be, c->fn)) != TDM_OK)
+        return st;
+      be.policy->find(&h, bits, vals, NULL, g->G);
+      g->vals = vals;
+      if ((st = tdm__launch_check(c->fn)) != TDM_OK) return st;
+    }
     if (want_count) {
       if ((st = k->sc.alloc(n * 8, &k->nb.code)) != TDM_OK || (st = k->sc.alloc(g->G * 8, &g->count)) != TDM_OK ||
           (st = codes_by_table<K>(c->ctx, k->sc, c->fn, bits, g->G, words, n, k->nb.code)) != TDM_OK)
@@ -1312,20 +1093,20 @@ static tdm_status number_t(tdm__call *c, const K *words, size_t n, int by_first,
     }
     return TDM_OK;
   }
-  tdm_hash h;
-  tdm__hash_gpu be;
-  void *ek, *ev;
-  if ((st = tdm__hg_scratch_table(c->ctx, k->sc, bits_type_of<K>(), TDM_U64, TDM__DUP_SUM, words, NULL,
+  if ((st = tdm__hg_scratch_table(c->ctx, k->sc, bits_type_of<K>(), fold ? fold->value_type : TDM_U64,
+                                  fold ? fold_dup(fold->agg) : TDM__DUP_SUM, words, fold ? fold->values : NULL,
                                   want_count ? TDM__HG_ROWS_ONE : TDM__HG_ROWS_NONE, n, &h, &be, c->fn)) != TDM_OK ||
       (st = tdm__hg_scratch_export(c->ctx, k->sc, &h, &ek, &ev, &g->G, c->fn)) != TDM_OK)
     return st;
   g->bits = ek;
-  if (want_count) g->count = (uint64_t *)ev;
+  if (fold) g->vals = ev;
+  else if (want_count) g->count = (uint64_t *)ev;
   return TDM_OK;
 }
-/* No limit of groups here: the rule never gives this backend one. */
+/* No limit of groups here: the rule never gives this backend one. A fold
+ * comes without counts (the table's values are the fold's). */
 static tdm_status blk_number(tdm__call *c, size_t ks, const void *words, size_t n, unsigned want, size_t max_groups,
-                             tdm__groups *g) {
+                             const tdm__fold *fold, tdm__groups *g) {
   gpu_call *k = gpu_call_of(c);
   int by_first = (want & (TDM__NUMBER_FIRST_SEEN | TDM__NUMBER_FIRST)) != 0, wide = n > UINT32_MAX;
   int want_count = (want & TDM__NUMBER_COUNT) != 0;
@@ -1333,12 +1114,14 @@ static tdm_status blk_number(tdm__call *c, size_t ks, const void *words, size_t 
   (void)max_groups;
   memset(g, 0, sizeof *g);
   if (k->nb.have) return tdm__fail(TDM_ERR_DEVICE, "%s: internal: a second numbering in one call", c->fn);
+  if (fold && (want_count || !tdm__ops_order_free(fold->agg, tdm__ops_value_kind(fold->value_type))))
+    return tdm__fail(TDM_ERR_DEVICE, "%s: internal: the numbering's fold is order-free and without counts", c->fn);
   if (ks == 4)
-    st = wide ? number_t<uint32_t, uint64_t>(c, (const uint32_t *)words, n, by_first, want_count, g)
-              : number_t<uint32_t, uint32_t>(c, (const uint32_t *)words, n, by_first, want_count, g);
+    st = wide ? number_t<uint32_t, uint64_t>(c, (const uint32_t *)words, n, by_first, want_count, fold, g)
+              : number_t<uint32_t, uint32_t>(c, (const uint32_t *)words, n, by_first, want_count, fold, g);
   else
-    st = wide ? number_t<uint64_t, uint64_t>(c, (const uint64_t *)words, n, by_first, want_count, g)
-              : number_t<uint64_t, uint32_t>(c, (const uint64_t *)words, n, by_first, want_count, g);
+    st = wide ? number_t<uint64_t, uint64_t>(c, (const uint64_t *)words, n, by_first, want_count, fold, g)
+              : number_t<uint64_t, uint32_t>(c, (const uint64_t *)words, n, by_first, want_count, fold, g);
   if (st != TDM_OK) return st;
   k->nb.words = words;
   k->nb.bits = g->bits;
@@ -1387,38 +1170,107 @@ static tdm_status blk_invert(tdm__call *c, const void *perm, size_t pw, size_t n
  * of the runs' rows (unused without runs). */
 template <typename K, typename O, typename I>
 __global__ void groups_put_kernel(const K *keys, tdm__groups g, const O *ord, K *keys_out, uint64_t *first_out,
-                                  uint64_t *counts_out) {
+                                  uint64_t *counts_out, void *values_out) {
   TDM_GRID_STRIDE(p, g.G) {
     size_t q = ord ? (size_t)ord[p] : p;
-    uint64_t f = g.first ? g.first[q] : g.off ? (uint64_t)((const I *)g.idx)[g.off[q]] : 0;
+    uint64_t f = g.first ? g.first[q] : !g.off ? 0 : g.idx ? (uint64_t)((const I *)g.idx)[g.off[q]] : g.off[q];
     if (keys_out) keys_out[p] = g.first || g.off ? keys[f] : ((const K *)g.bits)[q];
     if (first_out) first_out[p] = f;
     if (counts_out) counts_out[p] = g.count ? g.count[q] : g.off[q + 1] - g.off[q];
+    if (values_out && g.vw == 4) ((uint32_t *)values_out)[p] = ((const uint32_t *)g.vals)[q];
+    else if (values_out) ((uint64_t *)values_out)[p] = ((const uint64_t *)g.vals)[q];
   }
 }
 template <typename K, typename O>
 static void groups_put_o(cudaStream_t s, const K *keys, const tdm__groups *g, const O *ord, K *keys_out,
-                         uint64_t *first_out, uint64_t *counts_out) {
+                         uint64_t *first_out, uint64_t *counts_out, void *values_out) {
   if (g->iw == 8)
     groups_put_kernel<K, O, uint64_t><<<tdm__grid(g->G), TDM_GPU_BLOCK, 0, s>>>(keys, *g, ord, keys_out, first_out,
-                                                                               counts_out);
+                                                                               counts_out, values_out);
   else
     groups_put_kernel<K, O, uint32_t><<<tdm__grid(g->G), TDM_GPU_BLOCK, 0, s>>>(keys, *g, ord, keys_out, first_out,
-                                                                               counts_out);
+                                                                               counts_out, values_out);
 }
 template <typename K>
 static void groups_put_t(cudaStream_t s, const K *keys, const tdm__groups *g, const void *ord, size_t ow, K *keys_out,
-                         uint64_t *first_out, uint64_t *counts_out) {
-  if (ow == 8) groups_put_o<K, uint64_t>(s, keys, g, (const uint64_t *)ord, keys_out, first_out, counts_out);
-  else groups_put_o<K, uint32_t>(s, keys, g, (const uint32_t *)ord, keys_out, first_out, counts_out);
+                         uint64_t *first_out, uint64_t *counts_out, void *values_out) {
+  if (ow == 8)
+    groups_put_o<K, uint64_t>(s, keys, g, (const uint64_t *)ord, keys_out, first_out, counts_out, values_out);
+  else groups_put_o<K, uint32_t>(s, keys, g, (const uint32_t *)ord, keys_out, first_out, counts_out, values_out);
 }
 static tdm_status blk_groups_put(tdm__call *c, size_t ks, const void *keys, const tdm__groups *g, const void *ord,
-                                 size_t ow, void *keys_out, uint64_t *first_out, uint64_t *counts_out) {
+                                 size_t ow, void *keys_out, uint64_t *first_out, uint64_t *counts_out,
+                                 void *values_out) {
   cudaStream_t s = tdm__stream(c->ctx);
   if (!g->G) return TDM_OK;
-  if (ks == 4) groups_put_t<uint32_t>(s, (const uint32_t *)keys, g, ord, ow, (uint32_t *)keys_out, first_out, counts_out);
-  else groups_put_t<uint64_t>(s, (const uint64_t *)keys, g, ord, ow, (uint64_t *)keys_out, first_out, counts_out);
+  if (ks == 4)
+    groups_put_t<uint32_t>(s, (const uint32_t *)keys, g, ord, ow, (uint32_t *)keys_out, first_out, counts_out,
+                           values_out);
+  else
+    groups_put_t<uint64_t>(s, (const uint64_t *)keys, g, ord, ow, (uint64_t *)keys_out, first_out, counts_out,
+                           values_out);
   return tdm__launch_check(c->fn);
+}
+
+/* tdm_group_reduce's blocks. */
+
+/* The keys mapped to their order-preserving bits (sort_keys' words; the
+ * unsigned keys are their own) and sorted by CUB with their values along,
+ * out of the read-only inputs. */
+static tdm_status blk_sort_pairs(tdm__call *c, tdm_type key_type, const void *keys, const void *values, size_t vs,
+                                 size_t n, void *words, void *vals) {
+  gpu_call *k = gpu_call_of(c);
+  size_t ks = tdm_type_size(key_type);
+  int kind = tdm__key_kind(key_type);
+  const void *in = keys;
+  void *mapped;
+  tdm_status st;
+  if (kind != TDM_KIND_UNSIGNED) {
+    if ((st = k->sc.alloc(n * ks, &mapped)) != TDM_OK) return st;
+    tdm__gpu_map_bits(tdm__stream(c->ctx), keys, mapped, n, ks, kind, 0, 1);
+    if ((st = tdm__launch_check(c->fn)) != TDM_OK) return st;
+    in = mapped;
+  }
+  return tdm__gpu_sort_from(c->ctx, k->sc, in, values, words, vals, n, TDM_KIND_UNSIGNED, ks, vs, 0);
+}
+
+static tdm_status blk_words_keys(tdm__call *c, tdm_type key_type, void *d, size_t n) {
+  int kind = tdm__key_kind(key_type);
+  if (kind == TDM_KIND_UNSIGNED || !n) return TDM_OK;
+  tdm__gpu_map_bits(tdm__stream(c->ctx), d, d, n, tdm_type_size(key_type), kind, 0, 0);
+  return tdm__launch_check(c->fn);
+}
+
+/* reduce_t over the call's runs (the rid of runs); in another order than
+ * the runs', a long float fold writes by each run's output position, the
+ * inverse of ord. */
+static tdm_status blk_fold_runs(tdm__call *c, const tdm__groups *g, const void *ord, size_t ow, const tdm__fold *f,
+                                void *values_out) {
+  gpu_call *k = gpu_call_of(c);
+  size_t n = k->runs.n;
+  int vk = tdm__ops_value_kind(f->value_type);
+  int long_fold = f->agg != TDM_AGG_FIRST && f->agg != TDM_AGG_LAST && !tdm__ops_order_free(f->agg, vk);
+  uint64_t *rank = NULL;
+  grp_view v;
+  tdm_status st;
+  if (k->runs.off != g->off) return tdm__fail(TDM_ERR_DEVICE, "%s: internal: fold_runs of runs not the call's", c->fn);
+  if (!g->G) return TDM_OK;
+  if (ord && long_fold && n > TDM__OPS_LONG &&
+      ((st = k->sc.alloc(g->G * 8, &rank)) != TDM_OK || (st = blk_invert(c, ord, ow, g->G, rank)) != TDM_OK))
+    return st;
+  memset(&v, 0, sizeof v);
+  v.mem = g->idx;
+  v.mem32 = g->iw == 4;
+  v.off = g->off;
+  v.rid = k->runs.rid;
+  v.ord = ord;
+  v.ord32 = ow == 4;
+  v.rank = rank;
+  if (tdm_type_size(f->value_type) == 4)
+    return reduce_t<uint32_t>(c->ctx, k->sc, c->fn, f->agg, f->value_type, v, (const uint32_t *)f->values, values_out,
+                              n, g->G);
+  return reduce_t<uint64_t>(c->ctx, k->sc, c->fn, f->agg, f->value_type, v, (const uint64_t *)f->values, values_out,
+                            n, g->G);
 }
 
 /* One thread per sorted position: its run by a search of the starts. */
@@ -1508,7 +1360,6 @@ static tdm_status blk_dense_put(tdm__call *c, void *keys_out, uint64_t *first_ou
 }
 
 const tdm__ops_ops tdm__ops_cuda_ops = {
-    .group_reduce = ops_group_reduce,
     .begin = call_begin,
     .end = call_end,
     .in = call_in,
@@ -1537,6 +1388,9 @@ const tdm__ops_ops tdm__ops_cuda_ops = {
     .number_codes = blk_number_codes,
     .invert = blk_invert,
     .groups_put = blk_groups_put,
+    .sort_pairs = blk_sort_pairs,
+    .words_keys = blk_words_keys,
+    .fold_runs = blk_fold_runs,
     .groups_scatter = blk_groups_scatter,
     .dense_build = blk_dense_build,
     .dense_put = blk_dense_put,

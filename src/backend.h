@@ -223,18 +223,19 @@ TDM_INTERNAL tdm_status tdm__bt_check_nodes(const tdm_btree *t, const tdm__bt_no
  * the same bytes. */
 enum tdm__ops_method { TDM__OPS_AUTO = 0, TDM__OPS_HASH = 1, TDM__OPS_SORT = 2, TDM__OPS_DENSE = 3 };
 
-/* What a backend's hash method of tdm_group_reduce and tdm_unique covers,
- * and when the rule (src/ops_api.c) takes it (tdm__ops_ops.hash_groups). */
+/* What a backend's hash method of tdm_group_reduce and tdm_unique (and so
+ * of group_reduce's COUNT, unique's keys and counts) covers, and when the
+ * rule (src/ops_api.c) takes it (tdm__ops_ops.hash_groups). */
 enum tdm__hash_groups {
   /* Rows numbered in input order (the hash table's insert-or-number), so
    * every aggregation and order (a fold in input order), every output of
    * unique; group_reduce on one thread: the CPU. */
   TDM__HASH_GROUPS_IN_ORDER = 0,
-  /* Rows folded into a table in any order: group_reduce's COUNT, and SUM,
-   * MIN, MAX of integer values (the order-free folds), and unique with an
-   * inverse and no first indices, in ascending order of keys compared by
-   * their bits; unique and COUNT in first-seen order (a table of each key's
-   * first row): always. The CUDA backend. */
+  /* Rows folded into a table in any order: group_reduce's SUM, MIN, MAX of
+   * integer values (the order-free folds), and unique with an inverse and
+   * no first indices, in ascending order of keys compared by their bits;
+   * unique in first-seen order (a table of each key's first row): always.
+   * The CUDA backend. */
   TDM__HASH_GROUPS_UNORDERED = 1
 };
 
@@ -263,14 +264,13 @@ typedef struct tdm__unique_args {
 
 typedef struct tdm__group_args {
   tdm_type key_type, value_type;
-  const void *keys, *values; /* values NULL for COUNT */
+  const void *keys, *values;
   size_t n;
-  int agg; /* tdm_agg */
+  int agg; /* tdm_agg, not COUNT (tdm_unique's keys and counts) */
   int numeric, first_seen;
   void *keys_out, *values_out;
   size_t *n_groups_out;
-  size_t hash_max_groups;         /* as in tdm__unique_args */
-  uint64_t dense_min, dense_span; /* as in tdm__unique_args */
+  size_t hash_max_groups; /* as in tdm__unique_args */
 } tdm__group_args;
 
 /* n > 0 and m > 0. */
@@ -299,7 +299,7 @@ typedef struct tdm__join_args {
 } tdm__join_args;
 
 /* One data operation's memory, for the operations written once in the core
- * (src/ops_isin.c, src/ops_join.c) over the backend's building blocks below: the caller's
+ * (src/ops_*.c) over the backend's building blocks below: the caller's
  * arrays as the backend reads and writes them (in place, or staged copies
  * in its memory) and scratch of the same kind, all released by the end
  * call whichever way the operation went. The core sets ctx, fn and ops and
@@ -323,9 +323,28 @@ typedef struct tdm__groups {
   size_t G, iw;
   uint64_t *first, *count, *off;
   const void *bits, *idx;
+  /* number with a fold only: each group's result (vw bytes: the
+   * aggregation's output width), in the numbering's order. */
+  const void *vals;
+  size_t vw;
   /* number only: more than max_groups distinct words; nothing else is set. */
   int too_many;
 } tdm__groups;
+
+/* tdm_group_reduce's fold of a group's values (not COUNT): agg (tdm_agg)
+ * of the values (value_type, at the call's address values), a left fold in
+ * input order (tdm__ops_fold, ops_keys.h) whose result is of the value
+ * type, float64 for MEAN. */
+typedef struct tdm__fold {
+  int agg;
+  tdm_type value_type;
+  const void *values;
+} tdm__fold;
+
+/* The bytes of a fold's result per group. */
+static inline size_t tdm__fold_width(const tdm__fold *f) {
+  return f->agg == TDM_AGG_MEAN ? 8 : tdm_type_size(f->value_type);
+}
 
 /* What the number block is asked for (a mask). */
 enum tdm__number_want {
@@ -337,8 +356,6 @@ enum tdm__number_want {
 };
 
 typedef struct tdm__ops_ops {
-  tdm_status (*group_reduce)(tdm_ctx *ctx, const tdm__group_args *a, int method);
-
   /* ---- a call's memory (tdm__call) ----
    * begin starts the call (on the CUDA backend: the context's device made
    * current, refused over a pending error or while the stream is captured,
@@ -444,18 +461,37 @@ typedef struct tdm__ops_ops {
    * Past max_groups distinct words it may stop with g->too_many (then
    * nothing is kept). The call's numbering (one a call) stays for
    * number_codes (with TDM__NUMBER_CODES): code[i] = rank[the group of row
-   * i] (rank NULL: the group itself), for i < n. */
+   * i] (rank NULL: the group itself), for i < n. With fold, each group's
+   * fold of its rows' values into g->vals: in input order where hash_groups
+   * is TDM__HASH_GROUPS_IN_ORDER, else (the rule's) only an order-free
+   * aggregation (tdm__ops_order_free), folded in any order. */
   tdm_status (*number)(tdm__call *c, size_t ks, const void *words, size_t n, unsigned want, size_t max_groups,
-                       tdm__groups *g);
+                       const tdm__fold *fold, tdm__groups *g);
   tdm_status (*number_codes)(tdm__call *c, const uint64_t *rank, uint64_t *code);
   /* inv[perm[p]] = p for p < n (perm: pw bytes an entry, a permutation). */
   tdm_status (*invert)(tdm__call *c, const void *perm, size_t pw, size_t n, uint64_t *inv);
   /* For output positions p < G, the group q = ord[p] (ow bytes an entry;
    * ord NULL: q = p): keys_out[p] = the key at its first row (keys, ks
-   * bytes each) or, without first rows, its word; first_out[p] its first
-   * row; counts_out[p] its count. Any output may be NULL. */
+   * bytes each; runs without idx: the key at the run's first position) or,
+   * without first rows, its word; first_out[p] its first row; counts_out[p]
+   * its count; values_out[p] its fold (g->vals). Any output may be NULL. */
   tdm_status (*groups_put)(tdm__call *c, size_t ks, const void *keys, const tdm__groups *g, const void *ord,
-                           size_t ow, void *keys_out, uint64_t *first_out, uint64_t *counts_out);
+                           size_t ow, void *keys_out, uint64_t *first_out, uint64_t *counts_out, void *values_out);
+  /* tdm_group_reduce's blocks. */
+  /* The n > 0 keys sorted ascending in the type's order as the backend's
+   * sort words (as sort_keys: equal keys have equal words), into words,
+   * and their values along into vals (vs bytes each), a stable sort: each
+   * run of equal words keeps its values in input order. */
+  tdm_status (*sort_pairs)(tdm__call *c, tdm_type key_type, const void *keys, const void *values, size_t vs,
+                           size_t n, void *words, void *vals);
+  /* The n sort words at d (sort_pairs') back to their keys, in place. */
+  tdm_status (*words_keys)(tdm__call *c, tdm_type key_type, void *d, size_t n);
+  /* values_out[p] = the fold of the values of run q = ord[p] of g (from
+   * runs; ord of ow bytes, NULL: q = p), whose rows idx[off[q]] ..
+   * idx[off[q + 1]) are ascending, so folded in input order (g->idx NULL:
+   * the run's positions, the values sorted along its words). */
+  tdm_status (*fold_runs)(tdm__call *c, const tdm__groups *g, const void *ord, size_t ow, const tdm__fold *f,
+                          void *values_out);
   /* inverse_out[idx[k]] = rank[r] (rank NULL: r) for every sorted
    * position k < n of run r of g (from runs; idx of iw bytes). */
   tdm_status (*groups_scatter)(tdm__call *c, const tdm__groups *g, const void *idx, size_t iw, const uint64_t *rank,
@@ -498,6 +534,7 @@ static inline size_t tdm__bits_words(uint64_t span) { return (size_t)(span >> 6)
 /* The data operations written once over the building blocks (src/ops_*.c),
  * called by src/ops_api.c with checked arguments and the method picked. */
 TDM_INTERNAL tdm_status tdm__unique_run(tdm_ctx *ctx, const tdm__unique_args *a, int method);
+TDM_INTERNAL tdm_status tdm__group_run(tdm_ctx *ctx, const tdm__group_args *a, int method);
 TDM_INTERNAL tdm_status tdm__isin_run(tdm_ctx *ctx, const tdm__isin_args *a, int method);
 TDM_INTERNAL tdm_status tdm__join_run(tdm_ctx *ctx, const tdm__join_args *a, int method);
 

@@ -90,7 +90,8 @@ static int pick_join_method(const tdm_ctx *ctx) {
   return tdm__ops_force_method != TDM__OPS_AUTO ? tdm__ops_force_method : ctx->be->ops->join_method;
 }
 
-/* tdm_group_reduce by hashing, per backend (its ops table's hash_groups).
+/* tdm_group_reduce by hashing (COUNT is tdm_unique's keys and counts, by
+ * its rule, below), per backend (its ops table's hash_groups).
  * CPU (TDM__HASH_GROUPS_IN_ORDER): the hash table numbers the rows (one
  * probe each, in input order) and one more pass folds each row into its
  * group's state, in input order, so the same bits as the sort's left
@@ -109,23 +110,20 @@ static int pick_join_method(const tdm_ctx *ctx) {
  * of the rows) to 5.19, 4.14 with an export in one read; no GPU has timed
  * it. In first-seen order (and under TDM_EQ_NUMERIC, by canonical bits) a
  * table of each key's first row orders the groups, and the same folding
- * table, probed once per group, gives their values; COUNT in first-seen
- * order is tdm_unique's keys and counts (tdm_group_reduce, below). Other
- * calls sort. */
+ * table, probed once per group, gives their values. Other calls sort. */
 #define OPS_REDUCE_HASH_RATIO ((size_t)128)
 
 static int reduce_hashable(const tdm_ctx *ctx, const tdm__group_args *a) {
   if (ctx->be->ops->hash_groups == TDM__HASH_GROUPS_IN_ORDER) return 1;
   if (a->numeric && !a->first_seen) return 0;
-  return a->agg == TDM_AGG_COUNT ||
-         ((a->agg == TDM_AGG_SUM || a->agg == TDM_AGG_MIN || a->agg == TDM_AGG_MAX) && !is_float(a->value_type));
+  return (a->agg == TDM_AGG_SUM || a->agg == TDM_AGG_MIN || a->agg == TDM_AGG_MAX) && !is_float(a->value_type);
 }
 
 static int pick_reduce_method(const tdm_ctx *ctx, const tdm__group_args *a, size_t *hash_max_groups) {
   int hashable = reduce_hashable(ctx, a);
   *hash_max_groups = SIZE_MAX;
   if (tdm__ops_force_method != TDM__OPS_AUTO)
-    return tdm__ops_force_method == TDM__OPS_HASH && !hashable ? TDM__OPS_SORT : tdm__ops_force_method;
+    return tdm__ops_force_method == TDM__OPS_HASH && hashable ? TDM__OPS_HASH : TDM__OPS_SORT;
   if (!hashable) return TDM__OPS_SORT;
   if (ctx->be->ops->hash_groups == TDM__HASH_GROUPS_UNORDERED) return TDM__OPS_HASH;
   if (tdm__threads_for(ctx, a->n, (size_t)1 << 15) > 1) return TDM__OPS_SORT;
@@ -354,40 +352,22 @@ tdm_status tdm_group_reduce(tdm_ctx *ctx, tdm_type key_type, const void *keys, t
     *n_groups_out = 0;
     return TDM_OK;
   }
-  a.key_type = key_type;
-  a.value_type = agg == TDM_AGG_COUNT ? TDM_U64 : value_type;
-  a.keys = keys;
-  a.values = agg == TDM_AGG_COUNT ? NULL : values;
-  a.n = n;
-  a.agg = (int)agg;
-  a.numeric = (flags & TDM_EQ_NUMERIC) && is_float(key_type);
-  a.first_seen = (flags & TDM_ORDER_FIRST_SEEN) != 0;
-  a.keys_out = keys_out;
-  a.values_out = values_out;
-  a.n_groups_out = n_groups_out;
-  method = pick_reduce_method(ctx, &a, &a.hash_max_groups);
-  a.dense_min = a.dense_span = 0;
-  if (agg != TDM_AGG_COUNT) method = method == TDM__OPS_DENSE ? TDM__OPS_SORT : method;
-  else if ((st = pick_dense(ctx, key_type, keys, n, n / OPS_DENSE_ROWS_PER_SLOT, &method, &a.dense_min,
-                            &a.dense_span)) != TDM_OK)
-    return st;
-  /* COUNT by the dense table, and on CUDA in first-seen order by the hash
-   * (reduce_hashable), is tdm_unique's keys and counts. */
-  if (method == TDM__OPS_DENSE || (method == TDM__OPS_HASH && agg == TDM_AGG_COUNT && a.first_seen &&
-                                   ctx->be->ops->hash_groups == TDM__HASH_GROUPS_UNORDERED)) {
+  if (agg == TDM_AGG_COUNT) {
+    /* tdm_unique's keys and counts, by its method. */
     tdm__unique_args u;
     memset(&u, 0, sizeof u);
     u.key_type = key_type;
     u.keys = keys;
     u.n = n;
-    u.numeric = a.numeric;
-    u.first_seen = a.first_seen;
-    u.hash_max_groups = SIZE_MAX;
+    u.numeric = (flags & TDM_EQ_NUMERIC) && is_float(key_type);
+    u.first_seen = (flags & TDM_ORDER_FIRST_SEEN) != 0;
     u.unique_out = keys_out;
     u.counts_out = (uint64_t *)values_out;
     u.n_unique_out = n_groups_out;
-    u.dense_min = a.dense_min;
-    u.dense_span = a.dense_span;
+    method = pick_unique_method(ctx, &u, &u.hash_max_groups);
+    if ((st = pick_dense(ctx, key_type, keys, n, n / OPS_DENSE_ROWS_PER_SLOT, &method, &u.dense_min,
+                         &u.dense_span)) != TDM_OK)
+      return st;
     if ((st = tdm__unique_run(ctx, &u, method)) != TDM_OK) {
       /* The message names the call the caller made. */
       char inner[400];
@@ -396,7 +376,21 @@ tdm_status tdm_group_reduce(tdm_ctx *ctx, tdm_type key_type, const void *keys, t
     }
     return TDM_OK;
   }
-  return ctx->be->ops->group_reduce(ctx, &a, method);
+  a.key_type = key_type;
+  a.value_type = value_type;
+  a.keys = keys;
+  a.values = values;
+  a.n = n;
+  a.agg = (int)agg;
+  a.numeric = (flags & TDM_EQ_NUMERIC) && is_float(key_type);
+  a.first_seen = (flags & TDM_ORDER_FIRST_SEEN) != 0;
+  a.keys_out = keys_out;
+  a.values_out = values_out;
+  a.n_groups_out = n_groups_out;
+  /* No dense method: the other aggregations need each group's members
+   * folded, which the hash or the sort finds anyway. */
+  method = pick_reduce_method(ctx, &a, &a.hash_max_groups);
+  return tdm__group_run(ctx, &a, method);
 }
 
 tdm_status tdm_join(tdm_ctx *ctx, tdm_join_kind kind, tdm_type key_type, const void *left_keys, size_t n_left,

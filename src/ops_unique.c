@@ -102,7 +102,7 @@ static tdm_status unique_sorted(tdm__call *c, const tdm__unique_args *a, const v
       return st;
   }
   if ((st = outs_open(c, a, g.G, &out)) != TDM_OK ||
-      (st = o->groups_put(c, ks, keys, &g, ord, ow, out.keys, out.first, out.counts)) != TDM_OK)
+      (st = o->groups_put(c, ks, keys, &g, ord, ow, out.keys, out.first, out.counts, NULL)) != TDM_OK)
     return st;
   return out.inverse ? o->groups_scatter(c, &g, idx, iw, rank, n, out.inverse) : TDM_OK;
 }
@@ -139,7 +139,7 @@ static tdm_status unique_hashed(tdm__call *c, const tdm__unique_args *a, const v
                      (st = o->canon_bits(c, a->key_type, keys, cb, n, 1)) != TDM_OK))
     return st;
   if (a->numeric) words = cb;
-  if ((st = o->number(c, ks, words, n, want, a->hash_max_groups, &g)) != TDM_OK) return st;
+  if ((st = o->number(c, ks, words, n, want, a->hash_max_groups, NULL, &g)) != TDM_OK) return st;
   *too_many = g.too_many;
   if (g.too_many) return TDM_OK;
   *G = g.G;
@@ -158,13 +158,13 @@ static tdm_status unique_hashed(tdm__call *c, const tdm__unique_args *a, const v
     sw = sb ? sb : g.bits;
     if (sb && !unsigned_words &&
         ((st = o->scratch(c, g.G * ks, &cb)) != TDM_OK ||
-         (st = o->groups_put(c, ks, words, &g, ord, ow, cb, NULL, NULL)) != TDM_OK))
+         (st = o->groups_put(c, ks, words, &g, ord, ow, cb, NULL, NULL, NULL)) != TDM_OK))
       return st;
     if (sb && !unsigned_words) sw = cb;
     if ((st = o->set_build_rows(c, ks, sw, g.G)) != TDM_OK) return st;
   }
   if ((st = outs_open(c, a, g.G, &out)) != TDM_OK ||
-      (st = o->groups_put(c, ks, keys, &g, ord, ow, out.keys, out.first, out.counts)) != TDM_OK || !out.inverse)
+      (st = o->groups_put(c, ks, keys, &g, ord, ow, out.keys, out.first, out.counts, NULL)) != TDM_OK || !out.inverse)
     return st;
   return by_codes ? o->number_codes(c, rank, out.inverse) : o->set_probe(c, words, n, out.inverse, NULL);
 }

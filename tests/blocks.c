@@ -535,6 +535,135 @@ static int check_unique_blocks(tdm_ctx *ctx, int device, prop_rng *r, tdm_type t
   return ok;
 }
 
+/* A run's fold as the plain loop makes it: tdm__ops_fold over its c rows
+ * mem[0 .. c) (ascending) into out[p]. */
+static void plain_fold(tdm_type vt, const void *v, const uint64_t *mem, size_t c, int agg, void *out, size_t p) {
+  int vk = tdm__ops_value_kind(vt), kind = tdm__key_kind(vt);
+  if (tdm_type_size(vt) == 4) tdm__ops_fold32((const uint32_t *)v, mem, 0, c, agg, vk, kind, out, p);
+  else tdm__ops_fold64((const uint64_t *)v, mem, 0, c, agg, vk, kind, out, p);
+}
+
+/* The run of bits w among the G ascending run bits rb, or G. */
+static size_t run_of(const uint64_t *rb, size_t G, uint64_t w) {
+  size_t lo = 0, hi = G;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (rb[mid] < w) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < G && rb[lo] == w ? lo : G;
+}
+
+/* tdm_group_reduce's blocks against plain loops, for a random aggregation
+ * of random values: the (key, value) pairs sorted and their runs folded
+ * (keys read back from the sort words); the runs of sorted bits with their
+ * rows folded in a random order; the numbering's fold (on a backend that
+ * folds in any order, an order-free aggregation), each group found by its
+ * word, in first-seen order when asked. Results compared byte for byte. */
+static int check_group_blocks(tdm_ctx *ctx, int device, prop_rng *r, tdm_type t, size_t n, const void *keys,
+                              char *why, size_t len) {
+  tdm_type vt = types[prop_below(r, 6)];
+  int agg = 1 + (int)prop_below(r, 6), ok = 1;
+  size_t ks = tdm_type_size(t), vs = tdm_type_size(vt), iw = prop_below(r, 2) ? 8 : 4, ow = prop_below(r, 2) ? 8 : 4;
+  size_t fw = agg == TDM_AGG_MEAN ? 8 : vs, G = 0, g = 0, i, k;
+  bits_row *br = malloc(n * sizeof *br);
+  uint64_t *mem = malloc(n * 8), *off = malloc((n + 1) * 8), *rb = malloc(n * 8), *hit = malloc(n * 8);
+  void *vals = malloc(n * vs + 8), *wantv = malloc(n * 8 + 8), *sb = malloc(n * ks + 8), *ix = malloc(n * 8 + 8),
+       *ord = malloc(n * 8 + 8);
+  arr a, v, b, x, o, ko, vo;
+  tdm_status st;
+
+  prop_fill(r, vt, vals, n, (prop_dist)prop_below(r, PROP_DIST_COUNT));
+  for (i = 0; i < n; i++) br[i].b = canon(t, word(keys, ks, i), 0), br[i].i = i;
+  qsort(br, n, sizeof *br, cmp_bits_row);
+  for (k = 0; k < n; k++) {
+    mem[k] = br[k].i;
+    if (k == 0 || br[k].b != br[k - 1].b) rb[G] = br[k].b, off[G++] = k;
+  }
+  off[G] = n;
+  for (k = 0; k < G; k++) plain_fold(vt, vals, mem + off[k], off[k + 1] - off[k], agg, wantv, k);
+  arr_init(&a, keys, n * ks, device);
+  arr_init(&v, vals, n * vs, device);
+  /* sort_pairs, runs, groups_put, words_keys, fold_runs */
+  arr_init(&ko, NULL, n * ks, device);
+  arr_init(&vo, NULL, n * fw, device);
+  st = tdm_test_block_fold_pairs(ctx, t, arr_arg(&a), vt, arr_arg(&v), n, agg, arr_arg(&ko), arr_arg(&vo), &g);
+  arr_back(&ko);
+  arr_back(&vo);
+  if ((ok = status_ok(st, why, len, "fold_pairs", t, n)) && g != G)
+    ok = fail(why, len, "fold_pairs", t, n, g, "run count differs");
+  for (k = 0; ok && k < G; k++)
+    if (word(ko.h, ks, k) != word(keys, ks, mem[off[k]]))
+      ok = fail(why, len, "fold_pairs", t, n, k, "key differs from the plain loop");
+  if (ok && memcmp(vo.h, wantv, G * fw) != 0) ok = fail(why, len, "fold_pairs", t, n, 0, "folds differ");
+  arr_free(&ko);
+  arr_free(&vo);
+  /* runs of sorted bits with rows, folded in a random order */
+  if (ok) {
+    int ordered = (int)prop_below(r, 2);
+    for (k = 0; k < n; k++) put_word(sb, ks, k, br[k].b), put_word(ix, iw, k, br[k].i);
+    random_perm(r, ord, ow, NULL, G);
+    arr_init(&b, sb, n * ks, device);
+    arr_init(&x, ix, n * iw, device);
+    arr_init(&o, ord, G * ow, device);
+    arr_init(&vo, NULL, n * fw, device);
+    st = tdm_test_block_fold_runs(ctx, ks, arr_arg(&b), arr_arg(&x), iw, n, ordered ? arr_arg(&o) : NULL, ow, G, vt,
+                                  arr_arg(&v), agg, arr_arg(&vo));
+    arr_back(&vo);
+    ok = status_ok(st, why, len, "fold_runs", t, n);
+    for (k = 0; ok && k < G; k++) {
+      size_t q = ordered ? (size_t)word(ord, ow, k) : k;
+      if (memcmp((char *)vo.h + k * fw, (char *)wantv + q * fw, fw) != 0)
+        ok = fail(why, len, "fold_runs", t, n, k, "fold differs from the plain loop");
+    }
+    arr_free(&b);
+    arr_free(&x);
+    arr_free(&o);
+    arr_free(&vo);
+  }
+  /* number with a fold: the keys' words */
+  if (ok) {
+    int fs = (int)prop_below(r, 2), nagg = agg;
+    if (tdm_test_block_hash_groups(ctx) != 0 && !tdm__ops_order_free(agg, tdm__ops_value_kind(vt))) {
+      nagg = vt == TDM_F32 || vt == TDM_F64 ? TDM_AGG_MIN + (int)prop_below(r, 2) : TDM_AGG_SUM + (int)prop_below(r, 3);
+      fw = vs;
+      for (k = 0; k < G; k++) plain_fold(vt, vals, mem + off[k], off[k + 1] - off[k], nagg, wantv, k);
+    }
+    arr_init(&ko, NULL, n * ks, device);
+    arr_init(&vo, NULL, n * fw, device);
+    st = tdm_test_block_number_fold(ctx, ks, arr_arg(&a), n, fs, vt, arr_arg(&v), nagg, arr_arg(&ko), arr_arg(&vo),
+                                    &g);
+    arr_back(&ko);
+    arr_back(&vo);
+    if ((ok = status_ok(st, why, len, "number (fold)", t, n)) && g != G)
+      ok = fail(why, len, "number (fold)", t, n, g, "group count differs");
+    for (k = 0; k < G; k++) hit[k] = 0;
+    for (k = 0; ok && k < G; k++) {
+      size_t q = run_of(rb, G, canon(t, word(ko.h, ks, k), 0));
+      if (q == G || hit[q]++) ok = fail(why, len, "number (fold)", t, n, k, "group word unknown, or a group twice");
+      else if (fs && k > 0 && mem[off[q]] < mem[off[run_of(rb, G, canon(t, word(ko.h, ks, k - 1), 0))]])
+        ok = fail(why, len, "number (fold)", t, n, k, "not in first-seen order");
+      else if (memcmp((char *)vo.h + k * fw, (char *)wantv + q * fw, fw) != 0)
+        ok = fail(why, len, "number (fold)", t, n, k, "fold differs from the plain loop");
+    }
+    arr_free(&ko);
+    arr_free(&vo);
+  }
+  arr_free(&a);
+  arr_free(&v);
+  free(br);
+  free(mem);
+  free(off);
+  free(rb);
+  free(hit);
+  free(vals);
+  free(wantv);
+  free(sb);
+  free(ix);
+  free(ord);
+  return ok;
+}
+
 static int check_one(tdm_ctx *ctx, int device, prop_rng *r, tdm_type t, size_t n, char *why, size_t len) {
   size_t ks = tdm_type_size(t), m = 1 + (size_t)prop_below(r, n + 1), i;
   int numeric = (t == TDM_F32 || t == TDM_F64) && prop_below(r, 2);
@@ -643,6 +772,7 @@ static int check_one(tdm_ctx *ctx, int device, prop_rng *r, tdm_type t, size_t n
   }
   if (ok) ok = check_join_blocks(ctx, device, r, t, n, numeric, keys, set, m < 200 ? m : 200, why, len);
   if (ok) ok = check_unique_blocks(ctx, device, r, t, n, keys, why, len);
+  if (ok) ok = check_group_blocks(ctx, device, r, t, n, keys, why, len);
   /* bits: integer keys of a small range (every set key inside it), the
    * queries around it and far from it */
   if (ok && t != TDM_F32 && t != TDM_F64) {

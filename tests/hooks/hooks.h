@@ -113,6 +113,19 @@ tdm_status tdm_test_block_invert(tdm_ctx *ctx, const void *perm, size_t pw, size
 tdm_status tdm_test_block_dense(tdm_ctx *ctx, tdm_type t, const void *keys, size_t n, uint64_t lo, uint64_t span,
                                 int first_seen, int want_first, int want_inverse, void *keys_out, uint64_t *first_out,
                                 uint64_t *counts_out, uint64_t *inverse_out, size_t *G);
+/* tdm_group_reduce's blocks: the backend's hash_groups (backend.h); the
+ * (key, value) pairs sorted, their runs' keys and folds; the folds of runs
+ * of sorted bits with their rows (g_want runs expected), in the order ord
+ * (NULL: the runs'); the numbering's fold with each group's word. */
+int tdm_test_block_hash_groups(tdm_ctx *ctx);
+tdm_status tdm_test_block_fold_pairs(tdm_ctx *ctx, tdm_type t, const void *keys, tdm_type vt, const void *values,
+                                     size_t n, int agg, void *keys_out, void *values_out, size_t *G);
+tdm_status tdm_test_block_fold_runs(tdm_ctx *ctx, size_t ks, const void *sorted, const void *idx, size_t iw, size_t n,
+                                    const void *ord, size_t ow, size_t g_want, tdm_type vt, const void *values,
+                                    int agg, void *values_out);
+tdm_status tdm_test_block_number_fold(tdm_ctx *ctx, size_t ks, const void *words, size_t n, int first_seen,
+                                      tdm_type vt, const void *values, int agg, void *words_out, void *values_out,
+                                      size_t *G);
 
 /* Caps the instruction-set level of the queries of CPU trees built from now
  * on: 0 all the CPU has, 1 at most AVX2, 2 the scalar loops. Returns the

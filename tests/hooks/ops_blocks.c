@@ -189,7 +189,7 @@ tdm_status tdm_test_block_runs(tdm_ctx *ctx, size_t ks, const void *sorted, cons
              (st_ = c.ops->out(&c, first_out, g.G * 8, &fo)) == TDM_OK &&
              (st_ = c.ops->out(&c, counts_out, g.G * 8, &co)) == TDM_OK &&
              (st_ = c.ops->out(&c, inverse_out, n * 8, &io)) == TDM_OK &&
-             (st_ = c.ops->groups_put(&c, ks, k, &g, o, ow, ko, (uint64_t *)fo, (uint64_t *)co)) == TDM_OK)
+             (st_ = c.ops->groups_put(&c, ks, k, &g, o, ow, ko, (uint64_t *)fo, (uint64_t *)co, NULL)) == TDM_OK)
       st_ = c.ops->groups_scatter(&c, &g, x, iw, (const uint64_t *)r, n, (uint64_t *)io);
   }
   return c.ops->end(&c, st_);
@@ -204,14 +204,14 @@ tdm_status tdm_test_block_number(tdm_ctx *ctx, size_t ks, const void *words, siz
   tdm__groups g;
   BLOCK_BEGIN(c, ctx);
   if ((st_ = c.ops->in(&c, words, n * ks, &w)) == TDM_OK && (!rank || (st_ = c.ops->in(&c, rank, n * 8, &r)) == TDM_OK) &&
-      (st_ = c.ops->number(&c, ks, w, n, want, max_groups, &g)) == TDM_OK) {
+      (st_ = c.ops->number(&c, ks, w, n, want, max_groups, NULL, &g)) == TDM_OK) {
     *too_many = g.too_many;
     *G = g.G;
     /* The groups' words: from their first rows or their own words, the same. */
     if (!g.too_many && (st_ = c.ops->out(&c, words_out, g.G * ks, &wo)) == TDM_OK &&
         (!(want & TDM__NUMBER_FIRST) || (st_ = c.ops->out(&c, first_out, g.G * 8, &fo)) == TDM_OK) &&
         (!(want & TDM__NUMBER_COUNT) || (st_ = c.ops->out(&c, counts_out, g.G * 8, &co)) == TDM_OK) &&
-        (st_ = c.ops->groups_put(&c, ks, w, &g, NULL, 0, wo, (uint64_t *)fo, (uint64_t *)co)) == TDM_OK &&
+        (st_ = c.ops->groups_put(&c, ks, w, &g, NULL, 0, wo, (uint64_t *)fo, (uint64_t *)co, NULL)) == TDM_OK &&
         (want & TDM__NUMBER_CODES) &&
         (st_ = c.ops->out(&c, codes_out, n * 8, &xo)) == TDM_OK)
       st_ = c.ops->number_codes(&c, (const uint64_t *)r, (uint64_t *)xo);
@@ -254,5 +254,78 @@ tdm_status tdm_test_block_set_rows(tdm_ctx *ctx, size_t ks, const void *keys, si
       (st_ = c.ops->out(&c, values_out, n * 8, &v)) == TDM_OK && (st_ = c.ops->out(&c, found_out, n, &f)) == TDM_OK &&
       (st_ = c.ops->set_build_rows(&c, ks, k, m)) == TDM_OK)
     st_ = c.ops->set_probe(&c, q, n, (uint64_t *)v, (uint8_t *)f);
+  return c.ops->end(&c, st_);
+}
+
+int tdm_test_block_hash_groups(tdm_ctx *ctx) { return ctx->be->ops->hash_groups; }
+
+tdm_status tdm_test_block_fold_pairs(tdm_ctx *ctx, tdm_type t, const void *keys, tdm_type vt, const void *values,
+                                     size_t n, int agg, void *keys_out, void *values_out, size_t *G) {
+  const void *k, *v;
+  void *w, *sv, *ko, *vo;
+  size_t ks = tdm_type_size(t), vs = tdm_type_size(vt);
+  tdm__fold f;
+  tdm__groups g;
+  BLOCK_BEGIN(c, ctx);
+  f.agg = agg;
+  f.value_type = vt;
+  if ((st_ = c.ops->in(&c, keys, n * ks, &k)) == TDM_OK && (st_ = c.ops->in(&c, values, n * vs, &v)) == TDM_OK &&
+      (st_ = c.ops->scratch(&c, n * ks, &w)) == TDM_OK && (st_ = c.ops->scratch(&c, n * vs, &sv)) == TDM_OK &&
+      (st_ = c.ops->sort_pairs(&c, t, k, v, vs, n, w, sv)) == TDM_OK &&
+      (st_ = c.ops->runs(&c, ks, w, NULL, 0, n, 0, &g)) == TDM_OK) {
+    *G = g.G;
+    f.values = sv;
+    if ((st_ = c.ops->out(&c, keys_out, g.G * ks, &ko)) == TDM_OK &&
+        (st_ = c.ops->out(&c, values_out, g.G * tdm__fold_width(&f), &vo)) == TDM_OK &&
+        (st_ = c.ops->groups_put(&c, ks, w, &g, NULL, 0, ko, NULL, NULL, NULL)) == TDM_OK &&
+        (st_ = c.ops->words_keys(&c, t, ko, g.G)) == TDM_OK)
+      st_ = c.ops->fold_runs(&c, &g, NULL, 0, &f, vo);
+  }
+  return c.ops->end(&c, st_);
+}
+
+tdm_status tdm_test_block_fold_runs(tdm_ctx *ctx, size_t ks, const void *sorted, const void *idx, size_t iw, size_t n,
+                                    const void *ord, size_t ow, size_t g_want, tdm_type vt, const void *values,
+                                    int agg, void *values_out) {
+  const void *s, *x, *o = NULL, *v;
+  void *vo;
+  tdm__fold f;
+  tdm__groups g;
+  BLOCK_BEGIN(c, ctx);
+  f.agg = agg;
+  f.value_type = vt;
+  if ((st_ = c.ops->in(&c, sorted, n * ks, &s)) == TDM_OK && (st_ = c.ops->in(&c, idx, n * iw, &x)) == TDM_OK &&
+      (!ord || (st_ = c.ops->in(&c, ord, g_want * ow, &o)) == TDM_OK) &&
+      (st_ = c.ops->in(&c, values, n * tdm_type_size(vt), &v)) == TDM_OK &&
+      (st_ = c.ops->runs(&c, ks, s, x, iw, n, 0, &g)) == TDM_OK) {
+    f.values = v;
+    if (g.G != g_want) st_ = tdm__fail(TDM_ERR_INVALID_ARGUMENT, "test block: %zu runs, %zu expected", g.G, g_want);
+    else if ((st_ = c.ops->out(&c, values_out, g.G * tdm__fold_width(&f), &vo)) == TDM_OK)
+      st_ = c.ops->fold_runs(&c, &g, o, ow, &f, vo);
+  }
+  return c.ops->end(&c, st_);
+}
+
+tdm_status tdm_test_block_number_fold(tdm_ctx *ctx, size_t ks, const void *words, size_t n, int first_seen,
+                                      tdm_type vt, const void *values, int agg, void *words_out, void *values_out,
+                                      size_t *G) {
+  const void *w, *v;
+  void *wo, *vo;
+  tdm__fold f;
+  tdm__groups g;
+  BLOCK_BEGIN(c, ctx);
+  f.agg = agg;
+  f.value_type = vt;
+  if ((st_ = c.ops->in(&c, words, n * ks, &w)) == TDM_OK &&
+      (st_ = c.ops->in(&c, values, n * tdm_type_size(vt), &v)) == TDM_OK) {
+    f.values = v;
+    if ((st_ = c.ops->number(&c, ks, w, n, (first_seen ? TDM__NUMBER_FIRST_SEEN : 0) | TDM__NUMBER_BITS, SIZE_MAX,
+                             &f, &g)) == TDM_OK &&
+        (st_ = c.ops->out(&c, words_out, g.G * ks, &wo)) == TDM_OK &&
+        (st_ = c.ops->out(&c, values_out, g.G * tdm__fold_width(&f), &vo)) == TDM_OK) {
+      *G = g.G;
+      st_ = c.ops->groups_put(&c, ks, w, &g, NULL, 0, wo, NULL, NULL, vo);
+    }
+  }
   return c.ops->end(&c, st_);
 }
