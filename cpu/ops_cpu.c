@@ -1119,38 +1119,22 @@ static tdm_status blk_words_keys(tdm__call *c, tdm_type key_type, void *d, size_
   return TDM_OK;
 }
 
-/* Staged values of a run's rows folded at a time (fold_runs). */
-#define FOLD_STAGE 256
-
 /* Run r's values folded in input order into out[p]: read in place when the
- * values were sorted along (no idx), else gathered through the rows a
- * stage at a time and folded on (tdm__ops_fold_on: the same steps, in the
- * same order, as the left fold). */
+ * values were sorted along (no idx), else through the run's rows. */
 static void fold_run(const tdm__groups *g, const tdm__fold *f, size_t r, void *out, size_t p) {
-  size_t vs = tdm_type_size(f->value_type), s = (size_t)g->off[r], e = (size_t)g->off[r + 1], k, j;
-  int vk = tdm__ops_value_kind(f->value_type), kind = tdm__key_kind(f->value_type);
-  uint64_t stage[FOLD_STAGE];
-  hash_fold st;
-  if (!g->idx) {
-    if (vs == 4) tdm__ops_fold32((const uint32_t *)f->values, NULL, s, e, f->agg, vk, kind, out, p);
-    else tdm__ops_fold64((const uint64_t *)f->values, NULL, s, e, f->agg, vk, kind, out, p);
-    return;
+  size_t s = (size_t)g->off[r], e = (size_t)g->off[r + 1];
+  int vk = tdm__ops_value_kind(f->value_type), kind = tdm__key_kind(f->value_type), agg = f->agg;
+  if (tdm_type_size(f->value_type) == 4) {
+    const uint32_t *v = (const uint32_t *)f->values;
+    if (!g->idx) tdm__ops_fold32(v, NULL, s, e, agg, vk, kind, out, p);
+    else if (g->iw == 4) tdm__ops_fold32_m32(v, (const uint32_t *)g->idx, s, e, agg, vk, kind, out, p);
+    else tdm__ops_fold32(v, (const uint64_t *)g->idx, s, e, agg, vk, kind, out, p);
+  } else {
+    const uint64_t *v = (const uint64_t *)f->values;
+    if (!g->idx) tdm__ops_fold64(v, NULL, s, e, agg, vk, kind, out, p);
+    else if (g->iw == 4) tdm__ops_fold64_m32(v, (const uint32_t *)g->idx, s, e, agg, vk, kind, out, p);
+    else tdm__ops_fold64(v, (const uint64_t *)g->idx, s, e, agg, vk, kind, out, p);
   }
-  st = fold_start(value_at(f->values, vs, index_at(g->idx, g->iw, f->agg == TDM_AGG_LAST ? e - 1 : s)), vs, vk);
-  if (f->agg != TDM_AGG_FIRST && f->agg != TDM_AGG_LAST)
-    for (k = s + 1; k < e; k += j) {
-      size_t len = e - k < FOLD_STAGE ? e - k : FOLD_STAGE;
-      if (vs == 4) {
-        uint32_t *v = (uint32_t *)stage, acc = (uint32_t)st.acc;
-        for (j = 0; j < len; j++) v[j] = ((const uint32_t *)f->values)[index_at(g->idx, g->iw, k + j)];
-        tdm__ops_fold_on32(&acc, &st.m, v, len, f->agg, vk, kind);
-        st.acc = acc;
-      } else {
-        for (j = 0; j < len; j++) stage[j] = ((const uint64_t *)f->values)[index_at(g->idx, g->iw, k + j)];
-        tdm__ops_fold_on64(&st.acc, &st.m, stage, len, f->agg, vk, kind);
-      }
-    }
-  fold_put(&st, vs, e - s, f->agg, vk, out, p);
 }
 
 static void fold_runs_range(const tdm__groups *g, const void *ord, size_t ow, const tdm__fold *f, void *out,
