@@ -535,6 +535,36 @@ static inline size_t tdm__bits_words(uint64_t span) { return (size_t)(span >> 6)
  * called by src/ops_api.c with checked arguments and the method picked. */
 TDM_INTERNAL tdm_status tdm__unique_run(tdm_ctx *ctx, const tdm__unique_args *a, int method);
 TDM_INTERNAL tdm_status tdm__group_run(tdm_ctx *ctx, const tdm__group_args *a, int method);
+
+/* The groups of equal keys of tdm_unique and tdm_group_reduce
+ * (src/ops_grouping.c), in the call's scratch.
+ * By the sort: the n > 0 keys' canonical sort bits (numeric:
+ * TDM_EQ_NUMERIC) sorted with their rows (idx, iw bytes an index), their
+ * runs (g, with first rows in first-seen order) and in first-seen order
+ * (two runs or more) ord (ow bytes an entry), the run at each output
+ * position (NULL and 0 otherwise). */
+typedef struct tdm__sorted {
+  tdm__groups g;
+  void *idx, *ord;
+  size_t iw, ow;
+} tdm__sorted;
+TDM_INTERNAL tdm_status tdm__sorted_groups(tdm__call *c, tdm_type key_type, int numeric, int first_seen,
+                                           const void *keys, size_t n, tdm__sorted *s);
+/* By the hash: the n > 0 keys (under
+ * numeric their canonical bits, into the call's scratch) numbered by the
+ * number block with want and fold (g; g.too_many past max_groups), and in
+ * ascending order (not first_seen, two groups or more) the groups' words
+ * sorted, as the key type orders them: sorted, and ord (ow bytes an entry)
+ * the group at each ascending position. NULL and 0 otherwise. */
+typedef struct tdm__hashed {
+  tdm__groups g;
+  const void *words; /* the words numbered: the keys, or their canonical bits */
+  void *sorted, *ord;
+  size_t ow;
+} tdm__hashed;
+TDM_INTERNAL tdm_status tdm__hashed_groups(tdm__call *c, tdm_type key_type, int numeric, int first_seen,
+                                           const void *keys, size_t n, unsigned want, size_t max_groups,
+                                           const tdm__fold *fold, tdm__hashed *h);
 TDM_INTERNAL tdm_status tdm__isin_run(tdm_ctx *ctx, const tdm__isin_args *a, int method);
 TDM_INTERNAL tdm_status tdm__join_run(tdm_ctx *ctx, const tdm__join_args *a, int method);
 

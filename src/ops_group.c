@@ -19,6 +19,8 @@
  *    sorted with their rows (sort_indexed), the runs, in first-seen order
  *    sorted by first row; each run folded over its rows, which the stable
  *    sort left ascending (fold_runs).
+ * The groups by hash and by the sort with rows are src/ops_grouping.c's,
+ * shared with tdm_unique.
  * Every group's fold is the left fold in input order (or an order-free
  * one), its key the one at its first row (or, under bit equality, any
  * member's: the same bits), so the methods give the same bytes on every
@@ -42,36 +44,22 @@ static tdm_status outs_open(tdm__call *c, const tdm__group_args *a, const tdm__f
 /* *too_many: the numbering stopped at the rule's limit, nothing written. */
 static tdm_status group_hashed(tdm__call *c, const tdm__group_args *a, const tdm__fold *f, const void *keys,
                                size_t *G, int *too_many) {
-  const tdm__ops_ops *o = c->ops;
-  size_t ks = tdm_type_size(a->key_type), n = a->n, ow = 0;
-  /* As tdm_unique's hash method (src/ops_unique.c): the keys' own bits, or
-   * under TDM_EQ_NUMERIC their canonical bits, whose group's key is then
-   * the one at its first row. */
-  tdm_type wt = a->numeric ? (ks == 4 ? TDM_U32 : TDM_U64) : a->key_type;
+  /* Under TDM_EQ_NUMERIC a group's key is the one at its first row. */
   int want_first = a->numeric && a->keys_out;
   unsigned want = (a->first_seen ? TDM__NUMBER_FIRST_SEEN : 0) | (want_first ? TDM__NUMBER_FIRST : 0) |
                   (!a->first_seen || !want_first ? TDM__NUMBER_BITS : 0);
-  const void *words = keys;
-  void *cb, *sb, *ord = NULL;
-  tdm__groups g;
+  tdm__hashed h;
   grp_outs out;
   tdm_status st;
-  if (a->numeric && ((st = o->scratch(c, n * ks, &cb)) != TDM_OK ||
-                     (st = o->canon_bits(c, a->key_type, keys, cb, n, 1)) != TDM_OK))
+  if ((st = tdm__hashed_groups(c, a->key_type, a->numeric, a->first_seen, keys, a->n, want, a->hash_max_groups, f,
+                               &h)) != TDM_OK)
     return st;
-  if (a->numeric) words = cb;
-  if ((st = o->number(c, ks, words, n, want, a->hash_max_groups, f, &g)) != TDM_OK) return st;
-  *too_many = g.too_many;
-  if (g.too_many) return TDM_OK;
-  *G = g.G;
-  if (!a->first_seen && g.G > 1) {
-    ow = g.G <= UINT32_MAX ? 4 : 8;
-    if ((st = o->scratch(c, g.G * ks, &sb)) != TDM_OK || (st = o->scratch(c, g.G * ow, &ord)) != TDM_OK ||
-        (st = o->sort_indexed(c, wt, 0, g.bits, g.G, sb, ord, ow)) != TDM_OK)
-      return st;
-  }
-  if ((st = outs_open(c, a, f, g.G, &out)) != TDM_OK) return st;
-  return o->groups_put(c, ks, keys, &g, ord, ow, out.keys, NULL, NULL, out.values);
+  *too_many = h.g.too_many;
+  if (h.g.too_many) return TDM_OK;
+  *G = h.g.G;
+  if ((st = outs_open(c, a, f, h.g.G, &out)) != TDM_OK) return st;
+  return c->ops->groups_put(c, tdm_type_size(a->key_type), keys, &h.g, h.ord, h.ow, out.keys, NULL, NULL,
+                            out.values);
 }
 
 /* Ascending, bit equality: a stable sort of (key, value) pairs puts each
@@ -101,27 +89,16 @@ static tdm_status group_sorted_pairs(tdm__call *c, const tdm__group_args *a, con
 static tdm_status group_sorted(tdm__call *c, const tdm__group_args *a, const tdm__fold *f, const void *keys,
                                size_t *G) {
   const tdm__ops_ops *o = c->ops;
-  size_t ks = tdm_type_size(a->key_type), n = a->n, iw = n <= UINT32_MAX ? 4 : 8, ow = 0;
-  void *bits, *idx, *ord = NULL, *fb;
-  tdm__groups g;
+  tdm__sorted s;
   grp_outs out;
   tdm_status st;
-  if ((st = o->scratch(c, n * ks, &bits)) != TDM_OK || (st = o->scratch(c, n * iw, &idx)) != TDM_OK ||
-      (st = o->sort_indexed(c, a->key_type, a->numeric, keys, n, bits, idx, iw)) != TDM_OK ||
-      (st = o->runs(c, ks, bits, idx, iw, n, a->first_seen, &g)) != TDM_OK)
+  if ((st = tdm__sorted_groups(c, a->key_type, a->numeric, a->first_seen, keys, a->n, &s)) != TDM_OK ||
+      (st = outs_open(c, a, f, s.g.G, &out)) != TDM_OK ||
+      (out.keys && (st = o->groups_put(c, tdm_type_size(a->key_type), keys, &s.g, s.ord, s.ow, out.keys, NULL, NULL,
+                                       NULL)) != TDM_OK))
     return st;
-  *G = g.G;
-  if (a->first_seen && g.G > 1) {
-    /* The runs by first row: a stable sort of their first rows. */
-    ow = g.G <= UINT32_MAX ? 4 : 8;
-    if ((st = o->scratch(c, g.G * 8, &fb)) != TDM_OK || (st = o->scratch(c, g.G * ow, &ord)) != TDM_OK ||
-        (st = o->sort_indexed(c, TDM_U64, 0, g.first, g.G, fb, ord, ow)) != TDM_OK)
-      return st;
-  }
-  if ((st = outs_open(c, a, f, g.G, &out)) != TDM_OK ||
-      (out.keys && (st = o->groups_put(c, ks, keys, &g, ord, ow, out.keys, NULL, NULL, NULL)) != TDM_OK))
-    return st;
-  return o->fold_runs(c, &g, ord, ow, f, out.values);
+  *G = s.g.G;
+  return o->fold_runs(c, &s.g, s.ord, s.ow, f, out.values);
 }
 
 static tdm_status group_steps(tdm__call *c, const tdm__group_args *a, int method, size_t *G) {

@@ -21,6 +21,8 @@
  *    table mapping each distinct word to its position (set_build_rows).
  *    Past the distinct keys the rule allows the numbering stops, and the
  *    sort starts.
+ * The sort's and the hash's groups are src/ops_grouping.c's, shared with
+ * tdm_group_reduce.
  * Each group's first row, count and key are the same whichever way it was
  * found, so the methods give the same bytes, on every backend. Every
  * output is taken (out) only once its size is known, after the scratch
@@ -80,41 +82,28 @@ static tdm_status unique_keys_only(tdm__call *c, const tdm__unique_args *a, cons
 
 static tdm_status unique_sorted(tdm__call *c, const tdm__unique_args *a, const void *keys, size_t *G) {
   const tdm__ops_ops *o = c->ops;
-  size_t ks = tdm_type_size(a->key_type), n = a->n, iw = n <= UINT32_MAX ? 4 : 8, ow = 0;
-  void *bits, *idx, *ord = NULL, *fb;
   uint64_t *rank = NULL;
-  tdm__groups g;
+  tdm__sorted s;
   uq_outs out;
   tdm_status st;
-  if ((st = o->scratch(c, n * ks, &bits)) != TDM_OK || (st = o->scratch(c, n * iw, &idx)) != TDM_OK ||
-      (st = o->sort_indexed(c, a->key_type, a->numeric, keys, n, bits, idx, iw)) != TDM_OK ||
-      (st = o->runs(c, ks, bits, idx, iw, n, a->first_seen, &g)) != TDM_OK)
+  if ((st = tdm__sorted_groups(c, a->key_type, a->numeric, a->first_seen, keys, a->n, &s)) != TDM_OK) return st;
+  *G = s.g.G;
+  if (s.ord && a->inverse_out &&
+      ((st = o->scratch(c, s.g.G * 8, (void **)&rank)) != TDM_OK ||
+       (st = o->invert(c, s.ord, s.ow, s.g.G, rank)) != TDM_OK))
     return st;
-  *G = g.G;
-  if (a->first_seen && g.G > 1) {
-    /* The runs by first row: a stable sort of their first rows. */
-    ow = g.G <= UINT32_MAX ? 4 : 8;
-    if ((st = o->scratch(c, g.G * 8, &fb)) != TDM_OK || (st = o->scratch(c, g.G * ow, &ord)) != TDM_OK ||
-        (st = o->sort_indexed(c, TDM_U64, 0, g.first, g.G, fb, ord, ow)) != TDM_OK)
-      return st;
-    if (a->inverse_out && ((st = o->scratch(c, g.G * 8, (void **)&rank)) != TDM_OK ||
-                           (st = o->invert(c, ord, ow, g.G, rank)) != TDM_OK))
-      return st;
-  }
-  if ((st = outs_open(c, a, g.G, &out)) != TDM_OK ||
-      (st = o->groups_put(c, ks, keys, &g, ord, ow, out.keys, out.first, out.counts, NULL)) != TDM_OK)
+  if ((st = outs_open(c, a, s.g.G, &out)) != TDM_OK ||
+      (st = o->groups_put(c, tdm_type_size(a->key_type), keys, &s.g, s.ord, s.ow, out.keys, out.first, out.counts,
+                          NULL)) != TDM_OK)
     return st;
-  return out.inverse ? o->groups_scatter(c, &g, idx, iw, rank, n, out.inverse) : TDM_OK;
+  return out.inverse ? o->groups_scatter(c, &s.g, s.idx, s.iw, rank, a->n, out.inverse) : TDM_OK;
 }
 
 /* *too_many: the numbering stopped at the rule's limit, nothing written. */
 static tdm_status unique_hashed(tdm__call *c, const tdm__unique_args *a, const void *keys, size_t *G,
                                 int *too_many) {
   const tdm__ops_ops *o = c->ops;
-  size_t ks = tdm_type_size(a->key_type), n = a->n, ow = 0;
-  /* Without TDM_EQ_NUMERIC the keys' own bits are numbered (and so are a
-   * group's word: its key); with it their canonical bits. Unsigned words
-   * are their own canonical sort bits. */
+  size_t ks = tdm_type_size(a->key_type), n = a->n;
   tdm_type wt = a->numeric ? (ks == 4 ? TDM_U32 : TDM_U64) : a->key_type;
   int want_first = a->first_seen || a->first_index_out || (a->numeric && a->unique_out);
   /* Each row's position in ascending order: where the numbering gives
@@ -128,45 +117,39 @@ static tdm_status unique_hashed(tdm__call *c, const tdm__unique_args *a, const v
   unsigned want = (a->first_seen ? TDM__NUMBER_FIRST_SEEN : 0) | (want_first ? TDM__NUMBER_FIRST : 0) |
                   (a->counts_out ? TDM__NUMBER_COUNT : 0) | (!a->first_seen || !want_first ? TDM__NUMBER_BITS : 0) |
                   (by_codes ? TDM__NUMBER_CODES : 0);
-  int unsigned_words = tdm__key_kind(wt) == TDM_KIND_UNSIGNED;
-  const void *words = keys, *sw;
-  void *cb, *sb = NULL, *ord = NULL;
+  const void *sw;
+  void *cb;
   uint64_t *rank = NULL;
-  tdm__groups g;
+  tdm__hashed h;
   uq_outs out;
   tdm_status st;
-  if (a->numeric && ((st = o->scratch(c, n * ks, &cb)) != TDM_OK ||
-                     (st = o->canon_bits(c, a->key_type, keys, cb, n, 1)) != TDM_OK))
+  if ((st = tdm__hashed_groups(c, a->key_type, a->numeric, a->first_seen, keys, n, want, a->hash_max_groups, NULL,
+                               &h)) != TDM_OK)
     return st;
-  if (a->numeric) words = cb;
-  if ((st = o->number(c, ks, words, n, want, a->hash_max_groups, NULL, &g)) != TDM_OK) return st;
-  *too_many = g.too_many;
-  if (g.too_many) return TDM_OK;
-  *G = g.G;
-  if (!a->first_seen && g.G > 1) {
-    ow = g.G <= UINT32_MAX ? 4 : 8;
-    if ((st = o->scratch(c, g.G * ks, &sb)) != TDM_OK || (st = o->scratch(c, g.G * ow, &ord)) != TDM_OK ||
-        (st = o->sort_indexed(c, wt, 0, g.bits, g.G, sb, ord, ow)) != TDM_OK)
-      return st;
-    if (by_codes && ((st = o->scratch(c, g.G * 8, (void **)&rank)) != TDM_OK ||
-                     (st = o->invert(c, ord, ow, g.G, rank)) != TDM_OK))
-      return st;
-  }
+  *too_many = h.g.too_many;
+  if (h.g.too_many) return TDM_OK;
+  *G = h.g.G;
+  if (by_codes && h.ord &&
+      ((st = o->scratch(c, h.g.G * 8, (void **)&rank)) != TDM_OK ||
+       (st = o->invert(c, h.ord, h.ow, h.g.G, rank)) != TDM_OK))
+    return st;
   if (by_table) {
     /* Made before any output is written. The words in output order: the
      * sorted bits when the words are unsigned, else put from the words. */
-    sw = sb ? sb : g.bits;
-    if (sb && !unsigned_words &&
-        ((st = o->scratch(c, g.G * ks, &cb)) != TDM_OK ||
-         (st = o->groups_put(c, ks, words, &g, ord, ow, cb, NULL, NULL, NULL)) != TDM_OK))
-      return st;
-    if (sb && !unsigned_words) sw = cb;
-    if ((st = o->set_build_rows(c, ks, sw, g.G)) != TDM_OK) return st;
+    sw = h.sorted ? h.sorted : h.g.bits;
+    if (h.sorted && tdm__key_kind(wt) != TDM_KIND_UNSIGNED) {
+      if ((st = o->scratch(c, h.g.G * ks, &cb)) != TDM_OK ||
+          (st = o->groups_put(c, ks, h.words, &h.g, h.ord, h.ow, cb, NULL, NULL, NULL)) != TDM_OK)
+        return st;
+      sw = cb;
+    }
+    if ((st = o->set_build_rows(c, ks, sw, h.g.G)) != TDM_OK) return st;
   }
-  if ((st = outs_open(c, a, g.G, &out)) != TDM_OK ||
-      (st = o->groups_put(c, ks, keys, &g, ord, ow, out.keys, out.first, out.counts, NULL)) != TDM_OK || !out.inverse)
+  if ((st = outs_open(c, a, h.g.G, &out)) != TDM_OK ||
+      (st = o->groups_put(c, ks, keys, &h.g, h.ord, h.ow, out.keys, out.first, out.counts, NULL)) != TDM_OK ||
+      !out.inverse)
     return st;
-  return by_codes ? o->number_codes(c, rank, out.inverse) : o->set_probe(c, words, n, out.inverse, NULL);
+  return by_codes ? o->number_codes(c, rank, out.inverse) : o->set_probe(c, h.words, n, out.inverse, NULL);
 }
 
 static tdm_status unique_steps(tdm__call *c, const tdm__unique_args *a, int method, size_t *G) {

@@ -130,9 +130,9 @@ TDM_HD int tdm__ops_value_kind(tdm_type t) {
  * out is of the value type, float64 for MEAN. vk: the value kind, kind: the
  * value type's keybits.h kind (MIN / MAX order). tdm__ops_fold32 / 64 take
  * 64-bit members, tdm__ops_fold32_m32 / 64_m32 32-bit ones. */
-#define TDM__OPS_FOLD(W, NAME, M)                                                                              \
-  TDM_HD void NAME(const uint##W##_t *v, const M *mem, size_t s, size_t e, int agg, int vk, int kind, void *out, \
-                   size_t p) {                                                                                 \
+#define TDM__OPS_FOLD(W, SFX, M)                                                                               \
+  TDM_HD void tdm__ops_fold##W##SFX(const uint##W##_t *v, const M *mem, size_t s, size_t e, int agg, int vk,   \
+                                    int kind, void *out, size_t p) {                                           \
     size_t k;                                                                                                  \
     uint##W##_t acc = v[mem ? mem[s] : s];                                                                     \
     switch (agg) {                                                                                             \
@@ -157,10 +157,10 @@ TDM_HD int tdm__ops_value_kind(tdm_type t) {
     }                                                                                                          \
     ((uint##W##_t *)out)[p] = acc;                                                                             \
   }
-TDM__OPS_FOLD(32, tdm__ops_fold32, uint64_t)
-TDM__OPS_FOLD(64, tdm__ops_fold64, uint64_t)
-TDM__OPS_FOLD(32, tdm__ops_fold32_m32, uint32_t)
-TDM__OPS_FOLD(64, tdm__ops_fold64_m32, uint32_t)
+TDM__OPS_FOLD(32, , uint64_t)
+TDM__OPS_FOLD(64, , uint64_t)
+TDM__OPS_FOLD(32, _m32, uint32_t)
+TDM__OPS_FOLD(64, _m32, uint32_t)
 #undef TDM__OPS_FOLD
 
 /* ---- folds split over many threads (the CUDA backend's long groups) ----- */
