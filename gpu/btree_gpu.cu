@@ -245,11 +245,12 @@ tdm_status tdm__bg_scan_total(tdm_ctx *ctx, tdm__gpu_scope &sc, const uint64_t *
   TDM_CUDA_TRY(cub::DeviceScan::ExclusiveSum(NULL, temp_bytes, flag, out, (size_t)n, s), (void)0);
   if ((st = sc.alloc(temp_bytes ? temp_bytes : 1, &temp)) != TDM_OK) return st;
   TDM_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp, temp_bytes, flag, out, (size_t)n, s), (void)0);
-  TDM_CUDA_TRY(cudaMemcpyAsync(&last[0], out + n - 1, 8, cudaMemcpyDeviceToHost, s), (void)0);
-  /* On failure the first copy may still be queued: it writes last, which
-   * lives only as long as this call. */
-  TDM_CUDA_TRY(cudaMemcpyAsync(&last[1], flag + n - 1, 8, cudaMemcpyDeviceToHost, s), (void)cudaStreamSynchronize(s));
-  if ((st = tdm__gpu_sync(ctx, "tdm_btree (scan)")) != TDM_OK) return st;
+  {
+    void *const h[2] = {&last[0], &last[1]};
+    const void *const d[2] = {out + n - 1, flag + n - 1};
+    const size_t bytes[2] = {8, 8};
+    if ((st = tdm__gpu_read_small(ctx, "tdm_btree (scan)", 2, h, d, bytes)) != TDM_OK) return st;
+  }
   *total = last[0] + last[1];
   return TDM_OK;
 }
@@ -290,8 +291,7 @@ static tdm_status install(tdm_btree *t, const uint64_t *kb, const uint64_t *vb, 
                                                                                                d_dup);
     if ((st = tdm__launch_check("tdm_btree (fill leaves)")) != TDM_OK) return st;
     if (dup) {
-      TDM_CUDA_TRY(cudaMemcpyAsync(&h_dup, d_dup, sizeof h_dup, cudaMemcpyDeviceToHost, s), (void)0);
-      if ((st = tdm__gpu_sync(ctx, "tdm_btree (fill leaves)")) != TDM_OK) return st;
+      if ((st = tdm__gpu_read(ctx, &h_dup, d_dup, sizeof h_dup, "tdm_btree (fill leaves)")) != TDM_OK) return st;
       if ((*dup = h_dup != 0)) return TDM_OK;
     }
     for (uint32_t l = 1; l < g.h; l++)

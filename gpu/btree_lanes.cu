@@ -311,8 +311,7 @@ tdm_status tdm__bg_reduce(tdm_btree *t, tdm__gpu_scope &sc, const uint64_t *kb, 
   else
     TDM_CUDA_TRY(cub::DeviceReduce::ReduceByKey(temp, temp_bytes, kb, *ukb, vb, *uvb, d_runs, op, (int64_t)n, s),
                  (void)0);
-  TDM_CUDA_TRY(cudaMemcpyAsync(&runs, d_runs, 8, cudaMemcpyDeviceToHost, s), (void)0);
-  if ((st = tdm__gpu_sync(ctx, "tdm_btree (reduce by key)")) != TDM_OK) return st;
+  if ((st = tdm__gpu_read(ctx, &runs, d_runs, 8, "tdm_btree (reduce by key)")) != TDM_OK) return st;
   if (by_pos && runs) {
     k_pick_values<<<tdm__grid(runs), TDM_GPU_BLOCK, 0, s>>>(vb, *uvb, runs);
     if ((st = tdm__launch_check("tdm_btree (pick values)")) != TDM_OK) return st;

@@ -44,7 +44,21 @@ struct tdm__gpu_state {
   tdm__dev_block *blocks; /* live and parked device blocks (guarded by ctx->lock) */
   int n_parked;
   unsigned long long capture_memo; /* (call number << 1) | capturing, for tdm__gpu_capturing */
+  /* Pinned slots for small results (tdm__gpu_read_small): NULL when the
+   * pinned allocation failed (then pageable memory, as before); busy has a
+   * bit per slot claimed. */
+  unsigned char *small;
+  unsigned small_busy;
 };
+
+/* Small results (a count, a size, a min and max) come to the host through
+ * pinned memory: a copy to pageable memory is staged by the driver (a
+ * second copy, synchronous), one to pinned memory is a plain DMA the wait
+ * covers. TDM__GPU_SMALL_SLOTS slots of TDM__GPU_SMALL_BYTES each, claimed
+ * per read, so concurrent read-only calls on one context take their own;
+ * with every slot taken a read goes to pageable memory as before. */
+#define TDM__GPU_SMALL_SLOTS 8
+#define TDM__GPU_SMALL_BYTES 64
 
 /* The operation tables, gathered into the backend descriptor by
  * backend_gpu.cu. */
@@ -188,6 +202,16 @@ void tdm__gpu_release(tdm_ctx *ctx, tdm__dev_array *a);
  * fails with TDM_ERR_INVALID_ARGUMENT naming where, and the capture stays
  * valid. */
 tdm_status tdm__gpu_sync(tdm_ctx *ctx, const char *where);
+/* Reads parts device values (d[i], bytes[i] bytes each, at most
+ * TDM__GPU_SMALL_BYTES in all) into h[i], queued on the context's stream
+ * after its work, then waits for the stream once (tdm__gpu_sync) through a
+ * pinned slot. */
+tdm_status tdm__gpu_read_small(tdm_ctx *ctx, const char *where, int parts, void *const *h, const void *const *d,
+                               const size_t *bytes);
+/* One value: tdm__gpu_read_small of one part. */
+static inline tdm_status tdm__gpu_read(tdm_ctx *ctx, void *h, const void *d, size_t bytes, const char *where) {
+  return tdm__gpu_read_small(ctx, where, 1, &h, &d, &bytes);
+}
 
 /* The device memory one call takes: scratch buffers and staged caller arrays,
  * all released (stream-ordered) when the scope ends, whichever way the call

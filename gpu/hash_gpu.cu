@@ -268,8 +268,7 @@ tdm_status tdm__hg_scratch_export(tdm_ctx *ctx, tdm__gpu_scope &sc, const tdm_ha
   size_t n;
   unsigned long long c[NCOUNT], *cursor = NULL;
   tdm_status st;
-  TDM_CUDA_TRY(cudaMemcpyAsync(c, be->counts, sizeof c, cudaMemcpyDeviceToHost, tdm__stream(ctx)), (void)0);
-  if ((st = tdm__gpu_sync(ctx, fn)) != TDM_OK) return st;
+  if ((st = tdm__gpu_read(ctx, c, be->counts, sizeof c, fn)) != TDM_OK) return st;
   n = (size_t)(c[TDM_HASH_NEW_EMPTY] + c[TDM_HASH_NEW_TOMB] + c[TDM_HASH_NEW_SIDE]);
   if ((st = sc.alloc(n * h->ks, d_keys)) != TDM_OK || (st = sc.alloc(n * h->vs, d_vals)) != TDM_OK ||
       (st = sc.alloc(sizeof *cursor, &cursor)) != TDM_OK)
@@ -499,8 +498,7 @@ static tdm_status hg_number(tdm_hash *h, const void *keys, size_t n, size_t max_
   if (h->ks == 4) launch_number_stop<uint32_t>(s, dk.d, flag, rank, n, max_new, out);
   else launch_number_stop<uint64_t>(s, dk.d, flag, rank, n, max_new, out);
   if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
-  TDM_CUDA_TRY(cudaMemcpyAsync(ho, out, sizeof ho, cudaMemcpyDeviceToHost, s), (void)0);
-  if ((st = tdm__gpu_sync(ctx, fn)) != TDM_OK) return st;
+  if ((st = tdm__gpu_read(ctx, ho, out, sizeof ho, fn)) != TDM_OK) return st;
   stop = (size_t)ho[0];
   fresh = (size_t)(ho[2] < max_new ? ho[2] : max_new);
   if (stop) {

@@ -442,8 +442,7 @@ static tdm_status exclusive_sum(tdm_ctx *ctx, const uint64_t *d_in, uint64_t *d_
 
 /* One device word to the host, waiting for the stream. */
 static tdm_status word_to_host(tdm_ctx *ctx, const uint64_t *d, uint64_t *h, const char *where) {
-  TDM_CUDA_TRY(cudaMemcpyAsync(h, d, 8, cudaMemcpyDeviceToHost, tdm__stream(ctx)), (void)0);
-  return tdm__gpu_sync(ctx, where);
+  return tdm__gpu_read(ctx, h, d, 8, where);
 }
 
 /* Every call here waits for the device, which a stream being captured into
@@ -652,8 +651,7 @@ static tdm_status minmax_t(tdm_ctx *ctx, tdm_type key_type, const void *keys, si
   TDM_CUDA_TRY(cudaMemsetAsync(mm + 1, 0, 8, s), (void)0);
   minmax_kernel<K><<<tdm__grid_resident(ctx, n), TDM_GPU_BLOCK, 0, s>>>((const K *)k.d, n, flip, mm);
   if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
-  TDM_CUDA_TRY(cudaMemcpyAsync(h, mm, 16, cudaMemcpyDeviceToHost, s), (void)0);
-  if ((st = tdm__gpu_sync(ctx, fn)) != TDM_OK) return st;
+  if ((st = tdm__gpu_read(ctx, h, mm, 16, fn)) != TDM_OK) return st;
   *min_bits = (uint64_t)((K)h[0] ^ flip);
   *max_bits = (uint64_t)((K)h[1] ^ flip);
   return TDM_OK;

@@ -99,6 +99,13 @@ tdm_status tdm__gpu_ctx_init(tdm_ctx *ctx) {
     TDM_CUDA_TRY(cudaStreamCreateWithFlags(&g->stream, cudaStreamDefault), (ctx->gpu = NULL, tdm__ctx_free(ctx, g, sizeof *g)));
     g->own_stream = 1;
   }
+  /* An optimisation only: without pinned memory the small reads go to
+   * pageable memory (tdm__gpu_read_small). */
+  if (cudaHostAlloc((void **)&g->small, TDM__GPU_SMALL_SLOTS * TDM__GPU_SMALL_BYTES, cudaHostAllocDefault) !=
+      cudaSuccess) {
+    (void)cudaGetLastError();
+    g->small = NULL;
+  }
   /* The device's default memory pool keeps the caller's settings: repeated
    * calls reuse the context's parked scratch blocks instead (tdm__gpu_malloc). */
   ctx->gpu = g;
@@ -115,6 +122,7 @@ void tdm__gpu_ctx_fini(tdm_ctx *ctx) {
     (void)cudaStreamSynchronize(g->stream);
     (void)cudaStreamDestroy(g->stream);
   }
+  if (g->small) (void)cudaFreeHost(g->small);
   (void)cudaGetLastError();
   tdm__ctx_free(ctx, g, sizeof *g);
   ctx->gpu = NULL;
@@ -435,6 +443,42 @@ tdm_status tdm__gpu_copy(tdm_ctx *ctx, void *dst, const void *src, size_t bytes)
   if (st != TDM_OK) return st;
   TDM_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, tdm__stream(ctx)), (void)0);
   return tdm__gpu_sync(ctx, "staging copy (cudaMemcpyAsync)");
+}
+
+/* A free pinned slot, claimed, or -1. */
+static int small_claim(tdm__gpu_state *g) {
+  if (!g->small) return -1;
+  for (int i = 0; i < TDM__GPU_SMALL_SLOTS; i++) {
+    unsigned bit = 1u << i;
+    if (!(__atomic_fetch_or(&g->small_busy, bit, __ATOMIC_ACQUIRE) & bit)) return i;
+  }
+  return -1;
+}
+
+tdm_status tdm__gpu_read_small(tdm_ctx *ctx, const char *where, int parts, void *const *h, const void *const *d,
+                               const size_t *bytes) {
+  tdm__gpu_state *g = ctx->gpu;
+  int slot, i;
+  unsigned char *at;
+  size_t off = 0;
+  tdm_status st = TDM_OK;
+  /* Nothing queued where the wait cannot come: its refusal, as it words it. */
+  if (tdm__gpu_capturing(ctx)) return tdm__gpu_sync(ctx, where);
+  slot = small_claim(g);
+  at = slot >= 0 ? g->small + (size_t)slot * TDM__GPU_SMALL_BYTES : NULL;
+  for (i = 0; i < parts && st == TDM_OK; off += bytes[i], i++) {
+    cudaError_t e = cudaMemcpyAsync(at ? at + off : h[i], d[i], bytes[i], cudaMemcpyDeviceToHost, tdm__stream(ctx));
+    if (e != cudaSuccess) {
+      /* The copies queued before may still write the slot or h: done first. */
+      st = tdm__cuda_fail(e, where, __FILE__, __LINE__);
+      (void)cudaStreamSynchronize(tdm__stream(ctx));
+      (void)cudaGetLastError();
+    }
+  }
+  if (st == TDM_OK) st = tdm__gpu_sync(ctx, where);
+  for (i = 0, off = 0; st == TDM_OK && at && i < parts; off += bytes[i], i++) memcpy(h[i], at + off, bytes[i]);
+  if (slot >= 0) __atomic_fetch_and(&g->small_busy, ~(1u << slot), __ATOMIC_RELEASE);
+  return st;
 }
 
 tdm_status tdm__gpu_sync(tdm_ctx *ctx, const char *where) {
