@@ -587,17 +587,13 @@ static tdm_status codes_by_table(tdm_ctx *ctx, tdm__gpu_scope &sc, const char *f
 }
 
 /* Group p (first-seen order) of the first-seen numbering: its first row f
- * (first holds the complements of the first rows, sorted) gives the key
- * (the caller's, as the CPU writes it), the first index and, for the second
- * table, the key's bits. */
+ * (first holds the complements of the first rows, sorted) and its word. */
 template <typename K, typename I>
-__global__ void first_seen_put_kernel(const K *keys, const K *bits, const I *first, K *unique_out,
-                                      uint64_t *first_out, K *pbits, size_t G) {
+__global__ void first_seen_put_kernel(const K *words, const I *first, uint64_t *first_out, K *pbits, size_t G) {
   TDM_GRID_STRIDE(p, G) {
     size_t f = (size_t)(I)~first[G - 1 - p]; /* complements, ascending: the first rows, descending */
-    if (unique_out) unique_out[p] = keys[f];
-    if (first_out) first_out[p] = f;
-    if (pbits) pbits[p] = bits[f];
+    first_out[p] = f;
+    pbits[p] = words[f];
   }
 }
 
@@ -1067,8 +1063,7 @@ static tdm_status number_t(tdm__call *c, const K *words, size_t n, int by_first,
     if ((st = first_seen_groups<K, I>(c->ctx, k->sc, c->fn, words, n, &first, &g->G)) != TDM_OK ||
         (st = k->sc.alloc(g->G * 8, &g->first)) != TDM_OK || (st = k->sc.alloc(g->G * sizeof(K), &bits)) != TDM_OK)
       return st;
-    first_seen_put_kernel<K, I><<<tdm__grid(g->G), TDM_GPU_BLOCK, 0, s>>>(words, words, first, NULL, g->first, bits,
-                                                                         g->G);
+    first_seen_put_kernel<K, I><<<tdm__grid(g->G), TDM_GPU_BLOCK, 0, s>>>(words, first, g->first, bits, g->G);
     g->bits = bits;
     if ((st = tdm__launch_check(c->fn)) != TDM_OK) return st;
     if (fold) {
