@@ -75,25 +75,6 @@ static size_t chunk(size_t n, int P, int t) {
   return n / (size_t)P * (size_t)t + n % (size_t)P * (size_t)t / (size_t)P;
 }
 
-/* dst[at + i] = canonical(src[i]) for i in [lo, hi). */
-static void canon_range(const void *src, void *dst, size_t ks, int numeric, size_t lo, size_t hi) {
-  size_t i;
-  if (ks == 4) {
-    const uint32_t *s = (const uint32_t *)src;
-    uint32_t *d = (uint32_t *)dst;
-    for (i = lo; i < hi; i++) d[i] = tdm__ops_canon32(s[i], numeric);
-  } else {
-    const uint64_t *s = (const uint64_t *)src;
-    uint64_t *d = (uint64_t *)dst;
-    for (i = lo; i < hi; i++) d[i] = tdm__ops_canon64(s[i], numeric);
-  }
-}
-
-static void canon_copy(const tdm_ctx *ctx, const void *src, void *dst, size_t ks, size_t n, int numeric) {
-  int P = chunks_for(ctx, n), t;
-  TDM__PAR_FOR(P, t, P, canon_range(src, dst, ks, numeric, chunk(n, P, t), chunk(n, P, t + 1)));
-}
-
 static void copy_key(void *dst, size_t d, const void *src, size_t s, size_t ks) {
   if (ks == 4) ((uint32_t *)dst)[d] = ((const uint32_t *)src)[s];
   else ((uint64_t *)dst)[d] = ((const uint64_t *)src)[s];
@@ -171,26 +152,22 @@ static tdm_status sorted_runs(tdm_ctx *ctx, const char *fn, const void *kc, size
  * first rows come, count[g] rows and first row first[g] each, and row i in
  * group gid[i] (when asked for). 32-bit numbers: n < 2^32. */
 typedef struct numbering {
-  size_t n, G, cap, ks; /* cap: entries of first */
+  size_t n, G, cap; /* cap: entries of first */
   uint32_t *gid, *count, *first;
-  const void *kc; /* the canonical keys numbered: the caller's, or kcopy */
-  void *kcopy;    /* their canonical copy (TDM_EQ_NUMERIC floats), or NULL */
 } numbering;
 
 static void numbering_free(tdm_ctx *ctx, numbering *nb) {
   give(ctx, nb->gid, nb->n, 4);
   give(ctx, nb->count, nb->G, 4);
   give(ctx, nb->first, nb->cap, 4);
-  give(ctx, nb->kcopy, nb->n, nb->ks);
   memset(nb, 0, sizeof *nb);
 }
 
-/* Numbers the n keys (ks bytes; numeric: TDM_EQ_NUMERIC floats, numbered
- * by their canonical copy, nb->kc). *too_many: more than max_groups
+/* Numbers the n words (ks bytes, compared as bits: the core maps the keys
+ * of TDM_EQ_NUMERIC to canonical bits first). *too_many: more than max_groups
  * distinct keys, or n too large for 32-bit numbers; then nothing is kept
  * (the caller sorts instead). */
-static tdm_status number_keys(tdm_ctx *ctx, const char *fn, size_t ks, const void *keys, size_t n, int numeric,
-                              int want_gid, size_t max_groups, numbering *nb, int *too_many) {
+static tdm_status number_keys(tdm_ctx *ctx, const char *fn, size_t ks, const void *keys, size_t n, int want_gid, size_t max_groups, numbering *nb, int *too_many) {
   tdm_hash *h = NULL;
   tdm_hash_opts ho;
   size_t done = 0;
@@ -199,13 +176,6 @@ static tdm_status number_keys(tdm_ctx *ctx, const char *fn, size_t ks, const voi
   *too_many = n >= (size_t)UINT32_MAX;
   if (*too_many) return TDM_OK;
   nb->n = n;
-  nb->ks = ks;
-  nb->kc = keys;
-  if (numeric) {
-    if ((st = take(ctx, fn, n, ks, &nb->kcopy)) != TDM_OK) goto fail;
-    canon_copy(ctx, keys, nb->kcopy, ks, n, 1);
-    nb->kc = nb->kcopy;
-  }
   nb->cap = max_groups < n ? max_groups : n;
   if (want_gid && (st = take(ctx, fn, n, 4, (void **)&nb->gid)) != TDM_OK) goto fail;
   if ((st = take(ctx, fn, nb->cap, 4, (void **)&nb->first)) != TDM_OK) goto fail;
@@ -221,7 +191,7 @@ static tdm_status number_keys(tdm_ctx *ctx, const char *fn, size_t ks, const voi
    * distinct keys in 10^7 rows). */
   ho.max_load = 0.5;
   if ((st = relabel(fn, tdm_hash_create(ctx, &ho, &h))) != TDM_OK) goto fail;
-  if ((st = tdm__hash_number(h, fn, nb->kc, n, max_groups, nb->gid, nb->first, &done)) != TDM_OK) goto fail;
+  if ((st = tdm__hash_number(h, fn, keys, n, max_groups, nb->gid, nb->first, &done)) != TDM_OK) goto fail;
   if (done < n) {
     *too_many = 1;
     tdm_hash_destroy(h);
@@ -1028,7 +998,7 @@ static tdm_status blk_number(tdm__call *c, size_t ks, const void *words, size_t 
   tdm_status st;
   memset(g, 0, sizeof *g);
   if (k->have_nb) return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: internal: a second numbering in one call", c->fn);
-  st = number_keys(c->ctx, c->fn, ks, words, n, 0, (want & TDM__NUMBER_CODES) || fold, max_groups, &k->nb,
+  st = number_keys(c->ctx, c->fn, ks, words, n, (want & TDM__NUMBER_CODES) || fold, max_groups, &k->nb,
                    &too_many);
   if (st != TDM_OK) return st;
   g->too_many = too_many;

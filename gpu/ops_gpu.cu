@@ -440,11 +440,6 @@ static tdm_status exclusive_sum(tdm_ctx *ctx, const uint64_t *d_in, uint64_t *d_
   return TDM_OK;
 }
 
-/* One device word to the host, waiting for the stream. */
-static tdm_status word_to_host(tdm_ctx *ctx, const uint64_t *d, uint64_t *h, const char *where) {
-  return tdm__gpu_read(ctx, h, d, 8, where);
-}
-
 /* Every call here waits for the device, which a stream being captured into
  * a CUDA graph cannot do: refused before anything is queued. */
 static tdm_status enter_waiting(tdm__gpu_scope &sc, tdm_ctx *ctx, const char *fn) {
@@ -494,7 +489,7 @@ static tdm_status run_starts(tdm_ctx *ctx, tdm__gpu_scope &sc, const char *fn, c
   tdm_status st;
   heads_kernel<K><<<tdm__grid(n + 1), TDM_GPU_BLOCK, 0, s>>>(bits, flag, n);
   if ((st = tdm__launch_check(fn)) != TDM_OK || (st = exclusive_sum(ctx, flag, rid, n + 1)) != TDM_OK ||
-      (st = word_to_host(ctx, rid + n, &g64, fn)) != TDM_OK)
+      (st = tdm__gpu_read(ctx, &g64, rid + n, 8, fn)) != TDM_OK)
     return st;
   *G = (size_t)g64;
   if ((st = sc.alloc((*G + 1) * 8, off)) != TDM_OK) return st;
@@ -889,7 +884,7 @@ static tdm_status blk_join_bounds(tdm__call *c, int kind, tdm_type key_type, int
 /* CUB's exclusive sum, then its last word to the host (one wait). */
 static tdm_status blk_scan_total(tdm__call *c, const uint64_t *in, uint64_t *off, size_t n, uint64_t *total) {
   tdm_status st = exclusive_sum(c->ctx, in, off, n);
-  return st != TDM_OK ? st : word_to_host(c->ctx, off + n - 1, total, c->fn);
+  return st != TDM_OK ? st : tdm__gpu_read(c->ctx, total, off + n - 1, 8, c->fn);
 }
 
 template <typename I>
@@ -981,7 +976,7 @@ static tdm_status runs_keys_t(tdm__call *c, int kind, const U *sorted, size_t n,
   TDM_CUDA_TRY(cub::DeviceReduce::ReduceByKey(temp, temp_bytes, sorted, uk, at, st, d_runs, first_pos_op(),
                                               (int64_t)n, s),
                (void)0);
-  if ((e = word_to_host(c->ctx, d_runs, &runs, c->fn)) != TDM_OK) return e;
+  if ((e = tdm__gpu_read(c->ctx, &runs, d_runs, 8, c->fn)) != TDM_OK) return e;
   *G = (size_t)runs;
   if (keys_out && kind != TDM_KIND_UNSIGNED) tdm__gpu_map_bits(s, uk, uk, *G, sizeof(U), kind, 0, 0);
   if (counts_out) run_lengths_kernel<<<tdm__grid(*G), TDM_GPU_BLOCK, 0, s>>>(st, counts_out, *G, n);
@@ -1309,7 +1304,7 @@ static tdm_status dense_build_t(tdm__call *c, const K *keys, size_t n, K lo, siz
   dense_flag_kernel<K><<<tdm__grid(len + 1), TDM_GPU_BLOCK, 0, s>>>(keys, lo, k->dense.cnt, k->dense.first,
                                                                    first_seen, flag, len);
   if ((st = tdm__launch_check(c->fn)) != TDM_OK || (st = exclusive_sum(c->ctx, flag, k->dense.sum, len + 1)) != TDM_OK ||
-      (st = word_to_host(c->ctx, k->dense.sum + len, &g64, c->fn)) != TDM_OK)
+      (st = tdm__gpu_read(c->ctx, &g64, k->dense.sum + len, 8, c->fn)) != TDM_OK)
     return st;
   *G = (size_t)g64;
   return TDM_OK;
