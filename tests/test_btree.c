@@ -865,7 +865,9 @@ Test(btree_cuda, matches_cpu) {
 /* A bulk build makes the CPU's node bytes on CUDA (the leaves and inner
  * nodes sixteen threads a node, the tail words, the search arrays' source):
  * sizes around the leaf and parent boundaries, keys with and without
- * duplicates (the build checks for them after filling and then reduces). */
+ * duplicates (the build checks for them after filling and then reduces),
+ * every value type for every key type across the sizes (8-byte keys and
+ * values take the build by rows, the others the pair sort). */
 Test(btree_cuda, bulk_nodes_match_cpu) {
   static const size_t sizes[] = {1, 2, 15, 16, 17, 29, 225, 3587, 50001};
   static const prop_dist dists[] = {PROP_UNIFORM, PROP_FEW_DISTINCT, PROP_SORTED, PROP_BOUNDARY};
@@ -880,7 +882,8 @@ Test(btree_cuda, bulk_nodes_match_cpu) {
   for (ti = 0; ti < 6; ti++)
     for (si = 0; si < (int)(sizeof sizes / sizeof *sizes); si++)
       for (di = 0; di < 4; di++) {
-        tdm_btree_opts o = {all_types[ti], all_types[(ti + 3) % 6], (tdm_dup)((ti + si + di) % (TDM_DUP_MAX + 1))};
+        tdm_btree_opts o = {all_types[ti], all_types[(ti + si + 3) % 6],
+                            (tdm_dup)((ti + si + di) % (TDM_DUP_MAX + 1))};
         tdm_btree *a, *b;
         tdm_btree_view va, vb;
         size_t n = sizes[si], bytes;
