@@ -13,7 +13,11 @@
  *    the set, then one find per query.
  *  - group_sum: tdm_group_reduce SUM of f64 values by the unique keys.
  *  - join: inner tdm_join of two columns of n distinct keys each (the right
- *    a permutation of the left), indices out.
+ *    a permutation of the left), indices out; join_dim: the keys above
+ *    (n rows of n / 10 keys) against the n / 10 pool keys once each (a
+ *    fact table against its dimension); join_dup: the n distinct left keys
+ *    against n right rows holding the first n / 2 of them twice each, in
+ *    random order (every matched key repeats on the right).
  * Every result is checked against the peer or a direct count.
  */
 #include <algorithm>
@@ -43,6 +47,9 @@ int bench_ops(const bench_opts &o) {
   std::vector<uint8_t> found(n);
   std::vector<uint64_t> jl = bench_unique_u64(n, o.seed + 2), jr(jl);
   std::reverse(jr.begin(), jr.end());
+  std::vector<uint64_t> jd(n);
+  for (size_t i = 0; i < n; i++) jd[i] = jl[i / 2];
+  for (size_t i = n; i-- > 1;) std::swap(jd[i], jd[r[i] % (i + 1)]);
   std::vector<uint64_t> lo(n), ro(n);
   size_t nu = 0, ng = 0, nj = 0;
 
@@ -81,6 +88,20 @@ int bench_ops(const bench_opts &o) {
                     "tdm_join");
       });
       bench_verify(nj == n && ro[0] == n - 1 && lo[n - 1] == n - 1, "join: wrong rows");
+      bench_measure(o, bench_make_row("ops", "join_dim", "tandem", be, "u64", "", n, d, t), (double)n, {}, [&] {
+        bench_check(tdm_join(c, TDM_JOIN_INNER, TDM_U64, keys.data(), n, pool.data(), d, 0, lo.data(), ro.data(), n,
+                             &nj),
+                    "tdm_join");
+      });
+      bench_verify(nj == n && lo[0] == 0 && pool[ro[0]] == keys[0] && pool[ro[n - 1]] == keys[n - 1],
+                   "join_dim: wrong rows");
+      bench_measure(o, bench_make_row("ops", "join_dup", "tandem", be, "u64", "", n, n, t), (double)n, {}, [&] {
+        bench_check(tdm_join(c, TDM_JOIN_INNER, TDM_U64, jl.data(), n, jd.data(), n, 0, lo.data(), ro.data(), n,
+                             &nj),
+                    "tdm_join");
+      });
+      bench_verify(nj == n && lo[0] == 0 && lo[1] == 0 && jd[ro[0]] == jl[0] && ro[0] < ro[1],
+                   "join_dup: wrong rows");
       tdm_ctx_destroy(c);
     }
   }

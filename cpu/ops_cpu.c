@@ -650,8 +650,10 @@ static tdm_status blk_search(tdm__call *c, tdm_type key_type, int numeric, const
 }
 
 /* The hash table of tandem/hash.h, keyed by the words: with vals, their
- * SUM; without, the keys serve as values too (never read). */
-static tdm_status blk_set_build(tdm__call *c, size_t ks, const void *keys, const uint64_t *vals, size_t m) {
+ * SUM; without, the keys serve as values too (never read). Its size says
+ * at once whether words repeat. */
+static tdm_status blk_set_build(tdm__call *c, size_t ks, const void *keys, const uint64_t *vals, size_t m,
+                                int *repeats) {
   cpu_call *k = cpu_call_of(c);
   tdm_hash_opts ho;
   tdm_status st;
@@ -660,9 +662,56 @@ static tdm_status blk_set_build(tdm__call *c, size_t ks, const void *keys, const
   ho.value_type = vals ? TDM_U64 : ho.key_type;
   ho.capacity = m;
   ho.on_duplicate = vals ? TDM_DUP_SUM : TDM_DUP_KEEP_FIRST;
-  if (k->set) return tdm__fail(TDM_ERR_INVALID_ARGUMENT, "%s: internal: a second set in one call", c->fn);
-  if ((st = relabel(c->fn, tdm_hash_create(c->ctx, &ho, &k->set))) != TDM_OK) return st;
-  return relabel(c->fn, tdm_hash_insert(k->set, keys, vals ? (const void *)vals : keys, m));
+  if (k->set) { /* a second set replaces the first */
+    tdm_hash_destroy(k->set);
+    k->set = NULL;
+  }
+  if ((st = relabel(c->fn, tdm_hash_create(c->ctx, &ho, &k->set))) != TDM_OK ||
+      (st = relabel(c->fn, tdm_hash_insert(k->set, keys, vals ? (const void *)vals : keys, m))) != TDM_OK)
+    return st;
+  if (repeats) *repeats = tdm_hash_size(k->set) < m;
+  return TDM_OK;
+}
+
+/* The sample of repeats_hint: SAMPLE_RUNS runs of SAMPLE_RUN consecutive
+ * words, evenly spread, which catch a sorted or clustered column's
+ * repeats, and up to as many single words at scattered positions (a fixed
+ * pseudo-random sequence, each position once and none inside a run),
+ * which catch repeats spread anywhere by the birthday bound (2^15 words of
+ * 10^7 rows, every key twice: about 54 pairs sampled) where evenly spaced
+ * runs could alias with a strided layout. Sorted, neighbours compared;
+ * all the words when so few. Two equal sampled words are two rows. */
+#define SAMPLE_RUNS 32u
+#define SAMPLE_RUN 1024u
+#define SAMPLE_HALF (SAMPLE_RUNS * SAMPLE_RUN)
+
+static int blk_repeats_hint(tdm__call *c, size_t ks, const void *words, size_t n) {
+  size_t m = n, r, j, gap;
+  const unsigned char *w = (const unsigned char *)words;
+  unsigned char *s;
+  uint64_t *pos = NULL;
+  tdm_type t = ks == 4 ? TDM_U32 : TDM_U64;
+  if (call_scratch(c, (n < 2 * SAMPLE_HALF ? n : 2 * SAMPLE_HALF) * ks, (void **)&s) != TDM_OK) return -1;
+  if (n <= 2 * SAMPLE_HALF) {
+    memcpy(s, words, n * ks);
+  } else {
+    gap = (n - SAMPLE_RUN) / (SAMPLE_RUNS - 1);
+    for (r = 0; r < SAMPLE_RUNS; r++) memcpy(s + r * SAMPLE_RUN * ks, w + r * gap * ks, SAMPLE_RUN * ks);
+    if (call_scratch(c, SAMPLE_HALF * 8, (void **)&pos) != TDM_OK) return -1;
+    for (j = 0; j < SAMPLE_HALF; j++) pos[j] = tdm__hash_mix(j + 1) % n;
+    if (tdm__cpu_sort(c->ctx, TDM_U64, pos, TDM_U64, NULL, SAMPLE_HALF, 0) != TDM_OK) return -1;
+    for (j = 0, m = SAMPLE_HALF; j < SAMPLE_HALF; j++) {
+      r = (size_t)pos[j] / gap; /* the run at or before it */
+      if ((j > 0 && pos[j] == pos[j - 1]) || (r < SAMPLE_RUNS && pos[j] - r * gap < SAMPLE_RUN)) continue;
+      memcpy(s + m++ * ks, w + pos[j] * ks, ks);
+    }
+  }
+  if (m > 1 && tdm__cpu_sort(c->ctx, t, s, t, NULL, m, 0) != TDM_OK) return -1;
+  for (j = 1; j < m; j++)
+    if (ks == 4 ? ((const uint32_t *)s)[j] == ((const uint32_t *)s)[j - 1]
+                : ((const uint64_t *)s)[j] == ((const uint64_t *)s)[j - 1])
+      return 1;
+  return 0;
 }
 
 /* A set valued at the rows: the values an iota. */
@@ -672,7 +721,7 @@ static tdm_status blk_set_build_rows(tdm__call *c, size_t ks, const void *keys, 
   tdm_status st;
   if ((st = call_scratch(c, m * 8, (void **)&rows)) != TDM_OK) return st;
   TDM__PAR_FOR(P, t, P, iota_range(rows, 8, chunk(m, P, t), chunk(m, P, t + 1)));
-  return blk_set_build(c, ks, keys, rows, m);
+  return blk_set_build(c, ks, keys, rows, m, NULL);
 }
 
 static tdm_status blk_set_probe(tdm__call *c, const void *queries, size_t n, uint64_t *values, uint8_t *found) {
@@ -695,8 +744,9 @@ static tdm_status blk_sort_indexed(tdm__call *c, tdm_type key_type, int numeric,
 static void run_adds_range(size_t ks, const void *s, uint64_t *add, size_t lo, size_t hi) {
   size_t k;
   for (k = lo; k < hi; k++) {
-    int head = k == 0 || (ks == 4 ? ((const uint32_t *)s)[k] != ((const uint32_t *)s)[k - 1]
-                                  : ((const uint64_t *)s)[k] != ((const uint64_t *)s)[k - 1]);
+    int head = !s || k == 0 ||
+               (ks == 4 ? ((const uint32_t *)s)[k] != ((const uint32_t *)s)[k - 1]
+                        : ((const uint64_t *)s)[k] != ((const uint64_t *)s)[k - 1]);
     add[k] = tdm__ops_join_run_add(head, k);
   }
 }
@@ -707,20 +757,25 @@ static tdm_status blk_run_adds(tdm__call *c, size_t ks, const void *sorted, size
   return TDM_OK;
 }
 
-static void join_runs_range(int kind, uint64_t *ms, uint64_t *mc, uint64_t *rows, size_t lo, size_t hi) {
+/* Returns 1 when a run of [lo, hi) counts more than one right row. */
+static int join_runs_range(int kind, uint64_t *ms, uint64_t *mc, uint64_t *rows, size_t lo, size_t hi) {
   size_t i;
+  int multi = 0;
   for (i = lo; i < hi; i++) {
     uint64_t w = ms[i];
     mc[i] = tdm__ops_join_run_count(w);
     ms[i] = tdm__ops_join_run_start(w);
-    rows[i] = tdm__ops_join_rows(kind, mc[i]);
+    if (rows) rows[i] = tdm__ops_join_rows(kind, mc[i]);
+    multi |= mc[i] > 1;
   }
+  return multi;
 }
 
-static tdm_status blk_join_runs(tdm__call *c, int kind, uint64_t *ms, uint64_t *mc, uint64_t *rows, size_t nl) {
-  int P = chunks_for(c->ctx, nl), t;
-  TDM__PAR_FOR(P, t, P, join_runs_range(kind, ms, mc, rows, chunk(nl, P, t), chunk(nl, P, t + 1)));
-  rows[nl] = 0;
+static tdm_status blk_join_runs(tdm__call *c, int kind, uint64_t *ms, uint64_t *mc, uint64_t *rows, size_t nl,
+                                uint64_t *multi) {
+  int P = chunks_for(c->ctx, nl), t, any = 0;
+  TDM__PAR_FOR_REDUCE(P, |, any, t, P, any |= join_runs_range(kind, ms, mc, rows, chunk(nl, P, t), chunk(nl, P, t + 1)));
+  if (multi && any) *multi |= TDM__OPS_JOIN_MULTI;
   return TDM_OK;
 }
 
@@ -1204,6 +1259,7 @@ const tdm__ops_ops tdm__ops_cpu_ops = {
     .set_build = blk_set_build,
     .set_probe = blk_set_probe,
     .set_build_rows = blk_set_build_rows,
+    .repeats_hint = blk_repeats_hint,
     .run_adds = blk_run_adds,
     .join_runs = blk_join_runs,
     .join_bounds = blk_join_bounds,

@@ -262,26 +262,31 @@ __global__ void join_match_kernel(const K *left, const K *sorted_right, size_t n
 }
 
 /* What each sorted right row adds to its key's entry of the hash method's
- * SUM table of runs (ops_keys.h, tdm__ops_join_run_add). */
+ * SUM table of runs (ops_keys.h, tdm__ops_join_run_add); s NULL: each row
+ * a run of its own (the join by single rows). */
 template <typename K>
 __global__ void join_adds_kernel(const K *s, uint64_t *add, size_t n) {
-  TDM_GRID_STRIDE(k, n) add[k] = tdm__ops_join_run_add(k == 0 || s[k] != s[k - 1], k);
+  TDM_GRID_STRIDE(k, n) add[k] = tdm__ops_join_run_add(!s || k == 0 || s[k] != s[k - 1], k);
 }
 
 /* join_match_kernel's outputs from the table's answers: ms[i] holds, on
  * entry, left row i's entry of the table of runs (0: no match, a find's
- * miss). */
-__global__ void join_runs_kernel(int jkind, uint64_t *ms, uint64_t *mc, uint64_t *rows, size_t nl) {
-  TDM_GRID_STRIDE(i, nl + 1) {
-    if (i == nl) {
-      rows[nl] = 0;
-    } else {
-      uint64_t w = ms[i], c = tdm__ops_join_run_count(w);
-      ms[i] = tdm__ops_join_run_start(w);
-      mc[i] = c;
-      rows[i] = tdm__ops_join_rows(jkind, c);
-    }
+ * miss); rows NULL: starts and lengths only. A run of several right rows
+ * sets the block's word, and the block's sets *multi once. */
+__global__ void join_runs_kernel(int jkind, uint64_t *ms, uint64_t *mc, uint64_t *rows, size_t nl,
+                                 unsigned long long *multi) {
+  __shared__ unsigned block_multi;
+  if (threadIdx.x == 0) block_multi = 0;
+  __syncthreads();
+  TDM_GRID_STRIDE(i, nl) {
+    uint64_t w = ms[i], c = tdm__ops_join_run_count(w);
+    ms[i] = tdm__ops_join_run_start(w);
+    mc[i] = c;
+    if (rows) rows[i] = tdm__ops_join_rows(jkind, c);
+    if (multi && c > 1) atomicOr(&block_multi, 1u);
   }
+  __syncthreads();
+  if (threadIdx.x == 0 && block_multi) atomicOr(multi, (unsigned long long)TDM__OPS_JOIN_MULTI);
 }
 
 /* Output rows [0, total) of a join by output position (ops_keys.h): each
@@ -809,11 +814,13 @@ static tdm_status blk_search(tdm__call *c, tdm_type key_type, int numeric, const
 /* A scratch table of the words (tdm__hg_scratch_table, no host wait): a
  * set (the claims alone), or a SUM of the vals; probed by the table's own
  * find. */
-static tdm_status blk_set_build(tdm__call *c, size_t ks, const void *keys, const uint64_t *vals, size_t m) {
+static tdm_status blk_set_build(tdm__call *c, size_t ks, const void *keys, const uint64_t *vals, size_t m,
+                                int *repeats) {
   gpu_call *k = gpu_call_of(c);
   tdm_type t = ks == 4 ? TDM_U32 : TDM_U64;
   tdm_status st;
-  if (k->have_set) return tdm__fail(TDM_ERR_DEVICE, "%s: internal: a second set in one call", c->fn);
+  /* A second set replaces the first: its table stays the call's scratch. */
+  if (repeats) *repeats = -1; /* the claims' counts are the device's until a wait */
   st = tdm__hg_scratch_table(c->ctx, k->sc, t, vals ? TDM_U64 : t, TDM__DUP_SUM, keys, vals, TDM__HG_ROWS_NONE, m,
                              &k->set, &k->set_be, c->fn);
   k->have_set = st == TDM_OK;
@@ -854,6 +861,9 @@ static tdm_status blk_sort_indexed(tdm__call *c, tdm_type key_type, int numeric,
                  : sort_indexed_t<uint64_t, uint64_t>(c, kind, numeric, src, n, bits, idx);
 }
 
+/* No sample without a wait: the words are the device's. */
+static int blk_repeats_hint(tdm__call *, size_t, const void *, size_t) { return -1; }
+
 static tdm_status blk_run_adds(tdm__call *c, size_t ks, const void *sorted, size_t n, uint64_t *add) {
   cudaStream_t s = tdm__stream(c->ctx);
   if (ks == 4) join_adds_kernel<uint32_t><<<tdm__grid(n), TDM_GPU_BLOCK, 0, s>>>((const uint32_t *)sorted, add, n);
@@ -861,8 +871,11 @@ static tdm_status blk_run_adds(tdm__call *c, size_t ks, const void *sorted, size
   return tdm__launch_check(c->fn);
 }
 
-static tdm_status blk_join_runs(tdm__call *c, int kind, uint64_t *ms, uint64_t *mc, uint64_t *rows, size_t nl) {
-  join_runs_kernel<<<tdm__grid(nl + 1), TDM_GPU_BLOCK, 0, tdm__stream(c->ctx)>>>(kind, ms, mc, rows, nl);
+static tdm_status blk_join_runs(tdm__call *c, int kind, uint64_t *ms, uint64_t *mc, uint64_t *rows, size_t nl,
+                                uint64_t *multi) {
+  if (nl == 0) return TDM_OK;
+  join_runs_kernel<<<tdm__grid(nl), TDM_GPU_BLOCK, 0, tdm__stream(c->ctx)>>>(kind, ms, mc, rows, nl,
+                                                                             (unsigned long long *)multi);
   return tdm__launch_check(c->fn);
 }
 
@@ -1362,6 +1375,7 @@ const tdm__ops_ops tdm__ops_cuda_ops = {
     .set_build = blk_set_build,
     .set_probe = blk_set_probe,
     .set_build_rows = blk_set_build_rows,
+    .repeats_hint = blk_repeats_hint,
     .run_adds = blk_run_adds,
     .join_runs = blk_join_runs,
     .join_bounds = blk_join_bounds,

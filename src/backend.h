@@ -397,24 +397,38 @@ typedef struct tdm__ops_ops {
    * ascending words of sorted, else 0, for i < n. */
   tdm_status (*search)(tdm__call *c, tdm_type key_type, int numeric, const void *sorted, size_t m,
                        const void *queries, size_t n, uint8_t *found);
-  /* The call's set (one a call) of the m > 0 words of width ks at keys,
-   * compared as bits: made by set_build, probed by set_probe, freed by end.
-   * With vals, each word's value is the sum (wrapping) of the vals of its
-   * rows; set_probe gives values[i] = query i's value (0 for a word not in
-   * the set) and found[i] = 1 if it is in the set, either may be NULL. */
-  tdm_status (*set_build)(tdm__call *c, size_t ks, const void *keys, const uint64_t *vals, size_t m);
+  /* The call's set of the m > 0 words of width ks at keys, compared as
+   * bits: made by set_build (a second set_build replaces the first),
+   * probed by set_probe, freed by end. With vals, each word's value is the
+   * sum (wrapping) of the vals of its rows; set_probe gives values[i] =
+   * query i's value (0 for a word not in the set) and found[i] = 1 if it is
+   * in the set, either may be NULL. repeats (may be NULL): 1 when a word
+   * occurs more than once among the m, 0 when none does, -1 when the
+   * backend cannot tell without waiting for the device (CUDA). */
+  tdm_status (*set_build)(tdm__call *c, size_t ks, const void *keys, const uint64_t *vals, size_t m, int *repeats);
   tdm_status (*set_probe)(tdm__call *c, const void *queries, size_t n, uint64_t *values, uint8_t *found);
   /* The call's set of m > 0 distinct words, each valued at its row j. */
   tdm_status (*set_build_rows)(tdm__call *c, size_t ks, const void *keys, size_t m);
+  /* Whether the n > 0 words of width ks at words seem to repeat, from a
+   * sample (64 runs of 1024 consecutive words spread over them, all of
+   * them when fewer): 1 when two sampled words are equal, 0 when none are,
+   * -1 when the backend cannot look without waiting for the device (CUDA)
+   * or could not take the sample's memory. A guess that picks a method,
+   * never a result. */
+  int (*repeats_hint)(tdm__call *c, size_t ks, const void *words, size_t n);
   /* add[k] = tdm__ops_join_run_add(k starts a run, k) for the n > 0
    * ascending words of width ks at sorted (ops_keys.h): summed per word by
-   * a set, each run's start and length in one word. */
+   * a set, each run's start and length in one word. sorted NULL: every k
+   * starts a run (the join by single rows). */
   tdm_status (*run_adds)(tdm__call *c, size_t ks, const void *sorted, size_t n, uint64_t *add);
   /* A join's left rows' runs of matches from the set's words, in place:
    * ms[i] holds left row i's word on entry, its run's start on return;
-   * mc[i] = the run's length, rows[i] = tdm__ops_join_rows(kind, mc[i]),
-   * for i < nl, and rows[nl] = 0. */
-  tdm_status (*join_runs)(tdm__call *c, int kind, uint64_t *ms, uint64_t *mc, uint64_t *rows, size_t nl);
+   * mc[i] = the run's length and, unless rows is NULL, rows[i] =
+   * tdm__ops_join_rows(kind, mc[i]), for i < nl (rows[nl] is the
+   * caller's). multi (may be NULL): TDM__OPS_JOIN_MULTI is or-ed into
+   * *multi when some mc[i] > 1. */
+  tdm_status (*join_runs)(tdm__call *c, int kind, uint64_t *ms, uint64_t *mc, uint64_t *rows, size_t nl,
+                          uint64_t *multi);
   /* The same by two binary searches of the nr >= 0 ascending canonical
    * bits rbits for each left key's canonical bits. */
   tdm_status (*join_bounds)(tdm__call *c, int kind, tdm_type key_type, int numeric, const void *left, size_t nl,

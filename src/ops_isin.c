@@ -42,7 +42,7 @@ static tdm_status isin_steps(tdm__call *c, const tdm__isin_args *a, int method) 
       s = sk;
       q = qk;
     }
-    if ((st = o->set_build(c, ks, s, NULL, a->m)) != TDM_OK) return st;
+    if ((st = o->set_build(c, ks, s, NULL, a->m, NULL)) != TDM_OK) return st;
     return o->set_probe(c, q, a->n, NULL, found);
   }
   if ((st = o->scratch(c, a->m * ks, &sk)) != TDM_OK ||

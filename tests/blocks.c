@@ -141,10 +141,24 @@ static int check_join_blocks(tdm_ctx *ctx, int device, prop_rng *r, tdm_type t, 
     if ((ok = status_ok(st, why, len, "run_adds", t, n))) ok = words_same(f.h, want, 8, n, why, len, "run_adds", t);
     arr_free(&f);
   }
-  arr_free(&b);
-  /* a set with values: each key's value the wrapping sum of its rows' */
+  /* run_adds of no sorted words: every row a run of its own */
   if (ok) {
+    arr_init(&f, NULL, n * 8, device);
+    st = tdm_test_block_run_adds(ctx, ks, NULL, n, (uint64_t *)arr_arg(&f));
+    arr_back(&f);
+    for (i = 0; i < n; i++) want[i] = tdm__ops_join_run_add(1, i);
+    if ((ok = status_ok(st, why, len, "run_adds (single rows)", t, n)))
+      ok = words_same(f.h, want, 8, n, why, len, "run_adds (single rows)", t);
+    arr_free(&f);
+  }
+  arr_free(&b);
+  /* a set with values: each key's value the wrapping sum of its rows';
+   * whether its words repeat, where the backend can tell */
+  if (ok) {
+    int repeats = 2, want_rep = 0;
     for (j = 0; j < m; j++) vals[j] = prop_next(r);
+    for (j = 0; j < m && !want_rep; j++)
+      for (p = 0; p < j && !want_rep; p++) want_rep = word(set, ks, p) == word(set, ks, j);
     for (i = 0; i < n; i++) {
       uint64_t s = 0;
       fw[i] = 0;
@@ -157,11 +171,20 @@ static int check_join_blocks(tdm_ctx *ctx, int device, prop_rng *r, tdm_type t, 
     arr_init(&f, NULL, n * 8, device);
     arr_init(&x, NULL, n, device);
     st = tdm_test_block_set(ctx, ks, arr_arg(&b), (const uint64_t *)arr_arg(&v), m, arr_arg(&a), n,
-                            (uint64_t *)arr_arg(&f), (uint8_t *)arr_arg(&x));
+                            (uint64_t *)arr_arg(&f), (uint8_t *)arr_arg(&x), &repeats);
     arr_back(&f);
     arr_back(&x);
     if ((ok = status_ok(st, why, len, "set (sums)", t, n))) ok = words_same(f.h, want, 8, n, why, len, "set (sums)", t);
     if (ok) ok = found_same(x.h, fw, n, why, len, "set (sums, found)", t);
+    if (ok && repeats != -1 && repeats != want_rep)
+      ok = fail(why, len, "set (repeats)", t, n, m, "repeats differs from the plain loop");
+    /* the hint samples every word of so few: exact, or no answer */
+    if (ok) {
+      int hint = 2;
+      st = tdm_test_block_repeats_hint(ctx, ks, arr_arg(&b), m, &hint);
+      if ((ok = status_ok(st, why, len, "repeats_hint", t, m)) && hint != -1 && hint != want_rep)
+        ok = fail(why, len, "repeats_hint", t, m, m, "differs from the plain loop");
+    }
     arr_free(&b);
     arr_free(&v);
     arr_free(&f);
@@ -176,19 +199,23 @@ static int check_join_blocks(tdm_ctx *ctx, int device, prop_rng *r, tdm_type t, 
     arr_init(&v, want, n * 8, device);
     arr_init(&b, NULL, n * 8, device);
     arr_init(&f, NULL, n * 8, device);
-    arr_init(&x, NULL, (n + 1) * 8, device);
+    int with_rows = (int)prop_below(r, 4) != 0;
+    uint64_t multi = 1, want_multi = 0;
+    arr_init(&x, NULL, n * 8, device);
     st = tdm_test_block_join_runs(ctx, kind, (const uint64_t *)arr_arg(&v), n, (uint64_t *)arr_arg(&b),
-                                  (uint64_t *)arr_arg(&f), (uint64_t *)arr_arg(&x));
+                                  (uint64_t *)arr_arg(&f), with_rows ? (uint64_t *)arr_arg(&x) : NULL, &multi);
     arr_back(&b);
     arr_back(&f);
-    arr_back(&x);
+    if (with_rows) arr_back(&x);
     if ((ok = status_ok(st, why, len, "join_runs", t, n)))
-      for (i = 0; i <= n && ok; i++) {
-        uint64_t w = i < n ? want[i] : 0, c = w & 0xffffffffu, s0 = w ? (w >> 32) - 1 : 0;
-        if ((i < n && (((uint64_t *)b.h)[i] != s0 || ((uint64_t *)f.h)[i] != c)) ||
-            ((uint64_t *)x.h)[i] != (i < n ? tdm__ops_join_rows(kind, c) : 0))
+      for (i = 0; i < n && ok; i++) {
+        uint64_t w = want[i], c = w & 0xffffffffu, s0 = w ? (w >> 32) - 1 : 0;
+        want_multi |= c > 1 ? TDM__OPS_JOIN_MULTI : 0;
+        if (((uint64_t *)b.h)[i] != s0 || ((uint64_t *)f.h)[i] != c ||
+            (with_rows && ((uint64_t *)x.h)[i] != tdm__ops_join_rows(kind, c)))
           ok = fail(why, len, "join_runs", t, n, i, "differs from the plain loop");
       }
+    if (ok && multi != want_multi) ok = fail(why, len, "join_runs", t, n, n, "the multi flag differs");
     arr_free(&v);
     arr_free(&b);
     arr_free(&f);
@@ -245,24 +272,26 @@ static int check_join_blocks(tdm_ctx *ctx, int device, prop_rng *r, tdm_type t, 
   }
   /* join_fill of those runs, right indices idx */
   if (ok && total > 0) {
-    int pairs = kind == TDM_JOIN_INNER || kind == TDM_JOIN_LEFT;
+    int pairs = kind == TDM_JOIN_INNER || kind == TDM_JOIN_LEFT, single = (int)prop_below(r, 3) == 0;
     uint64_t *wl = malloc(total * 8), *wr = malloc(total * 8), o = 0;
     arr c, d, e, g;
     void *ix = malloc(m * iw + 8);
     for (j = 0; j < m; j++) put_word(ix, iw, j, idx[j]);
+    /* single: no indices, the starts are right rows */
     for (i = 0; i < n; i++)
       for (j = 0; j < rows[i]; j++, o++) {
         wl[o] = i;
-        wr[o] = mc[i] ? idx[ms[i] + j] : TDM_NO_MATCH;
+        wr[o] = !mc[i] ? TDM_NO_MATCH : single ? ms[i] + j : idx[ms[i] + j];
       }
     arr_init(&b, ms, n * 8, device);
     arr_init(&c, mc, n * 8, device);
     arr_init(&d, off, (n + 1) * 8, device);
-    arr_init(&e, ix, m * iw, device);
+    arr_init(&e, single ? NULL : ix, m * iw, device);
     arr_init(&f, NULL, total * 8, device);
     arr_init(&g, NULL, total * 8, device);
     st = tdm_test_block_join_fill(ctx, kind, (const uint64_t *)arr_arg(&b), (const uint64_t *)arr_arg(&c),
-                                  (const uint64_t *)arr_arg(&d), arr_arg(&e), iw, n, m, (uint64_t *)arr_arg(&f),
+                                  (const uint64_t *)arr_arg(&d), single ? NULL : arr_arg(&e), iw, n, m,
+                                  (uint64_t *)arr_arg(&f),
                                   pairs ? (uint64_t *)arr_arg(&g) : NULL, total);
     arr_back(&f);
     arr_back(&g);
@@ -733,7 +762,7 @@ static int check_one(tdm_ctx *ctx, int device, prop_rng *r, tdm_type t, size_t n
     for (i = 0; i < n; i++) want[i] = (uint8_t)has(ref, ks, m, word(keys, ks, i));
     arr_init(&b, set, m * ks, device);
     arr_init(&f, NULL, n, device);
-    st = tdm_test_block_set(ctx, ks, arr_arg(&b), NULL, m, arr_arg(&a), n, NULL, (uint8_t *)arr_arg(&f));
+    st = tdm_test_block_set(ctx, ks, arr_arg(&b), NULL, m, arr_arg(&a), n, NULL, (uint8_t *)arr_arg(&f), NULL);
     arr_back(&f);
     if ((ok = status_ok(st, why, len, "set", t, n))) ok = found_same(f.h, want, n, why, len, "set", t);
     arr_free(&b);

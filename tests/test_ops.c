@@ -663,6 +663,61 @@ Test(ops_unit, skew) {
 /* One key matching 10^4 x 10^4 rows: 10^8 pairs counted exactly with cap = 0
  * and refused with TDM_ERR_CAPACITY, nothing written, when the buffer is
  * short; a smaller many-to-many join is written in (i, j) order. */
+/* The join's repeats_hint on the CPU, past its sample's size: distinct
+ * words are never said to repeat (a 1 is two equal sampled words), a
+ * sorted column's neighbours and scattered pairs are found; and a join by
+ * single rows whose right keys repeat only where the sample does not look
+ * still gives the sorted runs' bytes. */
+Test(ops_unit, join_repeats_hint) {
+  enum { N = 1000000 };
+  tdm_ctx *c = prop_ctx(TDM_BACKEND_CPU, 1);
+  uint64_t *w = malloc(N * 8), *l = malloc(N * 8), *lo[2], *ro[2];
+  size_t i, n_out[2];
+  int hint = 2, mi;
+  prop_rng r;
+  prop_rng_init(&r, 0x4E9);
+  for (i = 0; i < N; i++) w[i] = prop_next(&r); /* two of the sample equal: about 2^-32 */
+  OK(tdm_test_block_repeats_hint(c, 8, w, N, &hint));
+  cr_assert_eq(hint, 0, "distinct words");
+  memcpy(l, w, N * 8);
+  l[1] = l[0];
+  OK(tdm_test_block_repeats_hint(c, 8, l, N, &hint));
+  cr_assert_eq(hint, 1, "neighbours in the first run");
+  for (i = 0; i < N; i++) l[i] = w[i / 2];
+  for (i = N - 1; i > 0; i--) {
+    size_t j = (size_t)prop_below(&r, i + 1);
+    uint64_t x = l[i];
+    l[i] = l[j];
+    l[j] = x;
+  }
+  OK(tdm_test_block_repeats_hint(c, 8, l, N, &hint));
+  cr_assert_eq(hint, 1, "each word twice, scattered");
+  /* one repeat the sample does not see (rows 2000 and 3000 lie between its
+   * first runs), matched by left rows 7, 2000 and 3000: the table sees it,
+   * and the sorted runs give the sort method's bytes */
+  w[3000] = w[2000];
+  memcpy(l, w, N * 8);
+  l[7] = w[2000];
+  for (mi = 0; mi < 2; mi++) {
+    lo[mi] = malloc((N + 8) * 8);
+    ro[mi] = malloc((N + 8) * 8);
+    tdm_test_ops_method(mi ? TDM_TEST_OPS_SORT : TDM_TEST_OPS_AUTO);
+    OK(tdm_join(c, TDM_JOIN_INNER, TDM_U64, l, N, w, N, 0, lo[mi], ro[mi], N + 8, &n_out[mi]));
+  }
+  tdm_test_ops_method(TDM_TEST_OPS_AUTO);
+  OK(tdm_test_block_repeats_hint(c, 8, w, N, &hint));
+  cr_assert_eq(hint, 0, "a repeat between the sample's runs");
+  cr_assert(n_out[0] == (size_t)N + 3 && n_out[1] == n_out[0], "%zu and %zu rows", n_out[0], n_out[1]);
+  cr_assert(!memcmp(lo[0], lo[1], n_out[0] * 8) && !memcmp(ro[0], ro[1], n_out[0] * 8), "the sort method's rows");
+  for (mi = 0; mi < 2; mi++) {
+    free(lo[mi]);
+    free(ro[mi]);
+  }
+  free(w);
+  free(l);
+  tdm_ctx_destroy(c);
+}
+
 Test(ops_unit, join_capacity_and_hot_key) {
   enum { S = 10000 };
   tdm_ctx *c = cpu_all();

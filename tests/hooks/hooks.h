@@ -60,10 +60,14 @@ tdm_status tdm_test_ops_minmax(tdm_ctx *ctx, tdm_type key_type, const void *keys
  * device memory, as backend.h describes each block: fill; canon_bits;
  * sort_words (sorted_out = the n words of width ks ascending);
  * sort_indexed; search; set (built from keys and vals, which may be NULL,
- * then probed with the queries: values_out or found_out may be NULL);
- * bits (a bit table of [lo, lo + span], cleared, set from keys, tested
- * with the queries); run_adds; join_runs (ms_out starts as words);
- * join_bounds; scan_total; join_fill (idx of nr indices). */
+ * then probed with the queries: values_out, found_out or repeats may be
+ * NULL); bits (a bit table of [lo, lo + span], cleared, set from keys,
+ * tested with the queries); repeats_hint (*hint its answer); run_adds
+ * (sorted NULL: every row its own run);
+ * join_runs (ms_out starts as words; rows_out may be NULL; multi_out, may
+ * be NULL, zeroed first);
+ * join_bounds; scan_total; join_fill (idx of nr indices, or NULL: the
+ * starts are right rows). */
 tdm_status tdm_test_block_fill(tdm_ctx *ctx, void *out, int byte, size_t bytes);
 tdm_status tdm_test_block_canon_bits(tdm_ctx *ctx, tdm_type t, const void *keys, size_t n, int numeric,
                                      void *bits_out);
@@ -73,12 +77,13 @@ tdm_status tdm_test_block_sort_indexed(tdm_ctx *ctx, tdm_type t, int numeric, co
 tdm_status tdm_test_block_search(tdm_ctx *ctx, tdm_type t, int numeric, const void *sorted, size_t m,
                                  const void *queries, size_t n, uint8_t *found_out);
 tdm_status tdm_test_block_set(tdm_ctx *ctx, size_t ks, const void *keys, const uint64_t *vals, size_t m,
-                              const void *queries, size_t n, uint64_t *values_out, uint8_t *found_out);
+                              const void *queries, size_t n, uint64_t *values_out, uint8_t *found_out, int *repeats);
 tdm_status tdm_test_block_bits(tdm_ctx *ctx, size_t ks, const void *keys, size_t m, uint64_t lo, uint64_t span,
                                const void *queries, size_t n, uint8_t *found_out);
+tdm_status tdm_test_block_repeats_hint(tdm_ctx *ctx, size_t ks, const void *words, size_t n, int *hint);
 tdm_status tdm_test_block_run_adds(tdm_ctx *ctx, size_t ks, const void *sorted, size_t n, uint64_t *add_out);
 tdm_status tdm_test_block_join_runs(tdm_ctx *ctx, int kind, const uint64_t *words, size_t nl, uint64_t *ms_out,
-                                    uint64_t *mc_out, uint64_t *rows_out);
+                                    uint64_t *mc_out, uint64_t *rows_out, uint64_t *multi_out);
 tdm_status tdm_test_block_join_bounds(tdm_ctx *ctx, int kind, tdm_type t, int numeric, const void *left, size_t nl,
                                       const void *rbits, size_t nr, uint64_t *ms_out, uint64_t *mc_out,
                                       uint64_t *rows_out);

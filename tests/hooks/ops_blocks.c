@@ -54,7 +54,7 @@ tdm_status tdm_test_block_search(tdm_ctx *ctx, tdm_type t, int numeric, const vo
 }
 
 tdm_status tdm_test_block_set(tdm_ctx *ctx, size_t ks, const void *keys, const uint64_t *vals, size_t m,
-                              const void *queries, size_t n, uint64_t *values_out, uint8_t *found_out) {
+                              const void *queries, size_t n, uint64_t *values_out, uint8_t *found_out, int *repeats) {
   const void *k, *q, *v = NULL;
   void *f = NULL, *vo = NULL;
   BLOCK_BEGIN(c, ctx);
@@ -62,7 +62,7 @@ tdm_status tdm_test_block_set(tdm_ctx *ctx, size_t ks, const void *keys, const u
       (!vals || (st_ = c.ops->in(&c, vals, m * 8, &v)) == TDM_OK) &&
       (!found_out || (st_ = c.ops->out(&c, found_out, n, &f)) == TDM_OK) &&
       (!values_out || (st_ = c.ops->out(&c, values_out, n * 8, &vo)) == TDM_OK) &&
-      (st_ = c.ops->set_build(&c, ks, k, (const uint64_t *)v, m)) == TDM_OK)
+      (st_ = c.ops->set_build(&c, ks, k, (const uint64_t *)v, m, repeats)) == TDM_OK)
     st_ = c.ops->set_probe(&c, q, n, (uint64_t *)vo, (uint8_t *)f);
   return c.ops->end(&c, st_);
 }
@@ -79,26 +79,36 @@ tdm_status tdm_test_block_sort_indexed(tdm_ctx *ctx, tdm_type t, int numeric, co
   return c.ops->end(&c, st_);
 }
 
+tdm_status tdm_test_block_repeats_hint(tdm_ctx *ctx, size_t ks, const void *words, size_t n, int *hint) {
+  const void *w;
+  BLOCK_BEGIN(c, ctx);
+  if ((st_ = c.ops->in(&c, words, n * ks, &w)) == TDM_OK) *hint = c.ops->repeats_hint(&c, ks, w, n);
+  return c.ops->end(&c, st_);
+}
+
 tdm_status tdm_test_block_run_adds(tdm_ctx *ctx, size_t ks, const void *sorted, size_t n, uint64_t *add_out) {
   const void *s;
   void *a;
   BLOCK_BEGIN(c, ctx);
-  if ((st_ = c.ops->in(&c, sorted, n * ks, &s)) == TDM_OK && (st_ = c.ops->out(&c, add_out, n * 8, &a)) == TDM_OK)
-    st_ = c.ops->run_adds(&c, ks, s, n, (uint64_t *)a);
+  if ((!sorted || (st_ = c.ops->in(&c, sorted, n * ks, &s)) == TDM_OK) &&
+      (st_ = c.ops->out(&c, add_out, n * 8, &a)) == TDM_OK)
+    st_ = c.ops->run_adds(&c, ks, sorted ? s : NULL, n, (uint64_t *)a);
   return c.ops->end(&c, st_);
 }
 
 tdm_status tdm_test_block_join_runs(tdm_ctx *ctx, int kind, const uint64_t *words, size_t nl, uint64_t *ms_out,
-                                    uint64_t *mc_out, uint64_t *rows_out) {
+                                    uint64_t *mc_out, uint64_t *rows_out, uint64_t *multi_out) {
   const void *w;
-  void *ms, *mc, *rows;
+  void *ms, *mc, *rows = NULL, *multi = NULL;
   BLOCK_BEGIN(c, ctx);
   /* The canonical bits of unsigned words are the words: a copy into ms. */
   if ((st_ = c.ops->in(&c, words, nl * 8, &w)) == TDM_OK && (st_ = c.ops->out(&c, ms_out, nl * 8, &ms)) == TDM_OK &&
       (st_ = c.ops->out(&c, mc_out, nl * 8, &mc)) == TDM_OK &&
-      (st_ = c.ops->out(&c, rows_out, (nl + 1) * 8, &rows)) == TDM_OK &&
+      (!rows_out || (st_ = c.ops->out(&c, rows_out, nl * 8, &rows)) == TDM_OK) &&
+      (!multi_out || ((st_ = c.ops->out(&c, multi_out, 8, &multi)) == TDM_OK &&
+                      (st_ = c.ops->fill(&c, multi, 0, 8)) == TDM_OK)) &&
       (st_ = c.ops->canon_bits(&c, TDM_U64, w, ms, nl, 0)) == TDM_OK)
-    st_ = c.ops->join_runs(&c, kind, (uint64_t *)ms, (uint64_t *)mc, (uint64_t *)rows, nl);
+    st_ = c.ops->join_runs(&c, kind, (uint64_t *)ms, (uint64_t *)mc, (uint64_t *)rows, nl, (uint64_t *)multi);
   return c.ops->end(&c, st_);
 }
 
@@ -128,11 +138,12 @@ tdm_status tdm_test_block_scan_total(tdm_ctx *ctx, const uint64_t *in, size_t n,
 tdm_status tdm_test_block_join_fill(tdm_ctx *ctx, int kind, const uint64_t *ms, const uint64_t *mc,
                                     const uint64_t *off, const void *idx, size_t iw, size_t nl, size_t nr,
                                     uint64_t *left_out, uint64_t *right_out, uint64_t total) {
-  const void *s, *m, *o, *x;
+  const void *s, *m, *o, *x = NULL;
   void *lo, *ro = NULL;
   BLOCK_BEGIN(c, ctx);
   if ((st_ = c.ops->in(&c, ms, nl * 8, &s)) == TDM_OK && (st_ = c.ops->in(&c, mc, nl * 8, &m)) == TDM_OK &&
-      (st_ = c.ops->in(&c, off, (nl + 1) * 8, &o)) == TDM_OK && (st_ = c.ops->in(&c, idx, nr * iw, &x)) == TDM_OK &&
+      (st_ = c.ops->in(&c, off, (nl + 1) * 8, &o)) == TDM_OK &&
+      (!idx || (st_ = c.ops->in(&c, idx, nr * iw, &x)) == TDM_OK) &&
       (st_ = c.ops->out(&c, left_out, total * 8, &lo)) == TDM_OK &&
       (!right_out || (st_ = c.ops->out(&c, right_out, total * 8, &ro)) == TDM_OK))
     st_ = c.ops->join_fill(&c, kind, (const uint64_t *)s, (const uint64_t *)m, (const uint64_t *)o, x, iw, nl,

@@ -237,6 +237,20 @@ TDM_HD uint64_t tdm__ops_join_run_add(int head, uint64_t k) { return 1u + (head 
 TDM_HD uint64_t tdm__ops_join_run_start(uint64_t w) { return w ? (w >> 32) - 1 : 0; }
 TDM_HD uint64_t tdm__ops_join_run_count(uint64_t w) { return w & 0xffffffffu; }
 
+/* The join by single rows (src/ops_join.c) fills the same table from the
+ * right rows as they come, each row k a run of its own (k's add with head
+ * set): a key of one right row gets that row as its run, exactly the
+ * sorted table's word but for the start's meaning (the row itself, no
+ * index array between); a key of several rows gets their count right and
+ * a start that means nothing. So the counts, and with them every left
+ * row's output rows and the total, are exact either way, and only a left
+ * row whose key has several right rows needs the sorted table's start:
+ * the runs step marks the call's flag word with TDM__OPS_JOIN_MULTI, which
+ * the total's scan carries to the host with the total (both sides below
+ * 2^31 rows keep the total below that bit). */
+#define TDM__OPS_JOIN_MULTI ((uint64_t)1 << 63)
+#define TDM__OPS_JOIN_SINGLE_MAX ((uint64_t)1 << 31)
+
 /* The first position in the ascending s[0..m) whose value is not below b
  * (upper: above b); m when none. The sorted-set searches of isin and join. */
 #define TDM__OPS_BOUND(W)                                                                 \
@@ -264,13 +278,14 @@ TDM__OPS_BOUND(64)
 
 /* The right index of output row r of left row i (o[i] <= r < o[i + 1]) of
  * an INNER or LEFT join: i's (r - o[i])-th match, or TDM_NO_MATCH for the
- * one row of a LEFT row without a match. (SEMI and ANTI write none.) Per
+ * one row of a LEFT row without a match (SEMI and ANTI write none); ridx
+ * NULL: the runs' starts are right rows (the join by single rows). Per
  * width of the right indices: the CUDA join sorts 32-bit ones while the
  * right side has fewer than 2^32 rows. */
 #define TDM__OPS_JOIN_RIGHT(W)                                                                                  \
   TDM_HD uint64_t tdm__ops_join_right##W(const uint64_t *o, const uint64_t *ms, const uint64_t *mc,             \
                                          const uint##W##_t *ridx, uint64_t i, uint64_t r) {                     \
-    return mc[i] ? (uint64_t)ridx[ms[i] + (r - o[i])] : TDM_NO_MATCH;                                           \
+    return !mc[i] ? TDM_NO_MATCH : ridx ? (uint64_t)ridx[ms[i] + (r - o[i])] : ms[i] + (r - o[i]);             \
   }
 TDM__OPS_JOIN_RIGHT(32)
 TDM__OPS_JOIN_RIGHT(64)
