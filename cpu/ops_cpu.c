@@ -681,8 +681,8 @@ static tdm_status blk_set_build(tdm__call *c, size_t ks, const void *keys, const
  * 10^7 rows, every key twice: about 54 pairs sampled) where evenly spaced
  * runs could alias with a strided layout. Sorted, neighbours compared;
  * all the words when so few. Two equal sampled words are two rows. */
-#define SAMPLE_RUNS 32u
-#define SAMPLE_RUN 1024u
+#define SAMPLE_RUNS ((size_t)32)
+#define SAMPLE_RUN ((size_t)1024)
 #define SAMPLE_HALF (SAMPLE_RUNS * SAMPLE_RUN)
 
 static int blk_repeats_hint(tdm__call *c, size_t ks, const void *words, size_t n) {
