@@ -687,7 +687,6 @@ struct gpu_call {
   int narr;
   tdm_hash set;
   tdm__hash_gpu set_be;
-  int have_set;
   /* The call's numbering (number): the words numbered, each group's word,
    * and each row's group when number made them (code). */
   struct {
@@ -712,7 +711,7 @@ struct gpu_call {
     unsigned long long *cnt, *first;
     uint64_t *sum, *num;
   } dense;
-  explicit gpu_call(tdm_ctx *ctx) : sc(ctx), narr(0), have_set(0) {
+  explicit gpu_call(tdm_ctx *ctx) : sc(ctx), narr(0) {
     memset(&nb, 0, sizeof nb);
     memset(&runs, 0, sizeof runs);
     memset(&dense, 0, sizeof dense);
@@ -818,25 +817,19 @@ static tdm_status blk_set_build(tdm__call *c, size_t ks, const void *keys, const
                                 int *repeats) {
   gpu_call *k = gpu_call_of(c);
   tdm_type t = ks == 4 ? TDM_U32 : TDM_U64;
-  tdm_status st;
   /* A second set replaces the first: its table stays the call's scratch. */
   if (repeats) *repeats = -1; /* the claims' counts are the device's until a wait */
-  st = tdm__hg_scratch_table(c->ctx, k->sc, t, vals ? TDM_U64 : t, TDM__DUP_SUM, keys, vals, TDM__HG_ROWS_NONE, m,
-                             &k->set, &k->set_be, c->fn);
-  k->have_set = st == TDM_OK;
-  return st;
+  return tdm__hg_scratch_table(c->ctx, k->sc, t, vals ? TDM_U64 : t, TDM__DUP_SUM, keys, vals, TDM__HG_ROWS_NONE, m,
+                               &k->set, &k->set_be, c->fn);
 }
 
-/* The claim makes each key's value its row (TDM__HG_ROWS_INDEX). */
+/* The claim makes each key's value its row (TDM__HG_ROWS_INDEX); it
+ * replaces an earlier set as set_build does. */
 static tdm_status blk_set_build_rows(tdm__call *c, size_t ks, const void *keys, size_t m) {
   gpu_call *k = gpu_call_of(c);
   tdm_type t = ks == 4 ? TDM_U32 : TDM_U64;
-  tdm_status st;
-  if (k->have_set) return tdm__fail(TDM_ERR_DEVICE, "%s: internal: a second set in one call", c->fn);
-  st = tdm__hg_scratch_table(c->ctx, k->sc, t, TDM_U64, TDM__DUP_SUM, keys, NULL, TDM__HG_ROWS_INDEX, m, &k->set,
-                             &k->set_be, c->fn);
-  k->have_set = st == TDM_OK;
-  return st;
+  return tdm__hg_scratch_table(c->ctx, k->sc, t, TDM_U64, TDM__DUP_SUM, keys, NULL, TDM__HG_ROWS_INDEX, m, &k->set,
+                               &k->set_be, c->fn);
 }
 
 static tdm_status blk_set_probe(tdm__call *c, const void *queries, size_t n, uint64_t *values, uint8_t *found) {

@@ -407,7 +407,8 @@ typedef struct tdm__ops_ops {
    * backend cannot tell without waiting for the device (CUDA). */
   tdm_status (*set_build)(tdm__call *c, size_t ks, const void *keys, const uint64_t *vals, size_t m, int *repeats);
   tdm_status (*set_probe)(tdm__call *c, const void *queries, size_t n, uint64_t *values, uint8_t *found);
-  /* The call's set of m > 0 distinct words, each valued at its row j. */
+  /* The call's set of m > 0 distinct words, each valued at its row j;
+   * it replaces an earlier set as a second set_build does. */
   tdm_status (*set_build_rows)(tdm__call *c, size_t ks, const void *keys, size_t m);
   /* Whether the n > 0 words of width ks at words seem to repeat, from a
    * sample (64 runs of 1024 consecutive words spread over them, all of

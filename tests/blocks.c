@@ -787,7 +787,7 @@ static int check_one(tdm_ctx *ctx, int device, prop_rng *r, tdm_type t, size_t n
     arr_init(&v, NULL, n * 8, device);
     arr_init(&f, NULL, n, device);
     st = tdm_test_block_set_rows(ctx, ks, arr_arg(&b), d, arr_arg(&a), n, (uint64_t *)arr_arg(&v),
-                                 (uint8_t *)arr_arg(&f));
+                                 (uint8_t *)arr_arg(&f), (int)(prop_next(r) & 1u));
     arr_back(&v);
     arr_back(&f);
     if ((ok = status_ok(st, why, len, "set_rows", t, n)) && (ok = found_same(f.h, want, n, why, len, "set_rows", t)))

@@ -111,9 +111,10 @@ tdm_status tdm_test_block_number(tdm_ctx *ctx, size_t ks, const void *words, siz
                                  size_t max_groups, const uint64_t *rank, int *too_many,
                                  void *words_out, uint64_t *first_out, uint64_t *counts_out, uint64_t *codes_out,
                                  size_t *G);
-/* A set of m distinct words valued at their rows (set_build_rows), probed. */
+/* A set of m distinct words valued at their rows (set_build_rows), probed;
+ * replace: a set of the queries is built first, which it replaces. */
 tdm_status tdm_test_block_set_rows(tdm_ctx *ctx, size_t ks, const void *keys, size_t m, const void *queries, size_t n,
-                                   uint64_t *values_out, uint8_t *found_out);
+                                   uint64_t *values_out, uint8_t *found_out, int replace);
 tdm_status tdm_test_block_invert(tdm_ctx *ctx, const void *perm, size_t pw, size_t n, uint64_t *inv_out);
 tdm_status tdm_test_block_dense(tdm_ctx *ctx, tdm_type t, const void *keys, size_t n, uint64_t lo, uint64_t span,
                                 int first_seen, int want_first, int want_inverse, void *keys_out, uint64_t *first_out,

@@ -257,12 +257,13 @@ tdm_status tdm_test_block_dense(tdm_ctx *ctx, tdm_type t, const void *keys, size
 }
 
 tdm_status tdm_test_block_set_rows(tdm_ctx *ctx, size_t ks, const void *keys, size_t m, const void *queries, size_t n,
-                                   uint64_t *values_out, uint8_t *found_out) {
+                                   uint64_t *values_out, uint8_t *found_out, int replace) {
   const void *k, *q;
   void *v, *f;
   BLOCK_BEGIN(c, ctx);
   if ((st_ = c.ops->in(&c, keys, m * ks, &k)) == TDM_OK && (st_ = c.ops->in(&c, queries, n * ks, &q)) == TDM_OK &&
       (st_ = c.ops->out(&c, values_out, n * 8, &v)) == TDM_OK && (st_ = c.ops->out(&c, found_out, n, &f)) == TDM_OK &&
+      (!replace || !n || (st_ = c.ops->set_build(&c, ks, q, NULL, n, NULL)) == TDM_OK) &&
       (st_ = c.ops->set_build_rows(&c, ks, k, m)) == TDM_OK)
     st_ = c.ops->set_probe(&c, q, n, (uint64_t *)v, (uint8_t *)f);
   return c.ops->end(&c, st_);
