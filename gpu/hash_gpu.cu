@@ -175,6 +175,41 @@ __global__ void __launch_bounds__(TDM_GPU_BLOCK)
   }
 }
 
+/* A scratch table's export by its list of claimed slots (tdm__hash_gpu):
+ * each warp of a block takes one claim warp's list, one lane an entry, the
+ * block's lists placed together by one atomicAdd on *cursor (zero on
+ * entry), so in no fixed order, as export_any. A slot past cap is a side
+ * slot: its key is the marker it stands for (export_sides). */
+#define EXPORT_WARPS (TDM_GPU_BLOCK / 32u)
+template <typename K, typename V>
+__global__ void __launch_bounds__(TDM_GPU_BLOCK)
+    export_list_kernel(const typename hs<K, V>::S *s, size_t cap, const uint32_t *list, const uint32_t *list_n,
+                       size_t warps, size_t per_warp, unsigned long long *cursor, K *ko, V *vo) {
+  __shared__ unsigned long long at[EXPORT_WARPS + 1];
+  const K tomb = (K)(sizeof(K) == 4 ? (uint64_t)TDM_HASH_TOMB32 : TDM_HASH_TOMB64);
+  const unsigned lane = threadIdx.x & 31u, me = threadIdx.x / 32u;
+  for (size_t w0 = blockIdx.x * (size_t)EXPORT_WARPS; w0 < warps; w0 += (size_t)gridDim.x * EXPORT_WARPS) {
+    const size_t w = w0 + me, c = w < warps ? list_n[w] : 0;
+    if (lane == 0) at[me + 1] = c;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      at[0] = 0;
+      for (unsigned j = 1; j <= EXPORT_WARPS; j++) at[j] += at[j - 1];
+      const unsigned long long total = at[EXPORT_WARPS];
+      const unsigned long long base = total ? atomicAdd(cursor, total) : 0;
+      for (unsigned j = 0; j <= EXPORT_WARPS; j++) at[j] += base;
+    }
+    __syncthreads();
+    for (size_t j = lane; j < c; j += 32u) {
+      const uint32_t i = list[w * per_warp + j];
+      const typename hs<K, V>::S slot = slot_load<typename hs<K, V>::S>::at(&s[i]);
+      ko[at[me] + j] = i < cap ? slot.k : i == cap ? (K)TDM_HASH_EMPTY : tomb;
+      vo[at[me] + j] = slot.v;
+    }
+    __syncthreads(); /* at is the next round's */
+  }
+}
+
 template <typename K, typename V>
 static void launch_rehash(tdm_ctx *ctx, const void *src, size_t cap, void *dst, unsigned dl);
 template <typename K, typename V>
@@ -184,6 +219,8 @@ static void launch_export_write(const tdm_hash *h, const unsigned long long *til
                                 void *vo);
 template <typename K, typename V>
 static void launch_export_any(const tdm_hash *h, unsigned long long *cursor, void *ko, void *vo);
+template <typename K, typename V>
+static void launch_export_list(const tdm_hash *h, unsigned long long *cursor, void *ko, void *vo);
 
 /* The shared launch functions of one width, instantiated by name below. */
 template <typename K, typename V>
@@ -192,6 +229,7 @@ static const tdm__hg_common_fns common_fns = {
     .export_count = launch_export_count<K, V>,
     .export_write = launch_export_write<K, V>,
     .export_any = launch_export_any<K, V>,
+    .export_list = launch_export_list<K, V>,
 };
 /* In the order of tdm__hash_inst. */
 static const tdm__hg_common_fns *const common_widths[4] = {
@@ -225,8 +263,8 @@ static tdm_status hg_create(tdm_hash *h) {
 }
 
 tdm_status tdm__hg_scratch_table(tdm_ctx *ctx, tdm__gpu_scope &sc, tdm_type key_bits, tdm_type value_type, int dup,
-                                 const void *d_keys, const void *d_vals, int rows, size_t m, tdm_hash *h,
-                                 tdm__hash_gpu *be, const char *fn) {
+                                 const void *d_keys, const void *d_vals, int rows, size_t m, int exported,
+                                 tdm_hash *h, tdm__hash_gpu *be, const char *fn) {
   cudaStream_t s = tdm__stream(ctx);
   tdm__hg_scratch x;
   unsigned l = TDM_HASH_MIN_LOG2;
@@ -245,6 +283,17 @@ tdm_status tdm__hg_scratch_table(tdm_ctx *ctx, tdm__gpu_scope &sc, tdm_type key_
       (st = sc.alloc(NCOUNT * sizeof(unsigned long long), &be->counts)) != TDM_OK ||
       (m && (st = be->policy->scratch(h, sc, m, h->cap, &x)) != TDM_OK))
     return st;
+  if (exported && m && x.chunk >= m && h->cap + 2 <= UINT32_MAX) {
+    /* The claimed slots' list (tdm__hash_gpu): room for the widest claim
+     * grid of m keys (32 lanes a key at most), each warp's share rounded up
+     * to whole turns. */
+    const size_t warps = (size_t)tdm__grid_resident(ctx, m * 32u) * (TDM_GPU_BLOCK / 32u);
+    if ((st = sc.alloc((m + warps * 32u) * sizeof(uint32_t), &be->list)) != TDM_OK ||
+        (st = sc.alloc(warps * sizeof(uint32_t), &be->list_n)) != TDM_OK)
+      return st;
+    TDM_CUDA_TRY(cudaMemsetAsync(be->list_n, 0, warps * sizeof(uint32_t), s), (void)0);
+    be->list_warps = warps;
+  }
   TDM_CUDA_TRY(cudaMemsetAsync(be->slots, 0, bytes, s), (void)0);
   TDM_CUDA_TRY(cudaMemsetAsync(be->counts, 0, NCOUNT * sizeof(unsigned long long), s), (void)0);
   for (off = 0; off < m; off += x.chunk) {
@@ -257,9 +306,10 @@ tdm_status tdm__hg_scratch_table(tdm_ctx *ctx, tdm__gpu_scope &sc, tdm_type key_
 }
 
 tdm_status tdm__hg_first_rows(tdm_ctx *ctx, tdm__gpu_scope &sc, tdm_type key_bits, tdm_type row_bits,
-                              const void *d_keys, size_t m, tdm_hash *h, tdm__hash_gpu *be, const char *fn) {
-  return tdm__hg_scratch_table(ctx, sc, key_bits, row_bits, TDM__DUP_MAX, d_keys, NULL, TDM__HG_ROWS_NOT_INDEX, m, h,
-                               be, fn);
+                              const void *d_keys, size_t m, int exported, tdm_hash *h, tdm__hash_gpu *be,
+                              const char *fn) {
+  return tdm__hg_scratch_table(ctx, sc, key_bits, row_bits, TDM__DUP_MAX, d_keys, NULL, TDM__HG_ROWS_NOT_INDEX, m,
+                               exported, h, be, fn);
 }
 
 tdm_status tdm__hg_scratch_export(tdm_ctx *ctx, tdm__gpu_scope &sc, const tdm_hash *h, void **d_keys, void **d_vals,
@@ -274,7 +324,12 @@ tdm_status tdm__hg_scratch_export(tdm_ctx *ctx, tdm__gpu_scope &sc, const tdm_ha
       (st = sc.alloc(sizeof *cursor, &cursor)) != TDM_OK)
     return st;
   TDM_CUDA_TRY(cudaMemsetAsync(cursor, 0, sizeof *cursor, tdm__stream(ctx)), (void)0);
-  be->common->export_any(h, cursor, *d_keys, *d_vals);
+  /* By the list when its reads (the warps' counts, a 4-byte entry and a
+   * 32-byte sector a slot) come to less than every slot read in order. */
+  if (be->list && be->list_warps * 4u + n * 36u < (h->cap + 2) * (h->ks + h->vs))
+    be->common->export_list(h, cursor, *d_keys, *d_vals);
+  else
+    be->common->export_any(h, cursor, *d_keys, *d_vals);
   if ((st = tdm__launch_check(fn)) != TDM_OK) return st;
   *n_out = n;
   return TDM_OK;
@@ -485,7 +540,7 @@ static tdm_status hg_number(tdm_hash *h, const void *keys, size_t n, size_t max_
       (first_out && (st = sc.alloc(n * 4, &first_new)) != TDM_OK) ||
       (st = tdm__hg(h)->policy->scratch(&sum, sc, n, final_cap, &x)) != TDM_OK)
     return st;
-  if ((st = tdm__hg_first_rows(ctx, sc, kbits, TDM_U64, dk.d, n, &batch, &batch_be, fn)) != TDM_OK) return st;
+  if ((st = tdm__hg_first_rows(ctx, sc, kbits, TDM_U64, dk.d, n, 0, &batch, &batch_be, fn)) != TDM_OK) return st;
   if (grow_log2 && (st = rehash(h, grow_log2)) != TDM_OK) return st;
   sum = *h; /* the grown table's size; the claim's policy stays SUM */
   sum.dup = TDM__DUP_SUM;
@@ -596,6 +651,15 @@ static void launch_export_any(const tdm_hash *h, unsigned long long *cursor, voi
   unsigned g = tdm__grid_resident(h->ctx, tiles * TDM_GPU_BLOCK);
   export_any_kernel<K, V><<<g, TDM_GPU_BLOCK, 0, tdm__stream(h->ctx)>>>(
       (const typename hs<K, V>::S *)tdm__hg(h)->slots, h->cap, tiles, cursor, (K *)ko, (V *)vo);
+}
+
+template <typename K, typename V>
+static void launch_export_list(const tdm_hash *h, unsigned long long *cursor, void *ko, void *vo) {
+  const tdm__hash_gpu *be = tdm__hg(h);
+  export_list_kernel<K, V><<<tdm__grid_resident(h->ctx, be->list_warps * 32u), TDM_GPU_BLOCK, 0,
+                             tdm__stream(h->ctx)>>>((const typename hs<K, V>::S *)be->slots, h->cap, be->list,
+                                                    be->list_n, be->list_warps, be->list_per_warp, cursor, (K *)ko,
+                                                    (V *)vo);
 }
 
 static tdm_status hg_export(const tdm_hash *h, void *keys_out, void *values_out) {

@@ -152,6 +152,9 @@ struct tdm__hg_common_fns {
   /* Every live pair, in no fixed order, at ko[*cursor ...] (cursor 0 on
    * entry, the count on exit): one read of the table. */
   void (*export_any)(const tdm_hash *h, unsigned long long *cursor, void *ko, void *vo);
+  /* Likewise, for a scratch table with its list of claimed slots
+   * (tdm__hash_gpu): one read of the list and of each listed slot. */
+  void (*export_list)(const tdm_hash *h, unsigned long long *cursor, void *ko, void *vo);
 };
 
 /* What a row inserted without values adds to its key's slot, when the
@@ -172,6 +175,15 @@ struct tdm__hash_gpu {
   const tdm__hg_common_fns *common; /* chosen at create for the table's widths */
   const tdm__hg_policy *policy;     /* likewise, from tdm__hg_policies */
   int rows; /* enum tdm__hg_rows: what an insert without values adds (0 but for scratch tables) */
+  /* A scratch table's list of the slots its claims took (NULL for a
+   * public table, or when the batch is too long for one claim launch or
+   * the table for 32-bit slot numbers): warp w of the claim writes the
+   * slots it claimed, in its own order, at list[w * list_per_warp ...] and
+   * their number at list_n[w] (list_warps words, zeroed first), so an
+   * export of few keys from a large table reads them (the list, then one
+   * slot each) instead of every slot (tdm__hg_scratch_export). */
+  uint32_t *list, *list_n;
+  size_t list_warps, list_per_warp;
 };
 
 static inline tdm__hash_gpu *tdm__hg(const tdm_hash *h) { return (tdm__hash_gpu *)h->be; }
@@ -189,10 +201,12 @@ static inline tdm__hash_gpu *tdm__hg(const tdm_hash *h) { return (tdm__hash_gpu 
  * chunk and no batch-sized scratch; MIN or another MAX). With d_vals NULL
  * (dup SUM, or MAX of an unsigned value type: the claim alone) row i's
  * value is what rows says (enum tdm__hg_rows): TDM__HG_ROWS_NONE makes a
- * set, the claims alone, every value left 0. */
+ * set, the claims alone, every value left 0. exported: the table will be
+ * exported (tdm__hg_scratch_export), so the claims list their slots
+ * (tdm__hash_gpu's list). */
 tdm_status tdm__hg_scratch_table(tdm_ctx *ctx, tdm__gpu_scope &sc, tdm_type key_bits, tdm_type value_type, int dup,
-                                 const void *d_keys, const void *d_vals, int rows, size_t m, tdm_hash *h,
-                                 tdm__hash_gpu *be, const char *fn);
+                                 const void *d_keys, const void *d_vals, int rows, size_t m, int exported,
+                                 tdm_hash *h, tdm__hash_gpu *be, const char *fn);
 
 /* A scratch table (tdm__hg_scratch_table) of each of the m device keys'
  * first row: the value of a key is the complement (~) of the first of its
@@ -201,7 +215,8 @@ tdm_status tdm__hg_scratch_table(tdm_ctx *ctx, tdm__gpu_scope &sc, tdm_type key_
  * atomic max per slot (0, a free slot's value, is below every complement);
  * a MIN of the rows would take a second pass. */
 tdm_status tdm__hg_first_rows(tdm_ctx *ctx, tdm__gpu_scope &sc, tdm_type key_bits, tdm_type row_bits,
-                              const void *d_keys, size_t m, tdm_hash *h, tdm__hash_gpu *be, const char *fn);
+                              const void *d_keys, size_t m, int exported, tdm_hash *h, tdm__hash_gpu *be,
+                              const char *fn);
 
 /* The live (key, value) pairs of a scratch table (tdm__hg_scratch_table)
  * into device arrays taken from sc (*d_keys, *d_vals; *n_out pairs in no

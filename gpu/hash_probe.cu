@@ -50,6 +50,12 @@
  *    sectors a key on the cost meter against 7.69 for the direct claim
  *    (KEEP_LAST, u64 -> u64, 2^18 keys): it is gone (docs/design.md).
  *
+ * A data operation's scratch table that will be exported also lists the
+ * slots its claims take (tdm__hash_gpu's list): a warp writes its new
+ * slots, a ballot's worth a turn, into its own stretch of the list and
+ * their number at the end, no atomic, so the export reads those slots
+ * rather than the whole table.
+ *
  * Hot keys: copies of one key in one warp are folded in the warp before any
  * global atomic. The lanes with the same slot find each other with
  * __match_any_sync, fold their values (warp_fold_peers) and the lowest of
@@ -387,7 +393,8 @@ static __host__ __device__ __forceinline__ bool claim_folds(int dup, int vkind) 
 template <typename K, typename V, unsigned G>
 __global__ void __launch_bounds__(TDM_GPU_BLOCK)
     claim_kernel(typename hs<K, V>::S *s, unsigned l, const K *keys, const V *vals, int rows, size_t base, size_t n,
-                 int dup, int vkind, uint64_t *pos_out, uint32_t *e, uint32_t *taken, unsigned long long *cnt) {
+                 int dup, int vkind, uint64_t *pos_out, uint32_t *e, uint32_t *taken, unsigned long long *cnt,
+                 uint32_t *list, uint32_t *list_n, size_t per_warp) {
   __shared__ unsigned long long sh[NCOUNT];
   __shared__ uint32_t block_taken;
   block_counts bc;
@@ -395,12 +402,20 @@ __global__ void __launch_bounds__(TDM_GPU_BLOCK)
   bc.init(sh); /* its barrier orders block_taken's reset too */
   const group_turns<G> t;
   warp_carry<K, V> carry;
+  const size_t warp = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / 32u;
+  uint32_t listed = 0; /* the slots this warp claimed so far (list) */
   for (size_t b = t.first; b < n; b += t.stride) {
     const size_t i = t.item(b);
     const bool live = i < n, first = live && t.tile.thread_rank() == 0;
     uint64_t at = TDM_HASH_NONE;
     int o = TDM_HASH_FOUND;
     if (live) at = probe_claim<K, V, G>(t.tile, s, l, keys[i], &o); /* the whole group, or none of it */
+    if (list) { /* a scratch table: the claimed slot on the warp's list */
+      const bool fresh = first && at != TDM_HASH_NONE && o != TDM_HASH_FOUND;
+      const unsigned m = __ballot_sync(0xffffffffu, fresh);
+      if (fresh) list[warp * per_warp + listed + (uint32_t)__popc(m & lanes_below())] = (uint32_t)at;
+      listed += (uint32_t)__popc(m);
+    }
     /* A key without a slot counts as FOUND: hg_sync_counts reports it. */
     bc.add_warp(!first ? -1 : at == TDM_HASH_NONE ? TDM_HASH_FOUND : o != TDM_HASH_FOUND ? o : -1);
     if (dup == TDM__DUP_SUM && !vals && rows == TDM__HG_ROWS_NONE) {
@@ -438,6 +453,7 @@ __global__ void __launch_bounds__(TDM_GPU_BLOCK)
     }
   }
   carry.flush(s);
+  if (list && (threadIdx.x & 31u) == 0) list_n[warp] = listed;
   bc.flush(cnt); /* its barrier orders the warps' block_taken */
   if (threadIdx.x == 0 && block_taken && taken) atomicOr(taken, 1u);
 }
@@ -600,9 +616,19 @@ static void launch_insert(tdm_hash *h, const void *keys, const void *vals, size_
   int dup = (int)h->dup;
   /* One resident wave: each block flushes its outcome counters once, so
    * the flushes stay a few per SM instead of one per 256 / G keys. */
-  claim_kernel<K, V, G><<<tdm__grid_resident(h->ctx, n * G), TDM_GPU_BLOCK, 0, st>>>(
-      s, h->log2cap, k, v, tdm__hg(h)->rows, chunk * x->chunk, n, dup, h->vkind, x->pos, x->e,
-      x->taken ? x->taken + chunk : NULL, cnt);
+  const unsigned grid = tdm__grid_resident(h->ctx, n * G);
+  tdm__hash_gpu *be = tdm__hg(h);
+  if (be->list) {
+    /* Warp w takes items w * 32 / G + j * stride (warp_turns): at most
+     * ceil(n / stride) turns of 32 / G keys each. scratch_list sized the
+     * list for the widest grid of n keys. */
+    const size_t warps = (size_t)grid * (TDM_GPU_BLOCK / 32u), stride = (size_t)grid * TDM_GPU_BLOCK / G;
+    be->list_per_warp = (n + stride - 1) / stride * (32u / G);
+    be->list_warps = warps;
+  }
+  claim_kernel<K, V, G><<<grid, TDM_GPU_BLOCK, 0, st>>>(s, h->log2cap, k, v, be->rows, chunk * x->chunk, n, dup,
+                                                        h->vkind, x->pos, x->e, x->taken ? x->taken + chunk : NULL,
+                                                        cnt, be->list, be->list_n, be->list_per_warp);
   if (claim_folds(dup, h->vkind)) return;
   switch (h->dup) {
   case TDM__DUP_MIN:

@@ -580,7 +580,7 @@ static tdm_status codes_by_table(tdm_ctx *ctx, tdm__gpu_scope &sc, const char *f
   tdm__hash_gpu be;
   tdm_status st;
   if ((st = tdm__hg_scratch_table(ctx, sc, bits_type_of<K>(), TDM_U64, TDM__DUP_SUM, pb, NULL, TDM__HG_ROWS_INDEX, G,
-                                  &h, &be, fn)) != TDM_OK)
+                                  0, &h, &be, fn)) != TDM_OK)
     return st;
   be.policy->find(&h, rows, code, NULL, n);
   return tdm__launch_check(fn);
@@ -621,7 +621,7 @@ static tdm_status first_seen_groups(tdm_ctx *ctx, tdm__gpu_scope &sc, const char
   tdm__hash_gpu be;
   void *ek, *ev;
   tdm_status st;
-  if ((st = tdm__hg_first_rows(ctx, sc, bits_type_of<K>(), bits_type_of<I>(), kb, n, &h, &be, fn)) != TDM_OK ||
+  if ((st = tdm__hg_first_rows(ctx, sc, bits_type_of<K>(), bits_type_of<I>(), kb, n, 1, &h, &be, fn)) != TDM_OK ||
       (st = tdm__hg_scratch_export(ctx, sc, &h, &ek, &ev, G, fn)) != TDM_OK ||
       (st = sort_in_place(ctx, ev, NULL, *G, sizeof(I))) != TDM_OK)
     return st;
@@ -820,7 +820,7 @@ static tdm_status blk_set_build(tdm__call *c, size_t ks, const void *keys, const
   /* A second set replaces the first: its table stays the call's scratch. */
   if (repeats) *repeats = -1; /* the claims' counts are the device's until a wait */
   return tdm__hg_scratch_table(c->ctx, k->sc, t, vals ? TDM_U64 : t, TDM__DUP_SUM, keys, vals, TDM__HG_ROWS_NONE, m,
-                               &k->set, &k->set_be, c->fn);
+                               0, &k->set, &k->set_be, c->fn);
 }
 
 /* The claim makes each key's value its row (TDM__HG_ROWS_INDEX); it
@@ -828,8 +828,8 @@ static tdm_status blk_set_build(tdm__call *c, size_t ks, const void *keys, const
 static tdm_status blk_set_build_rows(tdm__call *c, size_t ks, const void *keys, size_t m) {
   gpu_call *k = gpu_call_of(c);
   tdm_type t = ks == 4 ? TDM_U32 : TDM_U64;
-  return tdm__hg_scratch_table(c->ctx, k->sc, t, TDM_U64, TDM__DUP_SUM, keys, NULL, TDM__HG_ROWS_INDEX, m, &k->set,
-                               &k->set_be, c->fn);
+  return tdm__hg_scratch_table(c->ctx, k->sc, t, TDM_U64, TDM__DUP_SUM, keys, NULL, TDM__HG_ROWS_INDEX, m, 0,
+                               &k->set, &k->set_be, c->fn);
 }
 
 static tdm_status blk_set_probe(tdm__call *c, const void *queries, size_t n, uint64_t *values, uint8_t *found) {
@@ -1071,7 +1071,7 @@ static tdm_status number_t(tdm__call *c, const K *words, size_t n, int by_first,
       void *vals;
       if ((st = k->sc.alloc(g->G * vs, &vals)) != TDM_OK ||
           (st = tdm__hg_scratch_table(c->ctx, k->sc, bits_type_of<K>(), fold->value_type, fold_dup(fold->agg), words,
-                                      fold->values, TDM__HG_ROWS_NONE, n, &h, &be, c->fn)) != TDM_OK)
+                                      fold->values, TDM__HG_ROWS_NONE, n, 0, &h, &be, c->fn)) != TDM_OK)
         return st;
       be.policy->find(&h, bits, vals, NULL, g->G);
       g->vals = vals;
@@ -1089,7 +1089,7 @@ static tdm_status number_t(tdm__call *c, const K *words, size_t n, int by_first,
   }
   if ((st = tdm__hg_scratch_table(c->ctx, k->sc, bits_type_of<K>(), fold ? fold->value_type : TDM_U64,
                                   fold ? fold_dup(fold->agg) : TDM__DUP_SUM, words, fold ? fold->values : NULL,
-                                  want_count ? TDM__HG_ROWS_ONE : TDM__HG_ROWS_NONE, n, &h, &be, c->fn)) != TDM_OK ||
+                                  want_count ? TDM__HG_ROWS_ONE : TDM__HG_ROWS_NONE, n, 1, &h, &be, c->fn)) != TDM_OK ||
       (st = tdm__hg_scratch_export(c->ctx, k->sc, &h, &ek, &ev, &g->G, c->fn)) != TDM_OK)
     return st;
   g->bits = ek;
