@@ -757,6 +757,15 @@ static tdm_status blk_run_adds(tdm__call *c, size_t ks, const void *sorted, size
   return TDM_OK;
 }
 
+/* A set of single-row runs (NULL words: every row a run's head): their
+ * adds written, then summed as any vals. */
+static tdm_status blk_set_build_runs(tdm__call *c, size_t ks, const void *keys, size_t m, uint64_t *add,
+                                     int *repeats) {
+  int P = chunks_for(c->ctx, m), t;
+  TDM__PAR_FOR(P, t, P, run_adds_range(ks, NULL, add, chunk(m, P, t), chunk(m, P, t + 1)));
+  return blk_set_build(c, ks, keys, add, m, repeats);
+}
+
 /* Returns 1 when a run of [lo, hi) counts more than one right row. */
 static int join_runs_range(int kind, uint64_t *ms, uint64_t *mc, uint64_t *rows, size_t lo, size_t hi) {
   size_t i;
@@ -1259,6 +1268,7 @@ const tdm__ops_ops tdm__ops_cpu_ops = {
     .set_build = blk_set_build,
     .set_probe = blk_set_probe,
     .set_build_rows = blk_set_build_rows,
+    .set_build_runs = blk_set_build_runs,
     .repeats_hint = blk_repeats_hint,
     .run_adds = blk_run_adds,
     .join_runs = blk_join_runs,

@@ -165,7 +165,9 @@ enum tdm__hg_rows {
   TDM__HG_ROWS_NONE = 0,  /* a set: nothing, every value stays 0 */
   TDM__HG_ROWS_ONE = 1,   /* 1 (SUM: the key's count) */
   TDM__HG_ROWS_INDEX = 2, /* the row's position i (SUM of one row per key: its position) */
-  TDM__HG_ROWS_NOT_INDEX = 3 /* ~i (MAX of unsigned: the complement of the key's first row) */
+  TDM__HG_ROWS_NOT_INDEX = 3, /* ~i (MAX of unsigned: the complement of the key's first row) */
+  TDM__HG_ROWS_RUN = 4 /* (i + 1) << 32 | 1 (SUM of 64-bit values: a run of one row at i,
+                          tdm__ops_join_run_add(1, i) of include/tandem/detail/ops_keys.h) */
 };
 
 /* A CUDA table's private state (at h->be). */

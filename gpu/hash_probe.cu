@@ -369,6 +369,7 @@ template <typename V>
 static __device__ __forceinline__ V row_value(const V *vals, size_t i, int rows, size_t base) {
   if (vals) return vals[i];
   if (rows == TDM__HG_ROWS_ONE) return (V)1;
+  if (rows == TDM__HG_ROWS_RUN) return (V)(((uint64_t)(base + i) + 1u) << 32 | 1u);
   return rows == TDM__HG_ROWS_INDEX ? (V)(base + i) : (V) ~(V)(base + i);
 }
 

@@ -262,11 +262,10 @@ __global__ void join_match_kernel(const K *left, const K *sorted_right, size_t n
 }
 
 /* What each sorted right row adds to its key's entry of the hash method's
- * SUM table of runs (ops_keys.h, tdm__ops_join_run_add); s NULL: each row
- * a run of its own (the join by single rows). */
+ * SUM table of runs (ops_keys.h, tdm__ops_join_run_add). */
 template <typename K>
 __global__ void join_adds_kernel(const K *s, uint64_t *add, size_t n) {
-  TDM_GRID_STRIDE(k, n) add[k] = tdm__ops_join_run_add(!s || k == 0 || s[k] != s[k - 1], k);
+  TDM_GRID_STRIDE(k, n) add[k] = tdm__ops_join_run_add(k == 0 || s[k] != s[k - 1], k);
 }
 
 /* join_match_kernel's outputs from the table's answers: ms[i] holds, on
@@ -832,6 +831,17 @@ static tdm_status blk_set_build_rows(tdm__call *c, size_t ks, const void *keys, 
                                &k->set, &k->set_be, c->fn);
 }
 
+/* The claim makes each row's add from its position (TDM__HG_ROWS_RUN): no
+ * array of adds written and read back. */
+static tdm_status blk_set_build_runs(tdm__call *c, size_t ks, const void *keys, size_t m, uint64_t *add,
+                                     int *repeats) {
+  gpu_call *k = gpu_call_of(c);
+  (void)add;
+  if (repeats) *repeats = -1; /* as set_build */
+  return tdm__hg_scratch_table(c->ctx, k->sc, ks == 4 ? TDM_U32 : TDM_U64, TDM_U64, TDM__DUP_SUM, keys, NULL,
+                               TDM__HG_ROWS_RUN, m, 0, &k->set, &k->set_be, c->fn);
+}
+
 static tdm_status blk_set_probe(tdm__call *c, const void *queries, size_t n, uint64_t *values, uint8_t *found) {
   gpu_call *k = gpu_call_of(c);
   k->set_be.policy->find(&k->set, queries, values, found, n);
@@ -1368,6 +1378,7 @@ const tdm__ops_ops tdm__ops_cuda_ops = {
     .set_build = blk_set_build,
     .set_probe = blk_set_probe,
     .set_build_rows = blk_set_build_rows,
+    .set_build_runs = blk_set_build_runs,
     .repeats_hint = blk_repeats_hint,
     .run_adds = blk_run_adds,
     .join_runs = blk_join_runs,

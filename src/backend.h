@@ -410,6 +410,11 @@ typedef struct tdm__ops_ops {
   /* The call's set of m > 0 distinct words, each valued at its row j;
    * it replaces an earlier set as a second set_build does. */
   tdm_status (*set_build_rows)(tdm__call *c, size_t ks, const void *keys, size_t m);
+  /* The call's set of the m > 0 words, each row j a run of its own: as
+   * set_build with vals[j] = tdm__ops_join_run_add(1, j) (ops_keys.h),
+   * which the CPU writes into add (m words of the caller's scratch) and
+   * CUDA's claim makes from j itself (add unused); repeats as set_build's. */
+  tdm_status (*set_build_runs)(tdm__call *c, size_t ks, const void *keys, size_t m, uint64_t *add, int *repeats);
   /* Whether the n > 0 words of width ks at words seem to repeat, from a
    * sample (64 runs of 1024 consecutive words spread over them, all of
    * them when fewer): 1 when two sampled words are equal, 0 when none are,
@@ -419,8 +424,7 @@ typedef struct tdm__ops_ops {
   int (*repeats_hint)(tdm__call *c, size_t ks, const void *words, size_t n);
   /* add[k] = tdm__ops_join_run_add(k starts a run, k) for the n > 0
    * ascending words of width ks at sorted (ops_keys.h): summed per word by
-   * a set, each run's start and length in one word. sorted NULL: every k
-   * starts a run (the join by single rows). */
+   * a set, each run's start and length in one word. */
   tdm_status (*run_adds)(tdm__call *c, size_t ks, const void *sorted, size_t n, uint64_t *add);
   /* A join's left rows' runs of matches from the set's words, in place:
    * ms[i] holds left row i's word on entry, its run's start on return;

@@ -101,9 +101,7 @@ static tdm_status join_steps(tdm__call *c, const tdm__join_args *a, int method) 
       single = !(pairs && o->repeats_hint(c, ks, rq, nr) == 1);
     }
     if (single) {
-      if ((st = o->run_adds(c, ks, NULL, nr, add)) != TDM_OK ||
-          (st = o->set_build(c, ks, rq, add, nr, &repeats)) != TDM_OK)
-        return st;
+      if ((st = o->set_build_runs(c, ks, rq, nr, add, &repeats)) != TDM_OK) return st;
       single = !(pairs && repeats == 1); /* the CPU knows now: straight to the sorted runs */
     }
     if (single) {

@@ -99,7 +99,8 @@ static int words_same(const void *got, const uint64_t *want, size_t w, size_t n,
 }
 
 /* The join's blocks: sort_indexed of the keys; a SUM set of the first m
- * set keys' rows (m <= 200) against plain sums; run_adds of the sorted
+ * set keys' rows (m <= 200), or of their single-row runs, against plain
+ * sums; run_adds of the sorted
  * bits; join_runs of words, join_bounds of the keys in the set's sorted
  * bits, scan_total of their rows and join_fill of those runs, against
  * plain loops. */
@@ -141,22 +142,13 @@ static int check_join_blocks(tdm_ctx *ctx, int device, prop_rng *r, tdm_type t, 
     if ((ok = status_ok(st, why, len, "run_adds", t, n))) ok = words_same(f.h, want, 8, n, why, len, "run_adds", t);
     arr_free(&f);
   }
-  /* run_adds of no sorted words: every row a run of its own */
-  if (ok) {
-    arr_init(&f, NULL, n * 8, device);
-    st = tdm_test_block_run_adds(ctx, ks, NULL, n, (uint64_t *)arr_arg(&f));
-    arr_back(&f);
-    for (i = 0; i < n; i++) want[i] = tdm__ops_join_run_add(1, i);
-    if ((ok = status_ok(st, why, len, "run_adds (single rows)", t, n)))
-      ok = words_same(f.h, want, 8, n, why, len, "run_adds (single rows)", t);
-    arr_free(&f);
-  }
   arr_free(&b);
   /* a set with values: each key's value the wrapping sum of its rows';
-   * whether its words repeat, where the backend can tell */
+   * whether its words repeat, where the backend can tell; or (runs) each
+   * row a run of its own, the join by single rows' set_build_runs */
   if (ok) {
-    int repeats = 2, want_rep = 0;
-    for (j = 0; j < m; j++) vals[j] = prop_next(r);
+    int repeats = 2, want_rep = 0, runs = (int)prop_below(r, 2);
+    for (j = 0; j < m; j++) vals[j] = runs ? tdm__ops_join_run_add(1, j) : prop_next(r);
     for (j = 0; j < m && !want_rep; j++)
       for (p = 0; p < j && !want_rep; p++) want_rep = word(set, ks, p) == word(set, ks, j);
     for (i = 0; i < n; i++) {
@@ -170,8 +162,10 @@ static int check_join_blocks(tdm_ctx *ctx, int device, prop_rng *r, tdm_type t, 
     arr_init(&v, vals, m * 8, device);
     arr_init(&f, NULL, n * 8, device);
     arr_init(&x, NULL, n, device);
-    st = tdm_test_block_set(ctx, ks, arr_arg(&b), (const uint64_t *)arr_arg(&v), m, arr_arg(&a), n,
-                            (uint64_t *)arr_arg(&f), (uint8_t *)arr_arg(&x), &repeats);
+    st = runs ? tdm_test_block_set_runs(ctx, ks, arr_arg(&b), m, arr_arg(&a), n, (uint64_t *)arr_arg(&f),
+                                        (uint8_t *)arr_arg(&x), &repeats)
+              : tdm_test_block_set(ctx, ks, arr_arg(&b), (const uint64_t *)arr_arg(&v), m, arr_arg(&a), n,
+                                   (uint64_t *)arr_arg(&f), (uint8_t *)arr_arg(&x), &repeats);
     arr_back(&f);
     arr_back(&x);
     if ((ok = status_ok(st, why, len, "set (sums)", t, n))) ok = words_same(f.h, want, 8, n, why, len, "set (sums)", t);

@@ -62,8 +62,8 @@ tdm_status tdm_test_ops_minmax(tdm_ctx *ctx, tdm_type key_type, const void *keys
  * sort_indexed; search; set (built from keys and vals, which may be NULL,
  * then probed with the queries: values_out, found_out or repeats may be
  * NULL); bits (a bit table of [lo, lo + span], cleared, set from keys,
- * tested with the queries); repeats_hint (*hint its answer); run_adds
- * (sorted NULL: every row its own run);
+ * tested with the queries); set_runs (set_build_runs, probed as set);
+ * repeats_hint (*hint its answer); run_adds;
  * join_runs (ms_out starts as words; rows_out may be NULL; multi_out, may
  * be NULL, zeroed first);
  * join_bounds; scan_total; join_fill (idx of nr indices, or NULL: the
@@ -78,6 +78,8 @@ tdm_status tdm_test_block_search(tdm_ctx *ctx, tdm_type t, int numeric, const vo
                                  const void *queries, size_t n, uint8_t *found_out);
 tdm_status tdm_test_block_set(tdm_ctx *ctx, size_t ks, const void *keys, const uint64_t *vals, size_t m,
                               const void *queries, size_t n, uint64_t *values_out, uint8_t *found_out, int *repeats);
+tdm_status tdm_test_block_set_runs(tdm_ctx *ctx, size_t ks, const void *keys, size_t m, const void *queries, size_t n,
+                                   uint64_t *values_out, uint8_t *found_out, int *repeats);
 tdm_status tdm_test_block_bits(tdm_ctx *ctx, size_t ks, const void *keys, size_t m, uint64_t lo, uint64_t span,
                                const void *queries, size_t n, uint8_t *found_out);
 tdm_status tdm_test_block_repeats_hint(tdm_ctx *ctx, size_t ks, const void *words, size_t n, int *hint);

@@ -67,6 +67,19 @@ tdm_status tdm_test_block_set(tdm_ctx *ctx, size_t ks, const void *keys, const u
   return c.ops->end(&c, st_);
 }
 
+tdm_status tdm_test_block_set_runs(tdm_ctx *ctx, size_t ks, const void *keys, size_t m, const void *queries, size_t n,
+                                   uint64_t *values_out, uint8_t *found_out, int *repeats) {
+  const void *k, *q;
+  void *f, *vo, *add;
+  BLOCK_BEGIN(c, ctx);
+  if ((st_ = c.ops->in(&c, keys, m * ks, &k)) == TDM_OK && (st_ = c.ops->in(&c, queries, n * ks, &q)) == TDM_OK &&
+      (st_ = c.ops->out(&c, found_out, n, &f)) == TDM_OK && (st_ = c.ops->out(&c, values_out, n * 8, &vo)) == TDM_OK &&
+      (st_ = c.ops->scratch(&c, m * 8, &add)) == TDM_OK &&
+      (st_ = c.ops->set_build_runs(&c, ks, k, m, (uint64_t *)add, repeats)) == TDM_OK)
+    st_ = c.ops->set_probe(&c, q, n, (uint64_t *)vo, (uint8_t *)f);
+  return c.ops->end(&c, st_);
+}
+
 tdm_status tdm_test_block_sort_indexed(tdm_ctx *ctx, tdm_type t, int numeric, const void *keys, size_t n,
                                        void *bits_out, void *idx_out, size_t iw) {
   const void *k;
@@ -90,9 +103,8 @@ tdm_status tdm_test_block_run_adds(tdm_ctx *ctx, size_t ks, const void *sorted, 
   const void *s;
   void *a;
   BLOCK_BEGIN(c, ctx);
-  if ((!sorted || (st_ = c.ops->in(&c, sorted, n * ks, &s)) == TDM_OK) &&
-      (st_ = c.ops->out(&c, add_out, n * 8, &a)) == TDM_OK)
-    st_ = c.ops->run_adds(&c, ks, sorted ? s : NULL, n, (uint64_t *)a);
+  if ((st_ = c.ops->in(&c, sorted, n * ks, &s)) == TDM_OK && (st_ = c.ops->out(&c, add_out, n * 8, &a)) == TDM_OK)
+    st_ = c.ops->run_adds(&c, ks, s, n, (uint64_t *)a);
   return c.ops->end(&c, st_);
 }
 
