@@ -28,10 +28,14 @@ ExternalProject_Add(cuda_emu
   BUILD_ALWAYS ON
   USES_TERMINAL_BUILD OFF)
 
-# tdm_emu_test(NAME PART TIMEOUT LABELS): one part of run.sh as a ctest test.
+# tdm_emu_test(NAME PART TIMEOUT LABELS [COST]): one part of run.sh as a
+# ctest test; COST (tests/CMakeLists.txt says why) for the long ones.
 function(tdm_emu_test name part timeout labels)
   add_test(NAME emu_${name} COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cuda_emu/run.sh ${TANDEM_EMU_DIR} ${part})
   set_tests_properties(emu_${name} PROPERTIES TIMEOUT ${timeout} LABELS "${labels}")
+  if(ARGC GREATER 4)
+    set_tests_properties(emu_${name} PROPERTIES COST ${ARGV4})
+  endif()
   if(TANDEM_SANITIZE)
     # The emulator's fiber stacks are not for LeakSanitizer.
     set_tests_properties(emu_${name} PROPERTIES ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1")
@@ -41,7 +45,7 @@ endfunction()
 # Timeouts: about three times the full tier's time on 2 cores.
 math(EXPR _f "${TANDEM_TEST_TIME_FACTOR}")
 math(EXPR _t "240 * ${_f}")
-tdm_emu_test(selftest selftest ${_t} "emu;property")
+tdm_emu_test(selftest selftest ${_t} "emu;property" 80)
 math(EXPR _t "300 * ${_f}")
 tdm_emu_test(selftest-btree selftest-btree ${_t} "emu;property")
 tdm_emu_test(pipeline pipeline ${_t} "emu;property")

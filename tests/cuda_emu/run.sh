@@ -7,8 +7,8 @@
 #   PART: one of the parts below (what ctest runs, one test each), or nothing
 #   for all of them in turn:
 #     selftest (or one operation's: selftest:sort, selftest:hash,
-#     selftest:ops), selftest-btree, pipeline, example, sweep, meter,
-#     criterion:PROGRAM
+#     selftest:ops, or a shard of one: selftest:ops:1/2), selftest-btree,
+#     pipeline, example, sweep, meter, criterion:PROGRAM
 # Sizes and seeds follow the suite's one knob, TANDEM_TEST_SCALE
 # (scripts/test-scale.sh):
 #   small (make test): seed 1; the self-test's --minimal set (every operation
@@ -51,16 +51,17 @@ run() {
 
 want() { [ -z "$part" ] || [ "$part" = "$1" ]; }
 
-# selftest ONLY: the first seed at the tier's set, the others --minimal
-# (not the B+ tree: the first seed only).
+# selftest ONLY [K/N]: the first seed at the tier's set, the others --minimal
+# (not the B+ tree: the first seed only); K/N: the self-test's --shard.
 selftest() {
-  local only=$1 q=$quick s
+  local only=$1 q=$quick s sh=()
+  [ -n "${2:-}" ] && sh=(--shard "$2")
   [ "$only" = btree ] && q=--minimal
-  run "tandem-selftest $q --only $only" "$first" "$b/tandem-selftest" $q --only "$only" --seed "$first"
+  run "tandem-selftest $q --only $only${2:+ --shard $2}" "$first" "$b/tandem-selftest" $q --only "$only" "${sh[@]}" --seed "$first"
   [ "$only" = btree ] && return
   for s in $seeds; do
     [ "$s" = "$first" ] && continue
-    run "tandem-selftest --minimal --only $only" "$s" "$b/tandem-selftest" --minimal --only "$only" --seed "$s"
+    run "tandem-selftest --minimal --only $only${2:+ --shard $2}" "$s" "$b/tandem-selftest" --minimal --only "$only" "${sh[@]}" --seed "$s"
   done
 }
 
@@ -68,8 +69,14 @@ if want selftest; then
   for p in sort hash ops; do selftest "$p"; done
 fi
 # One operation's self-test alone (selftest:sort, selftest:hash,
-# selftest:ops), for runs side by side (make test-cuda-emu-tsan).
-case "$part" in selftest:sort | selftest:hash | selftest:ops) selftest "${part#selftest:}" ;; esac
+# selftest:ops), or a shard of it (selftest:hash:1/2), for runs side by side
+# (make test-cuda-emu-tsan).
+case "$part" in
+  selftest:sort | selftest:hash | selftest:ops) selftest "${part#selftest:}" ;;
+  selftest:sort:*/* | selftest:hash:*/* | selftest:ops:*/*)
+    p=${part#selftest:}
+    selftest "${p%%:*}" "${p#*:}" ;;
+esac
 want selftest-btree && selftest btree
 want pipeline && run "tandem-pipeline-check" "$first" "$b/tandem-pipeline-check" --reps "$reps" ${keys:+--keys "$keys"}
 want example && run "fused_lookup 12 2" "$first" "$b/fused_lookup" 12 2

@@ -17,11 +17,15 @@
  * "N passed, N failed"; exit status 1 when any check failed. Without a usable
  * CUDA device it prints "SKIP: <reason>" and exits 77 (ctest: skipped).
  *
- *   tandem-selftest [--quick|--minimal] [--seed S] [--only sort|hash|btree|ops] [--cpu-only]
+ *   tandem-selftest [--quick|--minimal] [--seed S] [--only sort|hash|btree|ops] [--shard K/N]
+ *                   [--cpu-only]
  *
  * --quick: fewer sizes and distributions; --minimal: two sizes and one mixed
  * distribution, every operation still on host and device arrays (for runs
  * under compute-sanitizer, which makes every launch slow).
+ * --shard K/N: only the K-th of every N checks (K = 1..N), in the order they
+ *   run: N runs with K = 1..N side by side do the whole set between them
+ *   (the race build's run, which is single-threaded per process).
  * --cpu-only: compare the CPU backend on one thread with the CPU backend on
  *   all threads, host arrays only; this exercises the program itself, and the
  *   thread-count independence of the CPU results, on a machine with no GPU.
@@ -46,6 +50,8 @@
 static tdm_ctx *g_ref, *g_cand;   /* reference (CPU) and candidate contexts */
 static const char *g_cand_name;   /* "cuda" or "cpu-1thread" */
 static int g_quick, g_minimal, g_cpu_only;
+static unsigned g_shard_k, g_shard_n = 1; /* --shard: checks with index % n == k run */
+static unsigned g_check_index;
 static uint64_t g_seed = 1;
 static int g_passed, g_failed;
 static int g_check_failed;        /* the current check already failed */
@@ -414,6 +420,7 @@ static void run_check(const check_case *c, uint64_t op, uint64_t types, size_fn 
   char label[96];
   size_t sz[16], ns = sizes(sz);
   va_list ap;
+  if (g_check_index++ % g_shard_n != g_shard_k) return;
   va_start(ap, fmt);
   vsnprintf(label, sizeof label, fmt, ap);
   va_end(ap);
@@ -1006,7 +1013,8 @@ static double now_s(void) {
 }
 
 static void usage(void) {
-  fprintf(stderr, "usage: tandem-selftest [--quick|--minimal] [--seed S] [--only sort|hash|btree|ops] [--cpu-only]\n");
+  fprintf(stderr, "usage: tandem-selftest [--quick|--minimal] [--seed S] [--only sort|hash|btree|ops] [--shard K/N] "
+                  "[--cpu-only]\n");
   exit(2);
 }
 
@@ -1020,15 +1028,23 @@ int main(int argc, char **argv) {
       char *end;
       g_seed = strtoull(argv[++i], &end, 0);
       if (*end) usage();
+    } else if (!strcmp(argv[i], "--shard") && i + 1 < argc) {
+      unsigned k, n;
+      char tail;
+      if (sscanf(argv[++i], "%u/%u%c", &k, &n, &tail) != 2 || n == 0 || k == 0 || k > n) usage();
+      g_shard_k = k - 1;
+      g_shard_n = n;
     } else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
       only = argv[++i];
       if (strcmp(only, "sort") && strcmp(only, "hash") && strcmp(only, "btree") && strcmp(only, "ops")) usage();
     } else usage();
   }
   setvbuf(stdout, NULL, _IOLBF, 0);
-  printf("tandem-selftest: tandem %s, CUDA devices: %d, seed %" PRIu64 "%s%s\n", tdm_version(),
+  printf("tandem-selftest: tandem %s, CUDA devices: %d, seed %" PRIu64 "%s%s", tdm_version(),
          tdm_cuda_device_count(), g_seed, g_minimal ? ", minimal" : g_quick ? ", quick" : "",
          g_cpu_only ? ", cpu-only" : "");
+  if (g_shard_n > 1) printf(", shard %u of %u", g_shard_k + 1, g_shard_n);
+  printf("\n");
 
   tdm_ctx_opts ro;
   memset(&ro, 0, sizeof ro);
