@@ -40,7 +40,7 @@ step() { # N TEXT: prints the step's heading; returns 1 when it is to be skipped
   echo "== check $1/11: $2 ($(( $(date +%s) - start )) s)"
 }
 
-step 1 "the full tier of $B (about 10 minutes on 2 cores)" &&
+step 1 "the full tier of $B (about 7 minutes on 2 cores)" &&
   env ${TEST_ENV:-OMP_WAIT_POLICY=passive} TANDEM_TEST_SCALE=full ctest --test-dir "$B" --output-on-failure -j "$JOBS"
 
 step 2 "install, then an example against the installed library (CMake and pkg-config, shared and static)" &&
@@ -49,7 +49,7 @@ step 2 "install, then an example against the installed library (CMake and pkg-co
 step 3 "without CUDA and without Highway, full tier, PyTorch CPU tensors too (build about 3 minutes)" &&
   make --no-print-directory test BUILD="$B-cpu" CUDA=OFF HWY=OFF WERROR="$WERROR" PY_TORCH=ON SCALE=full JOBS="$JOBS"
 
-step 4 "the Python package built by pip, CPU only, and its tests (about 3 minutes)" &&
+step 4 "the Python package built by pip, CPU only, and its tests (under a minute)" &&
   make --no-print-directory python-test BUILD="$B-cpu" CUDA=OFF WERROR="$WERROR" SCALE=small JOBS="$JOBS"
 
 if step 5 "static checks (cppcheck, clang-tidy) and the API reference (Doxygen)"; then
@@ -59,7 +59,7 @@ fi
 
 # The emulated device's fibers and stacks are not for LeakSanitizer: its
 # tests run with leak detection off (tests/cuda_emu/ctest.cmake).
-step 6 "ASan + UBSan: the C programs, MPI, the judge, the emulated device (small tier; about 10 minutes)" &&
+step 6 "ASan + UBSan: the C programs, MPI, the judge, the emulated device (small tier; about 8 minutes)" &&
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     make --no-print-directory test BUILD="$B-asan" CUDA=OFF CUDA_EMU=ON WERROR="$WERROR" SANITIZE=address,undefined \
     SCALE=small JOBS="$JOBS"
