@@ -12,6 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <tandem/services.h> /* tdm_svc_key_order: the reference's order words */
+
 #include "../src/internal.h" /* tdm__cpu_threads_avail */
 #include "hooks/hooks.h"
 #include "prop.h"
@@ -20,11 +22,12 @@ static const tdm_type all_types[] = {TDM_U32, TDM_U64, TDM_I32, TDM_I64, TDM_F32
 
 /* ---- the reference: stable sort by (key order, input index) -------------- */
 
-/* Each key's place in the contract's order as an unsigned word (the same
- * bits prop_cmp_keys compares, complemented when descending), beside its
- * index: qsort of these 16-byte items by (word, index) is the stable order,
- * and its comparator is two integer compares (a comparator that decoded the
- * keys each time was most of this file's run time). */
+/* Each key's place in the contract's order as an unsigned word
+ * (tdm_svc_key_order: the bits prop_cmp_keys compares; complemented when
+ * descending), beside its index: qsort of these 16-byte items by (word,
+ * index) is the stable order, and its comparator is two integer compares (a
+ * comparator that decoded the keys each time was most of this file's run
+ * time). */
 typedef struct ref_item {
   uint64_t word;
   size_t idx;
@@ -54,21 +57,11 @@ static const size_t *reference_perm(tdm_type t, const void *keys, size_t n, int 
   if (ref_last.perm && ref_last.t == t && ref_last.desc == desc && ref_last.n == n &&
       memcmp(ref_last.keys, keys, n * ks) == 0)
     return ref_last.perm;
-  int kind = (t == TDM_I32 || t == TDM_I64) ? TDM_KIND_SIGNED
-             : (t == TDM_F32 || t == TDM_F64) ? TDM_KIND_FLOAT : TDM_KIND_UNSIGNED;
   ref_item *items = (ref_item *)malloc((n + 1) * sizeof *items);
   size_t *perm = (size_t *)malloc((n + 1) * sizeof *perm);
   cr_assert(items && perm);
   for (i = 0; i < n; i++) {
-    uint64_t w;
-    if (ks == 4) {
-      uint32_t x;
-      memcpy(&x, (const char *)keys + i * 4, 4);
-      w = tdm__bits32_from_key(x, kind);
-    } else {
-      memcpy(&w, (const char *)keys + i * 8, 8);
-      w = tdm__bits64_from_key(w, kind);
-    }
+    uint64_t w = tdm_svc_key_order(t, keys, i);
     items[i].word = desc ? ~w : w;
     items[i].idx = i;
   }
